@@ -1,0 +1,150 @@
+// Package store opens mailgate's state store: one SQLite file shared by every
+// mailgate process on the machine (each agent's client may start its own).
+//
+// The store is deliberately small: it owns the connection settings that make
+// several processes safe on one file (WAL, a busy timeout, immediate write
+// transactions) and a migration runner. Each component that keeps state
+// (the send limiter, the agent-mail core, …) owns its own schema and hands its
+// embedded migrations to Migrate under its own component name, so components
+// never know about one another's tables.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver (pure Go, no cgo)
+)
+
+// BusyTimeout is how long a connection waits for another process's write lock
+// before SQLite gives up with SQLITE_BUSY. Writers hold the lock for
+// milliseconds, so a generous value means no lock error reaches an agent.
+const BusyTimeout = 30 * time.Second
+
+// DB is an open state store.
+type DB struct {
+	*sql.DB
+	// Path is the absolute path of the SQLite file.
+	Path string
+}
+
+// Open opens (creating it and its folder if needed) the SQLite store at path.
+// path must be absolute; ":memory:" is refused because separate connections
+// would see separate databases.
+func Open(ctx context.Context, path string) (*DB, error) {
+	if !filepath.IsAbs(path) {
+		return nil, fmt.Errorf("opening store: path %q is not absolute", path)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("opening store: %w", err)
+	}
+	q := url.Values{}
+	for _, p := range []string{
+		fmt.Sprintf("busy_timeout(%d)", BusyTimeout.Milliseconds()),
+		"journal_mode(WAL)",
+		"synchronous(NORMAL)",
+		"foreign_keys(ON)",
+	} {
+		q.Add("_pragma", p)
+	}
+	// BEGIN IMMEDIATE takes the write lock up front, so two processes never
+	// deadlock upgrading read transactions (which SQLite answers with BUSY at
+	// once, ignoring the busy timeout).
+	q.Set("_txlock", "immediate")
+	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + q.Encode()
+	sqldb, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("opening store %s: %w", path, err)
+	}
+	// Each connection is a file handle; a handful is plenty for one process and
+	// keeps descriptor use flat however long the process lives.
+	sqldb.SetMaxOpenConns(8)
+	sqldb.SetMaxIdleConns(8)
+	if err := sqldb.PingContext(ctx); err != nil {
+		sqldb.Close()
+		return nil, fmt.Errorf("opening store %s: %w", path, err)
+	}
+	db := &DB{DB: sqldb, Path: path}
+	if _, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		component TEXT NOT NULL,
+		version   TEXT NOT NULL,
+		applied_at TEXT NOT NULL,
+		PRIMARY KEY (component, version))`); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("opening store %s: %w", path, err)
+	}
+	return db, nil
+}
+
+// Migrate applies the *.sql files of fsys (top level, in lexical order) that
+// have not been applied yet for component. Each file runs in its own
+// transaction together with its bookkeeping row, so a crash leaves either the
+// whole migration or none of it, and concurrent processes apply it once.
+func (db *DB) Migrate(ctx context.Context, component string, fsys fs.FS) error {
+	names, err := fs.Glob(fsys, "*.sql")
+	if err != nil {
+		return fmt.Errorf("migrating %s: %w", component, err)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		body, err := fs.ReadFile(fsys, name)
+		if err != nil {
+			return fmt.Errorf("migrating %s: %w", component, err)
+		}
+		if err := db.applyMigration(ctx, component, name, string(body)); err != nil {
+			return fmt.Errorf("migrating %s %s: %w", component, name, err)
+		}
+	}
+	return nil
+}
+
+func (db *DB) applyMigration(ctx context.Context, component, version, body string) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var n int
+	if err := tx.QueryRowContext(ctx,
+		`SELECT count(*) FROM schema_migrations WHERE component = ? AND version = ?`,
+		component, version).Scan(&n); err != nil {
+		return err
+	}
+	if n > 0 {
+		return nil
+	}
+	// The driver runs every statement of a multi-statement Exec.
+	if _, err := tx.ExecContext(ctx, body); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx,
+		`INSERT INTO schema_migrations (component, version, applied_at) VALUES (?, ?, ?)`,
+		component, version, time.Now().UTC().Format(time.RFC3339Nano)); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// IsBusy reports whether err is SQLite's "database is locked" (SQLITE_BUSY),
+// which can still surface after the busy timeout under extreme contention.
+func IsBusy(err error) bool {
+	if err == nil {
+		return false
+	}
+	var coder interface{ Code() int }
+	if errors.As(err, &coder) {
+		// Primary result code in the low byte: 5 = SQLITE_BUSY, 6 = SQLITE_LOCKED.
+		c := coder.Code() & 0xff
+		return c == 5 || c == 6
+	}
+	return strings.Contains(err.Error(), "database is locked")
+}

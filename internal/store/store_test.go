@@ -1,0 +1,61 @@
+package store
+
+import (
+	"context"
+	"path/filepath"
+	"sync"
+	"testing"
+	"testing/fstest"
+)
+
+func TestMigrateMultiStatementAndIdempotent(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "s.db")
+	fsys := fstest.MapFS{
+		"0001_init.sql": {Data: []byte(`CREATE TABLE a (x INTEGER);
+CREATE TABLE b (y INTEGER);
+CREATE TRIGGER a_ins AFTER INSERT ON a BEGIN INSERT INTO b (y) VALUES (new.x); END;`)},
+	}
+	var wg sync.WaitGroup
+	for i := 0; i < 4; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			db, err := Open(ctx, path)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer db.Close()
+			if err := db.Migrate(ctx, "test", fsys); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	db, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`INSERT INTO a (x) VALUES (7)`); err != nil {
+		t.Fatal(err)
+	}
+	var y, n int
+	if err := db.QueryRow(`SELECT y FROM b`).Scan(&y); err != nil || y != 7 {
+		t.Fatalf("trigger: y=%d err=%v", y, err)
+	}
+	if err := db.QueryRow(`SELECT count(*) FROM schema_migrations WHERE component='test'`).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("migrations recorded: %d, %v", n, err)
+	}
+	var mode string
+	if err := db.QueryRow(`PRAGMA journal_mode`).Scan(&mode); err != nil || mode != "wal" {
+		t.Fatalf("journal_mode = %q, %v", mode, err)
+	}
+}
+
+func TestOpenRefusesRelativePath(t *testing.T) {
+	if _, err := Open(context.Background(), "rel/state.db"); err == nil {
+		t.Fatal("relative path accepted")
+	}
+}
