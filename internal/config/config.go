@@ -1,0 +1,273 @@
+// Package config loads mailgate's configuration contract (DESIGN.md,
+// "Configuration contract") from flags, the environment and a .env file, in
+// that order of precedence, and resolves every path to an absolute one.
+//
+// Claude Desktop starts servers with an undefined working directory and a thin
+// environment, so nothing here may depend on the working directory after Load
+// returns: every path in Config is absolute, and a bad value stops the program
+// with a one-line message naming the variable and what to do.
+package config
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/joho/godotenv"
+)
+
+// Toolset names accepted in MAILGATE_TOOLS.
+const (
+	ToolsEmail     = "email"
+	ToolsAgentMail = "agentmail"
+	ToolsChannels  = "channels"
+	ToolsMailbox   = "mailbox"
+)
+
+// Config is the resolved configuration. Paths are absolute.
+type Config struct {
+	Home            string        // MAILGATE_HOME
+	EnvFile         string        // the .env file read, "" if none
+	VaultPath       string        // VAULT_PATH
+	CredentialsFile string        // GMAIL_CREDENTIALS_FILE
+	TokenFile       string        // GMAIL_TOKEN_FILE
+	GmailEndpoint   string        // GMAIL_API_ENDPOINT ("" = Google's)
+	AuditDir        string        // AUDIT_LOG_DIR
+	DB              string        // MAILGATE_DB (absolute SQLite path)
+	DevMode         bool          // DEV_MODE
+	ApprovalMode    string        // APPROVAL_MODE: content | recipient
+	ApprovalTTL     time.Duration // APPROVAL_TTL
+	SendLimit       int           // SEND_LIMIT_PER_HOUR
+	Tools           []string      // MAILGATE_TOOLS
+	HTTPAddr        string        // AGENT_MAIL_HTTP_ADDR
+	HTTPPath        string        // AGENT_MAIL_PATH
+	BearerToken     string        // AGENT_MAIL_BEARER_TOKEN (never logged)
+	Mirror          string        // AGENT_MAIL_MIRROR: off | gmail
+}
+
+// HasTools reports whether the toolset name is enabled.
+func (c *Config) HasTools(name string) bool {
+	for _, t := range c.Tools {
+		if t == name {
+			return true
+		}
+	}
+	return false
+}
+
+// Var documents one configuration variable; Vars is the contract in order.
+// .env.example and the README table are checked against it by tests.
+type Var struct {
+	Name, Flag, Default, Meaning string
+}
+
+// Vars lists every variable of the configuration contract.
+var Vars = []Var{
+	{"MAILGATE_HOME", "home", "current directory", "base for the default paths below"},
+	{"VAULT_PATH", "vault", "$MAILGATE_HOME/vault", "approval vault: Pending_Approval/, Approved/, Rejected/, Done/, Logs/ (created if missing)"},
+	{"GMAIL_CREDENTIALS_FILE", "credentials", "$MAILGATE_HOME/auth/credentials.json", "Google OAuth client (installed-app JSON; its token_uri is honoured)"},
+	{"GMAIL_TOKEN_FILE", "token", "$MAILGATE_HOME/auth/token.json", "OAuth token, mode 0600, rewritten atomically after a refresh"},
+	{"GMAIL_API_ENDPOINT", "gmail-endpoint", "Google's", "base URL of the Gmail REST API (the sandbox and tests point it at a local server)"},
+	{"AUDIT_LOG_DIR", "audit-dir", "$MAILGATE_HOME/audit", "append-only JSONL audit log, one file per day"},
+	{"MAILGATE_DB", "db", "$MAILGATE_HOME/.mailgate/state.db", "state store (SQLite file)"},
+	{"DEV_MODE", "dev-mode", "true", "false is required for anything to leave the machine"},
+	{"APPROVAL_MODE", "approval-mode", "content", "content: the approval must match the exact content; recipient: match on to / thread_id alone"},
+	{"APPROVAL_TTL", "approval-ttl", "24h", "expiry written into new requests"},
+	{"SEND_LIMIT_PER_HOUR", "send-limit", "10", "rolling one-hour limit over sends and replies, shared by every process on the store"},
+	{"MAILGATE_TOOLS", "tools", "email,agentmail", "tool sets to expose: email, agentmail, channels, mailbox"},
+	{"AGENT_MAIL_HTTP_ADDR", "http-addr", "127.0.0.1:8765", "address for serve --http"},
+	{"AGENT_MAIL_PATH", "http-path", "/mcp/", "HTTP endpoint path"},
+	{"AGENT_MAIL_BEARER_TOKEN", "bearer-token", "", "required on every HTTP request when set; required to bind a non-loopback address"},
+	{"AGENT_MAIL_MIRROR", "mirror", "off", "gmail: copy agent threads into the mailbox under a label"},
+}
+
+// Error is a configuration problem, phrased for the person fixing it.
+type Error struct {
+	Var string // the variable at fault, "" if none
+	Msg string
+}
+
+func (e *Error) Error() string {
+	if e.Var == "" {
+		return "configuration: " + e.Msg
+	}
+	return "configuration: " + e.Var + ": " + e.Msg
+}
+
+// Load reads the configuration. args are the flags of the subcommand (the
+// common flags below are registered on fs, which the caller may have
+// extended with its own); getenv reads the process environment; cwd is the
+// working directory used to resolve MAILGATE_HOME when it is relative or unset.
+//
+// Precedence: flags > environment > .env file > defaults. The .env file is
+// $MAILGATE_HOME/.env (or --env-file); a missing default .env is not an error.
+func Load(fs *flag.FlagSet, args []string, getenv func(string) string, cwd string) (*Config, error) {
+	flags := map[string]*string{}
+	for _, v := range Vars {
+		flags[v.Name] = fs.String(v.Flag, "", v.Meaning+" ("+v.Name+")")
+	}
+	envFile := fs.String("env-file", "", "read variables from this .env file (default $MAILGATE_HOME/.env)")
+	fs.SetOutput(io.Discard)
+	if err := fs.Parse(args); err != nil {
+		return nil, &Error{Msg: err.Error()}
+	}
+	setFlags := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { setFlags[f.Name] = true })
+
+	// lookup without the .env file, to find the home and the .env file itself.
+	lookup := func(name string) string {
+		for _, v := range Vars {
+			if v.Name == name && setFlags[v.Flag] {
+				return *flags[name]
+			}
+		}
+		return getenv(name)
+	}
+	home := lookup("MAILGATE_HOME")
+	if home == "" {
+		home = cwd
+	}
+	home = absFrom(cwd, home)
+
+	dotenv := map[string]string{}
+	path := *envFile
+	explicit := path != ""
+	if !explicit {
+		path = filepath.Join(home, ".env")
+	}
+	path = absFrom(cwd, path)
+	if m, err := godotenv.Read(path); err == nil {
+		dotenv = m
+	} else if explicit || !errors.Is(err, os.ErrNotExist) {
+		return nil, &Error{Var: "--env-file", Msg: fmt.Sprintf("reading %s: %v", path, err)}
+	} else {
+		path = ""
+	}
+	get := func(name string) string {
+		if v := lookup(name); v != "" {
+			return v
+		}
+		return dotenv[name]
+	}
+	// A home given only in .env still counts, so a .env can be self-contained.
+	if getenv("MAILGATE_HOME") == "" && !setFlags["home"] && dotenv["MAILGATE_HOME"] != "" {
+		home = absFrom(filepath.Dir(path), dotenv["MAILGATE_HOME"])
+	}
+
+	c := &Config{Home: home, EnvFile: path}
+	pathVar := func(name, def string) string {
+		v := get(name)
+		if v == "" {
+			return filepath.Join(home, def)
+		}
+		// Relative paths are taken from MAILGATE_HOME, never from the
+		// working directory, which is undefined under Claude Desktop.
+		return absFrom(home, expandHome(v, getenv))
+	}
+	c.VaultPath = pathVar("VAULT_PATH", "vault")
+	c.CredentialsFile = pathVar("GMAIL_CREDENTIALS_FILE", filepath.Join("auth", "credentials.json"))
+	c.TokenFile = pathVar("GMAIL_TOKEN_FILE", filepath.Join("auth", "token.json"))
+	c.AuditDir = pathVar("AUDIT_LOG_DIR", "audit")
+	c.DB = pathVar("MAILGATE_DB", filepath.Join(".mailgate", "state.db"))
+	c.GmailEndpoint = get("GMAIL_API_ENDPOINT")
+	c.HTTPAddr = orDefault(get("AGENT_MAIL_HTTP_ADDR"), "127.0.0.1:8765")
+	c.HTTPPath = orDefault(get("AGENT_MAIL_PATH"), "/mcp/")
+	c.BearerToken = get("AGENT_MAIL_BEARER_TOKEN")
+
+	var err error
+	if c.DevMode, err = parseBool("DEV_MODE", orDefault(get("DEV_MODE"), "true")); err != nil {
+		return nil, err
+	}
+	switch c.ApprovalMode = strings.ToLower(orDefault(get("APPROVAL_MODE"), "content")); c.ApprovalMode {
+	case "content", "recipient":
+	default:
+		return nil, &Error{Var: "APPROVAL_MODE", Msg: fmt.Sprintf("%q is not one of content, recipient", c.ApprovalMode)}
+	}
+	ttl := orDefault(get("APPROVAL_TTL"), "24h")
+	if c.ApprovalTTL, err = time.ParseDuration(ttl); err != nil || c.ApprovalTTL <= 0 {
+		return nil, &Error{Var: "APPROVAL_TTL", Msg: fmt.Sprintf("%q is not a positive duration such as 24h or 90m", ttl)}
+	}
+	limit := orDefault(get("SEND_LIMIT_PER_HOUR"), "10")
+	if c.SendLimit, err = strconv.Atoi(limit); err != nil || c.SendLimit < 0 || c.SendLimit > 10000 {
+		return nil, &Error{Var: "SEND_LIMIT_PER_HOUR", Msg: fmt.Sprintf("%q is not a whole number from 0 to 10000", limit)}
+	}
+	if c.Tools, err = parseTools(orDefault(get("MAILGATE_TOOLS"), "email,agentmail")); err != nil {
+		return nil, err
+	}
+	switch c.Mirror = strings.ToLower(orDefault(get("AGENT_MAIL_MIRROR"), "off")); c.Mirror {
+	case "off", "gmail":
+	default:
+		return nil, &Error{Var: "AGENT_MAIL_MIRROR", Msg: fmt.Sprintf("%q is not one of off, gmail", c.Mirror)}
+	}
+	if !strings.HasPrefix(c.HTTPPath, "/") {
+		return nil, &Error{Var: "AGENT_MAIL_PATH", Msg: fmt.Sprintf("%q must start with /", c.HTTPPath)}
+	}
+	if strings.HasPrefix(c.DB, "postgres:") {
+		return nil, &Error{Var: "MAILGATE_DB", Msg: "PostgreSQL stores are not supported yet; give a SQLite file path"}
+	}
+	return c, nil
+}
+
+func parseTools(s string) ([]string, error) {
+	var out []string
+	seen := map[string]bool{}
+	for _, t := range strings.Split(s, ",") {
+		t = strings.ToLower(strings.TrimSpace(t))
+		if t == "" || seen[t] {
+			continue
+		}
+		switch t {
+		case ToolsEmail, ToolsAgentMail, ToolsChannels, ToolsMailbox:
+		default:
+			return nil, &Error{Var: "MAILGATE_TOOLS", Msg: fmt.Sprintf("unknown tool set %q (known: email, agentmail, channels, mailbox)", t)}
+		}
+		seen[t] = true
+		out = append(out, t)
+	}
+	if len(out) == 0 {
+		return nil, &Error{Var: "MAILGATE_TOOLS", Msg: "no tool set selected"}
+	}
+	if seen[ToolsChannels] && seen[ToolsAgentMail] {
+		return nil, &Error{Var: "MAILGATE_TOOLS", Msg: "channels and agentmail both define a tool named send_message; select one of them per server"}
+	}
+	return out, nil
+}
+
+func parseBool(name, s string) (bool, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "1", "true", "yes", "on":
+		return true, nil
+	case "0", "false", "no", "off":
+		return false, nil
+	}
+	return false, &Error{Var: name, Msg: fmt.Sprintf("%q is not true or false", s)}
+}
+
+func orDefault(v, def string) string {
+	if strings.TrimSpace(v) == "" {
+		return def
+	}
+	return strings.TrimSpace(v)
+}
+
+func absFrom(base, p string) string {
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	return filepath.Join(base, p)
+}
+
+func expandHome(p string, getenv func(string) string) string {
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		if h := getenv("HOME"); h != "" {
+			return filepath.Join(h, strings.TrimPrefix(p, "~"))
+		}
+	}
+	return p
+}

@@ -1,0 +1,122 @@
+// Package mcpserver builds mailgate's MCP server: the tool sets, the policy
+// middleware every call passes through, and the stdio transport. It is the
+// only package that knows MCP; the tools are thin adapters over the leaf
+// packages (gmail, gate, agentmail, …), which know nothing about MCP.
+package mcpserver
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mailgate/mailgate/internal/agentmail"
+	"github.com/mailgate/mailgate/internal/config"
+)
+
+//go:embed instructions.md
+var instructions string
+
+// Deps is everything the server's tools need. A nil dependency disables the
+// tool set that needs it.
+type Deps struct {
+	Version string
+	Logger  *slog.Logger
+	Tools   []string // enabled tool sets, as config.Config.Tools
+
+	Email     *EmailDeps         // required when "email" is enabled
+	AgentMail *agentmail.Service // required when "agentmail" is enabled
+}
+
+// New builds the server with every enabled tool set registered.
+func New(d Deps) (*mcp.Server, error) {
+	if d.Logger == nil {
+		d.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := mcp.NewServer(&mcp.Implementation{Name: "mailgate", Title: "mailgate", Version: d.Version}, &mcp.ServerOptions{
+		Instructions: instructions,
+		Logger:       d.Logger,
+	})
+	// The first middleware is the outermost: recovery must wrap everything.
+	s.AddReceivingMiddleware(recoverPanics(d.Logger), logCalls(d.Logger))
+	for _, set := range d.Tools {
+		switch set {
+		case config.ToolsEmail:
+			if d.Email == nil {
+				return nil, errors.New("building server: the email tool set needs its dependencies")
+			}
+			addEmailTools(s, d.Email)
+		case config.ToolsAgentMail:
+			if d.AgentMail == nil {
+				return nil, errors.New("building server: the agentmail tool set needs its store")
+			}
+			addAgentMailTools(s, d.AgentMail)
+		default:
+			return nil, fmt.Errorf("building server: tool set %q is not available yet", set)
+		}
+	}
+	return s, nil
+}
+
+// recoverPanics turns a panic in any handler into an error answer instead of
+// killing the process (go-sdk has no recovery of its own), so one bad call
+// never takes down an agent's whole session.
+func recoverPanics(logger *slog.Logger) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (res mcp.Result, err error) {
+			defer func() {
+				if p := recover(); p != nil {
+					logger.Error("panic in handler", "method", method, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+					if method == "tools/call" {
+						res, err = errorResult("internal error: the server recovered from a fault in this tool; the details are in its log"), nil
+						return
+					}
+					res, err = nil, errors.New("internal error")
+				}
+			}()
+			return next(ctx, method, req)
+		}
+	}
+}
+
+// logCalls writes one structured line per tool call to the log (stderr).
+// Arguments are never logged: they carry mail bodies and addresses.
+func logCalls(logger *slog.Logger) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method != "tools/call" {
+				return next(ctx, method, req)
+			}
+			start := time.Now()
+			res, err := next(ctx, method, req)
+			name := ""
+			if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok {
+				name = p.Name
+			}
+			isErr := err != nil
+			if r, ok := res.(*mcp.CallToolResult); ok && r.IsError {
+				isErr = true
+			}
+			logger.Debug("tool call", "tool", name, "error", isErr, "duration", time.Since(start))
+			return res, err
+		}
+	}
+}
+
+// textResult is a plain successful answer.
+func textResult(text string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}
+}
+
+// errorResult is a refusal or failure the agent should read (isError: true),
+// as opposed to a protocol error.
+func errorResult(text string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: text}}}
+}
+
+func ptr[T any](v T) *T { return &v }
