@@ -1,0 +1,50 @@
+# mailgate — see README.md. `make run` shows it working on the sandbox
+# mailbox; `make test` runs every test, race detector on.
+
+GO       ?= go
+BIN      := bin/mailgate
+VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS  := -s -w -X main.version=$(VERSION)
+NODE_DIR := .ci/node_modules
+
+.PHONY: build run test test-go test-clients tools bench fuzz lint clean
+
+build:
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/mailgate
+
+# The demo starts `mailgate serve --sandbox` in a throwaway home and walks
+# search → read → draft → send (rejected) → approve → send → Done/.
+run: build
+	./$(BIN) demo
+
+test: lint test-go test-clients
+
+lint:
+	@out=$$(gofmt -l cmd internal); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+test-go: build
+	MAILGATE_BIN=$(CURDIR)/$(BIN) $(GO) test -race -count=1 -timeout 20m ./...
+
+# External MCP clients (MCP Inspector CLI, TypeScript SDK) against the built binary.
+test-clients: build tools
+	MAILGATE_BIN=$(CURDIR)/$(BIN) MAILGATE_CLIENTS=$(CURDIR)/$(NODE_DIR) $(GO) test -count=1 -run 'TestExternalClients' ./cmd/mailgate -v
+
+tools: $(NODE_DIR)/.installed
+
+$(NODE_DIR)/.installed: .ci/package.json .ci/package-lock.json
+	npm ci --prefix .ci --no-audit --no-fund
+	touch $@
+
+bench: build
+	MAILGATE_BIN=$(CURDIR)/$(BIN) $(GO) test -run '^$$' -bench . -benchmem -count=1 ./...
+
+# Long fuzz runs of every parser that reads what a human or an agent wrote.
+FUZZTIME ?= 60s
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzParseApproval$$' -fuzztime $(FUZZTIME) ./internal/approval
+	$(GO) test -run '^$$' -fuzz '^FuzzParseAddress$$' -fuzztime $(FUZZTIME) ./internal/mailmsg
+	$(GO) test -run '^$$' -fuzz '^FuzzBuild$$' -fuzztime $(FUZZTIME) ./internal/mailmsg
+
+clean:
+	rm -rf bin $(NODE_DIR)
