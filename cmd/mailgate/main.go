@@ -1,0 +1,102 @@
+// Command mailgate serves email and agent-mail tools to AI agents over MCP.
+//
+// Everything it prints for people goes to stderr: stdout carries the MCP
+// protocol when serving over stdio.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"syscall"
+)
+
+// version is set at build time (-ldflags "-X main.version=…"); otherwise the
+// module version recorded by the go command is used.
+var version = ""
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	env := &environment{
+		args: os.Args[1:], getenv: os.Getenv,
+		stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr,
+	}
+	err := run(ctx, env)
+	stop()
+	os.Exit(exitCode(err, env.stderr))
+}
+
+// environment is what a run sees of the process, so tests can run commands
+// in-process with their own streams and variables.
+type environment struct {
+	args   []string
+	getenv func(string) string
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+}
+
+const usage = `mailgate: email and agent-mail tools for AI agents, over MCP
+
+Usage:
+  mailgate serve [--sandbox] [flags]   serve MCP over stdio (Claude Desktop runs this)
+  mailgate demo                        walk through every email tool on the sandbox mailbox
+  mailgate version                     print the version
+
+Run "mailgate serve -h" for the configuration flags; every flag has an
+environment variable (see .env.example).
+`
+
+func run(ctx context.Context, env *environment) error {
+	if len(env.args) == 0 {
+		fmt.Fprint(env.stderr, usage)
+		return errUsage
+	}
+	cmd, args := env.args[0], env.args[1:]
+	switch cmd {
+	case "serve":
+		return serve(ctx, env, args)
+	case "demo":
+		return demo(ctx, env, args)
+	case "version", "--version", "-version":
+		fmt.Fprintln(env.stdout, "mailgate", versionString())
+		return nil
+	case "help", "-h", "--help":
+		fmt.Fprint(env.stderr, usage)
+		return nil
+	default:
+		fmt.Fprintf(env.stderr, "mailgate: unknown command %q\n\n%s", cmd, usage)
+		return errUsage
+	}
+}
+
+var errUsage = errors.New("usage")
+
+// exitCode prints err as one line on stderr and picks the exit status.
+func exitCode(err error, stderr io.Writer) int {
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, errUsage):
+		return 2
+	case errors.Is(err, context.Canceled):
+		return 0
+	default:
+		fmt.Fprintln(stderr, "mailgate:", err)
+		return 1
+	}
+}
+
+func versionString() string {
+	if version != "" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "dev"
+}
