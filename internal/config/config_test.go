@@ -1,0 +1,115 @@
+package config
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func load(t *testing.T, env map[string]string, args ...string) (*Config, error) {
+	t.Helper()
+	return Load(flag.NewFlagSet("t", flag.ContinueOnError), args, func(k string) string { return env[k] }, "/work/dir")
+}
+
+func TestDefaults(t *testing.T) {
+	c, err := load(t, map[string]string{"MAILGATE_HOME": "/home/u/mg"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for got, want := range map[string]string{
+		c.VaultPath: "/home/u/mg/vault", c.CredentialsFile: "/home/u/mg/auth/credentials.json",
+		c.TokenFile: "/home/u/mg/auth/token.json", c.AuditDir: "/home/u/mg/audit", c.DB: "/home/u/mg/.mailgate/state.db",
+		c.HTTPAddr: "127.0.0.1:8765", c.HTTPPath: "/mcp/", c.ApprovalMode: "content", c.Mirror: "off",
+		strings.Join(c.Tools, ","): "email,agentmail",
+	} {
+		if got != want {
+			t.Errorf("got %q, want %q", got, want)
+		}
+	}
+	if !c.DevMode || c.SendLimit != 10 || c.ApprovalTTL != 24*time.Hour {
+		t.Errorf("dev=%v limit=%d ttl=%v", c.DevMode, c.SendLimit, c.ApprovalTTL)
+	}
+}
+
+func TestPathsAreAbsolute(t *testing.T) {
+	// No MAILGATE_HOME: the working directory; relative paths from the home.
+	c, err := load(t, map[string]string{"VAULT_PATH": "v", "MAILGATE_DB": "../db/s.db", "GMAIL_TOKEN_FILE": "~/tok.json", "HOME": "/home/u"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Home != "/work/dir" || c.VaultPath != "/work/dir/v" || c.DB != "/work/db/s.db" || c.TokenFile != "/home/u/tok.json" {
+		t.Fatalf("%+v", c)
+	}
+}
+
+func TestPrecedenceFlagsEnvDotenv(t *testing.T) {
+	home := t.TempDir()
+	os.WriteFile(filepath.Join(home, ".env"), []byte("SEND_LIMIT_PER_HOUR=3\nAPPROVAL_MODE=recipient\nDEV_MODE=false\n"), 0o600)
+	c, err := load(t, map[string]string{"MAILGATE_HOME": home, "APPROVAL_MODE": "content"}, "-send-limit", "7")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.SendLimit != 7 || c.ApprovalMode != "content" || c.DevMode {
+		t.Fatalf("limit=%d (flag wins) mode=%s (env wins) dev=%v (.env applies)", c.SendLimit, c.ApprovalMode, c.DevMode)
+	}
+	if c.EnvFile != filepath.Join(home, ".env") {
+		t.Fatalf("EnvFile = %q", c.EnvFile)
+	}
+}
+
+func TestBadValues(t *testing.T) {
+	tests := []struct {
+		env     map[string]string
+		args    []string
+		wantVar string
+	}{
+		{map[string]string{"DEV_MODE": "maybe"}, nil, "DEV_MODE"},
+		{map[string]string{"APPROVAL_MODE": "trust"}, nil, "APPROVAL_MODE"},
+		{map[string]string{"APPROVAL_TTL": "-1h"}, nil, "APPROVAL_TTL"},
+		{map[string]string{"APPROVAL_TTL": "soon"}, nil, "APPROVAL_TTL"},
+		{map[string]string{"SEND_LIMIT_PER_HOUR": "ten"}, nil, "SEND_LIMIT_PER_HOUR"},
+		{map[string]string{"SEND_LIMIT_PER_HOUR": "-1"}, nil, "SEND_LIMIT_PER_HOUR"},
+		{map[string]string{"MAILGATE_TOOLS": "email,fax"}, nil, "MAILGATE_TOOLS"},
+		{map[string]string{"MAILGATE_TOOLS": "agentmail,channels"}, nil, "MAILGATE_TOOLS"},
+		{map[string]string{"MAILGATE_TOOLS": " , "}, nil, "MAILGATE_TOOLS"},
+		{map[string]string{"AGENT_MAIL_MIRROR": "imap"}, nil, "AGENT_MAIL_MIRROR"},
+		{map[string]string{"AGENT_MAIL_PATH": "mcp"}, nil, "AGENT_MAIL_PATH"},
+		{nil, []string{"-env-file", "/nonexistent/.env"}, "--env-file"},
+		{nil, []string{"-no-such-flag"}, ""},
+	}
+	for _, tt := range tests {
+		_, err := load(t, tt.env, tt.args...)
+		cerr, ok := err.(*Error)
+		if !ok {
+			t.Errorf("%v %v: err = %v, want a *config.Error", tt.env, tt.args, err)
+			continue
+		}
+		if cerr.Var != tt.wantVar || strings.Contains(cerr.Error(), "\n") {
+			t.Errorf("%v: error %q names %q, want %q on one line", tt.env, cerr, cerr.Var, tt.wantVar)
+		}
+	}
+}
+
+// TestContractIsDocumented keeps .env.example and the README's table in step
+// with the variables Load reads.
+func TestContractIsDocumented(t *testing.T) {
+	example, err := os.ReadFile("../../.env.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range Vars {
+		if !strings.Contains(string(example), "\n"+v.Name+"=") {
+			t.Errorf(".env.example does not document %s", v.Name)
+		}
+		if !strings.Contains(string(readme), "| `"+v.Name+"` |") {
+			t.Errorf("README's configuration table does not document %s", v.Name)
+		}
+	}
+}
