@@ -1,0 +1,155 @@
+package localgmail
+
+import "google.golang.org/api/gmail/v1"
+
+// Drafts, labels and the profile. A draft is a stored message labelled DRAFT;
+// drafts.send turns it into a SENT message with the same id.
+
+func (s *Server) createDraft(c *call) (any, error) {
+	var d gmail.Draft
+	media, err := c.readBody(&d)
+	if err != nil {
+		return nil, err
+	}
+	if d.Message == nil && media == nil {
+		return nil, apiErr(400, "invalidArgument", "Missing draft message")
+	}
+	raw, err := messageBytes(media, d.Message, maxSendSize)
+	if err != nil {
+		return nil, err
+	}
+	now := s.now()
+	raw = prepareOutgoing(raw, s.o.Email, now, false, false)
+	p := parseMessage(raw)
+	threadID := ""
+	if d.Message != nil {
+		threadID = d.Message.ThreadId
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	tid, ok := s.st.explicitThread(p, threadID)
+	if !ok {
+		return nil, apiErr(400, "invalidArgument", "Invalid thread_id value")
+	}
+	m := &storedMsg{threadID: tid, labels: []string{"DRAFT"}, internalDate: now.UnixMilli(), raw: raw, p: p}
+	s.st.add(m, now)
+	did := s.st.newDraftID()
+	s.st.drafts[did] = m
+	return &gmail.Draft{Id: did, Message: ref(m)}, nil
+}
+
+func (s *Server) sendDraft(c *call) (any, error) {
+	var d gmail.Draft
+	media, err := c.readBody(&d)
+	if err != nil {
+		return nil, err
+	}
+	if !draftID.MatchString(d.Id) {
+		return nil, invalidID()
+	}
+	var newRaw []byte // drafts.send may carry updated content
+	if media != nil || (d.Message != nil && d.Message.Raw != "") {
+		if newRaw, err = messageBytes(media, d.Message, maxSendSize); err != nil {
+			return nil, err
+		}
+	}
+	now := s.now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old := s.st.drafts[d.Id]
+	if old == nil {
+		return nil, notFound()
+	}
+	raw, tid := old.raw, old.threadID
+	if newRaw != nil {
+		raw = newRaw
+	}
+	p := parseMessage(raw)
+	if err := checkRecipients(p); err != nil {
+		return nil, err
+	}
+	raw = prepareOutgoing(raw, s.o.Email, now, false, true)
+	p = parseMessage(raw)
+	if newRaw != nil && d.Message != nil && d.Message.ThreadId != "" {
+		var ok bool
+		if tid, ok = s.st.explicitThread(p, d.Message.ThreadId); !ok {
+			return nil, apiErr(400, "invalidArgument", "Invalid thread_id value")
+		}
+	}
+	s.st.remove(old)
+	delete(s.st.drafts, d.Id)
+	m := &storedMsg{id: old.id, threadID: tid, labels: sentLabels(p, s.o.Email), internalDate: now.UnixMilli(), raw: raw, p: p}
+	s.st.add(m, now)
+	s.st.sent = append(s.st.sent, m)
+	return ref(m), nil
+}
+
+func (s *Server) getDraft(c *call) (any, error) {
+	id := c.params["id"]
+	if !draftID.MatchString(id) {
+		return nil, invalidID()
+	}
+	format, err := c.format(true)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	m := s.st.drafts[id]
+	if m == nil {
+		return nil, notFound()
+	}
+	return &gmail.Draft{Id: id, Message: m.render(format, c.metadataHeaders())}, nil
+}
+
+func (s *Server) deleteDraft(c *call) (any, error) {
+	id := c.params["id"]
+	if !draftID.MatchString(id) {
+		return nil, invalidID()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := s.st.drafts[id]
+	if m == nil {
+		return nil, notFound()
+	}
+	s.st.remove(m)
+	delete(s.st.drafts, id)
+	return nil, nil
+}
+
+// ---- labels and profile ----
+
+func (s *Server) listLabels(c *call) (any, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	resp := &gmail.ListLabelsResponse{}
+	for _, l := range s.st.sortedLabels() {
+		cp := *l
+		resp.Labels = append(resp.Labels, &cp)
+	}
+	return resp, nil
+}
+
+func (s *Server) createLabel(c *call) (any, error) {
+	var in gmail.Label
+	if _, err := c.readBody(&in); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	l, err := s.st.createLabel(&in)
+	if err != nil {
+		return nil, err
+	}
+	cp := *l
+	return &cp, nil
+}
+
+func (s *Server) getProfile(c *call) (any, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return &gmail.Profile{EmailAddress: s.o.Email, MessagesTotal: int64(len(s.st.msgs)),
+		ThreadsTotal: int64(len(s.st.threads)), HistoryId: s.st.history,
+		ForceSendFields: []string{"MessagesTotal", "ThreadsTotal"}}, nil
+}

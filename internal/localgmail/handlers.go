@@ -1,0 +1,380 @@
+package localgmail
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"mime"
+	"mime/multipart"
+	"sort"
+	"strconv"
+	"strings"
+
+	"google.golang.org/api/gmail/v1"
+)
+
+// The Gmail operations. Each handler validates its input the way Gmail does
+// (so the client sees the same 400s), then works on the store under s.mu.
+
+const (
+	maxSendSize   = 36_700_160 // 35 MB: messages.send / drafts
+	maxInsertSize = 150 << 20  // messages.insert
+	maxBodyBytes  = 210 << 20  // room for base64 of the largest insert
+)
+
+func invalidID() error { return apiErr(400, "invalidArgument", "Invalid id value") }
+func notFound() error  { return apiErr(404, "notFound", "Requested entity was not found.") }
+
+// format reads ?format=, allowing raw only where Gmail does, and enforces
+// the gmail.metadata restriction.
+func (c *call) format(allowRaw bool) (string, error) {
+	f := strings.ToLower(c.query("format"))
+	switch f {
+	case "":
+		f = "full"
+	case "full", "metadata", "minimal":
+	case "raw":
+		if !allowRaw {
+			return "", apiErr(400, "invalidArgument", "Invalid format: RAW is not supported for this request")
+		}
+	default:
+		return "", apiErr(400, "invalidArgument", fmt.Sprintf("Invalid value at 'format' (type.googleapis.com/google.apps.gmail.v1.Format), %q", c.query("format")))
+	}
+	if c.meta && (f == "full" || f == "raw") {
+		return "", apiErr(403, "forbidden", "Metadata scope doesn't allow format "+strings.ToUpper(f))
+	}
+	return f, nil
+}
+
+// metadataHeaders accepts the repeated parameter (and, leniently, commas).
+func (c *call) metadataHeaders() []string {
+	var out []string
+	for _, v := range c.r.URL.Query()["metadataHeaders"] {
+		for _, h := range strings.Split(v, ",") {
+			if h = strings.TrimSpace(h); h != "" {
+				out = append(out, h)
+			}
+		}
+	}
+	return out
+}
+
+// readBody decodes the JSON request into target. On /upload/ URLs it also
+// returns the message bytes sent as media (uploadType=multipart or media).
+func (c *call) readBody(target any) ([]byte, error) {
+	body, err := io.ReadAll(io.LimitReader(c.r.Body, maxBodyBytes))
+	if err != nil {
+		return nil, apiErr(400, "badRequest", "Could not read the request body")
+	}
+	var meta, media []byte
+	switch {
+	case !c.upload:
+		meta = body
+	case c.query("uploadType") == "media":
+		media = body
+	case c.query("uploadType") == "multipart":
+		_, params, err := mime.ParseMediaType(c.r.Header.Get("Content-Type"))
+		if err != nil || params["boundary"] == "" {
+			return nil, apiErr(400, "badRequest", "Invalid multipart request: missing boundary")
+		}
+		mr := multipart.NewReader(bytes.NewReader(body), params["boundary"])
+		for i := 0; i < 2; i++ {
+			p, err := mr.NextPart()
+			if err != nil {
+				return nil, apiErr(400, "badRequest", "Invalid multipart request with 0 mime parts.")
+			}
+			b, _ := io.ReadAll(p)
+			if i == 0 {
+				meta = b
+			} else {
+				media = b
+			}
+		}
+	default:
+		return nil, apiErr(400, "badRequest", fmt.Sprintf("localgmail: uploadType=%q is not supported (use multipart or media)", c.query("uploadType")))
+	}
+	if len(bytes.TrimSpace(meta)) > 0 {
+		if err := json.Unmarshal(meta, target); err != nil {
+			return nil, apiErr(400, "badRequest", "Invalid JSON payload received. "+err.Error())
+		}
+	}
+	return media, nil
+}
+
+// decodeRaw accepts padded or unpadded base64url, and rejects standard
+// base64 the way Gmail does.
+func decodeRaw(s string) ([]byte, error) {
+	if s == "" {
+		return nil, apiErr(400, "invalidArgument", "'raw' RFC822 payload message string or uploading message via /upload/* URL required")
+	}
+	b, err := base64.RawURLEncoding.DecodeString(strings.TrimRight(s, "="))
+	if err != nil || strings.ContainsAny(s, "+/") {
+		shown := s
+		if len(shown) > 40 {
+			shown = shown[:40] + "…"
+		}
+		return nil, apiErr(400, "invalidArgument", "Invalid value for ByteString: "+shown)
+	}
+	return b, nil
+}
+
+// DecodeRaw decodes a Message.Raw value (padded or unpadded base64url).
+func DecodeRaw(s string) ([]byte, error) {
+	return base64.RawURLEncoding.DecodeString(strings.TrimRight(s, "="))
+}
+
+func messageBytes(media []byte, m *gmail.Message, limit int) ([]byte, error) {
+	raw := media
+	if raw == nil {
+		r := ""
+		if m != nil {
+			r = m.Raw
+		}
+		var err error
+		if raw, err = decodeRaw(r); err != nil {
+			return nil, err
+		}
+	}
+	if len(raw) > limit {
+		return nil, apiErr(400, "badRequest", fmt.Sprintf("Request payload size exceeds the limit: %d bytes.", limit))
+	}
+	return raw, nil
+}
+
+func ref(m *storedMsg) *gmail.Message {
+	return &gmail.Message{Id: m.id, ThreadId: m.threadID, LabelIds: append([]string(nil), m.labels...)}
+}
+
+// ---- messages ----
+
+func (s *Server) listMessages(c *call) (any, error) {
+	q := c.r.URL.Query()
+	if c.meta && q.Get("q") != "" {
+		return nil, apiErr(403, "forbidden", "Metadata scope does not support 'q' parameter")
+	}
+	max := 100
+	if v := q.Get("maxResults"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return nil, apiErr(400, "invalidArgument", fmt.Sprintf("Invalid value at 'max_results' (TYPE_UINT32), %q", v))
+		}
+		if n > 0 {
+			max = min(n, 500)
+		}
+	}
+	incl, _ := strconv.ParseBool(q.Get("includeSpamTrash"))
+	labelIDs := q["labelIds"]
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%q|%q|%v", q.Get("q"), labelIDs, incl)
+	key := strconv.FormatUint(h.Sum64(), 36)
+	start := int64(-1)
+	var startID string
+	if tok := q.Get("pageToken"); tok != "" {
+		b, err := base64.RawURLEncoding.DecodeString(tok)
+		parts := strings.Split(string(b), ":")
+		if err != nil || len(parts) != 3 || parts[0] != key {
+			return nil, apiErr(400, "invalidArgument", "Invalid pageToken")
+		}
+		start, _ = strconv.ParseInt(parts[1], 10, 64)
+		startID = parts[2]
+	}
+	query := parseQuery(q.Get("q"), s.now())
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	matches := s.searchLocked(query, labelIDs, incl)
+	from := 0
+	if start >= 0 { // resume after the cursor, so insertions do not shift pages
+		from = sort.Search(len(matches), func(i int) bool {
+			m := matches[i]
+			return m.internalDate < start || (m.internalDate == start && m.id < startID)
+		})
+	}
+	resp := &gmail.ListMessagesResponse{ResultSizeEstimate: int64(len(matches)), ForceSendFields: []string{"ResultSizeEstimate"}}
+	end := min(from+max, len(matches))
+	for _, m := range matches[from:end] {
+		resp.Messages = append(resp.Messages, &gmail.Message{Id: m.id, ThreadId: m.threadID})
+	}
+	if end < len(matches) {
+		last := matches[end-1]
+		resp.NextPageToken = base64.RawURLEncoding.EncodeToString([]byte(fmt.Sprintf("%s:%d:%s", key, last.internalDate, last.id)))
+	}
+	return resp, nil
+}
+
+// searchLocked returns matching messages, newest first. SPAM and TRASH are
+// left out unless asked for by parameter, labelIds or the query itself.
+func (s *Server) searchLocked(q *query, labelIDs []string, includeSpamTrash bool) []*storedMsg {
+	env := &evalEnv{owner: s.o.Email, labelNorm: map[string]string{}}
+	for id, l := range s.st.labels {
+		env.labelNorm[id] = normLabel(l.Name)
+	}
+	excl := !includeSpamTrash && !q.spamTrash
+	for _, id := range labelIDs {
+		excl = excl && id != "SPAM" && id != "TRASH"
+	}
+	var out []*storedMsg
+next:
+	for _, m := range s.st.order {
+		if excl && (m.hasLabel("SPAM") || m.hasLabel("TRASH")) {
+			continue
+		}
+		for _, id := range labelIDs {
+			if !m.hasLabel(id) {
+				continue next
+			}
+		}
+		if q.root.match(m, env) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func (s *Server) getMessage(c *call) (any, error) {
+	id := c.params["id"]
+	if !hexID.MatchString(id) {
+		return nil, invalidID()
+	}
+	format, err := c.format(true)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	m := s.st.msgs[id]
+	if m == nil {
+		return nil, notFound()
+	}
+	return m.render(format, c.metadataHeaders()), nil
+}
+
+func (s *Server) getAttachment(c *call) (any, error) {
+	mid := c.params["mid"]
+	if !hexID.MatchString(mid) {
+		return nil, invalidID()
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	m := s.st.msgs[mid]
+	if m == nil {
+		return nil, notFound()
+	}
+	owner, partID, ok := parseAttachmentID(c.params["id"])
+	var pt *part
+	if ok && owner == mid {
+		pt = m.p.root.find(partID)
+	}
+	if pt == nil || pt.parts != nil {
+		return nil, apiErr(400, "invalidArgument", "Invalid attachment token")
+	}
+	return &gmail.MessagePartBody{AttachmentId: c.params["id"], Size: int64(len(pt.data)),
+		Data: base64.RawURLEncoding.EncodeToString(pt.data), ForceSendFields: []string{"Size"}}, nil
+}
+
+func (s *Server) insertMessage(c *call) (any, error) {
+	var in gmail.Message
+	media, err := c.readBody(&in)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := messageBytes(media, &in, maxInsertSize)
+	if err != nil {
+		return nil, err
+	}
+	src := c.query("internalDateSource")
+	if src != "" && src != "receivedTime" && src != "dateHeader" {
+		return nil, apiErr(400, "invalidArgument", fmt.Sprintf("Invalid value at 'internal_date_source', %q", src))
+	}
+	p := parseMessage(raw)
+	now := s.now()
+	date := now
+	if src == "dateHeader" && !p.date.IsZero() {
+		date = p.date
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.st.checkLabelIDs(in.LabelIds); err != nil {
+		return nil, err
+	}
+	tid, ok := s.st.explicitThread(p, in.ThreadId)
+	if !ok {
+		return nil, apiErr(400, "invalidArgument", "Invalid thread_id value")
+	}
+	m := &storedMsg{threadID: tid, labels: dedupe(in.LabelIds), internalDate: date.UnixMilli(), raw: raw, p: p}
+	s.st.add(m, now)
+	return ref(m), nil
+}
+
+func dedupe(in []string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, s := range in {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func (s *Server) sendMessage(c *call) (any, error) {
+	var in gmail.Message
+	media, err := c.readBody(&in)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := messageBytes(media, &in, maxSendSize)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkRecipients(parseMessage(raw)); err != nil {
+		return nil, err
+	}
+	now := s.now()
+	raw = prepareOutgoing(raw, s.o.Email, now, s.o.RewriteMessageID, false)
+	p := parseMessage(raw)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	tid, ok := s.st.explicitThread(p, in.ThreadId)
+	if !ok {
+		return nil, apiErr(400, "invalidArgument", "Invalid thread_id value")
+	}
+	m := &storedMsg{threadID: tid, labels: sentLabels(p, s.o.Email), internalDate: now.UnixMilli(), raw: raw, p: p}
+	s.st.add(m, now)
+	s.st.sent = append(s.st.sent, m)
+	return ref(m), nil
+}
+
+// sentLabels: a message to oneself also lands in the inbox.
+func sentLabels(p *parsed, owner string) []string {
+	if p.isRecipient(owner) {
+		return []string{"SENT", "INBOX"}
+	}
+	return []string{"SENT"}
+}
+
+func (s *Server) getThread(c *call) (any, error) {
+	id := c.params["id"]
+	if !hexID.MatchString(id) {
+		return nil, invalidID()
+	}
+	format, err := c.format(false)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	msgs := s.st.threadMessages(id)
+	if len(msgs) == 0 {
+		return nil, notFound()
+	}
+	t := &gmail.Thread{Id: id}
+	for _, m := range msgs {
+		t.HistoryId = max(t.HistoryId, m.historyID)
+		t.Messages = append(t.Messages, m.render(format, c.metadataHeaders()))
+	}
+	return t, nil
+}

@@ -1,0 +1,143 @@
+package localgmail
+
+import (
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"strings"
+
+	"google.golang.org/api/gmail/v1"
+)
+
+// Seeding and inspection: the Go-side door into the mailbox, for tests and
+// for the sandbox's demo mailbox. Seeded mail is treated as delivered mail:
+// threaded by its References/In-Reply-To and subject, dated by its Date.
+
+// Insert stores raw (RFC 822 bytes) as a delivered message with the given
+// labels and threads it like a receiving mailbox would (gmail-api.md §8).
+// Labels may be system ids (any case), user label ids, or user label names;
+// an unknown name creates the user label. internalDate comes from the Date
+// header (now when absent or unparseable).
+func (s *Server) Insert(raw []byte, labelIDs ...string) (*gmail.Message, error) {
+	if len(strings.TrimSpace(string(raw))) == 0 {
+		return nil, errors.New("localgmail: empty message")
+	}
+	raw = append([]byte(nil), raw...)
+	p := parseMessage(raw)
+	date := p.date
+	if date.IsZero() {
+		date = s.now()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var labels []string
+	for _, l := range labelIDs {
+		if strings.TrimSpace(l) != "" {
+			labels = append(labels, s.st.seedLabel(l))
+		}
+	}
+	m := &storedMsg{threadID: s.st.headerThread(p), labels: dedupe(labels), internalDate: date.UnixMilli(), raw: raw, p: p}
+	s.st.add(m, date) // ids follow the Date, as Gmail's follow receipt time
+	return m.render("minimal", nil), nil
+}
+
+// SeedFS inserts every *.eml file in dir (in name order). Labels come from an
+// optional "X-Sandbox-Labels: INBOX, UNREAD" header, which is removed from the
+// stored message; without it a message is in INBOX. CRLF and LF files both
+// load.
+func (s *Server) SeedFS(fsys fs.FS, dir string) error {
+	entries, err := fs.ReadDir(fsys, dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if e.IsDir() || !strings.HasSuffix(strings.ToLower(e.Name()), ".eml") {
+			continue
+		}
+		raw, err := fs.ReadFile(fsys, path.Join(dir, e.Name()))
+		if err != nil {
+			return err
+		}
+		labels := []string{"INBOX"}
+		if hb, body := splitMessage(raw); hb.has("X-Sandbox-Labels") {
+			labels = strings.Split(hb.get("X-Sandbox-Labels"), ",")
+			hb.del("X-Sandbox-Labels")
+			raw = hb.assemble(body)
+		}
+		if _, err := s.Insert(raw, labels...); err != nil {
+			return fmt.Errorf("localgmail: seeding %s: %w", e.Name(), err)
+		}
+	}
+	return nil
+}
+
+// full is the test view of a message: format=full plus raw.
+func (m *storedMsg) full() *gmail.Message {
+	out := m.render("full", nil)
+	out.Raw = base64.URLEncoding.EncodeToString(m.raw)
+	return out
+}
+
+// Sent returns the messages created by messages.send and drafts.send, oldest
+// first, in full format with Raw filled (decode with DecodeRaw, or use
+// RawMessage).
+func (s *Server) Sent() []*gmail.Message {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var out []*gmail.Message
+	for _, m := range s.st.sent {
+		out = append(out, m.full())
+	}
+	return out
+}
+
+// Message returns a stored message in full format with Raw filled.
+func (s *Server) Message(id string) (*gmail.Message, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	m := s.st.msgs[id]
+	if m == nil {
+		return nil, false
+	}
+	return m.full(), true
+}
+
+// RawMessage returns a copy of the stored RFC 822 bytes of message id.
+func (s *Server) RawMessage(id string) ([]byte, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	m := s.st.msgs[id]
+	if m == nil {
+		return nil, false
+	}
+	return append([]byte(nil), m.raw...), true
+}
+
+// Draft returns a draft (its message in full format with Raw), or false
+// once it was sent or deleted.
+func (s *Server) Draft(id string) (*gmail.Draft, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	m := s.st.drafts[id]
+	if m == nil {
+		return nil, false
+	}
+	return &gmail.Draft{Id: id, Message: m.full()}, true
+}
+
+// LabelID resolves a label name (any case) or id to its id.
+func (s *Server) LabelID(name string) (string, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if _, ok := s.st.labels[name]; ok {
+		return name, true
+	}
+	for _, l := range s.st.labels {
+		if strings.EqualFold(l.Name, name) {
+			return l.Id, true
+		}
+	}
+	return "", false
+}
