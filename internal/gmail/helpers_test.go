@@ -1,0 +1,147 @@
+package gmail
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/oauth2"
+
+	"github.com/mailgate/mailgate/internal/localgmail"
+)
+
+// syncBuffer is a goroutine-safe log sink (the client logs from Search's
+// workers).
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// env is a local Gmail server plus a Client wired to it through real
+// credential and token files.
+type env struct {
+	srv       *localgmail.Server
+	base      string
+	credFile  string
+	tokFile   string
+	refresh   string // the refresh token in the token file
+	logs      *syncBuffer
+	c         *Client
+	clientID  string
+	clientSec string
+}
+
+// newEnv starts the server and builds a Client with tiny retry intervals.
+// The token file holds only a refresh token, so the first call refreshes.
+func newEnv(t testing.TB, scopes []string, mod ...func(*Options)) *env {
+	t.Helper()
+	srv := localgmail.New(localgmail.Options{Email: "me@example.com", RequireAuth: true})
+	base, err := srv.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	e := &env{srv: srv, base: base, logs: &syncBuffer{}, clientID: "client-1", clientSec: "secret-1"}
+	srv.AddClient(e.clientID, e.clientSec)
+	if scopes == nil {
+		scopes = []string{ScopeReadonly, ScopeCompose}
+	}
+	e.refresh = srv.IssueRefreshToken(e.clientID, scopes...)
+
+	dir := t.TempDir()
+	e.credFile = filepath.Join(dir, "credentials.json")
+	cred := map[string]any{"installed": map[string]any{
+		"client_id": e.clientID, "client_secret": e.clientSec,
+		"auth_uri": srv.AuthURL(), "token_uri": srv.TokenURL(),
+		"redirect_uris": []string{"http://127.0.0.1"},
+	}}
+	writeJSON(t, e.credFile, cred)
+	e.tokFile = filepath.Join(dir, "state", "token.json")
+	if err := SaveToken(e.tokFile, &oauth2.Token{RefreshToken: e.refresh, Expiry: time.Now().Add(-time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	e.c = e.newClient(t, mod...)
+	return e
+}
+
+func (e *env) newClient(t testing.TB, mod ...func(*Options)) *Client {
+	t.Helper()
+	o := Options{
+		CredentialsFile: e.credFile,
+		TokenFile:       e.tokFile,
+		Endpoint:        e.base,
+		Logger:          slog.New(slog.NewTextHandler(e.logs, nil)),
+		RetryInitial:    time.Millisecond,
+		RetryMax:        5 * time.Millisecond,
+	}
+	for _, m := range mod {
+		m(&o)
+	}
+	c, err := New(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func writeJSON(t testing.TB, path string, v any) {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// insert stores a simple message in the INBOX and returns its Gmail ids.
+func (e *env) insert(t testing.TB, from, subject, body string, extra ...string) (id, threadID string) {
+	t.Helper()
+	var b strings.Builder
+	fmt.Fprintf(&b, "From: %s\r\nTo: me@example.com\r\nSubject: %s\r\n", from, subject)
+	for _, h := range extra {
+		b.WriteString(h + "\r\n")
+	}
+	if !strings.Contains(strings.ToLower(strings.Join(extra, "\n")), "message-id:") {
+		fmt.Fprintf(&b, "Message-ID: <%d.%s@example.org>\r\n", time.Now().UnixNano(), strings.ReplaceAll(subject, " ", "-"))
+	}
+	if !strings.Contains(strings.ToLower(strings.Join(extra, "\n")), "content-type:") {
+		b.WriteString("Content-Type: text/plain; charset=UTF-8\r\n")
+	}
+	b.WriteString("Date: Mon, 02 Feb 2026 10:00:00 +0000\r\n\r\n" + body)
+	m, err := e.srv.Insert([]byte(b.String()), "INBOX")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m.Id, m.ThreadId
+}
+
+func readToken(t testing.TB, path string) *oauth2.Token {
+	t.Helper()
+	tok, err := LoadToken(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}

@@ -1,0 +1,282 @@
+package gmail
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"mime"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	gmailapi "google.golang.org/api/gmail/v1"
+
+	"github.com/mailgate/mailgate/internal/mailmsg"
+)
+
+// maxTextBytes caps Message.Text. A mail body is untrusted input headed for
+// an agent's context window; 100 KB keeps a newsletter readable without
+// letting one message crowd out everything else.
+const maxTextBytes = 100 << 10
+
+// Message is one message read in full. Text fields are decoded and
+// sanitized (mailmsg.Sanitize); MessageID, InReplyTo and References are the
+// raw header values, as threading needs them.
+type Message struct {
+	ID, ThreadID, From, To, Cc, ReplyTo, Subject, Date, MessageID, InReplyTo, References, Snippet string
+	Labels                                                                                        []string
+	Text                                                                                          string   // the text/plain part, or the HTML part as text; truncated to 100 KB
+	Attachments                                                                                   []string // file names
+}
+
+// Message fetches one message (format=full). ErrNotFound if the id is
+// unknown or malformed.
+func (c *Client) Message(ctx context.Context, id string) (*Message, error) {
+	if id == "" {
+		return nil, fmt.Errorf("fetching message: %w", ErrNotFound)
+	}
+	m, err := retry(ctx, c, "messages.get", ScopeReadonly, true, func(ctx context.Context) (*gmailapi.Message, error) {
+		return c.svc.Users.Messages.Get(user, id).Format("full").Context(ctx).Do()
+	})
+	if isNotFound(err) {
+		return nil, fmt.Errorf("fetching message %s: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("fetching message %s: %w", id, err)
+	}
+	return convert(m), nil
+}
+
+// Thread fetches a whole thread (format=full), oldest message first.
+// ErrThreadNotFound if the id is unknown or not a Gmail API thread id.
+func (c *Client) Thread(ctx context.Context, id string) ([]*Message, error) {
+	t, err := c.getThread(ctx, id, "full")
+	if err != nil {
+		return nil, err
+	}
+	msgs := make([]*Message, 0, len(t.Messages))
+	for _, m := range t.Messages {
+		msgs = append(msgs, convert(m))
+	}
+	// Gmail already answers in chronological order; keep it explicit.
+	order := make(map[string]int64, len(t.Messages))
+	for _, m := range t.Messages {
+		order[m.Id] = m.InternalDate
+	}
+	slices.SortStableFunc(msgs, func(a, b *Message) int { return int(sign(order[a.ID] - order[b.ID])) })
+	return msgs, nil
+}
+
+func sign(x int64) int64 {
+	switch {
+	case x < 0:
+		return -1
+	case x > 0:
+		return 1
+	}
+	return 0
+}
+
+// getThread runs threads.get under the read policy, mapping 404 and 400
+// to ErrThreadNotFound.
+func (c *Client) getThread(ctx context.Context, id, format string, headers ...string) (*gmailapi.Thread, error) {
+	if id == "" {
+		return nil, fmt.Errorf("fetching thread: %w", ErrThreadNotFound)
+	}
+	t, err := retry(ctx, c, "threads.get", ScopeReadonly, true, func(ctx context.Context) (*gmailapi.Thread, error) {
+		call := c.svc.Users.Threads.Get(user, id).Format(format).Context(ctx)
+		if len(headers) > 0 {
+			call = call.MetadataHeaders(headers...)
+		}
+		return call.Do()
+	})
+	if isNotFound(err) {
+		return nil, fmt.Errorf("fetching thread %s: %w", id, ErrThreadNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("fetching thread %s: %w", id, err)
+	}
+	return t, nil
+}
+
+// ReplyParent is what a reply needs from the message it answers.
+// MessageID, References and InReplyTo are raw header values; From and
+// ReplyTo are raw too (parse them with mailmsg.ParseAddress); Subject is
+// decoded, with any line breaks turned into spaces.
+type ReplyParent struct {
+	MessageID, References, InReplyTo, Subject, From, ReplyTo string
+	GmailID, ThreadID                                        string
+}
+
+var parentHeaders = []string{"Message-ID", "Message-Id", "References", "In-Reply-To", "Subject", "From", "Reply-To"}
+
+// ReplyParent fetches the thread's headers and finds the message with Gmail
+// id messageID in it. With messageID "", it picks the latest message that
+// is neither a draft nor in the trash and has a Message-ID. Errors:
+// ErrThreadNotFound, ErrNotInThread, ErrNoMessageID (a reply without the
+// parent's Message-ID would not thread, so it is refused).
+func (c *Client) ReplyParent(ctx context.Context, threadID, messageID string) (*ReplyParent, error) {
+	t, err := c.getThread(ctx, threadID, "metadata", parentHeaders...)
+	if err != nil {
+		return nil, err
+	}
+	var parent *gmailapi.Message
+	if messageID != "" {
+		for _, m := range t.Messages {
+			if m.Id == messageID {
+				parent = m
+			}
+		}
+		if parent == nil {
+			return nil, fmt.Errorf("finding message %s in thread %s: %w", messageID, threadID, ErrNotInThread)
+		}
+	} else {
+		for _, m := range slices.Backward(t.Messages) {
+			if !slices.Contains(m.LabelIds, "DRAFT") && !slices.Contains(m.LabelIds, "TRASH") &&
+				strings.TrimSpace(headerMap(m.Payload).get("Message-ID")) != "" {
+				parent = m
+				break
+			}
+		}
+		if parent == nil {
+			return nil, fmt.Errorf("choosing a message to reply to in thread %s: %w", threadID, ErrNoMessageID)
+		}
+	}
+	h := headerMap(parent.Payload)
+	p := &ReplyParent{
+		MessageID:  strings.TrimSpace(h.get("Message-ID")),
+		References: strings.TrimSpace(h.get("References")),
+		InReplyTo:  strings.TrimSpace(h.get("In-Reply-To")),
+		Subject:    oneLine(decodeHeader(h.get("Subject"))),
+		From:       strings.TrimSpace(h.get("From")),
+		ReplyTo:    strings.TrimSpace(h.get("Reply-To")),
+		GmailID:    parent.Id,
+		ThreadID:   parent.ThreadId,
+	}
+	if p.ThreadID == "" {
+		p.ThreadID = t.Id
+	}
+	if p.MessageID == "" {
+		return nil, fmt.Errorf("reading message %s: %w", parent.Id, ErrNoMessageID)
+	}
+	return p, nil
+}
+
+func decodeHeader(v string) string {
+	if d, err := wordDecoder.DecodeHeader(v); err == nil {
+		return strings.TrimSpace(d)
+	}
+	return strings.TrimSpace(v)
+}
+
+// oneLine replaces characters no header value may hold, so that a value
+// copied from a received message can go into a new one.
+func oneLine(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '\r' || r == '\n' || r == 0 {
+			return ' '
+		}
+		return r
+	}, s)
+}
+
+// convert turns a format=full message into a Message.
+func convert(m *gmailapi.Message) *Message {
+	h := headerMap(m.Payload)
+	out := &Message{
+		ID:         m.Id,
+		ThreadID:   m.ThreadId,
+		From:       displayHeader(h.get("From")),
+		To:         displayHeader(h.get("To")),
+		Cc:         displayHeader(h.get("Cc")),
+		ReplyTo:    displayHeader(h.get("Reply-To")),
+		Subject:    displayHeader(h.get("Subject")),
+		Date:       displayHeader(h.get("Date")),
+		MessageID:  strings.TrimSpace(h.get("Message-ID")),
+		InReplyTo:  strings.TrimSpace(h.get("In-Reply-To")),
+		References: strings.TrimSpace(h.get("References")),
+		Snippet:    snippet(m.Snippet),
+		Labels:     m.LabelIds,
+	}
+	var plain, htmlPart *gmailapi.MessagePart
+	walkParts(m.Payload, func(p *gmailapi.MessagePart) {
+		if p.Filename != "" {
+			out.Attachments = append(out.Attachments, displayHeader(p.Filename))
+			return
+		}
+		mt, _, _ := mime.ParseMediaType(p.MimeType)
+		switch {
+		case mt == "text/plain" && plain == nil && p.Body != nil && p.Body.Data != "":
+			plain = p
+		case mt == "text/html" && htmlPart == nil && p.Body != nil && p.Body.Data != "":
+			htmlPart = p
+		}
+	})
+	switch {
+	case plain != nil:
+		out.Text = partText(plain)
+	case htmlPart != nil:
+		out.Text = mailmsg.HTMLToText(partText(htmlPart))
+	}
+	out.Text = truncate(mailmsg.Sanitize(out.Text), maxTextBytes)
+	return out
+}
+
+// walkParts visits p and its descendants depth-first, in document order.
+func walkParts(p *gmailapi.MessagePart, visit func(*gmailapi.MessagePart)) {
+	if p == nil {
+		return
+	}
+	visit(p)
+	for _, c := range p.Parts {
+		walkParts(c, visit)
+	}
+}
+
+// partText decodes a part's body. Gmail has undone the transfer encoding
+// but not the charset: UTF-8 and ASCII pass through, Latin-1 (and, roughly,
+// Windows-1252) is converted, anything else is left to Sanitize, which
+// replaces invalid bytes with U+FFFD.
+func partText(p *gmailapi.MessagePart) string {
+	b, err := decodeData(p.Body.Data)
+	if err != nil {
+		return ""
+	}
+	charset := ""
+	if ct := headers(p.Headers).get("Content-Type"); ct != "" {
+		if _, params, err := mime.ParseMediaType(ct); err == nil {
+			charset = strings.ToLower(params["charset"])
+		}
+	}
+	switch charset {
+	case "iso-8859-1", "latin1", "latin-1", "windows-1252", "cp1252":
+		if !utf8.Valid(b) {
+			r := make([]rune, len(b))
+			for i, c := range b {
+				r[i] = rune(c)
+			}
+			return string(r)
+		}
+	}
+	return string(b)
+}
+
+// decodeData decodes Gmail's base64url, padded or not (Gmail pads raw but
+// not attachment data), tolerating the standard alphabet as well.
+func decodeData(s string) ([]byte, error) {
+	s = strings.TrimRight(s, "=")
+	s = strings.NewReplacer("+", "-", "/", "_", "\n", "", "\r", "").Replace(s)
+	return base64.RawURLEncoding.DecodeString(s)
+}
+
+// truncate cuts s to at most n bytes on a character boundary and says so.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "\n[… message truncated]"
+}

@@ -1,0 +1,220 @@
+package gmail
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/oauth2"
+	"google.golang.org/api/googleapi"
+
+	"github.com/mailgate/mailgate/internal/localgmail"
+)
+
+func TestReadRetriesTwo429sThenSucceeds(t *testing.T) {
+	e := newEnv(t, nil)
+	e.insert(t, "alice@example.org", "hello", "hi")
+	// Retry-After: 1 is honoured (it exceeds the 1 ms backoff), so this
+	// test takes about two seconds.
+	e.srv.Inject(localgmail.Fault{Op: "messages.list", Status: 429, Header: http.Header{"Retry-After": {"1"}}, Times: 2})
+
+	res, err := e.c.Search(context.Background(), "hello", 5)
+	if err != nil {
+		t.Fatalf("Search: %v", err)
+	}
+	if len(res) != 1 || res[0].Subject != "hello" {
+		t.Fatalf("results = %+v", res)
+	}
+	if got := e.srv.Calls("messages.list"); got != 3 {
+		t.Errorf("messages.list calls = %d, want 3", got)
+	}
+	if got := strings.Count(e.logs.String(), "retrying Gmail call"); got != 2 {
+		t.Errorf("logged %d retries, want 2:\n%s", got, e.logs)
+	}
+	if !strings.Contains(e.logs.String(), "wait=1s") {
+		t.Errorf("Retry-After not honoured in the logged wait:\n%s", e.logs)
+	}
+}
+
+func TestReadRetriesUserRateLimit403ThenSucceeds(t *testing.T) {
+	e := newEnv(t, nil)
+	until := time.Now().Add(300 * time.Millisecond).UTC().Format("2006-01-02T15:04:05.000Z")
+	e.srv.Inject(localgmail.Fault{Op: "profile", Status: 403, Reason: "userRateLimitExceeded",
+		Message: "User-rate limit exceeded.  Retry after " + until})
+
+	email, err := e.c.Profile(context.Background())
+	if err != nil {
+		t.Fatalf("Profile: %v", err)
+	}
+	if email != "me@example.com" {
+		t.Errorf("email = %q", email)
+	}
+	if got := e.srv.Calls("profile"); got != 2 {
+		t.Errorf("profile calls = %d, want 2", got)
+	}
+}
+
+func TestReadRateLimitBeyondMaxHonouredWait(t *testing.T) {
+	e := newEnv(t, nil)
+	until := time.Now().Add(3 * time.Hour).UTC().Truncate(time.Millisecond)
+	e.srv.Inject(localgmail.Fault{Op: "profile", Status: 429, Reason: "rateLimitExceeded",
+		Message: "User-rate limit exceeded.  Retry after " + until.Format("2006-01-02T15:04:05.000Z")})
+
+	_, err := e.c.Profile(context.Background())
+	var rl *RateLimitedError
+	if !errors.As(err, &rl) {
+		t.Fatalf("err = %v, want *RateLimitedError", err)
+	}
+	if d := rl.Until.Sub(until); d < -time.Second || d > time.Second {
+		t.Errorf("Until = %v, want about %v", rl.Until, until)
+	}
+	if got := e.srv.Calls("profile"); got != 1 {
+		t.Errorf("profile calls = %d, want 1 (no sleep for hours)", got)
+	}
+}
+
+func TestReadPersistent503FailsAfterFourAttempts(t *testing.T) {
+	e := newEnv(t, nil)
+	id, _ := e.insert(t, "alice@example.org", "hello", "hi")
+	e.srv.Inject(localgmail.Fault{Op: "messages.get", Status: 503, HTML: true, Times: -1})
+
+	_, err := e.c.Message(context.Background(), id)
+	var gerr *googleapi.Error
+	if !errors.As(err, &gerr) || gerr.Code != 503 {
+		t.Fatalf("err = %v, want the 503 surfaced", err)
+	}
+	if !strings.HasPrefix(err.Error(), "fetching message "+id+": ") {
+		t.Errorf("err text = %q", err)
+	}
+	if got := e.srv.Calls("messages.get"); got != 4 {
+		t.Errorf("messages.get calls = %d, want 4 (1 + MaxRetries 3)", got)
+	}
+}
+
+func TestReadPermanentErrorsAreNotRetried(t *testing.T) {
+	e := newEnv(t, nil)
+	for _, f := range []localgmail.Fault{
+		{Op: "profile", Status: 400},
+		{Op: "profile", Status: 403, Reason: "dailyLimitExceeded"},
+		{Op: "profile", Status: 403, Reason: "forbidden"},
+		{Op: "profile", Status: 404},
+	} {
+		e.srv.ResetCounters()
+		e.srv.Inject(f)
+		if _, err := e.c.Profile(context.Background()); err == nil {
+			t.Fatalf("%+v: no error", f)
+		}
+		if got := e.srv.Calls("profile"); got != 1 {
+			t.Errorf("%d %s: %d calls, want 1", f.Status, f.Reason, got)
+		}
+	}
+}
+
+func TestInsufficientScopeIsAClearPermanentError(t *testing.T) {
+	e := newEnv(t, []string{ScopeCompose}) // no gmail.readonly
+	e.insert(t, "alice@example.org", "hello", "hi")
+
+	_, err := e.c.Search(context.Background(), "hello", 5)
+	var pe *PermissionError
+	if !errors.As(err, &pe) {
+		t.Fatalf("err = %v, want *PermissionError", err)
+	}
+	if pe.Scope != ScopeReadonly || !strings.Contains(err.Error(), ScopeReadonly) || !strings.Contains(err.Error(), "mailgate auth") {
+		t.Errorf("err text = %q", err)
+	}
+	if got := e.srv.Calls("messages.list"); got != 1 {
+		t.Errorf("messages.list calls = %d, want 1", got)
+	}
+}
+
+func TestContextCancelStopsRetrying(t *testing.T) {
+	e := newEnv(t, nil, func(o *Options) { o.RetryInitial, o.RetryMax = time.Hour, time.Hour })
+	e.srv.Inject(localgmail.Fault{Op: "profile", Status: 503, Times: -1})
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		// Cancel while the client sleeps before its second attempt.
+		for !strings.Contains(e.logs.String(), "retrying Gmail call") {
+			time.Sleep(time.Millisecond)
+		}
+		cancel()
+	}()
+	_, err := e.c.Profile(ctx)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if !strings.Contains(err.Error(), "503") {
+		t.Errorf("the last attempt's error is not reported: %v", err)
+	}
+}
+
+func TestServerWait(t *testing.T) {
+	now := time.Date(2026, 9, 11, 19, 59, 0, 0, time.UTC)
+	tests := []struct {
+		name string
+		err  *googleapi.Error
+		want time.Duration
+	}{
+		{"none", &googleapi.Error{Code: 429}, 0},
+		{"delta seconds", &googleapi.Error{Code: 429, Header: http.Header{"Retry-After": {"7"}}}, 7 * time.Second},
+		{"http date", &googleapi.Error{Code: 503, Header: http.Header{"Retry-After": {"Fri, 11 Sep 2026 20:00:00 GMT"}}}, time.Minute},
+		{"message", &googleapi.Error{Code: 403, Message: "User-rate limit exceeded.  Retry after 2026-09-11T20:00:00.000Z"}, time.Minute},
+		{"errors[] message", &googleapi.Error{Code: 403, Errors: []googleapi.ErrorItem{{Message: "Retry after 2026-09-11T19:59:30Z"}}}, 30 * time.Second},
+		{"largest wins", &googleapi.Error{Code: 429, Header: http.Header{"Retry-After": {"5"}}, Message: "Retry after 2026-09-11T19:59:02.5Z"}, 5 * time.Second},
+		{"past", &googleapi.Error{Code: 429, Message: "Retry after 2020-01-01T00:00:00Z"}, 0},
+		{"garbage", &googleapi.Error{Code: 429, Header: http.Header{"Retry-After": {"soon"}}}, 0},
+	}
+	for _, tt := range tests {
+		if got := serverWait(tt.err, now); got != tt.want {
+			t.Errorf("%s: serverWait = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestReadRetriesDroppedConnection(t *testing.T) {
+	e := newEnv(t, nil)
+	id, _ := e.insert(t, "alice@example.org", "hello", "hi")
+	e.srv.Inject(localgmail.Fault{Op: "messages.get", Drop: true})
+	m, err := e.c.Message(context.Background(), id)
+	if err != nil || m.ID != id {
+		t.Fatalf("Message = %+v, %v", m, err)
+	}
+	if got := e.srv.Calls("messages.get"); got != 2 {
+		t.Errorf("messages.get calls = %d, want 2", got)
+	}
+}
+
+func TestStatic401IsAReauthError(t *testing.T) {
+	e := newEnv(t, nil)
+	c, err := New(context.Background(), Options{Endpoint: e.base,
+		TokenSource: oauth2.StaticTokenSource(&oauth2.Token{AccessToken: "not-issued-by-the-server"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Profile(context.Background())
+	var re *ReauthError
+	var gerr *googleapi.Error
+	if !errors.As(err, &re) || !errors.As(err, &gerr) || gerr.Code != 401 {
+		t.Fatalf("err = %v, want *ReauthError around the 401", err)
+	}
+	if got := e.srv.Calls("profile"); got != 1 {
+		t.Errorf("profile calls = %d, want 1 (a static token cannot be refreshed)", got)
+	}
+}
+
+func TestInvalidClientIsNotRetried(t *testing.T) {
+	e := newEnv(t, nil)
+	writeJSON(t, e.credFile, map[string]any{"installed": map[string]any{
+		"client_id": e.clientID, "client_secret": "wrong", "token_uri": e.srv.TokenURL()}})
+	c := e.newClient(t)
+	_, err := c.Profile(context.Background())
+	var rerr *oauth2.RetrieveError
+	if !errors.As(err, &rerr) {
+		t.Fatalf("err = %v, want the token endpoint's refusal", err)
+	}
+	if got := e.srv.TokenRequests(); got != 1 {
+		t.Errorf("token requests = %d, want 1", got)
+	}
+}

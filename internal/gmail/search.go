@@ -1,0 +1,158 @@
+package gmail
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"html"
+	"mime"
+	"net/mail"
+	"strings"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+	gmailapi "google.golang.org/api/gmail/v1"
+	"google.golang.org/api/googleapi"
+
+	"github.com/mailgate/mailgate/internal/mailmsg"
+)
+
+// maxListResults is Gmail's cap on messages.list maxResults.
+const maxListResults = 500
+
+// Summary is one search hit: enough to show a result line and to reply.
+// Text fields are decoded and sanitized.
+type Summary struct {
+	ID, ThreadID, From, To, Subject, Date, Snippet, MessageID string
+	Time                                                      time.Time // internalDate (when Gmail received it)
+}
+
+// summaryHeaders are requested in metadata gets. Both spellings of
+// Message-ID are asked for; the answer keeps the message's own case.
+var summaryHeaders = []string{"From", "To", "Subject", "Date", "Message-ID", "Message-Id"}
+
+// Search lists up to limit messages matching the Gmail query (newest first,
+// limit clamped to 1..500) and fetches their headers. There is no batch API
+// in the Go client, so the gets run concurrently, at most FetchConcurrency
+// at a time (Gmail answers 429 "Too many concurrent requests" beyond a
+// small per-user cap) and paced by a limiter shared by all searches (the
+// per-user quota is about 50 gets per second). Results keep the list's
+// order. A message deleted between list and get is left out.
+func (c *Client) Search(ctx context.Context, query string, limit int) ([]Summary, error) {
+	limit = min(maxListResults, max(limit, 1))
+	list, err := retry(ctx, c, "messages.list", ScopeReadonly, true, func(ctx context.Context) (*gmailapi.ListMessagesResponse, error) {
+		return c.svc.Users.Messages.List(user).Q(query).MaxResults(int64(limit)).
+			Fields("messages(id,threadId)", "resultSizeEstimate").Context(ctx).Do()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing messages: %w", err)
+	}
+	ids := list.Messages
+	if len(ids) > limit {
+		ids = ids[:limit]
+	}
+	out := make([]Summary, len(ids))
+	found := make([]bool, len(ids))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(c.opts.FetchConcurrency)
+	for i, ref := range ids {
+		g.Go(func() error {
+			m, err := retry(gctx, c, "messages.get", ScopeReadonly, true, func(ctx context.Context) (*gmailapi.Message, error) {
+				// Pace every attempt, retries included.
+				if err := c.limiter.Wait(ctx); err != nil {
+					return nil, err
+				}
+				return c.svc.Users.Messages.Get(user, ref.Id).Format("metadata").
+					MetadataHeaders(summaryHeaders...).Context(ctx).Do()
+			})
+			if isNotFound(err) {
+				return nil // deleted since the list; skip it
+			}
+			if err != nil {
+				return fmt.Errorf("fetching message %s: %w", ref.Id, err)
+			}
+			out[i], found[i] = summarize(m), true
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, fmt.Errorf("searching messages: %w", err)
+	}
+	res := out[:0]
+	for i, s := range out {
+		if found[i] {
+			res = append(res, s)
+		}
+	}
+	return res, nil
+}
+
+// isNotFound reports a 404, or a 400 for a malformed id, from Gmail.
+func isNotFound(err error) bool {
+	var gerr *googleapi.Error
+	return errors.As(err, &gerr) && (gerr.Code == 404 || gerr.Code == 400)
+}
+
+func summarize(m *gmailapi.Message) Summary {
+	h := headerMap(m.Payload)
+	s := Summary{
+		ID:        m.Id,
+		ThreadID:  m.ThreadId,
+		From:      displayHeader(h.get("From")),
+		To:        displayHeader(h.get("To")),
+		Subject:   displayHeader(h.get("Subject")),
+		Date:      displayHeader(h.get("Date")),
+		MessageID: strings.TrimSpace(h.get("Message-ID")),
+		Snippet:   snippet(m.Snippet),
+		Time:      messageTime(m, h.get("Date")),
+	}
+	return s
+}
+
+// headers holds a message's headers in order; lookups ignore case
+// (Gmail returns "Message-Id" or "Message-ID" as the sender wrote it).
+type headers []*gmailapi.MessagePartHeader
+
+func headerMap(p *gmailapi.MessagePart) headers {
+	if p == nil {
+		return nil
+	}
+	return headers(p.Headers)
+}
+
+// get returns the first value of the named header, "" if absent.
+func (h headers) get(name string) string {
+	for _, x := range h {
+		if x != nil && strings.EqualFold(x.Name, name) {
+			return x.Value
+		}
+	}
+	return ""
+}
+
+var wordDecoder = &mime.WordDecoder{}
+
+// displayHeader decodes RFC 2047 words (if Gmail left any) and strips what
+// must not reach an agent.
+func displayHeader(v string) string {
+	if d, err := wordDecoder.DecodeHeader(v); err == nil {
+		v = d
+	}
+	return strings.TrimSpace(strings.ReplaceAll(mailmsg.Sanitize(v), "\n", " "))
+}
+
+// snippet undoes the HTML escaping Gmail applies to snippets ("&#39;").
+func snippet(s string) string {
+	return strings.TrimSpace(strings.ReplaceAll(mailmsg.Sanitize(html.UnescapeString(s)), "\n", " "))
+}
+
+// messageTime is Gmail's internalDate, else the Date header.
+func messageTime(m *gmailapi.Message, date string) time.Time {
+	if m.InternalDate > 0 {
+		return time.UnixMilli(m.InternalDate)
+	}
+	if t, err := mail.ParseDate(date); err == nil {
+		return t
+	}
+	return time.Time{}
+}

@@ -1,0 +1,222 @@
+// Package mailmsg builds and checks the RFC 5322 messages mailgate hands to
+// Gmail, and turns untrusted mail text into something safe to show an agent.
+//
+// Why a package of its own: every value that reaches a header comes from an
+// LLM agent or from a stranger's email, so header injection, a second
+// recipient smuggled into "to", broken encodings and invisible control
+// characters are the risks to design against. Keeping the rules in one leaf
+// package (stdlib plus golang.org/x/net/html) lets them be fuzzed in
+// isolation and keeps the Gmail adapter free of string handling.
+package mailmsg
+
+import (
+	"net/mail"
+	"strings"
+	"unicode/utf8"
+)
+
+// maxAddressInput bounds what ParseAddress accepts. A single address is at
+// most 254 octets (RFC 5321 §4.5.3.1.3); the rest leaves room for a display
+// name while keeping every rendered header line far below 998 octets.
+const maxAddressInput = 512
+
+// maxAddrSpec is the RFC 5321 limit on a forward path.
+const maxAddrSpec = 254
+
+// InvalidAddressError reports a recipient or sender that is not exactly one
+// well-formed address. Its text is the contract's validation message, which
+// the tool layer shows verbatim after "Error: ".
+type InvalidAddressError struct {
+	Input  string // the string as given
+	Reason string // why it was refused, for logs; not part of Error()
+}
+
+func (e *InvalidAddressError) Error() string {
+	return "Invalid email address format: " + e.Input
+}
+
+// ParseAddress checks that s is exactly one address and returns it.
+//
+// It refuses CR, LF and NUL anywhere, invalid UTF-8, lists ("a@x, b@y"),
+// groups ("team: a@x;"), domain literals, domains without a dot, display
+// names that decode (RFC 2047) to control characters, and anything that does
+// not survive being rendered by Build and parsed back: what is accepted here
+// is exactly what will be delivered to.
+func ParseAddress(s string) (*mail.Address, error) {
+	bad := func(reason string) (*mail.Address, error) {
+		return nil, &InvalidAddressError{Input: s, Reason: reason}
+	}
+	if s == "" || strings.TrimSpace(s) == "" {
+		return bad("empty")
+	}
+	if len(s) > maxAddressInput {
+		return bad("too long")
+	}
+	if strings.ContainsAny(s, "\r\n\x00") {
+		return bad("contains a line break or NUL")
+	}
+	if !utf8.ValidString(s) {
+		return bad("invalid UTF-8")
+	}
+	// net/mail's ParseAddress happily accepts a group holding one address
+	// ("x: a@b;"); look for group or list punctuation outside quoted
+	// strings, comments and angle brackets first.
+	if hasTopLevelListSyntax(s) {
+		return bad("a list or group, not one address")
+	}
+	a, err := mail.ParseAddress(s)
+	if err != nil {
+		return bad(err.Error())
+	}
+	if reason := checkAddress(a); reason != "" {
+		return bad(reason)
+	}
+	return a, nil
+}
+
+// checkAddress validates an already parsed address (also used by Build for
+// an Outgoing.To built by hand) and returns why it is unusable, or "".
+func checkAddress(a *mail.Address) string {
+	if a == nil {
+		return "missing"
+	}
+	if !utf8.ValidString(a.Name) || !utf8.ValidString(a.Address) {
+		return "invalid UTF-8"
+	}
+	if hasControl(a.Name) {
+		return "display name contains control characters"
+	}
+	if hasControl(a.Address) || strings.ContainsAny(a.Address, " \t") {
+		return "address contains control characters or spaces"
+	}
+	if len(a.Address) > maxAddrSpec {
+		return "address longer than 254 octets"
+	}
+	if len(a.Name) > maxAddressInput {
+		return "display name too long"
+	}
+	at := strings.LastIndexByte(a.Address, '@')
+	if at <= 0 || at == len(a.Address)-1 {
+		return "missing local part or domain"
+	}
+	domain := a.Address[at+1:]
+	if strings.ContainsAny(domain, "[]") {
+		return "domain literals are not accepted"
+	}
+	if !strings.Contains(domain, ".") || strings.HasPrefix(domain, ".") ||
+		strings.HasSuffix(domain, ".") || strings.Contains(domain, "..") {
+		return "domain is not a fully qualified name"
+	}
+	// Whatever we accept must come back unchanged from the header Build
+	// writes; refuse the corner cases where net/mail does not round-trip.
+	back, err := mail.ParseAddress(formatAddress(a))
+	if err != nil || back.Name != a.Name || back.Address != a.Address {
+		return "does not survive re-encoding"
+	}
+	return ""
+}
+
+// hasControl reports C0 controls (tab excepted), DEL and C1 controls.
+func hasControl(s string) bool {
+	for _, r := range s {
+		if (r < 0x20 && r != '\t') || r == 0x7f || (r >= 0x80 && r <= 0x9f) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasTopLevelListSyntax reports a ',', ':' or ';' that is not inside a
+// quoted string, a comment, angle brackets or a domain literal: the marks of
+// an address list or group.
+func hasTopLevelListSyntax(s string) bool {
+	depth := 0 // comment nesting
+	inQuote, inAngle, inLiteral := false, false, false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case inQuote:
+			if c == '\\' {
+				i++
+			} else if c == '"' {
+				inQuote = false
+			}
+		case depth > 0:
+			switch c {
+			case '\\':
+				i++
+			case '(':
+				depth++
+			case ')':
+				depth--
+			}
+		case inLiteral:
+			if c == '\\' {
+				i++
+			} else if c == ']' {
+				inLiteral = false
+			}
+		default:
+			switch c {
+			case '"':
+				inQuote = true
+			case '(':
+				depth++
+			case '[':
+				inLiteral = true
+			case '<':
+				inAngle = true
+			case '>':
+				inAngle = false
+			case ',', ';':
+				return true
+			case ':':
+				// A ':' inside <...> is an obsolete source route; net/mail
+				// rejects it anyway. Outside, it opens a group.
+				if !inAngle {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// formatAddress renders a for a header. Unlike (*mail.Address).String it
+// never emits a quoted-string that would have to be folded or that holds
+// runs of whitespace (folding collapses them), and it encodes with our own
+// bounded encoded-words so long names fold cleanly.
+func formatAddress(a *mail.Address) string {
+	spec := (&mail.Address{Address: a.Address}).String() // "<local@domain>", local quoted if needed
+	if a.Name == "" {
+		return spec
+	}
+	if isPlainPhrase(a.Name) {
+		return quotePhrase(a.Name) + " " + spec
+	}
+	return encodeWords(a.Name) + " " + spec
+}
+
+// isPlainPhrase reports whether name can go out as a short quoted-string:
+// printable ASCII, single spaces only, no edge spaces, nothing a decoder
+// could mistake for an encoded-word.
+func isPlainPhrase(name string) bool {
+	if len(name) > 60 || !isPlainText(name) {
+		return false
+	}
+	return true
+}
+
+// quotePhrase wraps s in double quotes, escaping '"' and '\'.
+func quotePhrase(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for i := 0; i < len(s); i++ {
+		if s[i] == '"' || s[i] == '\\' {
+			b.WriteByte('\\')
+		}
+		b.WriteByte(s[i])
+	}
+	b.WriteByte('"')
+	return b.String()
+}

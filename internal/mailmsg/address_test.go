@@ -1,0 +1,131 @@
+package mailmsg
+
+import (
+	"errors"
+	"net/mail"
+	"strings"
+	"testing"
+)
+
+func TestParseAddress(t *testing.T) {
+	tests := []struct {
+		in       string
+		wantName string
+		wantAddr string // "" means the input must be refused
+	}{
+		{"a@example.com", "", "a@example.com"},
+		{"  a@example.com  ", "", "a@example.com"},
+		{"Alice <alice@example.com>", "Alice", "alice@example.com"},
+		{`"Doe, John" <john@example.com>`, "Doe, John", "john@example.com"},
+		{`"Say \"hi\"" <q@example.com>`, `Say "hi"`, "q@example.com"},
+		{"=?UTF-8?Q?Andr=C3=A9?= <andre@example.com>", "André", "andre@example.com"},
+		{"Jöhn <j@example.com>", "Jöhn", "j@example.com"},
+		{"a@x.com (Bob)", "Bob", "a@x.com"},
+		{`"a.b"@example.com`, "", "a.b@example.com"},
+		{`"a b"@example.com`, "", ""}, // legal but never a real mailbox; refused
+
+		{"not-an-email", "", ""},
+		{"", "", ""},
+		{"   ", "", ""},
+		{"a@x.com, b@y.com", "", ""}, // a second recipient smuggled into "to"
+		{"a@x.com; b@y.com", "", ""},
+		{"team: a@x.com;", "", ""}, // a group holding one address
+		{"team:;", "", ""},
+		{"a@x.com\r\nBcc: evil@y.com", "", ""}, // header injection
+		{"a@x.com\nBcc: evil@y.com", "", ""},
+		{"a@x.com\x00", "", ""},
+		{"Bob <a@x.com> <b@y.com>", "", ""},
+		{"a@localhost", "", ""}, // not a deliverable domain
+		{"a@[127.0.0.1]", "", ""},
+		{"a@x..com", "", ""},
+		{"=?UTF-8?Q?a=0D=0ABcc:_e@y.com?= <a@x.com>", "", ""}, // CR/LF hidden in an encoded-word
+		{"\xff@x.com", "", ""},
+		{strings.Repeat("a", 250) + "@example.com", "", ""},
+	}
+	for _, tt := range tests {
+		got, err := ParseAddress(tt.in)
+		if tt.wantAddr == "" {
+			if err == nil {
+				t.Errorf("ParseAddress(%q) = %+v, want an error", tt.in, got)
+				continue
+			}
+			var ie *InvalidAddressError
+			if !errors.As(err, &ie) {
+				t.Errorf("ParseAddress(%q) error %T, want *InvalidAddressError", tt.in, err)
+			}
+			if want := "Invalid email address format: " + tt.in; err.Error() != want {
+				t.Errorf("ParseAddress(%q) error = %q, want %q", tt.in, err.Error(), want)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("ParseAddress(%q): %v", tt.in, err)
+			continue
+		}
+		if got.Name != tt.wantName || got.Address != tt.wantAddr {
+			t.Errorf("ParseAddress(%q) = (%q, %q), want (%q, %q)", tt.in, got.Name, got.Address, tt.wantName, tt.wantAddr)
+		}
+	}
+}
+
+func TestContractErrorText(t *testing.T) {
+	_, err := ParseAddress("not-an-email")
+	if got, want := "Error: "+err.Error(), "Error: Invalid email address format: not-an-email"; got != want {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+}
+
+func TestFormatAddressRoundTrips(t *testing.T) {
+	for _, a := range []*mail.Address{
+		{Name: "Doe, John", Address: "john@example.com"},
+		{Name: `Quote " and \ backslash`, Address: "q@example.com"},
+		{Name: "two  spaces", Address: "t@example.com"},
+		{Name: " edge ", Address: "e@example.com"},
+		{Name: "=?UTF-8?Q?looks_encoded?=", Address: "l@example.com"},
+		{Name: strings.Repeat("Ünïcødé ", 20), Address: "u@example.com"},
+		{Name: strings.Repeat("x", 200), Address: "long@example.com"},
+		{Name: "tab\there", Address: "tab@example.com"},
+	} {
+		back, err := mail.ParseAddress(formatAddress(a))
+		if err != nil || back.Name != a.Name || back.Address != a.Address {
+			t.Errorf("formatAddress(%q) = %q: parsed back as %+v, %v", a.Name, formatAddress(a), back, err)
+		}
+	}
+}
+
+func FuzzParseAddress(f *testing.F) {
+	for _, s := range []string{
+		"a@example.com", "Alice <alice@example.com>", `"Doe, John" <john@example.com>`,
+		"a@x.com, b@y.com", "team: a@x.com;", "a@x.com\r\nBcc: e@y.com",
+		"=?UTF-8?B?w6lsw6h2ZQ==?= <e@example.com>", `"a\"b" <c@d.ef>`, "a@x.com (comment)",
+		"<a@x.com>", "a@[1.2.3.4]", `"x y"@example.com`, "Jöhn Dœ <j@exämple.com>",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		a, err := ParseAddress(s)
+		if err != nil {
+			var ie *InvalidAddressError
+			if !errors.As(err, &ie) || err.Error() != "Invalid email address format: "+s {
+				t.Fatalf("ParseAddress(%q): unexpected error %T %v", s, err, err)
+			}
+			return
+		}
+		if strings.ContainsAny(s, "\r\n\x00") {
+			t.Fatalf("accepted %q containing CR/LF/NUL", s)
+		}
+		// Accepted addresses round-trip through the header we write ...
+		back, err := ParseAddress(formatAddress(a))
+		if err != nil || back.Name != a.Name || back.Address != a.Address {
+			t.Fatalf("%q: %+v rendered %q, parsed back %+v, %v", s, a, formatAddress(a), back, err)
+		}
+		// ... and through net/mail's own rendering.
+		back, err = mail.ParseAddress(a.String())
+		if err != nil || back.Name != a.Name || back.Address != a.Address {
+			t.Fatalf("%q: %+v String() %q, parsed back %+v, %v", s, a, a.String(), back, err)
+		}
+		if list, err := mail.ParseAddressList(s); err != nil || len(list) != 1 {
+			t.Fatalf("%q accepted but ParseAddressList gives %d addresses, %v", s, len(list), err)
+		}
+	})
+}
