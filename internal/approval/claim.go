@@ -1,0 +1,194 @@
+package approval
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Claim is an approval consumed into Done/: whatever happens next, it can
+// never authorise another send.
+type Claim struct {
+	Approval  *Approval
+	Path      string // absolute path of the file in Done/
+	Name      string // file name in Done/
+	ClaimedAt time.Time
+	v         *Vault
+}
+
+// Done-file statuses written by Record. A Done file whose status is none of
+// these (still the pending/approved it arrived with) was claimed by a process
+// that stopped before recording the outcome: the email may or may not have
+// left.
+const (
+	StatusSent    = "sent"
+	StatusFailed  = "failed"
+	StatusUnknown = "unknown"
+)
+
+// Claim consumes a by moving it from Approved/ into Done/ under a unique
+// name, before anything is sent. Exactly one caller in any process can win:
+// rename(2) of one source name succeeds once, and with a ledger the
+// request's consumption is also recorded once. Losers get ErrAlreadyClaimed.
+//
+// The file is re-read (never through a symlink) and its hash compared with
+// the one Find matched both before the rename and after it, in Done/; a file
+// altered in between is not sent from (ErrChanged; if it was already moved
+// it stays consumed, marked failed). Approved/ is fsynced after the rename,
+// before Claim returns, so a power loss after the send cannot resurrect the
+// approval.
+func (v *Vault) Claim(ctx context.Context, a *Approval) (*Claim, error) {
+	if err := v.verify(a.Path, a.SHA256); err != nil {
+		return nil, err
+	}
+	now := v.o.Now()
+	if v.o.Mode == ModeContent && v.o.Ledger != nil {
+		if err := v.o.Ledger.Consume(ctx, a.RequestID, a.ContentSHA256, now); err != nil {
+			if errors.Is(err, ErrAlreadyClaimed) || errors.Is(err, ErrNotIssued) {
+				return nil, fmt.Errorf("claiming %s: %w", a.Name, ErrAlreadyClaimed)
+			}
+			return nil, fmt.Errorf("claiming %s: %w", a.Name, err)
+		}
+	}
+	base := strings.TrimSuffix(a.Name, filepath.Ext(a.Name))
+	var c *Claim
+	for attempt := 0; ; attempt++ {
+		name := base + "." + now.UTC().Format("20060102T150405Z") + "-" + randomHex(3) + ".md"
+		err := renameNoReplace(a.Path, v.path(DirDone, name))
+		if err == nil {
+			c = &Claim{Approval: a, Path: v.path(DirDone, name), Name: name, ClaimedAt: now, v: v}
+			break
+		}
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("claiming %s: %w", a.Name, ErrAlreadyClaimed)
+		}
+		if !isExist(err) || attempt == 3 {
+			return nil, fmt.Errorf("claiming %s: %w", a.Name, err)
+		}
+	}
+	// The removal from Approved/ is what must survive a power loss: that is
+	// what keeps the approval from being used again. (On journaling
+	// filesystems the same commit carries the new Done/ entry; elsewhere a
+	// power loss could at worst lose the Done file, never resurrect the
+	// approval, and the audit log's claim line names it.)
+	if err := syncDir(filepath.Join(v.root, DirApproved)); err != nil {
+		return c, fmt.Errorf("claiming %s: syncing Approved/: %w", a.Name, err)
+	}
+	if err := v.verify(c.Path, a.SHA256); err != nil {
+		_ = c.Record(Outcome{Status: StatusFailed, Error: "approval changed while it was being claimed; nothing was sent"})
+		return nil, err
+	}
+	return c, nil
+}
+
+// verify re-reads path and checks its hash.
+func (v *Vault) verify(path, want string) error {
+	data, _, err := readRegular(path, v.o.MaxFileSize)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("claiming %s: %w", filepath.Base(path), ErrAlreadyClaimed)
+	case err != nil:
+		return fmt.Errorf("claiming %s: %w (%v)", filepath.Base(path), ErrChanged, err)
+	case sum(data) != want:
+		return fmt.Errorf("claiming %s: %w", filepath.Base(path), ErrChanged)
+	}
+	return nil
+}
+
+// Outcome is what became of a claimed send.
+type Outcome struct {
+	Status                        string // StatusSent, StatusFailed or StatusUnknown
+	SentAt                        time.Time
+	GmailMessageID, GmailThreadID string
+	Error                         string
+}
+
+// Record writes the claim (claimed_at, approval_sha256) and o into the Done
+// file's frontmatter, atomically; the body is left byte for byte as it was.
+// Claim itself does not rewrite the file, to keep the send path to one
+// rewrite.
+func (c *Claim) Record(o Outcome) error {
+	kvs := []kv{
+		{"status", o.Status, false},
+		{"claimed_at", c.ClaimedAt.UTC().Format(time.RFC3339Nano), false},
+		{"approval_sha256", c.Approval.SHA256, false},
+	}
+	if !o.SentAt.IsZero() {
+		kvs = append(kvs, kv{"sent_at", o.SentAt.UTC().Format(time.RFC3339Nano), false})
+	}
+	if o.GmailMessageID != "" {
+		kvs = append(kvs, kv{"gmail_message_id", o.GmailMessageID, true})
+	}
+	if o.GmailThreadID != "" {
+		kvs = append(kvs, kv{"gmail_thread_id", o.GmailThreadID, true})
+	}
+	if o.Error != "" {
+		msg := strings.Join(strings.Fields(o.Error), " ")
+		if len(msg) > 500 {
+			msg = msg[:500] + "…"
+		}
+		kvs = append(kvs, kv{"error", msg, true})
+	}
+	kvs = append(kvs, kv{"recorded_at", c.v.o.Now().UTC().Format(time.RFC3339Nano), false})
+	if err := c.update(managedKeys, kvs); err != nil {
+		return fmt.Errorf("recording outcome in %s: %w", c.Name, err)
+	}
+	return nil
+}
+
+// managedKeys are the frontmatter keys Record owns in Done files.
+var managedKeys = []string{"status", "claimed_at", "approval_sha256", "sent_at",
+	"gmail_message_id", "gmail_thread_id", "error", "recorded_at"}
+
+// update rewrites the Done file: earlier values of the drop keys (with
+// their continuation lines) are removed, kvs are appended at the end of the
+// frontmatter, and every other line and the body stay byte for byte.
+func (c *Claim) update(drop []string, kvs []kv) error {
+	data, _, err := readRegular(c.Path, c.v.o.MaxFileSize+4096)
+	if err != nil {
+		return err
+	}
+	data = bytes.TrimPrefix(data, utf8BOM)
+	b, err := findBlock(data)
+	if err != nil {
+		return err
+	}
+	nl := "\n"
+	if bytes.HasSuffix(data[:b.open], []byte("\r\n")) {
+		nl = "\r\n"
+	}
+	var out bytes.Buffer
+	out.Write(data[:b.open])
+	dropping := false
+	for _, l := range b.lines {
+		k, err := lineKey(l)
+		if err != nil {
+			return err
+		}
+		if k != "" {
+			dropping = slices.Contains(drop, k)
+		}
+		if !dropping {
+			out.Write(l)
+		}
+	}
+	for _, f := range kvs {
+		out.WriteString(strings.TrimSuffix(f.line(), "\n") + nl)
+	}
+	closingStart := b.open
+	for _, l := range b.lines {
+		closingStart += len(l)
+	}
+	out.Write(data[closingStart:b.end])
+	out.Write(data[b.end:])
+	if _, err := parseApproval(out.Bytes()); err != nil {
+		return fmt.Errorf("rewriting frontmatter: %w", err)
+	}
+	return writeAtomic(c.Path, out.Bytes(), true)
+}

@@ -1,0 +1,19 @@
+//go:build darwin
+
+package approval
+
+import (
+	"errors"
+
+	"golang.org/x/sys/unix"
+)
+
+// renameNoReplace renames oldpath to newpath atomically, failing with EEXIST
+// instead of replacing an existing newpath (renameatx_np RENAME_EXCL).
+func renameNoReplace(oldpath, newpath string) error {
+	err := unix.RenameatxNp(unix.AT_FDCWD, oldpath, unix.AT_FDCWD, newpath, unix.RENAME_EXCL)
+	if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOTSUP) {
+		return renameCheckFirst(oldpath, newpath)
+	}
+	return err
+}

@@ -1,0 +1,5 @@
+//go:build !linux && !darwin
+
+package approval
+
+func renameNoReplace(oldpath, newpath string) error { return renameCheckFirst(oldpath, newpath) }

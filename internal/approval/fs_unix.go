@@ -1,0 +1,24 @@
+//go:build unix
+
+package approval
+
+import (
+	"os"
+	"syscall"
+)
+
+// openNoFollow opens path read-only, failing (ELOOP) if its last component
+// is a symlink, and without blocking if it is a FIFO.
+func openNoFollow(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+}
+
+// syncDir makes renames and creations in dir durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}

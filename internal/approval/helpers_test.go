@@ -1,0 +1,121 @@
+package approval
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mailgate/mailgate/internal/store"
+)
+
+var t0 = time.Date(2026, 2, 14, 10, 0, 0, 0, time.UTC)
+
+// clock is a settable test clock.
+type clock struct{ now time.Time }
+
+func (c *clock) Now() time.Time { return c.now }
+
+func newVault(t testing.TB, o Options) (*Vault, *clock) {
+	t.Helper()
+	c := &clock{now: t0}
+	if o.Now == nil {
+		o.Now = c.Now
+	}
+	v, err := Open(filepath.Join(t.TempDir(), "vault"), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v, c
+}
+
+func newLedger(t testing.TB) *SQLiteLedger {
+	t.Helper()
+	ctx := context.Background()
+	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	l, err := NewSQLiteLedger(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+func sendReq() Request {
+	return Request{Kind: KindSend, To: "John <john@example.com>", Subject: "Meeting notes",
+		Body: "Hi John,\n\nNotes attached.\n\n-- \nAgent\n"}
+}
+
+func replyReq() Request {
+	return Request{Kind: KindReply, ThreadID: "18d5a3b2c1d0e0f1", MessageID: "18d5a3b2c1d0e0f2",
+		To: "ann@example.org", Subject: "Re: Budget", Body: "Agreed.\n"}
+}
+
+// requestAndApprove writes the pending file for req and moves it to
+// Approved/, as the human does.
+func requestAndApprove(t testing.TB, v *Vault, req Request) string {
+	t.Helper()
+	name, err := v.EnsurePending(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	move(t, v, DirPending, DirApproved, name)
+	return name
+}
+
+func move(t testing.TB, v *Vault, from, to, name string) {
+	t.Helper()
+	if err := os.Rename(v.path(from, name), v.path(to, name)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func readFile(t testing.TB, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func writeFile(t testing.TB, path, data string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func dirNames(t testing.TB, v *Vault, dir string) []string {
+	t.Helper()
+	names, err := readDirNames(filepath.Join(v.root, dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// editField replaces the value of key in a file's frontmatter.
+func editField(t testing.TB, path, key, value string) {
+	t.Helper()
+	lines := strings.Split(readFile(t, path), "\n")
+	found := false
+	for i, l := range lines {
+		if strings.HasPrefix(l, key+":") {
+			lines[i] = key + ": " + value
+			found = true
+			break
+		}
+	}
+	if !found {
+		t.Fatalf("no %s in %s", key, path)
+	}
+	writeFile(t, path, strings.Join(lines, "\n"))
+}

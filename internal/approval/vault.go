@@ -1,0 +1,262 @@
+package approval
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Vault folders, created under the root if missing.
+const (
+	DirPending  = "Pending_Approval"
+	DirApproved = "Approved"
+	DirRejected = "Rejected"
+	DirDone     = "Done"
+	DirLogs     = "Logs"
+)
+
+// Sentinel errors. Find, Claim and EnsurePending wrap them; test with
+// errors.Is.
+var (
+	// ErrNoApproval: nothing in Approved/ matches the call (see *NoMatchError
+	// for why the closest files were refused).
+	ErrNoApproval = errors.New("no matching approval")
+	// ErrRejected: the human moved this exact request to Rejected/.
+	ErrRejected = errors.New("rejected by the approver")
+	// ErrAlreadyClaimed: another call consumed the approval first.
+	ErrAlreadyClaimed = errors.New("approval already claimed")
+	// ErrChanged: the approval file changed between Find and Claim.
+	ErrChanged = errors.New("approval changed since it was matched")
+)
+
+// NoMatchError is returned by Find when no approval matches. Reasons lists,
+// for the log, why the closest candidates were refused ("EMAIL_SEND_….md:
+// subject differs"); it never holds bodies.
+type NoMatchError struct{ Reasons []string }
+
+func (e *NoMatchError) Error() string {
+	if len(e.Reasons) == 0 {
+		return ErrNoApproval.Error()
+	}
+	return ErrNoApproval.Error() + " (" + strings.Join(e.Reasons, "; ") + ")"
+}
+
+func (e *NoMatchError) Is(target error) bool { return target == ErrNoApproval }
+
+// RejectedError is returned by Find when the request sits in Rejected/.
+type RejectedError struct{ Name string }
+
+func (e *RejectedError) Error() string {
+	return ErrRejected.Error() + ": " + DirRejected + "/" + e.Name
+}
+
+func (e *RejectedError) Is(target error) bool { return target == ErrRejected }
+
+// Options configure a Vault. Zero values take the defaults.
+type Options struct {
+	Mode        Mode          // default ModeContent
+	TTL         time.Duration // expiry written into new requests; default 24h
+	MaxFileSize int64         // larger files are ignored; default 1 MiB
+	Now         func() time.Time
+	// Ledger, when set, records every request mailgate issues; in content
+	// mode only approvals whose request_id and content_sha256 were issued
+	// and not yet consumed are honoured. nil: no ledger.
+	Ledger Ledger
+}
+
+// Vault is the approval folder tree.
+type Vault struct {
+	root string
+	o    Options
+}
+
+// Open prepares the vault at root (absolute), creating its folders 0700.
+func Open(root string, o Options) (*Vault, error) {
+	if !filepath.IsAbs(root) {
+		return nil, fmt.Errorf("opening vault: path %q is not absolute", root)
+	}
+	switch o.Mode {
+	case "":
+		o.Mode = ModeContent
+	case ModeContent, ModeRecipient:
+	default:
+		return nil, fmt.Errorf("opening vault: unknown approval mode %q", o.Mode)
+	}
+	if o.TTL <= 0 {
+		o.TTL = 24 * time.Hour
+	}
+	if o.MaxFileSize <= 0 {
+		o.MaxFileSize = 1 << 20
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	for _, d := range []string{DirPending, DirApproved, DirRejected, DirDone, DirLogs} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o700); err != nil {
+			return nil, fmt.Errorf("opening vault: %w", err)
+		}
+	}
+	return &Vault{root: root, o: o}, nil
+}
+
+// Root returns the vault's absolute path.
+func (v *Vault) Root() string { return v.root }
+
+// Mode returns the approval mode in force.
+func (v *Vault) Mode() Mode { return v.o.Mode }
+
+func (v *Vault) path(dir, name string) string { return filepath.Join(v.root, dir, name) }
+
+// Approval is a file in Approved/ that matched a call.
+type Approval struct {
+	Path string // absolute path in Approved/
+	Name string // file name in Approved/
+	Kind Kind
+	// RequestID and ContentSHA256 as the file states them (possibly empty
+	// for a human-written recipient-mode file).
+	RequestID, ContentSHA256 string
+	// SHA256 is the hash of the file's bytes as matched: the exact file the
+	// human approved. Claim re-checks it.
+	SHA256  string
+	Expires time.Time // zero when the file has none (recipient mode)
+}
+
+// Find looks for an approval of req. It returns a *RejectedError when the
+// request is in Rejected/, a *NoMatchError when nothing in Approved/
+// matches, or the approval.
+//
+// In content mode the request's deterministic name (<stem>.md) is tried
+// first, without listing the folder; only if it is absent or refused are
+// other files whose name starts with the stem (copies such as
+// "<stem> (1).md") considered, in name order. Renaming a request file to
+// something else withdraws it. In recipient mode every .md file is a
+// candidate, in name order. Hidden names, non-.md names, symlinks, other
+// non-regular files and files over MaxFileSize are skipped.
+func (v *Vault) Find(ctx context.Context, req Request) (*Approval, error) {
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
+	sha := req.SHA256()
+	st := stem(req.Kind, sha)
+	if rejected, err := v.isRejected(st+".md", req, sha); err != nil {
+		return nil, err
+	} else if rejected {
+		return nil, &RejectedError{Name: st + ".md"}
+	}
+
+	m := matcher{v: v, ctx: ctx, req: req, sha: sha, addr: strings.ToLower(req.Address()), now: v.o.Now()}
+	var reasons []string
+	try := func(name string) (*Approval, error) {
+		a, reason, err := m.try(name)
+		if a == nil && err == nil && len(reasons) < 3 && reason != "gone" {
+			reasons = append(reasons, name+": "+reason)
+		}
+		return a, err
+	}
+	if v.o.Mode == ModeContent {
+		if a, err := try(st + ".md"); a != nil || err != nil {
+			return a, err
+		}
+	}
+	names, err := readDirNames(filepath.Join(v.root, DirApproved))
+	if err != nil {
+		return nil, fmt.Errorf("finding approval: %w", err)
+	}
+	var candidates []string
+	for _, name := range names {
+		if !candidateName(name) {
+			continue
+		}
+		if v.o.Mode == ModeContent && (!strings.HasPrefix(name, st) || name == st+".md") {
+			continue
+		}
+		candidates = append(candidates, name)
+	}
+	sort.Strings(candidates)
+	for _, name := range candidates {
+		if a, err := try(name); a != nil || err != nil {
+			return a, err
+		}
+	}
+	return nil, &NoMatchError{Reasons: reasons}
+}
+
+// isRejected reports whether Rejected/<name> holds this exact request.
+func (v *Vault) isRejected(name string, req Request, sha string) (bool, error) {
+	data, _, err := readRegular(v.path(DirRejected, name), v.o.MaxFileSize)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, errSkipped) {
+			return false, nil
+		}
+		return false, fmt.Errorf("checking rejected requests: %w", err)
+	}
+	p, err := parseApproval(data)
+	if err != nil {
+		return false, nil
+	}
+	if p.ContentSHA256 != "" {
+		return strings.EqualFold(strings.TrimSpace(p.ContentSHA256), sha), nil
+	}
+	return contentReason(p, req) == "", nil
+}
+
+// candidateName keeps visible .md names: editors' lock and swap files and
+// mailgate's own temporary files start with a dot.
+func candidateName(name string) bool {
+	return !strings.HasPrefix(name, ".") && strings.EqualFold(filepath.Ext(name), ".md")
+}
+
+func readDirNames(dir string) ([]string, error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return f.Readdirnames(-1)
+}
+
+// errSkipped marks a file that is not a regular file or is too large.
+var errSkipped = errors.New("skipped")
+
+// readRegular reads path without following a symlink in its last component
+// and without blocking on a FIFO; anything but a regular file of at most
+// max bytes is errSkipped. It returns the bytes and the modification time.
+func readRegular(path string, max int64) ([]byte, time.Time, error) {
+	f, err := openNoFollow(path)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, time.Time{}, fmt.Errorf("%w: not a regular file", errSkipped)
+	}
+	if fi.Size() > max {
+		return nil, time.Time{}, fmt.Errorf("%w: larger than %d bytes", errSkipped, max)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	if int64(len(data)) > max {
+		return nil, time.Time{}, fmt.Errorf("%w: larger than %d bytes", errSkipped, max)
+	}
+	return data, fi.ModTime(), nil
+}
+
+func sum(data []byte) string {
+	h := sha256.Sum256(data)
+	return hex.EncodeToString(h[:])
+}

@@ -1,0 +1,247 @@
+package approval
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestEnsurePendingWritesReadableRequestOnce(t *testing.T) {
+	ctx := context.Background()
+	v, c := newVault(t, Options{})
+	req := sendReq()
+	name, err := v.EnsurePending(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "EMAIL_SEND_" + req.SHA256()[:12] + ".md"; name != want {
+		t.Fatalf("name = %s, want %s", name, want)
+	}
+	path := v.path(DirPending, name)
+	first := readFile(t, path)
+	for _, want := range []string{
+		"---\n# mailgate approval request. Move this file to Approved/",
+		"\ntype: email_send\n", "\nstatus: pending\n", "\nrequest_id: EMAIL_SEND_",
+		"\nto: \"John <john@example.com>\"\n", "\nsubject: \"Meeting notes\"\n",
+		"\ncreated: 2026-02-14T10:00:00Z\n", "\nexpires: 2026-02-15T10:00:00Z\n",
+		"\ncontent_sha256: " + req.SHA256() + "\n",
+		"\n---\n\n" + req.Body,
+	} {
+		if !strings.Contains(first, want) {
+			t.Errorf("request file lacks %q:\n%s", want, first)
+		}
+	}
+	if !strings.HasSuffix(first, "\n---\n\n"+req.Body) {
+		t.Errorf("body is not the exact tail of the file")
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("mode: %v %v", fi.Mode(), err)
+	}
+
+	c.now = c.now.Add(time.Hour)
+	again, err := v.EnsurePending(ctx, req)
+	if err != nil || again != name {
+		t.Fatalf("second call: %s, %v", again, err)
+	}
+	if readFile(t, path) != first {
+		t.Fatal("request file rewritten by an identical call")
+	}
+	if n := len(dirNames(t, v, DirPending)); n != 1 {
+		t.Fatalf("%d files in Pending_Approval/", n)
+	}
+
+	// Once expired, the request is renewed in place with a new id.
+	c.now = t0.Add(25 * time.Hour)
+	if _, err := v.EnsurePending(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	renewed := readFile(t, path)
+	if renewed == first || !strings.Contains(renewed, "expires: 2026-02-16T11:00:00Z") {
+		t.Fatalf("expired request not renewed:\n%s", renewed)
+	}
+
+	other := req
+	other.Body += "P.S."
+	if n2, _ := v.EnsurePending(ctx, other); n2 == name {
+		t.Fatal("different content got the same file")
+	}
+}
+
+func TestSendLifecycle(t *testing.T) {
+	for _, ledger := range []bool{false, true} {
+		t.Run(map[bool]string{false: "no ledger", true: "ledger"}[ledger], func(t *testing.T) {
+			ctx := context.Background()
+			o := Options{}
+			if ledger {
+				o.Ledger = newLedger(t)
+			}
+			v, c := newVault(t, o)
+			req := sendReq()
+			if _, err := v.Find(ctx, req); !errors.Is(err, ErrNoApproval) {
+				t.Fatalf("before approval: %v", err)
+			}
+			name := requestAndApprove(t, v, req)
+			a, err := v.Find(ctx, req)
+			if err != nil {
+				t.Fatalf("Find: %v", err)
+			}
+			if a.Name != name || a.ContentSHA256 != req.SHA256() || !a.Expires.Equal(t0.Add(24*time.Hour)) {
+				t.Fatalf("approval = %+v", a)
+			}
+			approved := readFile(t, a.Path)
+			cl, err := v.Claim(ctx, a)
+			if err != nil {
+				t.Fatalf("Claim: %v", err)
+			}
+			if n := len(dirNames(t, v, DirApproved)); n != 0 {
+				t.Fatalf("Approved/ still has %d files", n)
+			}
+			if got := readFile(t, cl.Path); got != approved {
+				t.Fatalf("claimed file changed by the move:\n%s", got)
+			}
+			c.now = c.now.Add(time.Second)
+			if err := cl.Record(Outcome{Status: StatusSent, SentAt: c.now, GmailMessageID: "m1", GmailThreadID: "t1"}); err != nil {
+				t.Fatal(err)
+			}
+			done := readFile(t, cl.Path)
+			for _, want := range []string{"\nstatus: sent\n", "\nsent_at: 2026-02-14T10:00:01Z\n",
+				"\ngmail_message_id: \"m1\"\n", "\ngmail_thread_id: \"t1\"\n", "\napproval_sha256: " + a.SHA256 + "\n"} {
+				if !strings.Contains(done, want) {
+					t.Errorf("Done file lacks %q:\n%s", want, done)
+				}
+			}
+			if strings.Count(done, "\nstatus:") != 1 {
+				t.Errorf("status written twice:\n%s", done)
+			}
+			if !strings.HasSuffix(done, "\n---\n\n"+req.Body) {
+				t.Errorf("body changed:\n%s", done)
+			}
+
+			// Reuse: the consumed approval authorises nothing, even copied back.
+			if _, err := v.Find(ctx, req); !errors.Is(err, ErrNoApproval) {
+				t.Fatalf("after send: %v", err)
+			}
+			writeFile(t, v.path(DirApproved, name), done)
+			if _, err := v.Find(ctx, req); !errors.Is(err, ErrNoApproval) {
+				t.Fatalf("Done file copied back honoured: %v", err)
+			}
+			if ledger {
+				// Even with its status edited back, the ledger knows it is used.
+				editField(t, v.path(DirApproved, name), "status", "pending")
+				if _, err := v.Find(ctx, req); !errors.Is(err, ErrNoApproval) {
+					t.Fatalf("re-statused copy honoured: %v", err)
+				}
+			}
+			os.Remove(v.path(DirApproved, name))
+
+			// The same email again needs a new approval, and says so.
+			if _, err := v.EnsurePending(ctx, req); err != nil {
+				t.Fatal(err)
+			}
+			if got := readFile(t, v.path(DirPending, name)); !strings.Contains(got, "An identical email was handled before: Done/"+cl.Name) {
+				t.Errorf("new request lacks history note:\n%s", got)
+			}
+		})
+	}
+}
+
+func TestReplyBoundToThread(t *testing.T) {
+	ctx := context.Background()
+	v, _ := newVault(t, Options{})
+	req := replyReq()
+	name := requestAndApprove(t, v, req)
+	if got := readFile(t, v.path(DirApproved, name)); !strings.Contains(got, "\nthread_id: \"18d5a3b2c1d0e0f1\"\n") ||
+		!strings.Contains(got, "\nmessage_id: \"18d5a3b2c1d0e0f2\"\n") || !strings.Contains(got, "\ntype: email_reply\n") {
+		t.Fatalf("reply request:\n%s", got)
+	}
+	for _, tc := range []struct {
+		name string
+		edit func(*Request)
+	}{
+		{"other thread", func(r *Request) { r.ThreadID = "18d5a3b2c1d0e0ff" }},
+		{"other message", func(r *Request) { r.MessageID = "18d5a3b2c1d0e0ff" }},
+		{"other recipient", func(r *Request) { r.To = "mallory@example.org" }},
+		{"other body", func(r *Request) { r.Body = "Disagree.\n" }},
+		{"as a send", func(r *Request) { r.Kind = KindSend }},
+	} {
+		r := req
+		tc.edit(&r)
+		if a, err := v.Find(ctx, r); !errors.Is(err, ErrNoApproval) {
+			t.Errorf("%s: Find = %v, %v", tc.name, a, err)
+		}
+	}
+	if _, err := v.Find(ctx, req); err != nil {
+		t.Fatalf("exact reply: %v", err)
+	}
+}
+
+func TestRejectedFolder(t *testing.T) {
+	ctx := context.Background()
+	v, _ := newVault(t, Options{})
+	req := sendReq()
+	name, err := v.EnsurePending(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	move(t, v, DirPending, DirRejected, name)
+	_, err = v.Find(ctx, req)
+	var re *RejectedError
+	if !errors.Is(err, ErrRejected) || !errors.As(err, &re) || re.Name != name {
+		t.Fatalf("Find = %v, want RejectedError for %s", err, name)
+	}
+	// Rejected wins even over a copy in Approved/.
+	writeFile(t, v.path(DirApproved, name), readFile(t, v.path(DirRejected, name)))
+	if _, err := v.Find(ctx, req); !errors.Is(err, ErrRejected) {
+		t.Fatalf("with an approved copy: %v", err)
+	}
+	other := req
+	other.Subject = "Different"
+	if _, err := v.Find(ctx, other); !errors.Is(err, ErrNoApproval) {
+		t.Fatalf("different content: %v", err)
+	}
+}
+
+func TestDevLog(t *testing.T) {
+	v, _ := newVault(t, Options{})
+	req := sendReq()
+	path, err := v.DevLog(req, "approval: none; limit: ok")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantDir := filepath.Join(v.Root(), DirLogs, "dev_mode", "2026-02-14")
+	if filepath.Dir(path) != wantDir {
+		t.Fatalf("path = %s", path)
+	}
+	got := readFile(t, path)
+	for _, want := range []string{"NOT sent", "\nstatus: dev_mode\n", "\nnote: \"approval: none; limit: ok\"\n", "\n---\n\n" + req.Body} {
+		if !strings.Contains(got, want) {
+			t.Errorf("dev log lacks %q:\n%s", want, got)
+		}
+	}
+	if names := dirNames(t, v, DirPending); len(names) != 0 {
+		t.Fatalf("DevLog wrote a request: %v", names)
+	}
+}
+
+func TestOpenOptions(t *testing.T) {
+	if _, err := Open("relative/vault", Options{}); err == nil {
+		t.Error("relative root accepted")
+	}
+	if _, err := Open(filepath.Join(t.TempDir(), "v"), Options{Mode: "loose"}); err == nil {
+		t.Error("unknown mode accepted")
+	}
+	v, _ := newVault(t, Options{})
+	for _, d := range []string{DirPending, DirApproved, DirRejected, DirDone, DirLogs} {
+		fi, err := os.Stat(filepath.Join(v.Root(), d))
+		if err != nil || fi.Mode().Perm() != 0o700 {
+			t.Errorf("%s: %v %v", d, fi, err)
+		}
+	}
+	if v.Mode() != ModeContent {
+		t.Errorf("default mode %s", v.Mode())
+	}
+}

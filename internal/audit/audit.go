@@ -1,0 +1,204 @@
+// Package audit writes mailgate's append-only audit log: one JSON object per
+// line, one file per UTC day, in a directory shared by every mailgate process
+// on the machine.
+//
+// The log is evidence, so it is written the boring way. Each entry is encoded
+// in memory and handed to the kernel in ONE write(2) on a descriptor opened
+// with O_APPEND, then fsynced before Record returns: a line is either wholly
+// in the file or absent, and an entry that Record acknowledged survives a
+// crash. O_APPEND makes every write land at the current end of file even when
+// several processes append at once; an exclusive flock around write+fsync
+// additionally keeps long lines from interleaving on filesystems where large
+// appends are not atomic. Nothing is ever read back, rewritten or truncated
+// (the original implementation re-wrote a JSON array per entry and could lose
+// the whole day on a crash).
+//
+// The log never holds message bodies, OAuth tokens or full addresses: Target
+// must already be masked (see MaskAddress) and Detail is a short reason; as a
+// last line of defence Record masks anything address-like in Detail and
+// truncates it to MaxDetail bytes.
+package audit
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+	"unicode/utf8"
+)
+
+// Results written in Entry.Result.
+const (
+	ResultSuccess     = "success"
+	ResultRejected    = "rejected"
+	ResultRateLimited = "rate_limited"
+	ResultDevMode     = "dev_mode"
+	ResultError       = "error"
+	ResultUnknown     = "unknown"
+	ResultPending     = "pending"
+)
+
+// MaxDetail bounds Entry.Detail so a careless caller cannot pour a body into
+// the log.
+const MaxDetail = 300
+
+// Entry is one audit line.
+type Entry struct {
+	Time           time.Time `json:"time"`
+	CorrelationID  string    `json:"correlation_id"`
+	Tool           string    `json:"tool"`
+	ActionType     string    `json:"action_type"`
+	Result         string    `json:"result"` // one of the Result* constants
+	Target         string    `json:"target,omitempty"`
+	ApprovalFile   string    `json:"approval_file,omitempty"`
+	ApprovalSHA256 string    `json:"approval_sha256,omitempty"`
+	GmailMessageID string    `json:"gmail_message_id,omitempty"`
+	GmailThreadID  string    `json:"gmail_thread_id,omitempty"`
+	DurationMS     int64     `json:"duration_ms"`
+	Detail         string    `json:"detail,omitempty"`
+	PID            int       `json:"pid"`
+}
+
+// Log appends entries to <dir>/<UTC YYYY-MM-DD>.jsonl. It is safe for
+// concurrent use by goroutines and by several processes sharing dir.
+type Log struct {
+	dir string
+	now func() time.Time
+	pid int
+
+	mu   sync.Mutex
+	day  string
+	file *os.File
+}
+
+// Open prepares dir (absolute; created 0700 if missing) for appending.
+func Open(dir string) (*Log, error) {
+	if !filepath.IsAbs(dir) {
+		return nil, fmt.Errorf("opening audit log: dir %q is not absolute", dir)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("opening audit log: %w", err)
+	}
+	return &Log{dir: dir, now: time.Now, pid: os.Getpid()}, nil
+}
+
+// Record appends e as one line and fsyncs it. A zero Time is set to now and
+// PID is always the calling process. A nil *Log records nothing, so callers
+// may run without an audit log in tests.
+func (l *Log) Record(e Entry) error {
+	if l == nil {
+		return nil
+	}
+	if e.Time.IsZero() {
+		e.Time = l.now()
+	}
+	e.Time = e.Time.UTC()
+	e.PID = l.pid
+	e.Detail = truncate(maskAddresses(e.Detail), MaxDetail)
+	line, err := json.Marshal(e)
+	if err != nil {
+		return fmt.Errorf("encoding audit entry: %w", err)
+	}
+	line = append(line, '\n')
+
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	f, err := l.fileFor(e.Time.Format(time.DateOnly))
+	if err != nil {
+		return err
+	}
+	if err := lockFile(f); err != nil {
+		return fmt.Errorf("locking audit log: %w", err)
+	}
+	defer unlockFile(f)
+	// One write call: with O_APPEND the kernel positions and writes the whole
+	// buffer under the inode lock. A short write would be a disk-full or
+	// quota error, reported as such.
+	n, err := f.Write(line)
+	if err == nil && n != len(line) {
+		err = fmt.Errorf("short write (%d of %d bytes)", n, len(line))
+	}
+	if err != nil {
+		return fmt.Errorf("writing audit log: %w", err)
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("syncing audit log: %w", err)
+	}
+	return nil
+}
+
+// fileFor returns the open file for day, reopening when the day changes.
+func (l *Log) fileFor(day string) (*os.File, error) {
+	if l.file != nil && l.day == day {
+		return l.file, nil
+	}
+	path := filepath.Join(l.dir, day+".jsonl")
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("opening audit file: %w", err)
+	}
+	if l.file != nil {
+		l.file.Close()
+	}
+	l.file, l.day = f, day
+	return f, nil
+}
+
+// Close closes the current day's file. Record may still be called after
+// Close; it reopens the file.
+func (l *Log) Close() error {
+	if l == nil {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.file == nil {
+		return nil
+	}
+	err := l.file.Close()
+	l.file, l.day = nil, ""
+	if err != nil {
+		return fmt.Errorf("closing audit log: %w", err)
+	}
+	return nil
+}
+
+// NewCorrelationID returns a short random identifier (12 hex digits) that ties
+// together the entries of one tool call.
+func NewCorrelationID() string {
+	var b [6]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err) // crypto/rand never fails on supported platforms
+	}
+	return hex.EncodeToString(b[:])
+}
+
+type ctxKey struct{}
+
+// WithCorrelationID returns a context carrying id, so every layer of one tool
+// call (MCP middleware, gate, Gmail adapter) logs the same correlation id.
+func WithCorrelationID(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, ctxKey{}, id)
+}
+
+// CorrelationID returns the id stored by WithCorrelationID, or "".
+func CorrelationID(ctx context.Context) string {
+	id, _ := ctx.Value(ctxKey{}).(string)
+	return id
+}
+
+func truncate(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	s = s[:max]
+	for len(s) > 0 && !utf8.ValidString(s) {
+		s = s[:len(s)-1]
+	}
+	return s + "…"
+}

@@ -1,0 +1,397 @@
+// Package gate is the one path by which a send or reply leaves mailgate. It
+// composes the approval vault, the durable send limit and the audit log in a
+// fixed order, so no tool can skip or reorder a step:
+//
+//	validate → DEV_MODE branch → find approval → reserve a slot → claim the
+//	approval (rename into Done/) → audit "claim" → call Gmail → record the
+//	outcome in the Done file → give the slot back only if Google provably
+//	never received the request → audit the outcome
+//
+// Sends are at most once. The approval is consumed before Gmail is called
+// and whatever happens afterwards, so a retry, a crash or a concurrent call
+// cannot send the same approval twice; a failed send needs a new approval.
+// The slot is reserved before the claim, so a send is counted even if the
+// process dies while Gmail answers.
+//
+// # Crash states
+//
+// What a SIGKILL (or power loss, for the fsynced steps) after each step
+// leaves, and why it is safe:
+//
+//	after                    state                                            consequence
+//	Find / EnsurePending     at most a request file (atomic)                  the call is simply repeated
+//	Reserve                  slot held, approval still in Approved/           the window over-counts by one for an hour;
+//	                                                                          the next identical call reserves and sends
+//	ledger Consume           slot held, approval in Approved/ but consumed    refused as "already used"; nothing sent;
+//	                                                                          a new request is written
+//	rename into Done/        Done file (status as moved), approval gone       never reusable; nothing sent; counted
+//	audit "claim"            audit line with result "pending"                 nothing sent yet, but indistinguishable
+//	                                                                          from the next row: treat as unknown
+//	Gmail call               Done status still as moved; Google may have it   unknown: check Sent; never retried
+//	Record                   Done status sent / failed / unknown              the outcome audit line may be missing;
+//	                                                                          the Done file has it
+//	Release (NeverReached)   Done status failed, slot possibly still held     over-counts by one: conservative
+//
+// Every attempt that may have reached Google has a fsynced audit "claim"
+// line written before the Gmail call; if that line cannot be written the
+// send is abandoned (the approval stays consumed, status failed).
+package gate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+	"unicode/utf8"
+
+	"github.com/mailgate/mailgate/internal/approval"
+	"github.com/mailgate/mailgate/internal/audit"
+	"github.com/mailgate/mailgate/internal/ratelimit"
+)
+
+// SendResult is what Gmail answered to a send.
+type SendResult struct{ MessageID, ThreadID string }
+
+// SendFunc performs the Gmail call. It is called at most once per Submit,
+// and never retried by the gate. Its error tells the gate what Google saw:
+// see NeverReached and Refused; any other error means "may have been sent".
+type SendFunc func(ctx context.Context) (SendResult, error)
+
+// NeverReached is implemented by send errors that prove the request never
+// reached Google (e.g. the connection was refused, or the request could not
+// be built). Only then is the slot given back.
+type NeverReached interface{ NeverReached() bool }
+
+// Refused is implemented by send errors where Google answered that it did
+// not send the email (a definitive 4xx such as 400 or 403). The outcome is
+// recorded as failed rather than unknown; the slot is kept, because Google
+// did receive the request.
+type Refused interface{ Refused() bool }
+
+// Audit action types written by the gate (the MCP layer writes its own
+// per-tool-call line with action_type = the tool name).
+const (
+	ActionValidate  = "gate_validate"
+	ActionDevMode   = "gate_dev_mode"
+	ActionApproval  = "gate_approval"
+	ActionRateLimit = "gate_rate_limit"
+	ActionClaim     = "gate_claim"
+	ActionSend      = "gate_send"
+)
+
+// Gate runs sends and replies through the approval protocol. Vault and
+// Limiter are required; Audit, Now and Logger may be nil.
+type Gate struct {
+	Vault   *approval.Vault
+	Limiter *ratelimit.Limiter
+	Audit   *audit.Log
+	DevMode bool
+	Now     func() time.Time
+	Logger  *slog.Logger
+}
+
+// Status is how a Submit ended.
+type Status int
+
+const (
+	Sent               Status = iota + 1 // Gmail accepted the email
+	AwaitingApproval                     // no approval; a request file is in Pending_Approval/
+	RejectedByApprover                   // the request is in Rejected/
+	RateLimited                          // the window is full; the approval stays in Approved/
+	DevMode                              // DEV_MODE: checked and logged, nothing sent
+	Failed                               // not sent (before or at Gmail); see Err
+	Unknown                              // Gmail may or may not have sent it; not retried
+	Conflict                             // another call claimed the approval first, or it changed
+	Invalid                              // the request failed validation
+)
+
+var statusNames = [...]string{"unset", "sent", "awaiting_approval", "rejected_by_approver", "rate_limited",
+	"dev_mode", "failed", "unknown", "conflict", "invalid"}
+
+func (s Status) String() string {
+	if s < 0 || int(s) >= len(statusNames) {
+		return fmt.Sprintf("Status(%d)", int(s))
+	}
+	return statusNames[s]
+}
+
+// Outcome reports a Submit. Message renders it for the agent.
+type Outcome struct {
+	Status      Status
+	Kind        approval.Kind
+	Target      string // masked recipient or "thread:<id>", as audited
+	Subject     string // for the DEV_MODE text
+	BodyChars   int    // for the DEV_MODE reply text
+	PendingFile string // name in Pending_Approval/ (AwaitingApproval; DEV_MODE without approval)
+	Approval    *approval.Approval
+	DoneFile    string // name in Done/ once the approval was consumed
+	RetryAfter  time.Duration
+	Limit       int
+	Result      SendResult
+	Err         error
+	// DEV_MODE only: what would have happened.
+	DevApprovalFound bool
+	DevRejected      bool
+	DevLimitOK       bool
+	DevLogPath       string
+	CorrelationID    string
+}
+
+// Submit runs req through the gate; send is called at most once, and only
+// with a claimed approval outside DEV_MODE. tool is the MCP tool name, for
+// the audit log. The correlation id comes from ctx (audit.WithCorrelationID)
+// or is generated.
+func (g *Gate) Submit(ctx context.Context, tool string, req approval.Request, send SendFunc) Outcome {
+	s := &submission{g: g, ctx: ctx, tool: tool, req: req, start: g.now()}
+	s.cid = audit.CorrelationID(ctx)
+	if s.cid == "" {
+		s.cid = audit.NewCorrelationID()
+	}
+	s.out = Outcome{Kind: req.Kind, Target: target(req), Subject: req.Subject,
+		BodyChars: utf8.RuneCountInString(req.Body), CorrelationID: s.cid}
+	if err := req.Validate(); err != nil {
+		detail := "invalid request"
+		var ve *approval.ValidationError
+		if errors.As(err, &ve) {
+			detail = "invalid " + ve.Field
+		}
+		return s.end(Invalid, err, audit.Entry{ActionType: ActionValidate, Result: audit.ResultError, Detail: detail})
+	}
+	if g.DevMode {
+		return s.dev()
+	}
+	return s.live(send)
+}
+
+// submission carries one Submit's state.
+type submission struct {
+	g     *Gate
+	ctx   context.Context
+	tool  string
+	req   approval.Request
+	start time.Time
+	cid   string
+	out   Outcome
+}
+
+func (s *submission) live(send SendFunc) Outcome {
+	g, ctx := s.g, s.ctx
+	a, err := g.Vault.Find(ctx, s.req)
+	if out, done := s.afterFind(a, err); done {
+		return out
+	}
+	s.out.Approval = a
+	res, err := g.Limiter.Reserve(ctx, g.now(), refFor(a))
+	var le *ratelimit.LimitError
+	if errors.As(err, &le) {
+		s.out.RetryAfter, s.out.Limit = le.RetryAfter, le.Limit
+		return s.end(RateLimited, err, s.entry(ActionRateLimit, audit.ResultRateLimited, "Approved/"+a.Name, le.Error()))
+	}
+	if err != nil {
+		return s.end(Failed, err, s.entry(ActionRateLimit, audit.ResultError, "Approved/"+a.Name, err.Error()))
+	}
+	bg := context.WithoutCancel(ctx) // bookkeeping must finish even if the caller gave up
+
+	c, err := g.Vault.Claim(ctx, a)
+	if err != nil {
+		s.release(bg, res)
+		if c != nil {
+			// Moved into Done/ but not durable or not marked: do not send.
+			s.out.DoneFile = c.Name
+			s.record(c, approval.Outcome{Status: approval.StatusFailed, Error: "claim incomplete: " + err.Error()})
+			return s.end(Failed, err, s.entry(ActionClaim, audit.ResultError, "Done/"+c.Name, err.Error()))
+		}
+		if errors.Is(err, approval.ErrAlreadyClaimed) || errors.Is(err, approval.ErrChanged) {
+			return s.end(Conflict, err, s.entry(ActionClaim, audit.ResultRejected, "Approved/"+a.Name, err.Error()))
+		}
+		return s.end(Failed, err, s.entry(ActionClaim, audit.ResultError, "Approved/"+a.Name, err.Error()))
+	}
+	s.out.DoneFile = c.Name
+	if err := g.Audit.Record(s.stamp(s.entry(ActionClaim, audit.ResultPending, "Done/"+c.Name, "claimed; calling Gmail"))); err != nil {
+		// No send without its audit line.
+		s.g.logger().Error("writing audit log before sending; not sending", "err", err, "correlation_id", s.cid, "done_file", c.Name)
+		s.release(bg, res)
+		s.record(c, approval.Outcome{Status: approval.StatusFailed, Error: "audit log unavailable; nothing was sent"})
+		return s.end(Failed, fmt.Errorf("writing audit log before sending: %w", err), audit.Entry{})
+	}
+
+	sr, err := callSend(ctx, send)
+	switch {
+	case err == nil:
+		s.out.Result = sr
+		s.record(c, approval.Outcome{Status: approval.StatusSent, SentAt: g.now(), GmailMessageID: sr.MessageID, GmailThreadID: sr.ThreadID})
+		e := s.entry(ActionSend, audit.ResultSuccess, "Done/"+c.Name, "")
+		e.GmailMessageID, e.GmailThreadID = sr.MessageID, sr.ThreadID
+		return s.end(Sent, nil, e)
+	case is[NeverReached](err, NeverReached.NeverReached):
+		s.record(c, approval.Outcome{Status: approval.StatusFailed, Error: err.Error()})
+		s.release(bg, res)
+		return s.end(Failed, err, s.entry(ActionSend, audit.ResultError, "Done/"+c.Name, "never reached Google: "+err.Error()))
+	case is[Refused](err, Refused.Refused):
+		s.record(c, approval.Outcome{Status: approval.StatusFailed, Error: err.Error()})
+		return s.end(Failed, err, s.entry(ActionSend, audit.ResultError, "Done/"+c.Name, "refused by Google: "+err.Error()))
+	default:
+		s.record(c, approval.Outcome{Status: approval.StatusUnknown, Error: err.Error()})
+		return s.end(Unknown, err, s.entry(ActionSend, audit.ResultUnknown, "Done/"+c.Name, "may have been sent: "+err.Error()))
+	}
+}
+
+// afterFind handles every Find result but a match.
+func (s *submission) afterFind(a *approval.Approval, err error) (Outcome, bool) {
+	var re *approval.RejectedError
+	switch {
+	case err == nil:
+		return Outcome{}, false
+	case errors.As(err, &re):
+		return s.end(RejectedByApprover, err, s.entry(ActionApproval, audit.ResultRejected, "Rejected/"+re.Name, "rejected by the approver")), true
+	case errors.Is(err, approval.ErrNoApproval):
+		name, perr := s.g.Vault.EnsurePending(s.ctx, s.req)
+		if perr != nil {
+			return s.end(Failed, perr, s.entry(ActionApproval, audit.ResultError, "", perr.Error())), true
+		}
+		s.out.PendingFile = name
+		return s.end(AwaitingApproval, err, s.entry(ActionApproval, audit.ResultRejected, "Pending_Approval/"+name, "awaiting approval; "+err.Error())), true
+	default:
+		return s.end(Failed, err, s.entry(ActionApproval, audit.ResultError, "", err.Error())), true
+	}
+}
+
+// dev runs DEV_MODE: the same checks, nothing claimed, reserved or sent.
+func (s *submission) dev() Outcome {
+	g, ctx := s.g, s.ctx
+	a, err := g.Vault.Find(ctx, s.req)
+	s.out.Approval, s.out.DevApprovalFound = a, err == nil
+	s.out.DevRejected = errors.Is(err, approval.ErrRejected)
+	approvalNote := "found (Approved/" + nameOf(a) + ")"
+	switch {
+	case err == nil:
+	case s.out.DevRejected:
+		approvalNote = "rejected by the approver"
+	case errors.Is(err, approval.ErrNoApproval):
+		name, perr := g.Vault.EnsurePending(ctx, s.req)
+		if perr != nil {
+			return s.end(Failed, perr, s.entry(ActionDevMode, audit.ResultError, "", perr.Error()))
+		}
+		s.out.PendingFile = name
+		approvalNote = "none (request written to Pending_Approval/" + name + ")"
+	default:
+		return s.end(Failed, err, s.entry(ActionDevMode, audit.ResultError, "", err.Error()))
+	}
+	retry, err := g.Limiter.Check(ctx, g.now())
+	if err != nil {
+		return s.end(Failed, err, s.entry(ActionDevMode, audit.ResultError, "", err.Error()))
+	}
+	s.out.DevLimitOK, s.out.RetryAfter, s.out.Limit = retry == 0, retry, g.Limiter.Limit()
+	limitNote := "ok"
+	if retry > 0 {
+		limitNote = (&ratelimit.LimitError{Limit: g.Limiter.Limit(), Window: g.Limiter.Window(), RetryAfter: retry}).Error()
+	}
+	note := "approval: " + approvalNote + "; rate limit: " + limitNote
+	path, err := g.Vault.DevLog(s.req, note)
+	if err != nil {
+		return s.end(Failed, err, s.entry(ActionDevMode, audit.ResultError, "", err.Error()))
+	}
+	s.out.DevLogPath = path
+	return s.end(DevMode, nil, s.entry(ActionDevMode, audit.ResultDevMode, approvalFile(a), note))
+}
+
+// entry builds an audit entry for this submission.
+func (s *submission) entry(action, result, file, detail string) audit.Entry {
+	e := audit.Entry{ActionType: action, Result: result, ApprovalFile: file, Detail: detail}
+	if a := s.out.Approval; a != nil {
+		e.ApprovalSHA256 = a.SHA256
+	}
+	return e
+}
+
+// stamp fills the fields every entry of this submission shares.
+func (s *submission) stamp(e audit.Entry) audit.Entry {
+	now := s.g.now()
+	e.Time, e.CorrelationID, e.Tool, e.Target = now, s.cid, s.tool, s.out.Target
+	e.DurationMS = now.Sub(s.start).Milliseconds()
+	return e
+}
+
+// end writes the final audit entry (unless e is empty) and returns the
+// outcome.
+func (s *submission) end(st Status, err error, e audit.Entry) Outcome {
+	s.out.Status, s.out.Err = st, err
+	if e.ActionType != "" {
+		if aerr := s.g.Audit.Record(s.stamp(e)); aerr != nil {
+			s.g.logger().Error("writing audit log", "err", aerr, "correlation_id", s.cid, "status", st.String())
+		}
+	}
+	return s.out
+}
+
+func (s *submission) record(c *approval.Claim, o approval.Outcome) {
+	if err := c.Record(o); err != nil {
+		s.g.logger().Error("recording send outcome", "err", err, "done_file", c.Name, "status", o.Status, "correlation_id", s.cid)
+	}
+}
+
+func (s *submission) release(ctx context.Context, r *ratelimit.Reservation) {
+	if err := r.Release(ctx); err != nil {
+		s.g.logger().Error("releasing send slot", "err", err, "correlation_id", s.cid)
+	}
+}
+
+// callSend runs send, turning a panic into an error of unknown outcome.
+func callSend(ctx context.Context, send SendFunc) (sr SendResult, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("send panicked: %v", r)
+		}
+	}()
+	return send(ctx)
+}
+
+// is reports whether err (or an error it wraps) implements I and says yes.
+func is[I any](err error, yes func(I) bool) bool {
+	var i I
+	return errors.As(err, &i) && yes(i)
+}
+
+func (g *Gate) now() time.Time {
+	if g.Now != nil {
+		return g.Now()
+	}
+	return time.Now()
+}
+
+func (g *Gate) logger() *slog.Logger {
+	if g.Logger != nil {
+		return g.Logger
+	}
+	return slog.New(slog.NewTextHandler(io.Discard, nil))
+}
+
+func target(req approval.Request) string {
+	if req.Kind == approval.KindReply {
+		return "thread:" + req.ThreadID
+	}
+	return audit.MaskAddress(req.To)
+}
+
+func refFor(a *approval.Approval) string {
+	if a.RequestID != "" {
+		return a.RequestID
+	}
+	return a.Name
+}
+
+func nameOf(a *approval.Approval) string {
+	if a == nil {
+		return ""
+	}
+	return a.Name
+}
+
+func approvalFile(a *approval.Approval) string {
+	if a == nil {
+		return ""
+	}
+	return "Approved/" + a.Name
+}

@@ -1,0 +1,201 @@
+// Package ratelimit is mailgate's durable rolling send window: at most Limit
+// sends and replies in any Window (one hour by default), counted across every
+// mailgate process that shares the state store and across restarts.
+//
+// The original implementation kept the window in an in-memory deque, checked
+// it and recorded the send in separate steps, and forgot everything on
+// restart, so two processes (or one restarted process) could each send the
+// full quota. Here a send first Reserves a slot: counting the window and
+// inserting the reservation happen in ONE immediate SQLite transaction, which
+// takes the store's write lock up front, so concurrent reservations from any
+// number of processes are serialised and the limit is exact. A reservation is
+// made before the email leaves and is kept even if the send fails, unless the
+// caller proves Google never received the request and calls Release.
+//
+// Time is always a parameter: the caller passes now, so tests fabricate time
+// and several processes agree on one clock (the wall clock).
+//
+// Durability: a committed reservation survives a process crash (SIGKILL). The
+// store runs WAL with synchronous=NORMAL, so after a power loss the last few
+// commits before the loss may be rolled back; the window can then undercount
+// by those reservations.
+package ratelimit
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"fmt"
+	"io/fs"
+	"math"
+	"time"
+
+	"github.com/mailgate/mailgate/internal/store"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// Limiter counts reservations in a rolling window stored in the state store.
+type Limiter struct {
+	db     *store.DB
+	limit  int
+	window time.Duration
+}
+
+// New returns a Limiter allowing limit reservations per window, migrating the
+// "ratelimit" component of db.
+func New(ctx context.Context, db *store.DB, limit int, window time.Duration) (*Limiter, error) {
+	if limit < 1 {
+		return nil, fmt.Errorf("creating rate limiter: limit %d must be at least 1", limit)
+	}
+	if window <= 0 {
+		return nil, fmt.Errorf("creating rate limiter: window %v must be positive", window)
+	}
+	sub, err := fs.Sub(migrations, "migrations")
+	if err != nil {
+		return nil, fmt.Errorf("creating rate limiter: %w", err)
+	}
+	if err := db.Migrate(ctx, "ratelimit", sub); err != nil {
+		return nil, fmt.Errorf("creating rate limiter: %w", err)
+	}
+	return &Limiter{db: db, limit: limit, window: window}, nil
+}
+
+// Limit returns the number of sends allowed per window.
+func (l *Limiter) Limit() int { return l.limit }
+
+// Window returns the length of the rolling window.
+func (l *Limiter) Window() time.Duration { return l.window }
+
+// LimitError reports a full window.
+type LimitError struct {
+	Limit      int
+	Window     time.Duration
+	RetryAfter time.Duration
+}
+
+// Error returns the contract's text, e.g. "Rate limit exceeded (10
+// emails/hour). Next send available in 12 minutes.". The minutes are rounded
+// up and at least 1, so the agent never retries too early.
+func (e *LimitError) Error() string {
+	per := "hour"
+	if e.Window != 0 && e.Window != time.Hour {
+		per = e.Window.String()
+	}
+	return fmt.Sprintf("Rate limit exceeded (%d emails/%s). Next send available in %d minutes.",
+		e.Limit, per, e.RetryMinutes())
+}
+
+// RetryMinutes is RetryAfter in whole minutes, rounded up, at least 1.
+func (e *LimitError) RetryMinutes() int {
+	m := int(math.Ceil(e.RetryAfter.Minutes()))
+	return max(m, 1)
+}
+
+// Reservation is one slot held in the window.
+type Reservation struct {
+	l   *Limiter
+	id  int64
+	At  time.Time
+	Ref string
+}
+
+// Check reports how long until a slot is free at now (0: one is free now)
+// without reserving anything. DEV_MODE uses it to say whether a send would
+// have been allowed.
+func (l *Limiter) Check(ctx context.Context, now time.Time) (time.Duration, error) {
+	rows, err := l.db.QueryContext(ctx,
+		`SELECT at_ms FROM ratelimit_slots WHERE at_ms > ? ORDER BY at_ms`, l.windowStart(now))
+	if err != nil {
+		return 0, fmt.Errorf("checking rate limit: %w", err)
+	}
+	retry, err := l.retryAfter(rows, now)
+	if err != nil {
+		return 0, fmt.Errorf("checking rate limit: %w", err)
+	}
+	return retry, nil
+}
+
+// Reserve takes a slot at now for ref (a short label for the send, e.g. the
+// approval's request id). When the window is full it returns a *LimitError
+// and reserves nothing. The count and the insert happen in one immediate
+// transaction, so concurrent callers in any process never overshoot.
+func (l *Limiter) Reserve(ctx context.Context, now time.Time, ref string) (*Reservation, error) {
+	tx, err := l.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("reserving send slot: %w", err)
+	}
+	defer tx.Rollback()
+	// Rows far outside any window are dead weight; keeping a day (or two
+	// windows) leaves room for processes configured with longer windows.
+	keep := max(2*l.window, 24*time.Hour)
+	if _, err := tx.ExecContext(ctx, `DELETE FROM ratelimit_slots WHERE at_ms <= ?`,
+		now.Add(-keep).UnixMilli()); err != nil {
+		return nil, fmt.Errorf("reserving send slot: %w", err)
+	}
+	rows, err := tx.QueryContext(ctx,
+		`SELECT at_ms FROM ratelimit_slots WHERE at_ms > ? ORDER BY at_ms`, l.windowStart(now))
+	if err != nil {
+		return nil, fmt.Errorf("reserving send slot: %w", err)
+	}
+	retry, err := l.retryAfter(rows, now)
+	if err != nil {
+		return nil, fmt.Errorf("reserving send slot: %w", err)
+	}
+	if retry > 0 {
+		return nil, &LimitError{Limit: l.limit, Window: l.window, RetryAfter: retry}
+	}
+	res, err := tx.ExecContext(ctx, `INSERT INTO ratelimit_slots (at_ms, ref) VALUES (?, ?)`,
+		now.UnixMilli(), ref)
+	if err != nil {
+		return nil, fmt.Errorf("reserving send slot: %w", err)
+	}
+	id, err := res.LastInsertId()
+	if err != nil {
+		return nil, fmt.Errorf("reserving send slot: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, fmt.Errorf("reserving send slot: %w", err)
+	}
+	return &Reservation{l: l, id: id, At: now, Ref: ref}, nil
+}
+
+// Release gives the slot back. Call it only when the send provably never
+// reached Google; a second call is a no-op.
+func (r *Reservation) Release(ctx context.Context) error {
+	if _, err := r.l.db.ExecContext(ctx, `DELETE FROM ratelimit_slots WHERE id = ?`, r.id); err != nil {
+		return fmt.Errorf("releasing send slot: %w", err)
+	}
+	return nil
+}
+
+// windowStart is the exclusive lower bound of the window ending at now: a
+// slot taken at exactly now-window has expired.
+func (l *Limiter) windowStart(now time.Time) int64 {
+	return now.Add(-l.window).UnixMilli()
+}
+
+// retryAfter consumes rows (slot times in the window, oldest first) and
+// returns how long until fewer than limit remain in the window. Slots dated
+// after now (clock skew between processes) count too.
+func (l *Limiter) retryAfter(rows *sql.Rows, now time.Time) (time.Duration, error) {
+	defer rows.Close()
+	var ats []int64
+	for rows.Next() {
+		var at int64
+		if err := rows.Scan(&at); err != nil {
+			return 0, err
+		}
+		ats = append(ats, at)
+	}
+	if err := rows.Err(); err != nil {
+		return 0, err
+	}
+	if len(ats) < l.limit {
+		return 0, nil
+	}
+	// Once the oldest len-limit+1 slots have left the window, one is free.
+	frees := time.UnixMilli(ats[len(ats)-l.limit]).Add(l.window)
+	return max(frees.Sub(now), time.Millisecond), nil
+}

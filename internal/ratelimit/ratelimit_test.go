@@ -1,0 +1,300 @@
+package ratelimit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mailgate/mailgate/internal/store"
+)
+
+var t0 = time.Date(2026, 2, 14, 10, 0, 0, 0, time.UTC)
+
+func openLimiter(t *testing.T, path string, limit int) (*Limiter, *store.DB) {
+	t.Helper()
+	ctx := context.Background()
+	db, err := store.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	l, err := New(ctx, db, limit, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l, db
+}
+
+func TestRollingWindow(t *testing.T) {
+	ctx := context.Background()
+	l, _ := openLimiter(t, filepath.Join(t.TempDir(), "s.db"), 3)
+	steps := []struct {
+		at        time.Duration // offset from t0
+		wantRetry time.Duration // 0: reserved
+	}{
+		{0, 0},
+		{10 * time.Minute, 0},
+		{20 * time.Minute, 0},
+		{30 * time.Minute, 30 * time.Minute}, // full until the t0 slot leaves
+		{59*time.Minute + 59*time.Second, time.Second},
+		{60 * time.Minute, 0}, // t0 slot expired exactly now
+		{61 * time.Minute, 9 * time.Minute},
+		{80 * time.Minute, 0},
+	}
+	for i, s := range steps {
+		now := t0.Add(s.at)
+		check, err := l.Check(ctx, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if check != s.wantRetry {
+			t.Errorf("step %d: Check = %v, want %v", i, check, s.wantRetry)
+		}
+		r, err := l.Reserve(ctx, now, fmt.Sprint("step", i))
+		var le *LimitError
+		switch {
+		case s.wantRetry == 0 && err != nil:
+			t.Errorf("step %d: Reserve: %v", i, err)
+		case s.wantRetry != 0 && !errors.As(err, &le):
+			t.Errorf("step %d: Reserve = %v, %v; want LimitError", i, r, err)
+		case s.wantRetry != 0 && le.RetryAfter != s.wantRetry:
+			t.Errorf("step %d: RetryAfter = %v, want %v", i, le.RetryAfter, s.wantRetry)
+		}
+	}
+}
+
+func TestLimitErrorText(t *testing.T) {
+	for _, tc := range []struct {
+		retry  time.Duration
+		window time.Duration
+		want   string
+	}{
+		{12 * time.Minute, time.Hour, "Rate limit exceeded (10 emails/hour). Next send available in 12 minutes."},
+		{11*time.Minute + time.Second, time.Hour, "Rate limit exceeded (10 emails/hour). Next send available in 12 minutes."},
+		{10 * time.Second, time.Hour, "Rate limit exceeded (10 emails/hour). Next send available in 1 minutes."},
+		{0, 0, "Rate limit exceeded (10 emails/hour). Next send available in 1 minutes."},
+		{90 * time.Second, 30 * time.Minute, "Rate limit exceeded (10 emails/30m0s). Next send available in 2 minutes."},
+	} {
+		e := &LimitError{Limit: 10, Window: tc.window, RetryAfter: tc.retry}
+		if got := e.Error(); got != tc.want {
+			t.Errorf("RetryAfter %v: %q, want %q", tc.retry, got, tc.want)
+		}
+	}
+}
+
+func TestReleaseGivesSlotBack(t *testing.T) {
+	ctx := context.Background()
+	l, _ := openLimiter(t, filepath.Join(t.TempDir(), "s.db"), 1)
+	r, err := l.Reserve(ctx, t0, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Reserve(ctx, t0, "b"); err == nil {
+		t.Fatal("second reservation accepted with limit 1")
+	}
+	if err := r.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Release(ctx); err != nil {
+		t.Fatalf("second release: %v", err)
+	}
+	if _, err := l.Reserve(ctx, t0, "c"); err != nil {
+		t.Fatalf("after release: %v", err)
+	}
+}
+
+func TestLoweredLimitWaitsForEnoughSlots(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "s.db")
+	l5, _ := openLimiter(t, path, 5)
+	for i := range 5 {
+		if _, err := l5.Reserve(ctx, t0.Add(time.Duration(i)*time.Minute), "x"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l2, _ := openLimiter(t, path, 2)
+	// Slots at 0..4 min; with limit 2, one frees when the slot at 3 min leaves.
+	got, err := l2.Check(ctx, t0.Add(10*time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 53 * time.Minute; got != want {
+		t.Fatalf("Check = %v, want %v", got, want)
+	}
+}
+
+func TestSurvivesReopen(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "s.db")
+	func() {
+		db, err := store.Open(ctx, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		l, err := New(ctx, db, 2, time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			if _, err := l.Reserve(ctx, t0, "before restart"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}()
+	l, _ := openLimiter(t, path, 2)
+	_, err := l.Reserve(ctx, t0.Add(45*time.Minute), "after restart")
+	var le *LimitError
+	if !errors.As(err, &le) || le.RetryAfter != 15*time.Minute {
+		t.Fatalf("after reopen: %v, want LimitError retry 15m", err)
+	}
+}
+
+func TestNewRejectsBadConfig(t *testing.T) {
+	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "s.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, tc := range []struct {
+		limit  int
+		window time.Duration
+	}{{0, time.Hour}, {-1, time.Hour}, {1, 0}} {
+		if _, err := New(context.Background(), db, tc.limit, tc.window); err == nil {
+			t.Errorf("New(%d, %v) accepted", tc.limit, tc.window)
+		}
+	}
+}
+
+// Multi-process race: TestMain re-executes this binary as a reserving child.
+const (
+	childDB    = "MAILGATE_RL_CHILD_DB"
+	childLimit = "MAILGATE_RL_CHILD_LIMIT"
+	childN     = "MAILGATE_RL_CHILD_GOROUTINES"
+)
+
+func TestMain(m *testing.M) {
+	if path := os.Getenv(childDB); path != "" {
+		os.Exit(runChild(path))
+	}
+	os.Exit(m.Run())
+}
+
+// runChild races n goroutines for a slot each and prints how many won.
+func runChild(path string) int {
+	ctx := context.Background()
+	limit, _ := strconv.Atoi(os.Getenv(childLimit))
+	n, _ := strconv.Atoi(os.Getenv(childN))
+	db, err := store.Open(ctx, path)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	defer db.Close()
+	l, err := New(ctx, db, limit, time.Hour)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	won, failed := raceReserve(ctx, l, n)
+	if failed != nil {
+		fmt.Fprintln(os.Stderr, failed)
+		return 1
+	}
+	fmt.Println(won)
+	return 0
+}
+
+// raceReserve starts n goroutines reserving at the same instant and returns
+// how many got a slot; any error other than a LimitError is returned.
+func raceReserve(ctx context.Context, l *Limiter, n int) (int, error) {
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		won   int
+		first error
+	)
+	start := make(chan struct{})
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			_, err := l.Reserve(ctx, t0, "race")
+			var le *LimitError
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil:
+				won++
+			case !errors.As(err, &le) && first == nil:
+				first = err
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	return won, first
+}
+
+func TestExactLimitInProcess(t *testing.T) {
+	l, _ := openLimiter(t, filepath.Join(t.TempDir(), "s.db"), 7)
+	won, err := raceReserve(context.Background(), l, 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if won != 7 {
+		t.Fatalf("won = %d, want 7", won)
+	}
+}
+
+func TestExactLimitAcrossProcesses(t *testing.T) {
+	const procs, goroutines, limit = 2, 10, 7
+	path := filepath.Join(t.TempDir(), "s.db")
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	outs := make([]strings.Builder, procs)
+	cmds := make([]*exec.Cmd, procs)
+	for i := range cmds {
+		c := exec.Command(exe, "-test.run=^$")
+		c.Env = append(os.Environ(), childDB+"="+path, childLimit+"="+strconv.Itoa(limit),
+			childN+"="+strconv.Itoa(goroutines))
+		c.Stdout, c.Stderr = &outs[i], os.Stderr
+		cmds[i] = c
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	total := 0
+	for i, c := range cmds {
+		if err := c.Wait(); err != nil {
+			t.Fatalf("child %d: %v", i, err)
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(outs[i].String()))
+		if err != nil {
+			t.Fatalf("child %d output %q", i, outs[i].String())
+		}
+		total += n
+	}
+	if total != limit {
+		t.Fatalf("reserved across processes = %d, want exactly %d", total, limit)
+	}
+	_, db := openLimiter(t, path, limit)
+	var rows int
+	if err := db.QueryRow(`SELECT count(*) FROM ratelimit_slots`).Scan(&rows); err != nil {
+		t.Fatal(err)
+	}
+	if rows != limit {
+		t.Fatalf("rows = %d, want %d", rows, limit)
+	}
+}
