@@ -87,7 +87,18 @@ func (e *PermissionError) Unwrap() error { return e.Err }
 type SendError struct {
 	Err            error
 	MayHaveReached bool
+	// Answered is true when Google answered with an error status: it
+	// received the request. With MayHaveReached false that is a refusal
+	// (4xx: not sent); the request still counted against Google's limits.
+	Answered bool
 }
+
+// NeverReached reports that the request provably never reached Google (no
+// connection was made), for callers that give back a send slot only then.
+func (e *SendError) NeverReached() bool { return !e.MayHaveReached && !e.Answered }
+
+// Refused reports that Google answered and did not send the message.
+func (e *SendError) Refused() bool { return !e.MayHaveReached && e.Answered }
 
 func (e *SendError) Error() string {
 	if e.MayHaveReached {

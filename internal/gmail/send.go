@@ -84,6 +84,7 @@ func (c *Client) Send(ctx context.Context, raw []byte, threadID string) (*Sent, 
 		// The server answered. A 4xx is a refusal: Gmail did not accept
 		// the message. A 5xx says nothing about whether it was.
 		se.MayHaveReached = gerr.Code >= 500
+		se.Answered = true
 		switch {
 		case gerr.Code == http.StatusUnauthorized:
 			se.Err = c.after401(started, err)

@@ -46,7 +46,7 @@ func TestSend503IsAttemptedOnceAndMayHaveReached(t *testing.T) {
 	e.srv.Inject(localgmail.Fault{Op: "messages.send", Status: 503, HTML: true})
 	_, err := e.c.Send(context.Background(), buildRaw(t, "bob@example.org", "hi", "hello"), "")
 	var se *SendError
-	if !errors.As(err, &se) || !se.MayHaveReached {
+	if !errors.As(err, &se) || !se.MayHaveReached || se.NeverReached() || se.Refused() {
 		t.Fatalf("err = %#v, want *SendError with MayHaveReached", err)
 	}
 	var gerr *googleapi.Error
@@ -88,6 +88,10 @@ func TestSend429IsNotRetriedAndDidNotReach(t *testing.T) {
 		if !errors.As(err, &se) || se.MayHaveReached {
 			t.Fatalf("%d %s: err = %v, want *SendError without MayHaveReached", f.Status, f.Reason, err)
 		}
+		// Google answered: a refusal, not "never reached" (the gate keeps the slot).
+		if !se.Refused() || se.NeverReached() {
+			t.Errorf("%d: Refused=%v NeverReached=%v, want a refusal", f.Status, se.Refused(), se.NeverReached())
+		}
 		if got := e.srv.Calls("messages.send"); got != 1 {
 			t.Errorf("%d: messages.send calls = %d, want 1", f.Status, got)
 		}
@@ -117,8 +121,8 @@ func TestSendDialErrorDidNotReach(t *testing.T) {
 	}
 	_, err = c.Send(context.Background(), buildRaw(t, "bob@example.org", "hi", "hello"), "")
 	var se *SendError
-	if !errors.As(err, &se) || se.MayHaveReached {
-		t.Fatalf("err = %v, want *SendError without MayHaveReached", err)
+	if !errors.As(err, &se) || se.MayHaveReached || !se.NeverReached() || se.Refused() {
+		t.Fatalf("err = %v, want *SendError that never reached Google", err)
 	}
 }
 

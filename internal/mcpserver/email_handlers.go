@@ -240,6 +240,9 @@ func (h *emailHandlers) doSend(ctx context.Context, in emailComposeIn) (*mcp.Cal
 		return errorResult("Error: " + err.Error()), gate.Outcome{}
 	}
 	req := approval.Request{Kind: approval.KindSend, To: in.To, Subject: in.Subject, Body: in.Body}
+	// Only the address is bound by an approval, so only the address is sent:
+	// a display name the human never approved cannot ride along.
+	to = &mail.Address{Address: to.Address}
 	// Built before the gate: nothing after an approval is claimed may fail
 	// for a reason that was knowable earlier.
 	raw, err := mailmsg.Build(mailmsg.Outgoing{From: h.d.From, To: to, Subject: in.Subject, Body: in.Body})

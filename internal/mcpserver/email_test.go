@@ -60,7 +60,11 @@ func newEmailEnv(t *testing.T, devMode bool, mailbox Mailbox) *emailEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	vault, err := approval.Open(filepath.Join(dir, "vault"), approval.Options{})
+	ledger, err := approval.NewSQLiteLedger(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vault, err := approval.Open(filepath.Join(dir, "vault"), approval.Options{Ledger: ledger})
 	if err != nil {
 		t.Fatal(err)
 	}
