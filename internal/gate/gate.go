@@ -2,8 +2,8 @@
 // composes the approval vault, the durable send limit and the audit log in a
 // fixed order, so no tool can skip or reorder a step:
 //
-//	validate → DEV_MODE branch → find approval → reserve a slot → claim the
-//	approval (rename into Done/) → audit "claim" → call Gmail → record the
+//	validate → DEV_MODE branch → find approval → reserve a slot → audit
+//	"claim" → claim the approval (rename into Done/) → call Gmail → record the
 //	outcome in the Done file → give the slot back only if Google provably
 //	never received the request → audit the outcome
 //
@@ -22,19 +22,20 @@
 //	Find / EnsurePending     at most a request file (atomic)                  the call is simply repeated
 //	Reserve                  slot held, approval still in Approved/           the window over-counts by one for an hour;
 //	                                                                          the next identical call reserves and sends
+//	audit "claim"            audit line "pending", approval in Approved/      nothing claimed: the next identical call
+//	                                                                          sends it (the slot over-counts by one)
 //	ledger Consume           slot held, approval in Approved/ but consumed    refused as "already used"; nothing sent;
 //	                                                                          a new request is written
-//	rename into Done/        Done file (status as moved), approval gone       never reusable; nothing sent; counted
-//	audit "claim"            audit line with result "pending"                 nothing sent yet, but indistinguishable
-//	                                                                          from the next row: treat as unknown
+//	rename into Done/        Done file (status as moved), approval gone       never reusable; nothing sent, but
+//	                                                                          indistinguishable from the next row: unknown
 //	Gmail call               Done status still as moved; Google may have it   unknown: check Sent; never retried
 //	Record                   Done status sent / failed / unknown              the outcome audit line may be missing;
 //	                                                                          the Done file has it
 //	Release (NeverReached)   Done status failed, slot possibly still held     over-counts by one: conservative
 //
-// Every attempt that may have reached Google has a fsynced audit "claim"
-// line written before the Gmail call; if that line cannot be written the
-// send is abandoned (the approval stays consumed, status failed).
+// Every attempt has a fsynced audit "claim" line written before the
+// approval is claimed, so every consumed approval and every Gmail call has
+// one; if that line cannot be written nothing is claimed or sent.
 package gate
 
 import (
@@ -193,7 +194,14 @@ func (s *submission) live(send SendFunc) Outcome {
 		return s.end(Failed, err, s.entry(ActionRateLimit, audit.ResultError, "Approved/"+a.Name, err.Error()))
 	}
 	bg := context.WithoutCancel(ctx) // bookkeeping must finish even if the caller gave up
-
+	// The attempt is audited (fsynced) before the claim, so that every
+	// consumed approval, even one whose process dies right after the
+	// rename, has its line, and no send happens without one.
+	if err := g.Audit.Record(s.stamp(s.entry(ActionClaim, audit.ResultPending, "Approved/"+a.Name, "claiming; then calling Gmail"))); err != nil {
+		s.g.logger().Error("writing audit log before claiming; not sending", "err", err, "correlation_id", s.cid)
+		s.release(bg, res)
+		return s.end(Failed, fmt.Errorf("writing audit log before sending: %w", err), audit.Entry{})
+	}
 	c, err := g.Vault.Claim(ctx, a)
 	if err != nil {
 		s.release(bg, res)
@@ -209,14 +217,6 @@ func (s *submission) live(send SendFunc) Outcome {
 		return s.end(Failed, err, s.entry(ActionClaim, audit.ResultError, "Approved/"+a.Name, err.Error()))
 	}
 	s.out.DoneFile = c.Name
-	if err := g.Audit.Record(s.stamp(s.entry(ActionClaim, audit.ResultPending, "Done/"+c.Name, "claimed; calling Gmail"))); err != nil {
-		// No send without its audit line.
-		s.g.logger().Error("writing audit log before sending; not sending", "err", err, "correlation_id", s.cid, "done_file", c.Name)
-		s.release(bg, res)
-		s.record(c, approval.Outcome{Status: approval.StatusFailed, Error: "audit log unavailable; nothing was sent"})
-		return s.end(Failed, fmt.Errorf("writing audit log before sending: %w", err), audit.Entry{})
-	}
-
 	sr, err := callSend(ctx, send)
 	switch {
 	case err == nil:

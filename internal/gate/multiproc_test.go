@@ -315,7 +315,7 @@ func TestSIGKILLNeverDuplicates(t *testing.T) {
 	claims := map[string]bool{}
 	for _, l := range auditLines(t, e.auditDir()) {
 		if l.ActionType == ActionClaim && l.Result == "pending" {
-			claims[strings.SplitN(strings.TrimPrefix(l.ApprovalFile, "Done/"), ".", 2)[0]] = true
+			claims[strings.SplitN(strings.TrimPrefix(l.ApprovalFile, "Approved/"), ".", 2)[0]] = true
 		}
 	}
 	begun, sent := 0, 0
