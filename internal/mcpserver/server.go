@@ -99,7 +99,7 @@ func logCalls(logger *slog.Logger) mcp.Middleware {
 				name = p.Name
 			}
 			isErr := err != nil
-			if r, ok := res.(*mcp.CallToolResult); ok && r.IsError {
+			if r, ok := res.(*mcp.CallToolResult); ok && r != nil && r.IsError {
 				isErr = true
 			}
 			logger.Debug("tool call", "tool", name, "error", isErr, "duration", time.Since(start))

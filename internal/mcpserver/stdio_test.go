@@ -136,3 +136,17 @@ func mustJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+
+// TestUnknownToolIsProtocolError: calling a tool that does not exist is a
+// JSON-RPC -32602 error, not a recovered panic.
+func TestUnknownToolIsProtocolError(t *testing.T) {
+	s, err := New(Deps{Version: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := runStdio(t, s, initLine+`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"nope","arguments":{}}}`+"\n")
+	e, _ := byID(lines)["2"]["error"].(map[string]any)
+	if e == nil || e["code"] != float64(-32602) {
+		t.Fatalf("unknown tool answered %v", byID(lines)["2"])
+	}
+}
