@@ -1,6 +1,161 @@
-// Package agentmail is the coordination core for teams of coding agents.
-// (placeholder: being written)
+// Package agentmail is the coordination core for teams of coding agents:
+// projects, memorable agent identities, messages with threads and per-recipient
+// read/ack state, contact policies, and advisory file reservations.
+//
+// It speaks the mcp_agent_mail contract that existing clients already use
+// (tool names, argument names and answer shapes), but fixes what that
+// server's users suffer from: a requested name is never replaced silently,
+// mail to a recipient who does not accept it yet is held rather than dropped,
+// fetching an inbox never changes read state, and many processes (one per
+// agent, each started by its own client) share one store safely.
+//
+// The package knows nothing about MCP or SQL. Service holds the rules; the
+// storage port (Store, Tx) is implemented by agentmail/sqlite today and can be
+// implemented by another database later without touching the rules. The
+// answer types in views.go carry the contract's JSON shapes, so every
+// transport renders the same answers.
 package agentmail
 
-// Service is the agent-mail core.
-type Service struct{}
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+)
+
+// NameMode decides what register_agent does with a requested name that is not
+// valid (see ValidateName).
+type NameMode string
+
+const (
+	// NameCoerce keeps a valid requested name and replaces an invalid one with
+	// a generated name, saying so in the answer. The default.
+	NameCoerce NameMode = "coerce"
+	// NameStrict refuses an invalid requested name with an explanation.
+	NameStrict NameMode = "strict"
+	// NameAlwaysAuto always generates a name; a requested one is reported as
+	// ignored.
+	NameAlwaysAuto NameMode = "always_auto"
+)
+
+// ParseNameMode accepts the names of the modes ("" means NameCoerce).
+func ParseNameMode(s string) (NameMode, error) {
+	switch NameMode(s) {
+	case "", NameCoerce:
+		return NameCoerce, nil
+	case NameStrict, NameAlwaysAuto:
+		return NameMode(s), nil
+	}
+	return "", fmt.Errorf("unknown agent name mode %q (use coerce, strict or always_auto)", s)
+}
+
+// Options configure a Service. The zero value is usable.
+type Options struct {
+	// Now is the clock; tests fabricate time with it. Default time.Now.
+	Now func() time.Time
+	// Logger receives internal failures (stderr in production). Default: discard.
+	Logger *slog.Logger
+	// NameMode is the agent-name enforcement mode. Default NameCoerce.
+	NameMode NameMode
+	// Rand returns a pseudo-random int in [0, n); used to pick generated
+	// names. Default math/rand/v2.
+	Rand func(n int) int
+	// DirExists reports whether a project's directory is present on this
+	// machine, for reservation staleness. Default: os.Stat.
+	DirExists func(path string) bool
+}
+
+// Service is the agent-mail core. It is safe for concurrent use; every write
+// is one short transaction of the Store, so several processes may each run a
+// Service on the same store.
+type Service struct {
+	st     Store
+	now    func() time.Time
+	log    *slog.Logger
+	mode   NameMode
+	rand   func(int) int
+	dirOK  func(string) bool
+	fsScan func(root string, pats []*Pattern) []time.Time
+
+	projects projectCache
+}
+
+// New returns a Service over st.
+func New(st Store, opts Options) (*Service, error) {
+	if st == nil {
+		return nil, errors.New("creating agent-mail service: no store")
+	}
+	mode, err := ParseNameMode(string(opts.NameMode))
+	if err != nil {
+		return nil, fmt.Errorf("creating agent-mail service: %w", err)
+	}
+	s := &Service{st: st, now: opts.Now, log: opts.Logger, mode: mode, rand: opts.Rand, dirOK: opts.DirExists}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.rand == nil {
+		s.rand = defaultRand
+	}
+	if s.dirOK == nil {
+		s.dirOK = func(p string) bool {
+			fi, err := os.Stat(p)
+			return err == nil && fi.IsDir()
+		}
+	}
+	s.fsScan = latestModTime
+	return s, nil
+}
+
+// Logger is the service's logger, for adapters that report its failures.
+func (s *Service) Logger() *slog.Logger { return s.log }
+
+// Close releases the store.
+func (s *Service) Close() error { return s.st.Close() }
+
+// clock returns the current time truncated to microseconds, the store's
+// resolution, so what is written is exactly what is read back.
+func (s *Service) clock() time.Time { return s.now().UTC().Truncate(time.Microsecond) }
+
+// Sentinel errors. Every refusal the agent should read is an *Error wrapping
+// one of these, so callers decide with errors.Is and show Error() verbatim.
+var (
+	ErrNotFound            = errors.New("not found")
+	ErrProjectNotFound     = fmt.Errorf("project %w", ErrNotFound)
+	ErrAgentNotFound       = fmt.Errorf("agent %w", ErrNotFound)
+	ErrMessageNotFound     = fmt.Errorf("message %w", ErrNotFound)
+	ErrReservationNotFound = fmt.Errorf("file reservation %w", ErrNotFound)
+	ErrInvalidArgument     = errors.New("invalid argument")
+	ErrInvalidName         = fmt.Errorf("agent name: %w", ErrInvalidArgument)
+	// ErrReservationActive refuses to force-release a reservation whose
+	// holder is still active.
+	ErrReservationActive = errors.New("file reservation is active")
+	// ErrReservationConflict is what a *ReservationConflict unwraps to.
+	ErrReservationConflict = errors.New("file reservation conflict")
+	// ErrConflict reports a write that lost a race with another process
+	// (a unique constraint); retrying the call is safe.
+	ErrConflict = errors.New("concurrent update")
+)
+
+// Error is a refusal meant for the agent: Message says what went wrong and
+// what to do; Code is the contract's error type (NOT_FOUND, INVALID_ARGUMENT,
+// …); Err is the sentinel for errors.Is.
+type Error struct {
+	Code    string
+	Message string
+	Err     error
+}
+
+func (e *Error) Error() string { return e.Message }
+func (e *Error) Unwrap() error { return e.Err }
+
+func newError(code string, sentinel error, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...), Err: sentinel}
+}
+
+func invalid(format string, args ...any) *Error {
+	return newError("INVALID_ARGUMENT", ErrInvalidArgument, format, args...)
+}

@@ -1,0 +1,103 @@
+package agentmail_test
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mailgate/mailgate/internal/agentmail"
+	amsqlite "github.com/mailgate/mailgate/internal/agentmail/sqlite"
+	"github.com/mailgate/mailgate/internal/store"
+)
+
+func TestAgentMailSanitizeQuery(t *testing.T) {
+	cases := []struct {
+		in, want string
+		noted    bool
+	}{
+		{"", "", false},
+		{"Hello", `"Hello"`, false},
+		{"hello world", `("hello" AND "world")`, false},
+		{`"build failed"`, `"build failed"`, false},
+		{`"build failed`, `"build failed"`, true},
+		{"mig*", `"mig"*`, false},
+		{"*mig", `"mig"`, true},
+		{"*", "", true},
+		{"a OR b", `("a" OR "b")`, false},
+		{"a AND b OR c", `(("a" AND "b") OR "c")`, false},
+		{"a NOT b", `("a" NOT "b")`, false},
+		{"NOT b", "", true},
+		{"AND a", `"a"`, true},
+		{"a OR", `"a"`, true},
+		{"a and b", `(("a" AND "and") AND "b")`, false},
+		{"POL-358", `"POL-358"`, false},
+		{"(a OR b) c", `(("a" OR "b") AND "c")`, false},
+		{"(a OR b", `("a" OR "b")`, true},
+		{"a) b", `("a" AND "b")`, true},
+		{"subject:deploy", `subject : "deploy"`, false},
+		{"body:x*", `body_md : "x"*`, false},
+		{`say "hi""`, `("say" AND "hi")`, true},
+		{"NEAR(a b)", `("NEAR" AND ("a" AND "b"))`, false},
+		{"---", "", true},
+	}
+	for _, c := range cases {
+		got, notes := agentmail.SanitizeQuery(c.in)
+		if got != c.want || (len(notes) > 0) != c.noted {
+			t.Errorf("SanitizeQuery(%q) = %q, notes %q; want %q (notes: %v)", c.in, got, notes, c.want, c.noted)
+		}
+	}
+}
+
+// ftsDB is a store with the real agent-mail schema, for running MATCH
+// expressions against FTS5 itself.
+func ftsDB(tb testing.TB) *store.DB {
+	tb.Helper()
+	ctx := context.Background()
+	db, err := store.Open(ctx, filepath.Join(tb.TempDir(), "fts.db"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { db.Close() })
+	if _, err := amsqlite.Open(ctx, db); err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := db.Exec(`INSERT INTO am_projects (id, slug, human_key, created_us) VALUES (1, 'p', '/p', 0);
+		INSERT INTO am_agents (id, project_id, name, inception_us, last_active_us) VALUES (1, 1, 'A', 0, 0);
+		INSERT INTO am_messages (project_id, sender_id, subject, body_md, created_us) VALUES (1, 1, 'Build failed', 'POL-358 migration broke é ü', 0);`); err != nil {
+		tb.Fatal(err)
+	}
+	return db
+}
+
+// FuzzSanitizeQuery: whatever an agent types, SanitizeQuery does not panic
+// and its output is an expression FTS5 accepts.
+func FuzzSanitizeQuery(f *testing.F) {
+	for _, s := range []string{"", "Hello", `"a b" OR c*`, "NOT", "((a", `"`, "a:b", "subject:", "NEAR(a b, 2)", "*", "a AND NOT b",
+		"col:x OR", "^a", "a + b", "\x00", "\xff\xfe", "{a b}: c", "é*", "a\"b", "-x", "AND OR NOT", ") (", "subject:\"x y\"*"} {
+		f.Add(s)
+	}
+	db := ftsDB(f)
+	stmt, err := db.Prepare(`SELECT count(*) FROM am_messages_fts WHERE am_messages_fts MATCH ?`)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(func() { stmt.Close() })
+	f.Fuzz(func(t *testing.T, q string) {
+		match, _ := agentmail.SanitizeQuery(q)
+		if match == "" {
+			return
+		}
+		var n int
+		if err := stmt.QueryRow(match).Scan(&n); err != nil {
+			t.Fatalf("SanitizeQuery(%q) = %q, which FTS5 refuses: %v", q, match, err)
+		}
+	})
+}
+
+func TestAgentMailLikeTerms(t *testing.T) {
+	got := agentmail.LikeTerms("the build of POL-358 and a-b c d e f g")
+	if strings.Join(got, ",") != "build,POL-358,a-b,c,d" {
+		t.Errorf("LikeTerms = %v", got)
+	}
+}

@@ -1,0 +1,56 @@
+package agentmail
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestAgentMailNameProblem(t *testing.T) {
+	cases := []struct {
+		name string
+		ok   bool
+		why  string
+	}{
+		{"GreenCastle", true, ""},
+		{"ManagerMoose", true, ""}, // the reference silently replaced this one (#118)
+		{"Agent7", true, ""},
+		{"backend-1", true, ""},
+		{"ci.bot", true, ""},
+		{"", false, "empty"},
+		{"Green Castle", false, "spaces"},
+		{"dev@example.com", false, "e-mail"},
+		{"claude-code", false, "program"},
+		{"codex", false, "program"},
+		{"gpt-5", false, "model"},
+		{"opus-4.5", false, "model"},
+		{"everyone", false, "everyone"},
+		{"root", false, "unix"},
+		{"x", false, "letters"},
+		{"-lead", false, "letters"},
+		{strings.Repeat("a", 65), false, "letters"},
+	}
+	for _, c := range cases {
+		got := NameProblem(c.name)
+		if (got == "") != c.ok || !strings.Contains(got, c.why) {
+			t.Errorf("NameProblem(%q) = %q, want ok=%v containing %q", c.name, got, c.ok, c.why)
+		}
+	}
+}
+
+func TestAgentMailGenerateName(t *testing.T) {
+	if len(adjectives) != 62 || len(nouns) != 69 {
+		t.Fatalf("word lists: %d × %d, want 62 × 69", len(adjectives), len(nouns))
+	}
+	taken := map[string]bool{}
+	total := len(adjectives) * len(nouns)
+	for i := range total + 5 { // exhaust every combination, then a few more
+		n := GenerateName(taken, nil)
+		if taken[strings.ToLower(n)] {
+			t.Fatalf("name %d: %q generated twice", i, n)
+		}
+		if NameProblem(n) != "" {
+			t.Fatalf("generated invalid name %q: %s", n, NameProblem(n))
+		}
+		taken[strings.ToLower(n)] = true
+	}
+}

@@ -1,0 +1,135 @@
+package agentmail
+
+// Overlap reports whether some path is covered by both patterns. It walks
+// the product of the two patterns' automata (segments, then characters
+// within two wildcard segments), so the answer does not depend on the order
+// of the arguments and is exact for glob against glob.
+func Overlap(a, b *Pattern) bool {
+	if a.exact || b.exact {
+		return a.exact && b.exact && a.raw == b.raw
+	}
+	x, y := a.segs, b.segs
+	w := len(y) + 1
+	var buf [64]bool
+	seen := buf[:0]
+	if n := (len(x) + 1) * w; n <= len(buf) {
+		seen = buf[:n]
+	} else {
+		seen = make([]bool, n)
+	}
+	var sbuf [32][2]int
+	stack := append(sbuf[:0], [2]int{0, 0})
+	for len(stack) > 0 {
+		i, j := stack[len(stack)-1][0], stack[len(stack)-1][1]
+		stack = stack[:len(stack)-1]
+		if seen[i*w+j] {
+			continue
+		}
+		seen[i*w+j] = true
+		if i == len(x) && j == len(y) {
+			return true
+		}
+		// "**" may match no segment at all.
+		if i < len(x) && x[i].any {
+			stack = append(stack, [2]int{i + 1, j})
+		}
+		if j < len(y) && y[j].any {
+			stack = append(stack, [2]int{i, j + 1})
+		}
+		if i == len(x) || j == len(y) {
+			continue
+		}
+		// Both consume one concrete segment.
+		switch {
+		case x[i].any && y[j].any:
+			// a self-loop; the moves above make the progress
+		case x[i].any:
+			stack = append(stack, [2]int{i, j + 1})
+		case y[j].any:
+			stack = append(stack, [2]int{i + 1, j})
+		case segmentsIntersect(x[i], y[j]):
+			stack = append(stack, [2]int{i + 1, j + 1})
+		}
+	}
+	return false
+}
+
+// segmentsIntersect reports whether one segment name matches both.
+func segmentsIntersect(a, b segment) bool {
+	switch {
+	case a.toks == nil && b.toks == nil:
+		return a.lit == b.lit
+	case a.toks == nil:
+		return matchToks(b.toks, a.lit)
+	case b.toks == nil:
+		return matchToks(a.toks, b.lit)
+	}
+	return toksIntersect(a.toks, b.toks)
+}
+
+// toksIntersect decides whether two wildcard segments share a name, by
+// searching the product of their token automata. (Names are never empty,
+// but that needs no check: a token list matching the empty name is all
+// stars and so matches every name the other one does.)
+func toksIntersect(a, b []tok) bool {
+	w := len(b) + 1
+	seen := make([]bool, (len(a)+1)*w)
+	stack := [][2]int{{0, 0}}
+	for len(stack) > 0 {
+		i, j := stack[len(stack)-1][0], stack[len(stack)-1][1]
+		stack = stack[:len(stack)-1]
+		if seen[i*w+j] {
+			continue
+		}
+		seen[i*w+j] = true
+		if i == len(a) && j == len(b) {
+			return true
+		}
+		if i < len(a) && a[i].kind == tokStar {
+			stack = append(stack, [2]int{i + 1, j})
+		}
+		if j < len(b) && b[j].kind == tokStar {
+			stack = append(stack, [2]int{i, j + 1})
+		}
+		if i == len(a) || j == len(b) || !charsCompatible(a[i], b[j]) {
+			continue
+		}
+		ni, nj := i+1, j+1
+		if a[i].kind == tokStar {
+			ni = i
+		}
+		if b[j].kind == tokStar {
+			nj = j
+		}
+		if ni != i || nj != j {
+			stack = append(stack, [2]int{ni, nj})
+		}
+	}
+	return false
+}
+
+// charsCompatible reports whether one character satisfies both tokens.
+func charsCompatible(a, b tok) bool {
+	if a.kind == tokStar || a.kind == tokOne {
+		return b.kind != tokClass || !emptyClass(b.class)
+	}
+	if b.kind == tokStar || b.kind == tokOne {
+		return a.kind != tokClass || !emptyClass(a.class)
+	}
+	switch {
+	case a.kind == tokLit && b.kind == tokLit:
+		return a.b == b.b
+	case a.kind == tokLit:
+		return b.class.has(a.b)
+	case b.kind == tokLit:
+		return a.class.has(b.b)
+	}
+	for k := range a.class {
+		if a.class[k]&b.class[k] != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func emptyClass(c *charClass) bool { return c[0]|c[1]|c[2]|c[3] == 0 }

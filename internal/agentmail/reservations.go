@@ -1,0 +1,278 @@
+package agentmail
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// Reservation lifetimes. TTLs below a minute are raised to one (with a
+// warning): shorter leases expire before another agent can even see them.
+const (
+	defaultReservationTTL = time.Hour
+	minReservationTTL     = time.Minute
+	defaultRenewExtension = 30 * time.Minute
+)
+
+// GrantView is one granted reservation.
+type GrantView struct {
+	ID          int64   `json:"id"`
+	PathPattern string  `json:"path_pattern"`
+	Exclusive   bool    `json:"exclusive"`
+	Reason      string  `json:"reason"`
+	ExpiresTS   *string `json:"expires_ts"`
+}
+
+// HolderView is another agent's reservation in a conflict.
+type HolderView struct {
+	Agent       string  `json:"agent"`
+	PathPattern string  `json:"path_pattern"`
+	Exclusive   bool    `json:"exclusive"`
+	ExpiresTS   *string `json:"expires_ts"`
+}
+
+// ConflictView lists the holders overlapping one requested path.
+type ConflictView struct {
+	Path    string       `json:"path"`
+	Code    string       `json:"code"`
+	Holders []HolderView `json:"holders"`
+}
+
+// ReserveResult is file_reservation_paths's answer: every path is granted
+// (reservations are advisory), and overlaps with other agents' reservations
+// are listed as conflicts (code FILE_RESERVATION_CONFLICT) to act on.
+type ReserveResult struct {
+	Granted   []GrantView    `json:"granted"`
+	Conflicts []ConflictView `json:"conflicts"`
+	Warnings  []string       `json:"warnings,omitempty"`
+}
+
+// ReserveParams are file_reservation_paths's inputs.
+type ReserveParams struct {
+	ProjectKey string
+	Agent      string
+	Paths      []string
+	TTLSeconds int   // 0 = 3600
+	Exclusive  *bool // nil = true
+	Reason     string
+}
+
+// Reserve grants reservations on paths or globs and reports conflicts.
+// Re-reserving one's own active pattern extends it instead of duplicating it.
+func (s *Service) Reserve(ctx context.Context, p ReserveParams) (ReserveResult, error) {
+	if len(p.Paths) == 0 {
+		return ReserveResult{}, newError("EMPTY_PATHS", ErrInvalidArgument,
+			`paths list cannot be empty: pass at least one path or glob relative to the project root, e.g. ["src/**"]`)
+	}
+	exclusive := p.Exclusive == nil || *p.Exclusive
+	ttl, warnings := reservationTTL(p.TTLSeconds)
+	out := ReserveResult{Granted: []GrantView{}, Conflicts: []ConflictView{}}
+	err := s.st.Write(ctx, func(tx Tx) error {
+		out = ReserveResult{Granted: []GrantView{}, Conflicts: []ConflictView{}, Warnings: slices.Clone(warnings)}
+		proj, err := s.project(ctx, tx, p.ProjectKey)
+		if err != nil {
+			return err
+		}
+		a, err := s.agent(ctx, tx, proj, p.Agent)
+		if err != nil {
+			return err
+		}
+		now := s.clock()
+		active, err := tx.Reservations(ctx, ReservationQuery{ProjectID: proj.ID, ActiveAt: now})
+		if err != nil {
+			return err
+		}
+		compiled := make([]*Pattern, len(active))
+		for i, r := range active {
+			compiled[i] = CompilePattern(r.PathPattern)
+		}
+		seen := map[string]bool{}
+		var fresh []*Reservation
+		var slots []int
+		for _, raw := range p.Paths {
+			path := NormalizePattern(raw, proj.HumanKey)
+			if seen[path] {
+				continue
+			}
+			seen[path] = true
+			if path == "**" {
+				out.Warnings = append(out.Warnings, fmt.Sprintf("%q reserves the whole project; prefer narrower paths", raw))
+			}
+			pat := CompilePattern(path)
+			var holders []HolderView
+			var mine *Reservation
+			for i, r := range active {
+				if r.AgentID == a.ID {
+					if r.PathPattern == path && r.Exclusive == exclusive && mine == nil {
+						mine = &active[i]
+					}
+					continue
+				}
+				if (exclusive || r.Exclusive) && Overlap(pat, compiled[i]) {
+					holders = append(holders, HolderView{Agent: r.AgentName, PathPattern: r.PathPattern, Exclusive: r.Exclusive, ExpiresTS: ts(r.ExpiresAt)})
+				}
+			}
+			if len(holders) > 0 {
+				c := ConflictView{Path: path, Code: "FILE_RESERVATION_CONFLICT", Holders: holders}
+				out.Conflicts = append(out.Conflicts, c)
+			}
+			if mine != nil { // re-reserving one's own pattern extends it
+				if exp := now.Add(ttl); exp.After(mine.ExpiresAt) {
+					if err := tx.SetReservationExpiry(ctx, mine.ID, exp); err != nil {
+						return err
+					}
+					mine.ExpiresAt = exp
+				}
+				out.Granted = append(out.Granted, grantView(*mine))
+				continue
+			}
+			fresh = append(fresh, &Reservation{ProjectID: proj.ID, AgentID: a.ID, AgentName: a.Name, PathPattern: path,
+				Exclusive: exclusive, Reason: p.Reason, CreatedAt: now, ExpiresAt: now.Add(ttl)})
+			out.Granted = append(out.Granted, GrantView{}) // filled once inserted
+			slots = append(slots, len(out.Granted)-1)
+		}
+		if len(fresh) > 0 {
+			if err := tx.InsertReservations(ctx, fresh); err != nil {
+				return err
+			}
+			for i, r := range fresh {
+				out.Granted[slots[i]] = grantView(*r)
+			}
+		}
+		if len(out.Conflicts) > 0 {
+			out.Warnings = append(out.Warnings, fmt.Sprintf("FILE_RESERVATION_CONFLICT: %d path(s) overlap other agents' reservations; "+
+				"they were granted (reservations are advisory), but coordinate with the holders before editing, or wait for them to release.", len(out.Conflicts)))
+		}
+		return tx.TouchAgent(ctx, a.ID, now)
+	})
+	if err != nil {
+		return ReserveResult{}, fmt.Errorf("reserving files: %w", err)
+	}
+	return out, nil
+}
+
+func reservationTTL(seconds int) (time.Duration, []string) {
+	if seconds <= 0 {
+		return defaultReservationTTL, nil
+	}
+	ttl := time.Duration(seconds) * time.Second
+	if ttl < minReservationTTL {
+		return minReservationTTL, []string{fmt.Sprintf("ttl_seconds=%d is below the minimum; the reservation lasts 60 seconds", seconds)}
+	}
+	return ttl, nil
+}
+
+func grantView(r Reservation) GrantView {
+	return GrantView{ID: r.ID, PathPattern: r.PathPattern, Exclusive: r.Exclusive, Reason: r.Reason, ExpiresTS: ts(r.ExpiresAt)}
+}
+
+// SelectParams pick some of an agent's active reservations: by pattern, by
+// id, or (neither given) all of them.
+type SelectParams struct {
+	ProjectKey string
+	Agent      string
+	Paths      []string
+	IDs        []int64
+}
+
+// ReleaseResult is release_file_reservations's answer.
+type ReleaseResult struct {
+	Released   int     `json:"released"`
+	ReleasedAt *string `json:"released_at"`
+}
+
+// Release releases the agent's selected active reservations.
+func (s *Service) Release(ctx context.Context, p SelectParams) (ReleaseResult, error) {
+	var out ReleaseResult
+	err := s.st.Write(ctx, func(tx Tx) error {
+		_, a, mine, now, err := s.selectMine(ctx, tx, p)
+		if err != nil {
+			return err
+		}
+		for _, r := range mine {
+			if err := tx.ReleaseReservation(ctx, r.ID, now); err != nil {
+				return err
+			}
+		}
+		out = ReleaseResult{Released: len(mine), ReleasedAt: ts(now)}
+		return tx.TouchAgent(ctx, a.ID, now)
+	})
+	if err != nil {
+		return ReleaseResult{}, fmt.Errorf("releasing file reservations: %w", err)
+	}
+	return out, nil
+}
+
+func (s *Service) selectMine(ctx context.Context, tx Tx, p SelectParams) (Project, Agent, []Reservation, time.Time, error) {
+	proj, err := s.project(ctx, tx, p.ProjectKey)
+	if err != nil {
+		return Project{}, Agent{}, nil, time.Time{}, err
+	}
+	a, err := s.agent(ctx, tx, proj, p.Agent)
+	if err != nil {
+		return Project{}, Agent{}, nil, time.Time{}, err
+	}
+	now := s.clock()
+	q := ReservationQuery{ProjectID: proj.ID, AgentID: a.ID, ActiveAt: now, IDs: p.IDs}
+	for _, path := range p.Paths {
+		q.Patterns = append(q.Patterns, NormalizePattern(path, proj.HumanKey))
+	}
+	mine, err := tx.Reservations(ctx, q)
+	return proj, a, mine, now, err
+}
+
+// RenewParams are renew_file_reservations's inputs.
+type RenewParams struct {
+	SelectParams
+	ExtendSeconds int // 0 = 1800; at least 60
+	NewTTLSeconds int // if set: expire this long from now instead
+}
+
+// RenewedView is one renewed reservation.
+type RenewedView struct {
+	ID           int64   `json:"id"`
+	PathPattern  string  `json:"path_pattern"`
+	OldExpiresTS *string `json:"old_expires_ts"`
+	NewExpiresTS *string `json:"new_expires_ts"`
+}
+
+// RenewResult is renew_file_reservations's answer.
+type RenewResult struct {
+	Renewed          int           `json:"renewed"`
+	FileReservations []RenewedView `json:"file_reservations"`
+}
+
+// Renew extends the agent's selected active reservations.
+func (s *Service) Renew(ctx context.Context, p RenewParams) (RenewResult, error) {
+	ext := ttlOr(p.ExtendSeconds, defaultRenewExtension)
+	ext = max(ext, minReservationTTL)
+	var out RenewResult
+	err := s.st.Write(ctx, func(tx Tx) error {
+		_, a, mine, now, err := s.selectMine(ctx, tx, p.SelectParams)
+		if err != nil {
+			return err
+		}
+		out = RenewResult{FileReservations: []RenewedView{}}
+		for _, r := range mine {
+			next := r.ExpiresAt
+			if next.Before(now) {
+				next = now
+			}
+			next = next.Add(ext)
+			if p.NewTTLSeconds > 0 {
+				next = now.Add(max(time.Duration(p.NewTTLSeconds)*time.Second, minReservationTTL))
+			}
+			if err := tx.SetReservationExpiry(ctx, r.ID, next); err != nil {
+				return err
+			}
+			out.FileReservations = append(out.FileReservations, RenewedView{ID: r.ID, PathPattern: r.PathPattern, OldExpiresTS: ts(r.ExpiresAt), NewExpiresTS: ts(next)})
+		}
+		out.Renewed = len(out.FileReservations)
+		return tx.TouchAgent(ctx, a.ID, now)
+	})
+	if err != nil {
+		return RenewResult{}, fmt.Errorf("renewing file reservations: %w", err)
+	}
+	return out, nil
+}

@@ -1,0 +1,135 @@
+package agentmail
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// searchWindow bounds the match set ranked by bm25 (see Search).
+const searchWindow = 200
+
+// rankRecent orders recent matches by weighted occurrences of the query's
+// words (a subject hit counts three), newest first among equals.
+func rankRecent(ms []Message, terms []string, limit int) []Message {
+	lower := make([]string, len(terms))
+	for i, t := range terms {
+		lower[i] = strings.ToLower(t)
+	}
+	score := make(map[int64]int, len(ms))
+	for _, m := range ms {
+		subj, body := strings.ToLower(m.Subject), strings.ToLower(m.BodyMD)
+		n := 0
+		for _, t := range lower {
+			n += 3*strings.Count(subj, t) + strings.Count(body, t)
+		}
+		score[m.ID] = n
+	}
+	sort.SliceStable(ms, func(i, j int) bool {
+		if score[ms[i].ID] != score[ms[j].ID] {
+			return score[ms[i].ID] > score[ms[j].ID]
+		}
+		return ms[i].ID > ms[j].ID
+	})
+	if len(ms) > limit {
+		ms = ms[:limit]
+	}
+	return ms
+}
+
+// SearchParams are search_messages's inputs.
+type SearchParams struct {
+	ProjectKey string
+	Query      string
+	Limit      int    // 0 = 20; at most 1000
+	Agent      string // optional viewer: only mail this agent sent or received
+}
+
+// Search finds messages of a project by full text, best match first. Odd
+// queries are repaired (see SanitizeQuery) and, should FTS5 still refuse
+// one, answered with a plain LIKE search; both are reported in diagnostics.
+// A query is never a protocol error.
+//
+// Relevance is bm25 when the query matches at most searchWindow messages.
+// A query matching more (a common word in a large store) is answered from
+// its searchWindow most recent matches, ranked by how often the query's
+// words occur (subject first): bm25 over such a match set reads whole
+// posting lists and costs hundreds of milliseconds, and in a busy mailbox
+// the recent matches are the ones wanted.
+func (s *Service) Search(ctx context.Context, p SearchParams) (SearchResult, error) {
+	limit := p.Limit
+	switch {
+	case limit <= 0:
+		limit = defaultInbox
+	case limit > maxInboxLimit:
+		limit = maxInboxLimit
+	}
+	match, notes := SanitizeQuery(p.Query)
+	out := SearchResult{Result: []SearchHit{}}
+	err := s.st.Read(ctx, func(tx Tx) error {
+		proj, err := s.project(ctx, tx, p.ProjectKey)
+		if err != nil {
+			return err
+		}
+		q := SearchQuery{ProjectID: proj.ID, Match: match, Limit: limit, Window: searchWindow}
+		if strings.TrimSpace(p.Agent) != "" {
+			a, err := s.agent(ctx, tx, proj, p.Agent)
+			if err != nil {
+				return err
+			}
+			q.ViewerID = a.ID
+		}
+		if match == "" {
+			if strings.TrimSpace(p.Query) != "" {
+				out.Diagnostics = &SearchDiagnostics{Query: p.Query, Mode: "none", Notes: append(notes, "nothing searchable in the query")}
+			}
+			return nil
+		}
+		mode := "fts"
+		ms, ranked, err := tx.Search(ctx, q)
+		if err == nil && !ranked {
+			ms = rankRecent(ms, LikeTerms(p.Query), limit)
+		}
+		if err != nil {
+			s.log.Warn("full-text search failed; falling back to LIKE", "query", match, "err", err)
+			mode, q.Match, q.Terms = "like", "", LikeTerms(p.Query)
+			notes = append(notes, "the full-text index refused the query; used a plain substring search")
+			if len(q.Terms) == 0 {
+				ms, err = nil, nil
+			} else {
+				ms, _, err = tx.Search(ctx, q)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		if len(notes) > 0 {
+			out.Diagnostics = &SearchDiagnostics{Query: p.Query, FTSQuery: match, Mode: mode, Notes: notes}
+		}
+		ids := make([]int64, len(ms))
+		for i, m := range ms {
+			ids[i] = m.ID
+		}
+		rs, err := tx.Recipients(ctx, ids)
+		if err != nil {
+			return err
+		}
+		for _, m := range ms {
+			m.Recipients = rs[m.ID]
+			s.qualify(ctx, tx, &m)
+			pl := messagePayload(m, false)
+			ack := 0
+			if m.AckRequired {
+				ack = 1
+			}
+			out.Result = append(out.Result, SearchHit{ID: m.ID, Subject: m.Subject, Importance: string(m.Importance), AckRequired: ack,
+				CreatedTS: ts(m.CreatedAt), ThreadID: strOrNil(m.ThreadID), From: m.SenderName, To: pl.To, CC: pl.CC})
+		}
+		return nil
+	})
+	if err != nil {
+		return SearchResult{}, fmt.Errorf("searching messages: %w", err)
+	}
+	return out, nil
+}

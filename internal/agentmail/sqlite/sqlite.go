@@ -1,0 +1,347 @@
+// Package sqlite stores agent mail in mailgate's shared SQLite file.
+//
+// Many mailgate processes (one per agent, each started by its client) open
+// the same file. Safety comes from three rules: every write is one short
+// BEGIN IMMEDIATE transaction (the store's connection default), so writers
+// queue on SQLite's lock instead of deadlocking; writers of one process queue
+// on a process-local semaphore first, so they never burn SQLite's busy
+// back-off against each other; and a transaction that still meets a lock
+// error is retried a few times with jitter, so no lock error reaches an
+// agent. Writes that arrive together in one process share a transaction
+// (group commit, see Write). Reads run in deferred read-only transactions,
+// which WAL never blocks.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mailgate/mailgate/internal/agentmail"
+	"github.com/mailgate/mailgate/internal/store"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// Component is the name the migrations are recorded under.
+const Component = "agentmail"
+
+// maxAttempts bounds retries of a transaction that met a lock error after
+// the busy timeout (rare: the timeout is 30 s).
+const maxAttempts = 5
+
+// Store implements agentmail.Store on a store.DB.
+type Store struct {
+	db    *store.DB
+	wsem  chan struct{} // held by the goroutine running write batches
+	qmu   sync.Mutex
+	queue []*writeReq // writes waiting for the next batch
+	mu    sync.Mutex
+	stmts map[string]*sql.Stmt
+}
+
+var _ agentmail.Store = (*Store)(nil)
+
+// Open applies the agent-mail migrations to db and returns the store. The
+// caller keeps ownership of db; Close does not close it.
+func Open(ctx context.Context, db *store.DB) (*Store, error) {
+	sub, err := fs.Sub(migrations, "migrations")
+	if err != nil {
+		return nil, fmt.Errorf("opening agent-mail store: %w", err)
+	}
+	if err := db.Migrate(ctx, Component, sub); err != nil {
+		return nil, fmt.Errorf("opening agent-mail store: %w", err)
+	}
+	return &Store{db: db, wsem: make(chan struct{}, 1), stmts: map[string]*sql.Stmt{}}, nil
+}
+
+// NewService opens the store on db and builds the Service over it.
+func NewService(ctx context.Context, db *store.DB, opts agentmail.Options) (*agentmail.Service, error) {
+	st, err := Open(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	return agentmail.New(st, opts)
+}
+
+// Close releases the prepared statements (the DB stays open).
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for q, st := range s.stmts {
+		st.Close()
+		delete(s.stmts, q)
+	}
+	return nil
+}
+
+// Write runs fn in an immediate transaction, retrying lock errors.
+//
+// Writes of one process are group-committed: while one batch commits, the
+// calls that arrive queue up, and the next batch runs them all in one
+// transaction, each inside its own SAVEPOINT so that a failing call rolls
+// back alone. One commit (one WAL append, one full-text flush) then serves
+// many sends, which is what keeps a busy client far above the per-commit
+// rate. A lone call runs in a transaction of its own, with no savepoint.
+func (s *Store) Write(ctx context.Context, fn func(agentmail.Tx) error) error {
+	req := &writeReq{ctx: ctx, fn: fn, done: make(chan error, 1)}
+	s.qmu.Lock()
+	s.queue = append(s.queue, req)
+	s.qmu.Unlock()
+	for {
+		select {
+		case err := <-req.done:
+			return err
+		case s.wsem <- struct{}{}:
+			// Leader: run queued batches until ours is through.
+			for {
+				select {
+				case err := <-req.done:
+					<-s.wsem
+					return err
+				default:
+				}
+				s.qmu.Lock()
+				batch := s.queue
+				if len(batch) > maxBatch {
+					batch = batch[:maxBatch]
+				}
+				s.queue = s.queue[len(batch):]
+				s.qmu.Unlock()
+				if len(batch) == 0 {
+					break // ours was taken by the previous leader
+				}
+				s.runBatch(batch)
+			}
+			<-s.wsem
+		}
+	}
+}
+
+// maxBatch bounds how many calls share one transaction, so none waits long.
+const maxBatch = 64
+
+type writeReq struct {
+	ctx  context.Context
+	fn   func(agentmail.Tx) error
+	done chan error
+}
+
+// runBatch runs a batch to completion and answers every request in it.
+func (s *Store) runBatch(batch []*writeReq) {
+	var errs []error
+	err := s.retry(context.Background(), func() (err error) {
+		errs, err = s.runOnce(batch)
+		return err
+	})
+	for i, r := range batch {
+		if err != nil {
+			r.done <- err
+		} else {
+			r.done <- errs[i]
+		}
+	}
+}
+
+func (s *Store) runOnce(batch []*writeReq) ([]error, error) {
+	ctx := context.Background() // one caller giving up must not abort the others
+	sqltx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("beginning transaction: %w", err)
+	}
+	defer sqltx.Rollback()
+	t := &tx{s: s, tx: sqltx}
+	errs := make([]error, len(batch))
+	single := len(batch) == 1
+	for i, r := range batch {
+		if err := r.ctx.Err(); err != nil {
+			errs[i] = err
+			continue
+		}
+		if !single {
+			if _, err := sqltx.ExecContext(ctx, `SAVEPOINT w`); err != nil {
+				return nil, err
+			}
+		}
+		errs[i] = r.fn(t)
+		if store.IsBusy(errs[i]) {
+			return nil, errs[i] // retry the whole batch
+		}
+		if single {
+			if errs[i] != nil {
+				return errs, nil // nothing to commit
+			}
+			continue
+		}
+		if errs[i] != nil {
+			if _, err := sqltx.ExecContext(ctx, `ROLLBACK TO w`); err != nil {
+				return nil, err
+			}
+		}
+		if _, err := sqltx.ExecContext(ctx, `RELEASE w`); err != nil {
+			return nil, err
+		}
+	}
+	if err := sqltx.Commit(); err != nil {
+		return nil, fmt.Errorf("committing transaction: %w", err)
+	}
+	return errs, nil
+}
+
+// Read runs fn in a read-only (deferred) transaction.
+func (s *Store) Read(ctx context.Context, fn func(agentmail.Tx) error) error {
+	return s.retry(ctx, func() error { return s.run(ctx, &sql.TxOptions{ReadOnly: true}, fn) })
+}
+
+func (s *Store) retry(ctx context.Context, f func() error) error {
+	for attempt := 1; ; attempt++ {
+		err := f()
+		if err == nil || attempt == maxAttempts || !store.IsBusy(err) {
+			return err
+		}
+		d := time.Duration(attempt*20+rand.IntN(30)) * time.Millisecond
+		select {
+		case <-time.After(d):
+		case <-ctx.Done():
+			return err
+		}
+	}
+}
+
+func (s *Store) run(ctx context.Context, opts *sql.TxOptions, fn func(agentmail.Tx) error) error {
+	sqltx, err := s.db.BeginTx(ctx, opts)
+	if err != nil {
+		return fmt.Errorf("beginning transaction: %w", err)
+	}
+	defer sqltx.Rollback()
+	if err := fn(&tx{s: s, tx: sqltx}); err != nil {
+		return err
+	}
+	if err := sqltx.Commit(); err != nil {
+		return fmt.Errorf("committing transaction: %w", err)
+	}
+	return nil
+}
+
+// prepared returns the statement for query, prepared once per store. The
+// statements are few and fixed (plus a handful of filter combinations).
+func (s *Store) prepared(ctx context.Context, query string) (*sql.Stmt, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if st, ok := s.stmts[query]; ok {
+		return st, nil
+	}
+	st, err := s.db.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	s.stmts[query] = st
+	return st, nil
+}
+
+// tx implements agentmail.Tx on one SQL transaction.
+type tx struct {
+	s  *Store
+	tx *sql.Tx
+}
+
+func (t *tx) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
+	st, err := t.s.prepared(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return t.tx.StmtContext(ctx, st), nil
+}
+
+func (t *tx) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	st, err := t.stmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	res, err := st.ExecContext(ctx, args...)
+	return res, mapErr(err)
+}
+
+func (t *tx) query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	st, err := t.stmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return st.QueryContext(ctx, args...)
+}
+
+func (t *tx) queryRow(ctx context.Context, query string, args ...any) (*sql.Row, error) {
+	st, err := t.stmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return st.QueryRowContext(ctx, args...), nil
+}
+
+// mapErr turns constraint races into agentmail.ErrConflict.
+func mapErr(err error) error {
+	if err != nil && strings.Contains(err.Error(), "UNIQUE constraint failed") {
+		return fmt.Errorf("%w: %v", agentmail.ErrConflict, err)
+	}
+	return err
+}
+
+// notFound maps sql.ErrNoRows to agentmail.ErrNotFound.
+func notFound(err error) error {
+	if errors.Is(err, sql.ErrNoRows) {
+		return agentmail.ErrNotFound
+	}
+	return err
+}
+
+// us stores a time as microseconds (NULL for the zero time).
+func us(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t.UnixMicro()
+}
+
+func fromUS(n sql.NullInt64) time.Time {
+	if !n.Valid {
+		return time.Time{}
+	}
+	return time.UnixMicro(n.Int64).UTC()
+}
+
+func nullStr(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// jsonStrings renders strings for json_each(?).
+func jsonStrings(ss []string) string {
+	b, _ := json.Marshal(ss)
+	return string(b)
+}
+
+// jsonIDs renders ids for json_each(?), which keeps IN-lists in one cached
+// statement.
+func jsonIDs(ids []int64) string {
+	var b strings.Builder
+	b.WriteByte('[')
+	for i, id := range ids {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, "%d", id)
+	}
+	b.WriteByte(']')
+	return b.String()
+}

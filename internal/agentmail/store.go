@@ -1,0 +1,155 @@
+package agentmail
+
+import (
+	"context"
+	"time"
+)
+
+// Store is the storage port of the Service. The SQLite implementation lives
+// in agentmail/sqlite; a PostgreSQL one can follow without touching the rules
+// here, because the Service only ever talks to a Tx.
+type Store interface {
+	// Write runs fn in one short write transaction (on SQLite, BEGIN
+	// IMMEDIATE, so concurrent processes queue instead of failing). fn may
+	// run again when the store retries a transaction that lost a lock race,
+	// so it must not have effects outside tx.
+	Write(ctx context.Context, fn func(Tx) error) error
+	// Read runs fn on a consistent read-only snapshot.
+	Read(ctx context.Context, fn func(Tx) error) error
+	// Close releases the store.
+	Close() error
+}
+
+// Tx is what one transaction can do. Missing rows are reported as
+// ErrNotFound (bare; the Service turns them into agent-facing errors) and
+// unique-constraint races as ErrConflict.
+type Tx interface {
+	ProjectTx
+	MessageTx
+	ContactTx
+	ReservationTx
+}
+
+// ProjectTx reads and writes projects and agents.
+type ProjectTx interface {
+	ProjectByID(ctx context.Context, id int64) (Project, error)
+	ProjectBySlug(ctx context.Context, slug string) (Project, error)
+	ProjectByHumanKey(ctx context.Context, humanKey string) (Project, error)
+	// InsertProject stores p and sets p.ID.
+	InsertProject(ctx context.Context, p *Project) error
+	// Projects lists every project by id.
+	Projects(ctx context.Context) ([]Project, error)
+
+	AgentByID(ctx context.Context, id int64) (Agent, error)
+	// AgentByName matches case-insensitively within the project.
+	AgentByName(ctx context.Context, projectID int64, name string) (Agent, error)
+	// Agents lists a project's agents by id.
+	Agents(ctx context.Context, projectID int64) ([]Agent, error)
+	// InsertAgent stores a and sets a.ID.
+	InsertAgent(ctx context.Context, a *Agent) error
+	// UpdateAgent rewrites the mutable profile fields of a (by a.ID).
+	UpdateAgent(ctx context.Context, a Agent) error
+	// TouchAgent moves the agent's last activity forward to at.
+	TouchAgent(ctx context.Context, agentID int64, at time.Time) error
+	// UnreadCounts maps agent id to its count of delivered, unread copies.
+	UnreadCounts(ctx context.Context, projectID int64) (map[int64]int, error)
+}
+
+// InboxQuery selects one recipient's delivered copies, newest first.
+type InboxQuery struct {
+	AgentID     int64
+	ProjectID   int64 // the agent's project (threads are per project)
+	Limit       int
+	UnreadOnly  bool
+	UrgentOnly  bool   // importance high or urgent
+	ThreadID    string // "" = any; also matches the message whose id is ThreadID
+	Since       time.Time
+	WithBodies  bool
+	AckRequired bool // only ack_required copies not yet acknowledged
+}
+
+// SearchQuery is a full-text search within a project.
+type SearchQuery struct {
+	ProjectID int64
+	Match     string   // a sanitised FTS5 expression (see SanitizeQuery)
+	Terms     []string // fallback LIKE terms when Match is empty or fails
+	ViewerID  int64    // 0 = the whole project; else messages sent or delivered to this agent
+	Limit     int
+	Window    int // see MessageTx.Search
+}
+
+// MessageTx reads and writes messages and per-recipient state.
+type MessageTx interface {
+	// InsertMessage stores m and its Recipients, setting m.ID.
+	InsertMessage(ctx context.Context, m *Message) error
+	// MessageByID returns the message with its sender name (no recipients).
+	MessageByID(ctx context.Context, id int64) (Message, error)
+	// Recipients returns every copy of the given messages, with agent names,
+	// in the order they were addressed.
+	Recipients(ctx context.Context, messageIDs []int64) (map[int64][]Recipient, error)
+	// Copy returns one recipient's copy.
+	Copy(ctx context.Context, messageID, agentID int64) (Recipient, error)
+	// Inbox lists delivered copies for q.AgentID.
+	Inbox(ctx context.Context, q InboxQuery) ([]InboxItem, error)
+	// Thread returns the messages of a thread (thread_id = id, or the message
+	// whose id is id), oldest first, at most limit.
+	Thread(ctx context.Context, projectID int64, threadID string, limit int, withBodies bool) ([]Message, error)
+	// SetRead records the first read of a copy (later calls keep it).
+	SetRead(ctx context.Context, messageID, agentID int64, at time.Time) error
+	// SetAck records the first acknowledgement, and the read if missing.
+	SetAck(ctx context.Context, messageID, agentID int64, at time.Time) error
+	// HeldCopies lists copies held for recipientID (from senderID, or from
+	// anyone when senderID is 0), oldest first.
+	HeldCopies(ctx context.Context, recipientID, senderID int64) ([]Recipient, error)
+	// Deliver releases a held copy at at.
+	Deliver(ctx context.Context, messageID, agentID int64, at time.Time) error
+	// Search runs q.Match through the full-text index, or q.Terms through
+	// LIKE when Match is "". When at most q.Window messages match, they come
+	// ranked by relevance (bm25) and ranked is true; otherwise the newest
+	// q.Window matches come newest first, with bodies, for the caller to
+	// rank (bm25 over a match set that large reads whole posting lists).
+	Search(ctx context.Context, q SearchQuery) (ms []Message, ranked bool, err error)
+	// LastMailActivity is the newest message the agent sent or had delivered.
+	LastMailActivity(ctx context.Context, agentID int64) (time.Time, error)
+	// InThread reports whether the agent sent or received a message of the thread.
+	InThread(ctx context.Context, agentID, projectID int64, threadID string) (bool, error)
+}
+
+// ContactTx reads and writes directed contact links.
+type ContactTx interface {
+	// Link returns the link from → to without agent names (ErrNotFound if none).
+	Link(ctx context.Context, fromAgentID, toAgentID int64) (ContactLink, error)
+	// LinkPair returns both links between a and b (zero links where none),
+	// in one statement: every send needs both directions.
+	LinkPair(ctx context.Context, a, b int64) (ab, ba ContactLink, err error)
+	// UpsertLink creates or rewrites the link l.From → l.To, setting l.ID.
+	UpsertLink(ctx context.Context, l *ContactLink) error
+	// LinksFrom lists links the agent created (outgoing), with names.
+	LinksFrom(ctx context.Context, agentID int64) ([]ContactLink, error)
+	// LinksTo lists links pointing at the agent (incoming), with names.
+	LinksTo(ctx context.Context, agentID int64) ([]ContactLink, error)
+}
+
+// ReservationQuery selects reservations of a project.
+type ReservationQuery struct {
+	ProjectID  int64
+	AgentID    int64     // 0 = any agent
+	ActiveAt   time.Time // non-zero: only unreleased and unexpired at this time
+	IDs        []int64   // non-empty: only these
+	Patterns   []string  // non-empty: only these path patterns
+	IncludeAll bool      // include released/expired (ignored when ActiveAt is set)
+}
+
+// ReservationTx reads and writes file reservations.
+type ReservationTx interface {
+	Reservations(ctx context.Context, q ReservationQuery) ([]Reservation, error)
+	ReservationByID(ctx context.Context, id int64) (Reservation, error)
+	// InsertReservations stores new reservations of one agent with the same
+	// exclusivity, reason and times (one grant), setting their IDs, in one
+	// statement: a 50-path grant must not cost 50 round trips.
+	InsertReservations(ctx context.Context, rs []*Reservation) error
+	// SetReservationExpiry moves a reservation's expiry.
+	SetReservationExpiry(ctx context.Context, id int64, expires time.Time) error
+	// ReleaseReservation marks a reservation released at at.
+	ReleaseReservation(ctx context.Context, id int64, at time.Time) error
+}

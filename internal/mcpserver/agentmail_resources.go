@@ -1,0 +1,181 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/yosida95/uritemplate/v3"
+
+	"github.com/mailgate/mailgate/internal/agentmail"
+)
+
+// Agent-mail resources (resource://…), read-only views of the same data the
+// tools return. The project parameter is a slug or an absolute path, plain
+// or URL-encoded.
+
+type amResource struct {
+	template string
+	name     string
+	desc     string
+}
+
+var amResources = []amResource{
+	{"resource://projects{?format}", "projects", "All projects."},
+	{"resource://project/{slug}{?format}", "project", "A project and its agents."},
+	{"resource://agents/{project}{?format}", "agents", "The agents of a project (slug or URL-encoded absolute path), with unread counts: who you can write to."},
+	{"resource://inbox/{agent}{?project,limit,include_bodies,format}", "inbox", "An agent's delivered messages, newest first (reading it changes no read state)."},
+	{"resource://thread/{thread_id}{?project,include_bodies,format}", "thread", "The messages of a thread, oldest first."},
+	{"resource://message/{id}{?project,format}", "message", "One message with its recipients."},
+	{"resource://file_reservations/{slug}{?active_only,format}", "file_reservations", "A project's file reservations (active only unless active_only=false), with staleness."},
+}
+
+func addAgentMailResources(s *mcp.Server, svc *agentmail.Service) {
+	r := &amReader{svc: svc}
+	var regexps []*uritemplate.Template
+	for _, res := range amResources {
+		s.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: res.template, Name: res.name, Description: res.desc, MIMEType: "application/json"}, r.read)
+		if t, err := uritemplate.New(res.template); err == nil {
+			regexps = append(regexps, t)
+		}
+	}
+	// The SDK routes a read only when the URI matches a template exactly, which
+	// refuses unencoded paths in ?project= or extra parameters that clients of
+	// the reference send. Such reads of our resources come here instead.
+	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (res mcp.Result, err error) {
+			rr, ok := req.(*mcp.ReadResourceRequest)
+			if method != "resources/read" || !ok || rr.Params == nil || !r.ours(rr.Params.URI) || amMatchesAny(regexps, rr.Params.URI) {
+				return next(ctx, method, req)
+			}
+			defer func() { // outside the server's recovery middleware: recover here
+				if p := recover(); p != nil {
+					svc.Logger().Error("panic reading resource", "uri", rr.Params.URI, "panic", fmt.Sprint(p))
+					res, err = nil, errors.New("internal error")
+				}
+			}()
+			return r.read(ctx, rr)
+		}
+	})
+}
+
+func amMatchesAny(ts []*uritemplate.Template, uri string) bool {
+	for _, t := range ts {
+		if t.Regexp().MatchString(uri) {
+			return true
+		}
+	}
+	return false
+}
+
+type amReader struct {
+	svc *agentmail.Service
+}
+
+func (r *amReader) ours(uri string) bool {
+	for _, kind := range []string{"projects", "project/", "agents/", "inbox/", "thread/", "message/", "file_reservations/"} {
+		if strings.HasPrefix(uri, "resource://"+kind) {
+			return true
+		}
+	}
+	return false
+}
+
+// read serves every agent-mail resource.
+func (r *amReader) read(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	uri := req.Params.URI
+	rest, ok := strings.CutPrefix(uri, "resource://")
+	if !ok {
+		return nil, mcp.ResourceNotFoundError(uri)
+	}
+	rawQuery := ""
+	if i := strings.IndexByte(rest, '?'); i >= 0 {
+		rest, rawQuery = rest[:i], rest[i+1:]
+	}
+	kind, id, _ := strings.Cut(rest, "/")
+	if u, err := url.PathUnescape(id); err == nil {
+		id = u
+	}
+	q, err := url.ParseQuery(rawQuery)
+	if err != nil {
+		return nil, amInvalidParams("malformed query in %s: %v", uri, err)
+	}
+	project := q.Get("project")
+	bodies := amBoolParam(q.Get("include_bodies"), false)
+	var v any
+	switch kind {
+	case "projects":
+		v, err = r.svc.ListProjects(ctx)
+	case "project":
+		v, err = r.svc.ProjectDetail(ctx, id)
+	case "agents":
+		v, err = r.svc.Agents(ctx, id)
+	case "inbox":
+		limit, _ := strconv.Atoi(q.Get("limit"))
+		v, err = r.svc.InboxView(ctx, project, id, limit, bodies)
+	case "thread":
+		v, err = r.svc.Thread(ctx, project, id, bodies)
+	case "message":
+		n, perr := strconv.ParseInt(id, 10, 64)
+		if perr != nil {
+			return nil, amNotFound(uri, "message ids are integers")
+		}
+		v, err = r.svc.MessageDetail(ctx, project, n)
+	case "file_reservations":
+		v, err = r.svc.ListReservations(ctx, id, amBoolParam(q.Get("active_only"), true))
+	default:
+		return nil, mcp.ResourceNotFoundError(uri)
+	}
+	if err != nil {
+		return nil, r.fail(uri, err)
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("encoding %s: %w", uri, err)
+	}
+	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "application/json", Text: string(b)}}}, nil
+}
+
+func amBoolParam(s string, def bool) bool {
+	switch strings.ToLower(s) {
+	case "1", "true", "yes", "on":
+		return true
+	case "0", "false", "no", "off":
+		return false
+	}
+	return def
+}
+
+// fail maps Service errors to resource errors: misses are "resource not
+// found" (with the reason), bad parameters invalid params, and anything else
+// an internal error whose details go to the log.
+func (r *amReader) fail(uri string, err error) error {
+	var e *agentmail.Error
+	switch {
+	case errors.Is(err, agentmail.ErrNotFound) && errors.As(err, &e):
+		return amNotFound(uri, e.Message)
+	case errors.As(err, &e):
+		return amInvalidParams("%s", e.Message)
+	}
+	r.svc.Logger().Error("reading agent-mail resource", "uri", uri, "err", err)
+	return errors.New("internal error reading " + uri)
+}
+
+func amNotFound(uri, why string) error {
+	err := mcp.ResourceNotFoundError(uri)
+	var je *jsonrpc.Error
+	if errors.As(err, &je) {
+		je.Message = "Resource not found: " + why
+	}
+	return err
+}
+
+func amInvalidParams(format string, args ...any) error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf(format, args...)}
+}
