@@ -44,6 +44,11 @@ const usage = `mailgate: email and agent-mail tools for AI agents, over MCP
 
 Usage:
   mailgate serve [--sandbox] [flags]   serve MCP over stdio (Claude Desktop runs this)
+  mailgate serve --http [ADDR]         serve MCP over Streamable HTTP (and legacy SSE) for many agents
+  mailgate auth                        sign in to Gmail (OAuth in the browser) and save the token
+  mailgate doctor                      check the configuration, files, token and store; one fix per problem
+  mailgate approvals [approve|reject ID]  list or decide pending approvals from the terminal
+  mailgate claude-config               print a ready claude_desktop_config.json entry
   mailgate demo                        walk through every email tool on the sandbox mailbox
   mailgate version                     print the version
 
@@ -62,6 +67,14 @@ func run(ctx context.Context, env *environment) error {
 		return serve(ctx, env, args)
 	case "demo":
 		return demo(ctx, env, args)
+	case "auth":
+		return authCmd(ctx, env, args)
+	case "doctor":
+		return doctorCmd(ctx, env, args)
+	case "approvals":
+		return approvalsCmd(ctx, env, args)
+	case "claude-config":
+		return claudeConfigCmd(ctx, env, args)
 	case "version", "--version", "-version":
 		fmt.Fprintln(env.stdout, "mailgate", versionString())
 		return nil

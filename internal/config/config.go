@@ -91,7 +91,10 @@ var Vars = []Var{
 type Error struct {
 	Var string // the variable at fault, "" if none
 	Msg string
+	Err error // the underlying error, if any (e.g. flag.ErrHelp)
 }
+
+func (e *Error) Unwrap() error { return e.Err }
 
 func (e *Error) Error() string {
 	if e.Var == "" {
@@ -115,7 +118,7 @@ func Load(fs *flag.FlagSet, args []string, getenv func(string) string, cwd strin
 	envFile := fs.String("env-file", "", "read variables from this .env file (default $MAILGATE_HOME/.env)")
 	fs.SetOutput(io.Discard)
 	if err := fs.Parse(args); err != nil {
-		return nil, &Error{Msg: err.Error()}
+		return nil, &Error{Msg: err.Error(), Err: err}
 	}
 	setFlags := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { setFlags[f.Name] = true })
@@ -194,8 +197,8 @@ func Load(fs *flag.FlagSet, args []string, getenv func(string) string, cwd strin
 		return nil, &Error{Var: "APPROVAL_TTL", Msg: fmt.Sprintf("%q is not a positive duration such as 24h or 90m", ttl)}
 	}
 	limit := orDefault(get("SEND_LIMIT_PER_HOUR"), "10")
-	if c.SendLimit, err = strconv.Atoi(limit); err != nil || c.SendLimit < 0 || c.SendLimit > 10000 {
-		return nil, &Error{Var: "SEND_LIMIT_PER_HOUR", Msg: fmt.Sprintf("%q is not a whole number from 0 to 10000", limit)}
+	if c.SendLimit, err = strconv.Atoi(limit); err != nil || c.SendLimit < 1 || c.SendLimit > 10000 {
+		return nil, &Error{Var: "SEND_LIMIT_PER_HOUR", Msg: fmt.Sprintf("%q is not a whole number from 1 to 10000 (to send nothing, keep DEV_MODE=true)", limit)}
 	}
 	if c.Tools, err = parseTools(orDefault(get("MAILGATE_TOOLS"), "email,agentmail")); err != nil {
 		return nil, err

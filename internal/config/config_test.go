@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"flag"
 	"os"
 	"path/filepath"
@@ -72,6 +73,7 @@ func TestBadValues(t *testing.T) {
 		{map[string]string{"APPROVAL_TTL": "soon"}, nil, "APPROVAL_TTL"},
 		{map[string]string{"SEND_LIMIT_PER_HOUR": "ten"}, nil, "SEND_LIMIT_PER_HOUR"},
 		{map[string]string{"SEND_LIMIT_PER_HOUR": "-1"}, nil, "SEND_LIMIT_PER_HOUR"},
+		{map[string]string{"SEND_LIMIT_PER_HOUR": "0"}, nil, "SEND_LIMIT_PER_HOUR"},
 		{map[string]string{"MAILGATE_TOOLS": "email,fax"}, nil, "MAILGATE_TOOLS"},
 		{map[string]string{"MAILGATE_TOOLS": "agentmail,channels"}, nil, "MAILGATE_TOOLS"},
 		{map[string]string{"MAILGATE_TOOLS": " , "}, nil, "MAILGATE_TOOLS"},
@@ -111,5 +113,12 @@ func TestContractIsDocumented(t *testing.T) {
 		if !strings.Contains(string(readme), "| `"+v.Name+"` |") {
 			t.Errorf("README's configuration table does not document %s", v.Name)
 		}
+	}
+}
+
+func TestHelpFlagIsErrHelp(t *testing.T) {
+	_, err := load(t, nil, "-h")
+	if !errors.Is(err, flag.ErrHelp) {
+		t.Fatalf("-h gave %v, want flag.ErrHelp in the chain", err)
 	}
 }

@@ -1,0 +1,236 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// demo walks a newcomer through every email tool over the real protocol: it
+// starts `mailgate serve --sandbox` as a subprocess in a throwaway home, acts
+// as the agent (an MCP client) and as the human approver (moving the request
+// file), and prints each step.
+func demo(ctx context.Context, env *environment, args []string) error {
+	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
+	fs.SetOutput(env.stderr)
+	keep := fs.Bool("keep", false, "keep the throwaway home (vault, audit log, store) for a look afterwards")
+	if err := fs.Parse(args); err != nil {
+		return errUsage
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("finding the mailgate binary: %w", err)
+	}
+	home, err := os.MkdirTemp("", "mailgate-demo-")
+	if err != nil {
+		return fmt.Errorf("creating the demo home: %w", err)
+	}
+	if !*keep {
+		defer os.RemoveAll(home)
+	}
+	w := env.stdout
+	step := 0
+	say := func(format string, a ...any) {
+		step++
+		fmt.Fprintf(w, "\n== %d. %s\n", step, fmt.Sprintf(format, a...))
+	}
+
+	cmd := exec.CommandContext(ctx, self, "serve", "--sandbox", "--log-level", "warn")
+	cmd.Env = append(os.Environ(),
+		"MAILGATE_HOME="+home,
+		// The sandbox mailbox is local: with DEV_MODE off, "sent" mail lands in its
+		// Sent folder and nothing leaves this machine.
+		"DEV_MODE=false",
+		"MAILGATE_TOOLS=email",
+		"SEND_LIMIT_PER_HOUR=10",
+	)
+	cmd.Stderr = env.stderr
+	client := mcp.NewClient(&mcp.Implementation{Name: "mailgate-demo", Version: versionString()}, nil)
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		return fmt.Errorf("starting mailgate serve --sandbox: %w", err)
+	}
+	defer cs.Close()
+
+	fmt.Fprintf(w, "mailgate demo: an agent (this program, an MCP client) talks to `mailgate serve --sandbox`\n")
+	fmt.Fprintf(w, "over stdio. The sandbox is a local Gmail server with a seeded mailbox: no Google account,\nnothing leaves this machine. Throwaway home: %s\n", home)
+
+	say("tools/list: the tools an agent sees")
+	for tool, err := range cs.Tools(ctx, nil) {
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "   %-13s %s\n", tool.Name, firstSentence(tool.Description))
+	}
+
+	call := func(name string, args map[string]any) (string, bool, error) {
+		fmt.Fprintf(w, "   → %s %s\n", name, compactArgs(args))
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+		if err != nil {
+			return "", false, fmt.Errorf("calling %s: %w", name, err)
+		}
+		text := ""
+		for _, c := range res.Content {
+			if t, ok := c.(*mcp.TextContent); ok {
+				text += t.Text
+			}
+		}
+		fmt.Fprintln(w, indent(text, "   "))
+		return text, res.IsError, nil
+	}
+
+	say("search_email: the agent looks for an invoice")
+	text, _, err := call("search_email", map[string]any{"query": "invoice", "max_results": 3})
+	if err != nil {
+		return err
+	}
+	msgID := firstMatch(text, `Message ID: (\S+)`)
+	if msgID == "" {
+		return errors.New("demo: the sandbox search found no invoice")
+	}
+
+	say("read_email: it reads the message (bodies are fenced as untrusted content)")
+	if _, _, err := call("read_email", map[string]any{"message_id": msgID}); err != nil {
+		return err
+	}
+
+	say("draft_email: a draft goes straight to Gmail's Drafts; nothing is sent")
+	if _, _, err := call("draft_email", map[string]any{"to": "alice@example.com", "subject": "Invoice #1234", "body": "Hi Alice,\n\nThanks, the invoice is received and will be paid this week.\n\nBest"}); err != nil {
+		return err
+	}
+
+	send := map[string]any{"to": "alice@example.com", "subject": "Invoice #1234 paid", "body": "Hi Alice,\n\nInvoice #1234 was paid today.\n\nBest"}
+	say("send_email: the first call is refused, and a request file is written for the human")
+	text, _, err = call("send_email", send)
+	if err != nil {
+		return err
+	}
+	name := firstMatch(text, `Pending_Approval/(\S+\.md)`)
+	if name == "" {
+		return errors.New("demo: the refusal named no request file")
+	}
+	pending := filepath.Join(home, "vault", "Pending_Approval", name)
+	body, err := os.ReadFile(pending)
+	if err != nil {
+		return fmt.Errorf("demo: reading the request file: %w", err)
+	}
+	fmt.Fprintf(w, "   The request file %s:\n%s\n", pending, indent(string(body), "   | "))
+
+	say("the human approves: they move the file to Approved/ (that move is the approval)")
+	approved := filepath.Join(home, "vault", "Approved", name)
+	if err := os.Rename(pending, approved); err != nil {
+		return fmt.Errorf("demo: approving: %w", err)
+	}
+	fmt.Fprintf(w, "   mv vault/Pending_Approval/%s vault/Approved/\n", name)
+
+	say("send_email again, same arguments: sent once, and the approval is filed in Done/")
+	if text, isErr, err := call("send_email", send); err != nil {
+		return err
+	} else if isErr {
+		return fmt.Errorf("demo: the approved send failed: %s", text)
+	}
+	// Done/ names are the request's name plus a unique suffix, so a later
+	// approval of the same content never collides with this one.
+	matches, _ := filepath.Glob(filepath.Join(home, "vault", "Done", strings.TrimSuffix(name, ".md")+"*.md"))
+	if len(matches) != 1 {
+		return fmt.Errorf("demo: want one Done/ file for %s, found %d", name, len(matches))
+	}
+	done, err := os.ReadFile(matches[0])
+	if err != nil {
+		return fmt.Errorf("demo: reading the Done/ file: %w", err)
+	}
+	fmt.Fprintf(w, "   vault/Done/%s now records the outcome:\n%s\n", filepath.Base(matches[0]), indent(frontmatterOf(string(done)), "   | "))
+
+	say("send_email a third time: the approval was consumed, so it is refused again")
+	if _, _, err := call("send_email", send); err != nil {
+		return err
+	}
+
+	say("search_email in:sent: the sent mail is in the sandbox mailbox's Sent folder")
+	if _, _, err := call("search_email", map[string]any{"query": "in:sent paid", "max_results": 5}); err != nil {
+		return err
+	}
+
+	say("the audit log: one line per call and per gate decision (no bodies, masked addresses)")
+	if err := printAudit(w, filepath.Join(home, "audit")); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\nDone. Next: `make test`, and README.md for connecting Claude Desktop.\n")
+	if *keep {
+		fmt.Fprintf(w, "The demo home is kept at %s\n", home)
+	}
+	return nil
+}
+
+func printAudit(w io.Writer, dir string) error {
+	files, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
+	for _, f := range files {
+		fh, err := os.Open(f)
+		if err != nil {
+			return err
+		}
+		sc := bufio.NewScanner(fh)
+		for sc.Scan() {
+			fmt.Fprintf(w, "   %s\n", sc.Text())
+		}
+		fh.Close()
+	}
+	return nil
+}
+
+func firstMatch(s, pattern string) string {
+	m := regexp.MustCompile(pattern).FindStringSubmatch(s)
+	if len(m) < 2 {
+		return ""
+	}
+	return strings.TrimRight(m[1], ".,:")
+}
+
+func firstSentence(s string) string {
+	if i := strings.Index(s, ". "); i > 0 {
+		return s[:i+1]
+	}
+	return s
+}
+
+func compactArgs(args map[string]any) string {
+	var parts []string
+	for _, k := range []string{"query", "max_results", "message_id", "thread_id", "to", "subject"} {
+		if v, ok := args[k]; ok {
+			parts = append(parts, fmt.Sprintf("%s=%q", k, fmt.Sprint(v)))
+		}
+	}
+	if _, ok := args["body"]; ok {
+		parts = append(parts, "body=…")
+	}
+	return strings.Join(parts, " ")
+}
+
+func indent(s, prefix string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = prefix + l
+	}
+	return strings.Join(lines, "\n")
+}
+
+func frontmatterOf(doc string) string {
+	doc = strings.ReplaceAll(doc, "\r\n", "\n")
+	if !strings.HasPrefix(doc, "---\n") {
+		return doc
+	}
+	if end := strings.Index(doc[4:], "\n---"); end >= 0 {
+		return doc[:4+end+4]
+	}
+	return doc
+}

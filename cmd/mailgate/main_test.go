@@ -1,0 +1,189 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/oauth2"
+
+	"github.com/mailgate/mailgate/internal/localgmail"
+)
+
+// binPath is the mailgate binary under test: $MAILGATE_BIN (make test builds
+// it), or one built here once for the whole run.
+var binPath string
+
+func TestMain(m *testing.M) {
+	binPath = os.Getenv("MAILGATE_BIN")
+	cleanup := func() {}
+	if binPath == "" {
+		dir, err := os.MkdirTemp("", "mailgate-bin-")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		cleanup = func() { os.RemoveAll(dir) }
+		binPath = filepath.Join(dir, "mailgate")
+		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "building mailgate: %v\n%s", err, out)
+			os.Exit(1)
+		}
+	}
+	code := m.Run()
+	cleanup()
+	os.Exit(code)
+}
+
+func builtBinary(t testing.TB) string {
+	t.Helper()
+	if _, err := os.Stat(binPath); err != nil {
+		t.Fatalf("mailgate binary: %v", err)
+	}
+	return binPath
+}
+
+// world is one user's setup: a home with credentials and a token issued by a
+// local Gmail server that requires real OAuth, and the environment a client
+// such as Claude Desktop would pass.
+type world struct {
+	t    testing.TB
+	home string
+	gm   *localgmail.Server
+	env  []string
+}
+
+const (
+	testClientID     = "test-client.apps.example"
+	testClientSecret = "test-secret"
+	userEmail        = "me@example.com"
+)
+
+func newWorld(t testing.TB, devMode bool, extraEnv ...string) *world {
+	t.Helper()
+	gm := localgmail.New(localgmail.Options{Email: userEmail, RequireAuth: true})
+	if _, err := gm.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { gm.Close() })
+	gm.AddClient(testClientID, testClientSecret)
+	rt := gm.IssueRefreshToken(testClientID, "https://www.googleapis.com/auth/gmail.readonly", "https://www.googleapis.com/auth/gmail.compose")
+	home := t.TempDir()
+	writeJSON(t, filepath.Join(home, "auth", "credentials.json"), map[string]any{"installed": map[string]any{
+		"client_id": testClientID, "client_secret": testClientSecret,
+		"auth_uri": gm.AuthURL(), "token_uri": gm.TokenURL(), "redirect_uris": []string{"http://localhost"},
+	}})
+	// An expired access token: the first call refreshes it through /token.
+	writeJSON(t, filepath.Join(home, "auth", "token.json"), &oauth2.Token{
+		AccessToken: "expired", RefreshToken: rt, TokenType: "Bearer", Expiry: time.Now().Add(-time.Hour),
+	})
+	for _, eml := range []string{"invoice.eml", "thread1.eml", "thread2.eml"} {
+		raw, err := os.ReadFile(filepath.Join("testdata", eml))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := gm.Insert(raw, "INBOX"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := []string{
+		"PATH=" + os.Getenv("PATH"),
+		"MAILGATE_HOME=" + home,
+		"GMAIL_API_ENDPOINT=" + gm.URL(),
+		fmt.Sprintf("DEV_MODE=%t", devMode),
+		"MAILGATE_TOOLS=email",
+		"MAILGATE_LOG_LEVEL=warn",
+	}
+	return &world{t: t, home: home, gm: gm, env: append(env, extraEnv...)}
+}
+
+func writeJSON(t testing.TB, path string, v any) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(v)
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// connect starts `mailgate serve` as a subprocess (cwd "/", as Claude Desktop
+// may) and initialises a session the way Claude Desktop does.
+func (w *world) connect(extraEnv ...string) *mcp.ClientSession {
+	w.t.Helper()
+	cmd := exec.Command(builtBinary(w.t), "serve")
+	cmd.Dir = "/"
+	cmd.Env = append(append([]string{}, w.env...), extraEnv...)
+	cmd.Stderr = &testWriter{t: w.t}
+	c := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "0"}, nil)
+	cs, err := c.Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		w.t.Fatalf("connecting to mailgate serve: %v", err)
+	}
+	w.t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+func call(t testing.TB, cs *mcp.ClientSession, tool string, args map[string]any) (string, bool) {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", tool, err)
+	}
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String(), res.IsError
+}
+
+func (w *world) files(folder string) []string {
+	entries, _ := os.ReadDir(filepath.Join(w.home, "vault", folder))
+	var names []string
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), ".") { // in-flight or abandoned atomic writes
+			names = append(names, e.Name())
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+// approveAll moves every pending request to Approved/, as the human would.
+func (w *world) approveAll() int {
+	w.t.Helper()
+	names := w.files("Pending_Approval")
+	for _, n := range names {
+		if err := os.Rename(filepath.Join(w.home, "vault", "Pending_Approval", n), filepath.Join(w.home, "vault", "Approved", n)); err != nil {
+			w.t.Fatal(err)
+		}
+	}
+	return len(names)
+}
+
+func (w *world) read(folder, name string) string {
+	b, err := os.ReadFile(filepath.Join(w.home, "vault", folder, name))
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return string(b)
+}
+
+type testWriter struct{ t testing.TB }
+
+func (tw *testWriter) Write(p []byte) (int, error) {
+	tw.t.Logf("mailgate stderr: %s", strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}

@@ -1,0 +1,231 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/oauth2"
+
+	"github.com/mailgate/mailgate/internal/agentmail"
+	agentmailsqlite "github.com/mailgate/mailgate/internal/agentmail/sqlite"
+	"github.com/mailgate/mailgate/internal/approval"
+	"github.com/mailgate/mailgate/internal/audit"
+	"github.com/mailgate/mailgate/internal/config"
+	"github.com/mailgate/mailgate/internal/gate"
+	"github.com/mailgate/mailgate/internal/gmail"
+	"github.com/mailgate/mailgate/internal/mcpserver"
+	"github.com/mailgate/mailgate/internal/ratelimit"
+	"github.com/mailgate/mailgate/internal/sandbox"
+	"github.com/mailgate/mailgate/internal/store"
+)
+
+// serve runs the MCP server over stdio until stdin closes or a signal
+// arrives.
+func serve(ctx context.Context, env *environment, args []string) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	useSandbox := fs.Bool("sandbox", false, "serve the built-in sandbox mailbox instead of Gmail (no Google account needed)")
+	logLevel := fs.String("log-level", "", "debug, info, warn or error (MAILGATE_LOG_LEVEL; default info)")
+	var httpMode optionalValue
+	fs.Var(&httpMode, "http", "serve MCP over HTTP instead of stdio, on ADDR (--http=ADDR or --http ADDR; default AGENT_MAIL_HTTP_ADDR)")
+	cfg, err := loadConfig(fs, args, env)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			printFlags(fs, env.stderr)
+			return nil
+		}
+		return err
+	}
+	logger, err := newLogger(env.stderr, firstNonEmpty(*logLevel, env.getenv("MAILGATE_LOG_LEVEL")))
+	if err != nil {
+		return err
+	}
+
+	if httpMode.set {
+		addr := httpMode.value
+		if addr == "" && fs.NArg() > 0 {
+			addr = fs.Arg(0)
+		}
+		if addr == "" {
+			addr = cfg.HTTPAddr
+		}
+		return serveHTTP(ctx, env, cfg, logger, addr, *useSandbox)
+	}
+
+	// Claim stdout for the protocol before anything else can print.
+	out := env.stdout
+	if f, ok := env.stdout.(*os.File); ok && f == os.Stdout {
+		if out, err = protocolStdout(); err != nil {
+			return err
+		}
+	}
+
+	app, err := open(ctx, cfg, logger, *useSandbox)
+	if err != nil {
+		return err
+	}
+	defer app.Close()
+	logger.Info("mailgate serving over stdio", "version", versionString(), "tools", strings.Join(cfg.Tools, ","),
+		"dev_mode", cfg.DevMode, "sandbox", *useSandbox, "home", cfg.Home, "vault", cfg.VaultPath, "db", cfg.DB)
+	if cfg.DevMode && cfg.HasTools(config.ToolsEmail) {
+		logger.Info("DEV_MODE is on: every gate runs, nothing is sent or drafted; set DEV_MODE=false to send")
+	}
+	err = app.Server.Run(ctx, &mcpserver.StdioTransport{Reader: env.stdin, Writer: out, Logger: logger})
+	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("serving: %w", err)
+	}
+	return nil
+}
+
+func loadConfig(fs *flag.FlagSet, args []string, env *environment) (*config.Config, error) {
+	cwd, err := os.Getwd()
+	if err != nil {
+		cwd = "/"
+	}
+	return config.Load(fs, args, env.getenv, cwd)
+}
+
+func printFlags(fs *flag.FlagSet, w io.Writer) {
+	fs.SetOutput(w)
+	fmt.Fprintf(w, "Usage of mailgate %s:\n", fs.Name())
+	fs.PrintDefaults()
+}
+
+func newLogger(w io.Writer, level string) (*slog.Logger, error) {
+	var l slog.Level
+	if level != "" {
+		if err := l.UnmarshalText([]byte(level)); err != nil {
+			return nil, &config.Error{Var: "MAILGATE_LOG_LEVEL", Msg: fmt.Sprintf("%q is not one of debug, info, warn, error", level)}
+		}
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})), nil
+}
+
+// app is everything a serving process holds open.
+type app struct {
+	Server  *mcp.Server
+	DB      *store.DB // for readiness checks (serve --http)
+	closers []func() error
+}
+
+func (a *app) Close() {
+	for i := len(a.closers) - 1; i >= 0; i-- {
+		a.closers[i]()
+	}
+}
+
+// open builds every dependency the configuration asks for, failing fast with
+// a message that names the path or variable at fault.
+func open(ctx context.Context, cfg *config.Config, logger *slog.Logger, useSandbox bool) (_ *app, err error) {
+	a := &app{}
+	defer func() {
+		if err != nil {
+			a.Close()
+		}
+	}()
+	db, err := store.Open(ctx, cfg.DB)
+	if err != nil {
+		return nil, fmt.Errorf("MAILGATE_DB %s: %w", cfg.DB, err)
+	}
+	a.closers = append(a.closers, db.Close)
+	a.DB = db
+
+	deps := mcpserver.Deps{Version: versionString(), Logger: logger, Tools: cfg.Tools}
+	if cfg.HasTools(config.ToolsEmail) {
+		if deps.Email, err = openEmail(ctx, cfg, logger, db, useSandbox, a); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.HasTools(config.ToolsAgentMail) {
+		if deps.AgentMail, err = agentmailsqlite.NewService(ctx, db, agentmail.Options{Logger: logger}); err != nil {
+			return nil, fmt.Errorf("opening the agent-mail store: %w", err)
+		}
+	}
+	srv, err := mcpserver.New(deps)
+	if err != nil {
+		return nil, err
+	}
+	a.Server = srv
+	return a, nil
+}
+
+func openEmail(ctx context.Context, cfg *config.Config, logger *slog.Logger, db *store.DB, useSandbox bool, a *app) (*mcpserver.EmailDeps, error) {
+	// The ledger records every request the server issued: in content mode
+	// only those are honoured, so a file an agent writes straight into
+	// Approved/ approves nothing.
+	ledger, err := approval.NewSQLiteLedger(ctx, db)
+	if err != nil {
+		return nil, fmt.Errorf("opening the approval ledger: %w", err)
+	}
+	vault, err := approval.Open(cfg.VaultPath, approval.Options{Mode: approval.Mode(cfg.ApprovalMode), TTL: cfg.ApprovalTTL, Ledger: ledger})
+	if err != nil {
+		return nil, fmt.Errorf("VAULT_PATH %s: %w", cfg.VaultPath, err)
+	}
+	auditLog, err := audit.Open(cfg.AuditDir)
+	if err != nil {
+		return nil, fmt.Errorf("AUDIT_LOG_DIR %s: %w", cfg.AuditDir, err)
+	}
+	a.closers = append(a.closers, auditLog.Close)
+	limiter, err := ratelimit.New(ctx, db, cfg.SendLimit, time.Hour)
+	if err != nil {
+		return nil, fmt.Errorf("opening the send limiter: %w", err)
+	}
+	gopts := gmail.Options{
+		CredentialsFile: cfg.CredentialsFile,
+		TokenFile:       cfg.TokenFile,
+		Endpoint:        cfg.GmailEndpoint,
+		Logger:          logger,
+	}
+	if useSandbox {
+		srv, err := sandbox.Start(logger)
+		if err != nil {
+			return nil, err
+		}
+		a.closers = append(a.closers, srv.Close)
+		gopts.Endpoint = srv.URL()
+		gopts.TokenSource = oauth2.StaticTokenSource(&oauth2.Token{AccessToken: "sandbox", TokenType: "Bearer"})
+		logger.Info("sandbox mailbox started", "address", sandbox.Email, "endpoint", srv.URL())
+	}
+	client, err := gmail.New(ctx, gopts)
+	if err != nil {
+		return nil, err
+	}
+	g := &gate.Gate{Vault: vault, Limiter: limiter, Audit: auditLog, DevMode: cfg.DevMode, Logger: logger}
+	return &mcpserver.EmailDeps{
+		Mailbox: client, Gate: g, Vault: vault, Audit: auditLog,
+		DevMode: cfg.DevMode, Logger: logger,
+	}, nil
+}
+
+func firstNonEmpty(vs ...string) string {
+	for _, v := range vs {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// optionalValue is a flag that may stand alone (--http) or carry a value
+// (--http=ADDR).
+type optionalValue struct {
+	set   bool
+	value string
+}
+
+func (o *optionalValue) String() string { return o.value }
+func (o *optionalValue) Set(v string) error {
+	o.set = true
+	if v != "true" {
+		o.value = v
+	}
+	return nil
+}
+func (o *optionalValue) IsBoolFlag() bool { return true }
