@@ -7,7 +7,7 @@ VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev
 LDFLAGS  := -s -w -X main.version=$(VERSION)
 NODE_DIR := .ci/node_modules
 
-.PHONY: build run test test-go test-clients tools bench fuzz lint clean
+.PHONY: build run test test-go test-clients tools bench fuzz lint clean conformance
 
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/mailgate
@@ -28,13 +28,17 @@ test-go: build
 
 # External MCP clients (MCP Inspector CLI, TypeScript SDK) against the built binary.
 test-clients: build tools
-	MAILGATE_BIN=$(CURDIR)/$(BIN) MAILGATE_CLIENTS=$(CURDIR)/$(NODE_DIR) $(GO) test -count=1 -run 'TestExternalClients' ./cmd/mailgate -v
+	MAILGATE_BIN=$(CURDIR)/$(BIN) MAILGATE_CLIENTS=$(CURDIR)/$(NODE_DIR) $(GO) test -count=1 -run 'TestExternalClients|TestHTTPConformance|TestHTTPExternalClients' ./cmd/mailgate -v
 
 tools: $(NODE_DIR)/.installed
 
 $(NODE_DIR)/.installed: .ci/package.json .ci/package-lock.json
 	npm ci --prefix .ci --no-audit --no-fund
 	touch $@
+
+# The official MCP conformance suite against serve --http (also run by test-clients).
+conformance: tools
+	.ci/conformance.sh
 
 bench: build
 	MAILGATE_BIN=$(CURDIR)/$(BIN) $(GO) test -run '^$$' -bench . -benchmem -count=1 ./...

@@ -1,0 +1,61 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/mailgate/mailgate/internal/config"
+	"github.com/mailgate/mailgate/internal/httpserver"
+)
+
+// serveHTTP serves MCP over Streamable HTTP (cfg.HTTPPath, also /api/) and
+// legacy HTTP+SSE (/sse) on addr until ctx ends (SIGINT/SIGTERM), then
+// finishes the calls in flight and closes the store. Everything it says goes
+// to the log on stderr; stdout is unused.
+func serveHTTP(ctx context.Context, env *environment, cfg *config.Config, logger *slog.Logger, addr string, useSandbox bool) error {
+	// Bind before opening anything: a refused or busy address fails at once,
+	// with nothing to undo.
+	ln, err := httpserver.Listen(ctx, addr, cfg.BearerToken != "")
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
+
+	app, err := open(ctx, cfg, logger, useSandbox)
+	if err != nil {
+		return err
+	}
+	defer app.Close()
+
+	h, err := httpserver.New(httpserver.Options{
+		Server:      app.Server,
+		Path:        cfg.HTTPPath,
+		BearerToken: cfg.BearerToken,
+		Ready:       app.DB.PingContext,
+		Logger:      logger,
+	})
+	if err != nil {
+		return fmt.Errorf("serving HTTP: %w", err)
+	}
+	base := "http://" + ln.Addr().String()
+	logger.Info("mailgate serving over HTTP", "version", versionString(), "url", base+cfg.HTTPPath, "sse", base+httpserver.SSEPath,
+		"auth", authMode(cfg), "tools", strings.Join(cfg.Tools, ","), "dev_mode", cfg.DevMode, "sandbox", useSandbox,
+		"home", cfg.Home, "db", cfg.DB)
+	if cfg.DevMode && cfg.HasTools(config.ToolsEmail) {
+		logger.Info("DEV_MODE is on: every gate runs, nothing is sent or drafted; set DEV_MODE=false to send")
+	}
+	if n := len(cfg.BearerToken); n > 0 && n < 16 {
+		logger.Warn("AGENT_MAIL_BEARER_TOKEN is short; use at least 32 random characters", "length", n)
+	}
+	return httpserver.Serve(ctx, ln, h, httpserver.DefaultGrace)
+}
+
+// authMode names the authentication in the startup log, never the token.
+func authMode(cfg *config.Config) string {
+	if cfg.BearerToken != "" {
+		return "bearer"
+	}
+	return "none (loopback only)"
+}

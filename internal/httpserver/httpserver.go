@@ -1,0 +1,327 @@
+// Package httpserver is mailgate's HTTP front door: one *mcp.Server served to
+// many agents over Streamable HTTP (AGENT_MAIL_PATH, /mcp/ by default, also
+// /api/) and the legacy HTTP+SSE transport (/sse), with everything a shared
+// network service needs around it: bearer authentication, Origin and Host
+// checks, a request body bound, per-client rate limits, health endpoints,
+// request logs and a graceful shutdown.
+//
+// It is the only place those concerns live; the MCP server behind it is the
+// same one stdio serves, with the same tools, store and approval gate.
+//
+// Order of the checks for every request (each refusal is logged like any
+// other request, without headers or query strings):
+//
+//  1. rate limit, per remote IP and credential state → 429 + Retry-After
+//  2. route: /health/* is open; everything else needs the bearer token → 401
+//  3. MCP routes only: cross-origin (Sec-Fetch-Site / Origin) → 403,
+//     body bound → 413, then go-sdk's own DNS-rebinding Host check → 403.
+package httpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/time/rate"
+)
+
+// Defaults. Every client of a loopback server shares the address 127.0.0.1,
+// so the authorised per-IP limit is in effect a ceiling for the whole
+// machine's agents: it sits well above the designed load (30 agents at
+// ≥ 1,000 operations per second) and only stops a runaway loop.
+// Unauthenticated requests get a small bucket of their own, so guessing the
+// token is slow and cannot spend the agents' budget.
+const (
+	DefaultPath           = "/mcp/"
+	DefaultMaxBodyBytes   = mcp.DefaultMaxRequestBodyBytes // 4 MiB: a 1 MiB mail body JSON-escaped, with room
+	DefaultSessionTimeout = 30 * time.Minute               // an agent waiting on a human approval stays idle for minutes
+	DefaultRate           = rate.Limit(2000)               // requests per second per client
+	DefaultBurst          = 4000
+	DefaultAnonRate       = rate.Limit(10) // unauthenticated requests per second per IP, when a token is set
+	DefaultAnonBurst      = 20
+	DefaultReadyTimeout   = 2 * time.Second
+
+	SSEPath       = "/sse"
+	LivenessPath  = "/health/liveness"
+	ReadinessPath = "/health/readiness"
+)
+
+// Options configure a Handler. Zero values take the defaults above.
+type Options struct {
+	// Server backs every session on both transports. The handler owns those
+	// sessions: Shutdown and Close end every session of Server.
+	Server *mcp.Server
+	// Path is the Streamable HTTP endpoint (AGENT_MAIL_PATH). It answers with
+	// and without its trailing slash, and /api/ answers too, as the
+	// reference agent-mail server mounts it there.
+	Path string
+	// BearerToken, when set, is required on every request but the health
+	// endpoints (Authorization: Bearer …). It is never logged.
+	BearerToken string
+	// Ready reports whether the backing store answers; /health/readiness
+	// calls it with ReadyTimeout. Nil means always ready.
+	Ready        func(context.Context) error
+	ReadyTimeout time.Duration
+	Logger       *slog.Logger
+	// Stateless serves Streamable HTTP without sessions: no Mcp-Session-Id,
+	// GET and DELETE answer 405, and the server cannot send requests to the
+	// client (no elicitation). It is what protocol 2026-07-28 needs; the
+	// default is stateful.
+	Stateless bool
+	// SessionTimeout closes a stateful session after this long without a
+	// request, so abandoned sessions do not pile up. Negative: never.
+	SessionTimeout time.Duration
+	// MaxBodyBytes bounds every request body (413 beyond).
+	MaxBodyBytes int64
+	// Rate and Burst limit each client (remote IP) presenting the token, or
+	// every client when no token is set; AnonRate and AnonBurst limit, per IP,
+	// requests without a valid token. A negative rate disables that limit.
+	Rate      rate.Limit
+	Burst     int
+	AnonRate  rate.Limit
+	AnonBurst int
+}
+
+// Handler serves the MCP endpoints, SSE and health. Build it with New.
+type Handler struct {
+	opts   Options
+	log    *slog.Logger
+	auth   bearer
+	limits *limiter
+	routes map[string]route
+
+	// busy counts MCP calls and POST/DELETE requests in flight, which a
+	// graceful shutdown waits for before it ends the long-lived streams.
+	busy     atomic.Int64
+	draining atomic.Bool
+
+	streams     context.Context // ended by Close: hanging GET streams follow it
+	stopStreams context.CancelFunc
+	closeOnce   sync.Once
+}
+
+type route struct {
+	h      http.Handler
+	public bool // no bearer token needed
+	stream bool // GET holds the response open (SSE): tied to h.streams
+}
+
+// New builds the handler and registers, on opts.Server, the middleware that
+// tracks in-flight calls for graceful shutdown.
+func New(opts Options) (*Handler, error) {
+	if opts.Server == nil {
+		return nil, errors.New("building the HTTP handler: no MCP server")
+	}
+	setDefaults(&opts)
+	if !strings.HasPrefix(opts.Path, "/") {
+		return nil, fmt.Errorf("building the HTTP handler: path %q must start with /", opts.Path)
+	}
+	h := &Handler{
+		opts:   opts,
+		log:    opts.Logger,
+		auth:   newBearer(opts.BearerToken),
+		limits: newLimiter(opts.Rate, opts.Burst, opts.AnonRate, opts.AnonBurst),
+		routes: map[string]route{},
+	}
+	h.streams, h.stopStreams = context.WithCancel(context.Background())
+	opts.Server.AddReceivingMiddleware(h.trackCalls)
+
+	getServer := func(*http.Request) *mcp.Server { return opts.Server }
+	streamable := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
+		Stateless:           opts.Stateless,
+		SessionTimeout:      max(opts.SessionTimeout, 0),
+		MaxRequestBodyBytes: opts.MaxBodyBytes,
+		Logger:              opts.Logger,
+		// DNS-rebinding protection stays on (DisableLocalhostProtection false):
+		// a loopback request naming a foreign Host gets 403.
+	})
+	sse := mcp.NewSSEHandler(getServer, &mcp.SSEOptions{MaxRequestBodyBytes: opts.MaxBodyBytes})
+
+	mcpRoute := route{h: h.protect(streamable), stream: true}
+	for _, p := range mcpPaths(opts.Path) {
+		h.routes[p] = mcpRoute
+	}
+	for _, p := range []string{SSEPath, LivenessPath, ReadinessPath} {
+		if _, taken := h.routes[p]; taken {
+			return nil, fmt.Errorf("building the HTTP handler: path %q collides with %s", opts.Path, p)
+		}
+	}
+	// The SSE session endpoint is the GET path itself plus ?sessionid=…
+	// (go-sdk derives it from the GET's URL), so one exact route serves both.
+	h.routes[SSEPath] = route{h: h.protect(sse), stream: true}
+	h.routes[LivenessPath] = route{h: http.HandlerFunc(h.liveness), public: true}
+	h.routes[ReadinessPath] = route{h: http.HandlerFunc(h.readiness), public: true}
+	return h, nil
+}
+
+func setDefaults(o *Options) {
+	if o.Path == "" {
+		o.Path = DefaultPath
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.ReadyTimeout <= 0 {
+		o.ReadyTimeout = DefaultReadyTimeout
+	}
+	if o.SessionTimeout == 0 {
+		o.SessionTimeout = DefaultSessionTimeout
+	}
+	if o.MaxBodyBytes <= 0 {
+		o.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if o.Rate == 0 {
+		o.Rate, o.Burst = DefaultRate, DefaultBurst
+	}
+	if o.AnonRate == 0 {
+		o.AnonRate, o.AnonBurst = DefaultAnonRate, DefaultAnonBurst
+	}
+}
+
+// mcpPaths is where the Streamable HTTP endpoint answers: the configured
+// path with and without its trailing slash (a redirect would turn clients'
+// POSTs into GETs), and /api/, the reference server's mount point.
+func mcpPaths(p string) []string {
+	paths := []string{p}
+	if trimmed := strings.TrimRight(p, "/"); trimmed != "" {
+		paths = append(paths, trimmed, trimmed+"/")
+	}
+	return append(paths, "/api", "/api/")
+}
+
+// ServeHTTP logs every request once it is answered, whatever answered it.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rec := &recorder{ResponseWriter: w}
+	start := time.Now()
+	defer h.logRequest(rec, r, start)
+	h.serve(rec, r)
+}
+
+func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
+	authorised := h.auth.check(r)
+	if retry, ok := h.limits.allow(clientIP(r), authorised); !ok {
+		writeRateLimited(w, retry)
+		return
+	}
+	rt, found := h.routes[r.URL.Path]
+	if !rt.public && !authorised {
+		// Also for unknown paths: without the token, nothing is revealed.
+		writeUnauthorised(w)
+		return
+	}
+	if !found {
+		writeError(w, http.StatusNotFound, codeInvalidRequest, "not found: the MCP endpoint is "+h.opts.Path)
+		return
+	}
+	switch {
+	case rt.stream && r.Method == http.MethodGet:
+		// A hanging GET never goes idle by itself: tie it to the handler so a
+		// shutdown can end it once the calls it may carry have answered.
+		ctx, cancel := context.WithCancel(r.Context())
+		defer cancel()
+		stop := context.AfterFunc(h.streams, cancel)
+		defer stop()
+		r = r.WithContext(ctx)
+	case r.Method == http.MethodPost || r.Method == http.MethodDelete:
+		h.busy.Add(1)
+		defer h.busy.Add(-1)
+	}
+	rt.h.ServeHTTP(w, r)
+}
+
+// protect wraps an MCP transport handler in the Origin check and the body
+// bound. go-sdk applies the bound too; checking Content-Length here answers
+// an honest oversized request before a byte of it is read.
+func (h *Handler) protect(next http.Handler) http.Handler {
+	cop := http.NewCrossOriginProtection()
+	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		writeError(w, http.StatusForbidden, codeInvalidRequest, "cross-origin request refused: MCP clients are not browser pages")
+	}))
+	limit := h.opts.MaxBodyBytes
+	inner := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > limit {
+			writeError(w, http.StatusRequestEntityTooLarge, codeInvalidRequest, fmt.Sprintf("request body exceeds %d bytes", limit))
+			return
+		}
+		if r.Body != nil {
+			r.Body = http.MaxBytesReader(w, r.Body, limit)
+		}
+		next.ServeHTTP(w, r)
+	})
+	checked := cop.Handler(inner)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// CrossOriginProtection lets GET and HEAD through as "safe", but a GET
+		// here opens a session (SSE) or a stream: check it as a POST would be.
+		if r.Method == http.MethodGet || r.Method == http.MethodHead {
+			probe := r.WithContext(r.Context())
+			probe.Method = http.MethodPost
+			if err := cop.Check(probe); err != nil {
+				writeError(w, http.StatusForbidden, codeInvalidRequest, "cross-origin request refused: MCP clients are not browser pages")
+				return
+			}
+		}
+		checked.ServeHTTP(w, r)
+	})
+}
+
+// trackCalls counts MCP calls in flight on the server, whichever transport
+// carries them: an SSE call is answered over the GET stream after its POST
+// has returned 202, so counting POSTs alone would miss it.
+func (h *Handler) trackCalls(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		h.busy.Add(1)
+		defer h.busy.Add(-1)
+		return next(ctx, method, req)
+	}
+}
+
+// Shutdown drains the handler: readiness turns 503, then it waits until no
+// call or POST is in flight (or ctx ends) and closes every stream and
+// session. Call it after http.Server.Shutdown has stopped new connections.
+func (h *Handler) Shutdown(ctx context.Context) error {
+	h.draining.Store(true)
+	err := h.waitIdle(ctx)
+	h.Close()
+	return err
+}
+
+// waitIdle polls the in-flight count. Idle must hold on two polls in a row:
+// an SSE call is handed from its POST to the session's reader through a
+// channel, a moment in which nothing is counted.
+func (h *Handler) waitIdle(ctx context.Context) error {
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	idle := 0
+	for {
+		if h.busy.Load() == 0 {
+			if idle++; idle == 2 {
+				return nil
+			}
+		} else {
+			idle = 0
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for %d in-flight calls: %w", h.busy.Load(), ctx.Err())
+		case <-tick.C:
+		}
+	}
+}
+
+// Close ends every hanging stream and every session of the server at once.
+func (h *Handler) Close() {
+	h.closeOnce.Do(func() {
+		h.draining.Store(true)
+		h.stopStreams()
+		for ss := range h.opts.Server.Sessions() {
+			ss.Close()
+		}
+	})
+}

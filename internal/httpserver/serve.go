@@ -1,0 +1,119 @@
+package httpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"time"
+)
+
+// DefaultGrace is how long a shutdown waits for in-flight calls. A send
+// through the approval gate is one Gmail call; reads retry with backoff for
+// a few seconds at most.
+const DefaultGrace = 20 * time.Second
+
+// ErrNotLoopback is returned by Listen for a non-loopback address without a
+// bearer token.
+var ErrNotLoopback = errors.New("not a loopback address")
+
+// Listen binds addr for HTTP. Without a bearer token only loopback addresses
+// are accepted: anyone who can reach the port would otherwise have every
+// tool, including the mailbox.
+func Listen(ctx context.Context, addr string, haveToken bool) (net.Listener, error) {
+	if !haveToken {
+		loop, err := isLoopback(ctx, addr)
+		if err != nil {
+			return nil, fmt.Errorf("checking the HTTP address %s: %w", addr, err)
+		}
+		if !loop {
+			return nil, fmt.Errorf("refusing to serve HTTP on %s: %w and AGENT_MAIL_BEARER_TOKEN is not set (set a token to serve other machines, or bind 127.0.0.1)",
+				addr, ErrNotLoopback)
+		}
+	}
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listening on %s: %w", addr, err)
+	}
+	return ln, nil
+}
+
+// isLoopback reports whether every address addr can bind is a loopback one.
+// An empty host (":8765") means every interface.
+func isLoopback(ctx context.Context, addr string) (bool, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false, fmt.Errorf("parsing the address: %w", err)
+	}
+	if host == "" {
+		return false, nil
+	}
+	if ip, err := netip.ParseAddr(host); err == nil {
+		return ip.Unmap().IsLoopback(), nil
+	}
+	ips, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+	if err != nil {
+		return false, fmt.Errorf("resolving %s: %w", host, err)
+	}
+	for _, ip := range ips {
+		if !ip.Unmap().IsLoopback() {
+			return false, nil
+		}
+	}
+	return len(ips) > 0, nil
+}
+
+// Serve serves h on ln until ctx ends, then shuts down gracefully: the
+// listener closes at once, requests and MCP calls in flight get up to grace
+// to finish (SSE calls answer over their stream, so streams stay open until
+// the calls are done), then every stream and session is ended. Past the
+// deadline the remaining connections are cut. A clean stop returns nil.
+func Serve(ctx context.Context, ln net.Listener, h *Handler, grace time.Duration) error {
+	if grace <= 0 {
+		grace = DefaultGrace
+	}
+	srv := &http.Server{
+		Handler: h,
+		// Slow-header clients are cut; there is no ReadTimeout or
+		// WriteTimeout because SSE streams and long tool calls legitimately
+		// hold a request open.
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(h.log.Handler(), slog.LevelWarn),
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+
+	select {
+	case err := <-errc:
+		h.Close()
+		return fmt.Errorf("serving HTTP: %w", err)
+	case <-ctx.Done():
+	}
+
+	h.log.Info("shutting down: finishing in-flight calls", "grace", grace)
+	sctx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	shut := make(chan error, 1)
+	go func() { shut <- srv.Shutdown(sctx) }() // stops accepting now; waits for active requests
+	drainErr := h.Shutdown(sctx)               // waits for calls, then ends streams and sessions
+	shutErr := <-shut
+	if shutErr != nil {
+		srv.Close()
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serving HTTP: %w", err)
+	}
+	if err := errors.Join(drainErr, shutErr); err != nil {
+		// Not a failure of the process: it was asked to stop and did.
+		h.log.Warn("shutdown deadline passed: cut what was still running", "error", err)
+		return nil
+	}
+	h.log.Info("HTTP server stopped")
+	return nil
+}
