@@ -1,0 +1,69 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"time"
+
+	agentmailsqlite "github.com/mailgate/mailgate/internal/agentmail/sqlite"
+	"github.com/mailgate/mailgate/internal/config"
+	"github.com/mailgate/mailgate/internal/doctor"
+	"github.com/mailgate/mailgate/internal/ratelimit"
+	"github.com/mailgate/mailgate/internal/store"
+)
+
+// errDoctorProblems ends a doctor run that found problems: exit status 1, after
+// the report on stdout.
+var errDoctorProblems = errors.New("doctor found problems")
+
+// doctorCmd checks the installation with the configuration serve would use
+// and prints one line per check to stdout (a human command: nothing here
+// ever runs under an MCP client). Exit status 0 means no FAIL line;
+// warnings (things that work but are risky) keep it 0 unless --strict.
+func doctorCmd(ctx context.Context, env *environment, args []string) error {
+	fset := flag.NewFlagSet("doctor", flag.ContinueOnError)
+	strict := fset.Bool("strict", false, "exit with status 1 on warnings too")
+	cfg, err := loadConfig(fset, args, env)
+	if err != nil {
+		if herr := helpOrError(fset, err, env.stderr); herr == nil {
+			return nil
+		}
+		doctor.Write(env.stdout, "the configuration does not load", []doctor.Check{doctor.ConfigError(err)})
+		return fmt.Errorf("%w: 1 problem", errDoctorProblems)
+	}
+	if fset.NArg() > 0 {
+		fmt.Fprintf(env.stderr, "mailgate doctor: unexpected argument %q\n", fset.Arg(0))
+		return errUsage
+	}
+	checks := doctor.Run(ctx, cfg, doctor.Options{Scopes: neededScopes(cfg), Migrate: serveMigrations(cfg)})
+	doctor.Write(env.stdout, cfg.Home, checks)
+	fails, warns := doctor.Counts(checks)
+	if fails > 0 || (*strict && warns > 0) {
+		return fmt.Errorf("%w: %d failed, %d warnings", errDoctorProblems, fails, warns)
+	}
+	return nil
+}
+
+// serveMigrations applies the schema migrations serve applies for cfg (see
+// open in serve.go), so that doctor proves the store will open.
+func serveMigrations(cfg *config.Config) func(context.Context, *store.DB) error {
+	return func(ctx context.Context, db *store.DB) error {
+		if cfg.HasTools(config.ToolsEmail) {
+			// The limit itself is checked when serve starts; here only
+			// the schema matters.
+			if _, err := ratelimit.New(ctx, db, max(cfg.SendLimit, 1), time.Hour); err != nil {
+				return err
+			}
+		}
+		if cfg.HasTools(config.ToolsAgentMail) {
+			st, err := agentmailsqlite.Open(ctx, db)
+			if err != nil {
+				return err
+			}
+			return st.Close()
+		}
+		return nil
+	}
+}

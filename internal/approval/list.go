@@ -1,0 +1,255 @@
+package approval
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/adrg/frontmatter"
+)
+
+// Listing and deciding from a terminal (mailgate approvals). A decision is
+// exactly the move a human makes in a file manager, so the gate cannot tell
+// the two apart and needs no other path.
+
+// Item is one request file, summarised for a person.
+type Item struct {
+	Folder    string // DirPending, DirApproved, DirRejected or DirDone
+	Name      string // file name
+	Path      string // absolute path
+	Kind      Kind
+	Status    string // the frontmatter status (in Done/: sent, failed, unknown, or what it was claimed with)
+	RequestID string
+	To        string // as written, unmasked
+	ThreadID  string
+	Subject   string
+	Created   time.Time // zero when absent or unparsable
+	Expires   time.Time // zero when absent or unparsable
+	SentAt    time.Time // Done/ only
+	Error     string    // Done/ only: the recorded failure
+	ModTime   time.Time
+	// Invalid says why the file is not a readable request ("" when it is);
+	// the gate ignores such files, and the listing shows them so a human
+	// notices a broken edit.
+	Invalid string
+}
+
+// Expired reports whether the item has an expiry at or before now.
+func (it *Item) Expired(now time.Time) bool {
+	return !it.Expires.IsZero() && !now.Before(it.Expires)
+}
+
+// ListFolders are the folders List reads, in display order.
+var ListFolders = []string{DirPending, DirApproved, DirRejected, DirDone}
+
+// Sentinel errors of Resolve, Approve and Reject.
+var (
+	ErrUnknownID   = errors.New("no request file matches")
+	ErrAmbiguousID = errors.New("more than one request file matches")
+)
+
+// IDError is returned when an id matches no file, or several.
+type IDError struct {
+	ID      string
+	Err     error    // ErrUnknownID or ErrAmbiguousID
+	Matches []string // "Folder/name" of the candidates
+	Note    string   // where the id was found instead, when it was
+}
+
+func (e *IDError) Error() string {
+	msg := fmt.Sprintf("%q: %v", e.ID, e.Err)
+	if len(e.Matches) > 0 {
+		msg += " (" + strings.Join(e.Matches, ", ") + "); give more of the id"
+	}
+	if e.Note != "" {
+		msg += "; " + e.Note
+	}
+	return msg
+}
+
+func (e *IDError) Unwrap() error { return e.Err }
+
+// List returns the request files of the given folders (default
+// ListFolders), each folder's items oldest first. Hidden and non-.md files
+// are skipped, as the gate skips them.
+func (v *Vault) List(folders ...string) ([]Item, error) {
+	if len(folders) == 0 {
+		folders = ListFolders
+	}
+	var items []Item
+	for _, dir := range folders {
+		names, err := readDirNames(filepath.Join(v.root, dir))
+		if err != nil {
+			return nil, fmt.Errorf("listing %s: %w", dir, err)
+		}
+		var these []Item
+		for _, name := range names {
+			if !candidateName(name) {
+				continue
+			}
+			it, err := v.item(dir, name)
+			if errors.Is(err, fs.ErrNotExist) {
+				continue // moved while we listed
+			}
+			if err != nil {
+				return nil, err
+			}
+			these = append(these, it)
+		}
+		sort.Slice(these, func(i, j int) bool {
+			a, b := these[i], these[j]
+			if !a.Created.Equal(b.Created) {
+				return a.Created.Before(b.Created)
+			}
+			return a.Name < b.Name
+		})
+		items = append(items, these...)
+	}
+	return items, nil
+}
+
+// doneFields are the outcome keys Record writes into Done files.
+type doneFields struct {
+	SentAt string `yaml:"sent_at"`
+	Error  string `yaml:"error"`
+}
+
+func (v *Vault) item(dir, name string) (Item, error) {
+	it := Item{Folder: dir, Name: name, Path: v.path(dir, name)}
+	data, mod, err := readRegular(it.Path, v.o.MaxFileSize+4096)
+	if errors.Is(err, errSkipped) {
+		it.Invalid = strings.TrimPrefix(err.Error(), errSkipped.Error()+": ")
+		return it, nil
+	}
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return it, err
+		}
+		// A symlink (ELOOP) or an unreadable file: shown, never followed.
+		it.Invalid = err.Error()
+		return it, nil
+	}
+	it.ModTime = mod
+	p, err := parseApproval(data)
+	if err != nil {
+		it.Invalid = err.Error()
+		return it, nil
+	}
+	it.Kind, it.Status, it.RequestID = Kind(p.Type), p.Status, p.RequestID
+	it.To, it.ThreadID, it.Subject = p.To, p.ThreadID, p.Subject
+	it.Created, _ = parseTime(p.Created)
+	it.Expires, _ = parseTime(p.Expires)
+	if dir == DirDone {
+		var d doneFields
+		if _, err := frontmatter.Parse(bytes.NewReader(bytes.TrimPrefix(data, utf8BOM)), &d); err == nil {
+			it.SentAt, _ = parseTime(d.SentAt)
+			it.Error = d.Error
+		}
+	}
+	return it, nil
+}
+
+// Resolve finds the one item in folders (default ListFolders) that id names:
+// its request_id, its file name (with or without .md), or a unique prefix
+// of either or of the hash after EMAIL_SEND_ / EMAIL_REPLY_. Matching
+// ignores case. Exact matches win over prefixes.
+func (v *Vault) Resolve(id string, folders ...string) (*Item, error) {
+	id = strings.TrimSpace(id)
+	if id == "" {
+		return nil, &IDError{ID: id, Err: ErrUnknownID}
+	}
+	items, err := v.List(folders...)
+	if err != nil {
+		return nil, err
+	}
+	var exact, prefix []*Item
+	for i := range items {
+		switch matchID(&items[i], id) {
+		case 2:
+			exact = append(exact, &items[i])
+		case 1:
+			prefix = append(prefix, &items[i])
+		}
+	}
+	matches := exact
+	if len(matches) == 0 {
+		matches = prefix
+	}
+	switch len(matches) {
+	case 1:
+		return matches[0], nil
+	case 0:
+		return nil, &IDError{ID: id, Err: ErrUnknownID}
+	}
+	e := &IDError{ID: id, Err: ErrAmbiguousID}
+	for _, m := range matches {
+		e.Matches = append(e.Matches, m.Folder+"/"+m.Name)
+	}
+	return nil, e
+}
+
+// matchID: 2 exact, 1 prefix, 0 none.
+func matchID(it *Item, id string) int {
+	id = strings.ToLower(id)
+	name := strings.ToLower(it.Name)
+	base := strings.TrimSuffix(name, ".md")
+	rid := strings.ToLower(it.RequestID)
+	if id == name || id == base || (rid != "" && id == rid) {
+		return 2
+	}
+	hash := base
+	for _, p := range []string{"email_send_", "email_reply_"} {
+		hash = strings.TrimPrefix(hash, p)
+	}
+	if strings.HasPrefix(name, id) || (rid != "" && strings.HasPrefix(rid, id)) || strings.HasPrefix(hash, id) {
+		return 1
+	}
+	return 0
+}
+
+// Approve moves the request id names from Pending_Approval/ (or Rejected/,
+// for a change of mind) to Approved/, and returns it as it was before the
+// move. An expired request is refused: the gate would ignore it.
+func (v *Vault) Approve(id string) (*Item, error) {
+	return v.decide(id, DirApproved, DirPending, DirRejected)
+}
+
+// Reject moves the request id names from Pending_Approval/ (or Approved/,
+// withdrawing an approval not yet used) to Rejected/.
+func (v *Vault) Reject(id string) (*Item, error) {
+	return v.decide(id, DirRejected, DirPending, DirApproved)
+}
+
+func (v *Vault) decide(id, to string, from ...string) (*Item, error) {
+	verb := map[string]string{DirApproved: "approving", DirRejected: "rejecting"}[to]
+	it, err := v.Resolve(id, from...)
+	if err != nil {
+		var ie *IDError
+		if errors.As(err, &ie) && errors.Is(err, ErrUnknownID) {
+			// Say where it is, if it is somewhere else.
+			if other, oerr := v.Resolve(id); oerr == nil {
+				ie.Note = fmt.Sprintf("%s/%s cannot be moved to %s/", other.Folder, other.Name, to)
+				if other.Folder == DirDone {
+					ie.Note += " (it was already used)"
+				}
+			}
+		}
+		return nil, fmt.Errorf("%s: %w", verb, err)
+	}
+	if to == DirApproved && it.Expired(v.o.Now()) {
+		return nil, fmt.Errorf("%s %s: it expired at %s and would be ignored; ask the agent to send again for a fresh request",
+			verb, it.Name, it.Expires.UTC().Format(time.RFC3339))
+	}
+	if err := renameNoReplace(it.Path, v.path(to, it.Name)); err != nil {
+		if isExist(err) {
+			return nil, fmt.Errorf("moving %s/%s: %s/%s already exists", it.Folder, it.Name, to, it.Name)
+		}
+		return nil, fmt.Errorf("moving %s/%s to %s/: %w", it.Folder, it.Name, to, err)
+	}
+	return it, nil
+}

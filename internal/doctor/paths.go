@@ -1,0 +1,207 @@
+package doctor
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/mailgate/mailgate/internal/approval"
+	"github.com/mailgate/mailgate/internal/store"
+)
+
+// dirProblem is why a folder mailgate writes to is unusable.
+type dirProblem struct {
+	path string // the path at fault (dir itself or the ancestor in the way)
+	msg  string
+	fix  string
+}
+
+// probeDir checks that dir is a folder mailgate can write to, or that it
+// can be created (mailgate creates its folders on start). A probe file is
+// written and removed, because permission bits do not tell the whole story
+// (ACLs, read-only mounts, root); its name starts with a dot, which every
+// reader of mailgate's folders skips.
+func probeDir(dir, variable string) (exists bool, p *dirProblem) {
+	fi, err := os.Stat(dir)
+	switch {
+	case err == nil && !fi.IsDir():
+		return true, &dirProblem{dir, dir + " is a file, not a folder", "point " + variable + " at a folder, or move the file away"}
+	case err == nil:
+		if err := writeProbe(dir); err != nil {
+			return true, &dirProblem{dir, fmt.Sprintf("cannot write in %s (%v)", dir, unwrapPath(err)),
+				"make it writable for you (chmod u+rwx " + dir + ") or point " + variable + " at a folder you own"}
+		}
+		return true, nil
+	case !missing(err):
+		return false, &dirProblem{dir, fmt.Sprintf("cannot reach %s (%v)", dir, unwrapPath(err)),
+			"make its parent folders accessible to you, or point " + variable + " elsewhere"}
+	}
+	// Missing: the nearest existing ancestor must be a writable folder.
+	anc := filepath.Dir(dir)
+	for {
+		fi, err := os.Stat(anc)
+		if err == nil {
+			if !fi.IsDir() {
+				return false, &dirProblem{anc, fmt.Sprintf("%s cannot be created: %s is a file", dir, anc), "point " + variable + " at a path whose parents are folders"}
+			}
+			if err := writeProbe(anc); err != nil {
+				return false, &dirProblem{anc, fmt.Sprintf("%s cannot be created: cannot write in %s (%v)", dir, anc, unwrapPath(err)),
+					"create " + dir + " yourself, or point " + variable + " at a folder you own"}
+			}
+			return false, nil
+		}
+		if !missing(err) || filepath.Dir(anc) == anc {
+			return false, &dirProblem{anc, fmt.Sprintf("%s cannot be created (%v)", dir, unwrapPath(err)), "point " + variable + " at a folder you own"}
+		}
+		anc = filepath.Dir(anc)
+	}
+}
+
+// missing: the path does not exist, or a file stands where a parent folder
+// should be (ENOTDIR), which the walk up then names.
+func missing(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)
+}
+
+func writeProbe(dir string) error {
+	f, err := os.CreateTemp(dir, ".mailgate-doctor-*")
+	if err != nil {
+		return err
+	}
+	name := f.Name()
+	f.Close()
+	return os.Remove(name)
+}
+
+// unwrapPath drops the *PathError wrapper, whose path the message already
+// names.
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+func (r *run) vault() Check {
+	root := r.cfg.VaultPath
+	c := Check{Name: "vault"}
+	exists, p := probeDir(root, "VAULT_PATH")
+	if p != nil {
+		c.Status, c.Detail, c.Fix = Fail, p.msg, p.fix
+		return c
+	}
+	if !exists {
+		c.Detail = root + " will be created on first start"
+		return c
+	}
+	var counts []string
+	loose := ""
+	for _, d := range []string{approval.DirPending, approval.DirApproved, approval.DirRejected, approval.DirDone, approval.DirLogs} {
+		dir := filepath.Join(root, d)
+		exists, p := probeDir(dir, "VAULT_PATH")
+		if p != nil {
+			c.Status, c.Detail, c.Fix = Fail, p.msg, p.fix
+			return c
+		}
+		if !exists {
+			continue // created on start; root is writable
+		}
+		if r.unix() && loose == "" {
+			if fi, err := os.Stat(dir); err == nil && fi.Mode().Perm()&0o022 != 0 {
+				loose = dir
+			}
+		}
+		if d != approval.DirLogs {
+			counts = append(counts, fmt.Sprintf("%d %s", countMD(dir), strings.ToLower(strings.TrimSuffix(d, "_Approval"))))
+		}
+	}
+	if r.unix() {
+		if fi, err := os.Stat(root); err == nil && fi.Mode().Perm()&0o022 != 0 {
+			loose = root
+		}
+	}
+	c.Detail = root
+	if len(counts) > 0 {
+		c.Detail += ": " + strings.Join(counts, ", ")
+	} else {
+		c.Detail += " (its folders are created on first start)"
+	}
+	if loose != "" {
+		// Whoever can write Approved/ can approve emails.
+		c.Status = Warn
+		c.Detail = loose + " is writable by other users, who could approve emails"
+		c.Fix = "chmod go-w " + loose
+	}
+	return c
+}
+
+func countMD(dir string) int {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), ".") && strings.EqualFold(filepath.Ext(e.Name()), ".md") {
+			n++
+		}
+	}
+	return n
+}
+
+func (r *run) auditDir() Check {
+	c := Check{Name: "audit log"}
+	exists, p := probeDir(r.cfg.AuditDir, "AUDIT_LOG_DIR")
+	switch {
+	case p != nil:
+		c.Status, c.Detail, c.Fix = Fail, p.msg, p.fix
+	case !exists:
+		c.Detail = r.cfg.AuditDir + " will be created on first start"
+	default:
+		c.Detail = r.cfg.AuditDir + " is writable"
+	}
+	return c
+}
+
+// store opens the state store as serve does, applies the migrations and
+// runs SQLite's quick_check.
+func (r *run) store() Check {
+	path := r.cfg.DB
+	c := Check{Name: "store"}
+	fail := func(detail, fix string) Check {
+		c.Status, c.Detail, c.Fix = Fail, detail, fix
+		return c
+	}
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return fail(path+" is a folder, not a database file", "point MAILGATE_DB at a file path such as "+filepath.Join(path, "state.db"))
+	}
+	if _, p := probeDir(filepath.Dir(path), "MAILGATE_DB"); p != nil {
+		return fail(p.msg, p.fix)
+	}
+	db, err := store.Open(r.ctx, path)
+	if err != nil {
+		return fail(err.Error(),
+			"point MAILGATE_DB at a file you can write; if the file is not an SQLite database, move it away")
+	}
+	defer db.Close()
+	if r.o.Migrate != nil {
+		if err := r.o.Migrate(r.ctx, db); err != nil {
+			return fail(fmt.Sprintf("applying migrations to %s: %v", path, err),
+				"use the newest mailgate, or move the file away to start a fresh store")
+		}
+	}
+	var res string
+	if err := db.QueryRowContext(r.ctx, "PRAGMA quick_check").Scan(&res); err != nil {
+		return fail(fmt.Sprintf("checking %s: %v", path, err), "move the file away to start a fresh store")
+	}
+	if res != "ok" {
+		return fail(fmt.Sprintf("%s is damaged (quick_check: %s)", path, res), "restore it from a backup, or move it away to start a fresh store")
+	}
+	c.Detail = path + ": opens, migrations applied, quick_check ok"
+	return c
+}
