@@ -82,7 +82,9 @@ func emailTools(d *EmailDeps) []toolSpec {
 			tool: &mcp.Tool{Name: "search_email", Title: "Search email",
 				Description: "Search the user's Gmail with Gmail's query syntax and list matching messages (sender, subject, date, snippet, message and thread IDs). Read-only.",
 				Annotations: annotations(true, true, false)},
-			register: func(s *mcp.Server, t *mcp.Tool) { mcp.AddTool(s, withSchema[emailSearchIn](t, boundMaxResults), h.search) },
+			register: func(s *mcp.Server, t *mcp.Tool) {
+				mcp.AddTool(s, withSchema[emailSearchIn](t, boundMaxResults), h.search)
+			},
 		},
 		{
 			tool: &mcp.Tool{Name: "read_email", Title: "Read email",
