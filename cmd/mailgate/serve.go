@@ -143,10 +143,14 @@ func open(ctx context.Context, cfg *config.Config, logger *slog.Logger, useSandb
 			return nil, err
 		}
 	}
-	if cfg.HasTools(config.ToolsAgentMail) {
+	// The agent-mail store backs the agentmail, channels and mailbox sets.
+	if cfg.HasTools(config.ToolsAgentMail) || cfg.HasTools(config.ToolsChannels) || cfg.HasTools(config.ToolsMailbox) {
 		if deps.AgentMail, err = agentmailsqlite.NewService(ctx, db, agentmail.Options{Logger: logger}); err != nil {
 			return nil, fmt.Errorf("opening the agent-mail store: %w", err)
 		}
+	}
+	if err := startMirror(ctx, cfg, logger, db, a); err != nil {
+		return nil, err
 	}
 	srv, err := mcpserver.New(deps)
 	if err != nil {

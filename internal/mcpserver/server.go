@@ -56,6 +56,16 @@ func New(d Deps) (*mcp.Server, error) {
 				return nil, errors.New("building server: the agentmail tool set needs its store")
 			}
 			addAgentMailTools(s, d.AgentMail)
+		case config.ToolsChannels:
+			if d.AgentMail == nil {
+				return nil, errors.New("building server: the channels tool set needs the agent-mail store")
+			}
+			addChannelsTools(s, d)
+		case config.ToolsMailbox:
+			if d.AgentMail == nil {
+				return nil, errors.New("building server: the mailbox tool set needs the agent-mail store")
+			}
+			addMailboxTools(s, d)
 		default:
 			return nil, fmt.Errorf("building server: tool set %q is not available yet", set)
 		}
