@@ -95,7 +95,16 @@ func (db *DB) Migrate(ctx context.Context, component string, fsys fs.FS) error {
 		return fmt.Errorf("migrating %s: %w", component, err)
 	}
 	sort.Strings(names)
+	// Most starts find everything applied: check that with a plain read, so
+	// a process start takes no write lock (another process may hold it).
+	applied, err := db.applied(ctx, component)
+	if err != nil {
+		return fmt.Errorf("migrating %s: %w", component, err)
+	}
 	for _, name := range names {
+		if applied[name] {
+			continue
+		}
 		body, err := fs.ReadFile(fsys, name)
 		if err != nil {
 			return fmt.Errorf("migrating %s: %w", component, err)
@@ -107,6 +116,25 @@ func (db *DB) Migrate(ctx context.Context, component string, fsys fs.FS) error {
 	return nil
 }
 
+func (db *DB) applied(ctx context.Context, component string) (map[string]bool, error) {
+	rows, err := db.QueryContext(ctx, `SELECT version FROM schema_migrations WHERE component = ?`, component)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	done := map[string]bool{}
+	for rows.Next() {
+		var v string
+		if err := rows.Scan(&v); err != nil {
+			return nil, err
+		}
+		done[v] = true
+	}
+	return done, rows.Err()
+}
+
+// applyMigration applies one file unless another process did it first
+// (checked again under the write lock).
 func (db *DB) applyMigration(ctx context.Context, component, version, body string) error {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
