@@ -2,17 +2,80 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"os"
+	"time"
 
+	agentmailsqlite "github.com/mailgate/mailgate/internal/agentmail/sqlite"
+	"github.com/mailgate/mailgate/internal/archive"
 	"github.com/mailgate/mailgate/internal/config"
+	"github.com/mailgate/mailgate/internal/gmail"
+	"github.com/mailgate/mailgate/internal/mirror"
 	"github.com/mailgate/mailgate/internal/store"
 )
 
-// startMirror starts the agent-mail mirror and archive when configured
-// (placeholder: being written).
+// mirrorLease bounds how long a crashed process keeps other processes off
+// the rows it had claimed; a healthy process finishes a row in well under
+// a second.
+const mirrorLease = time.Minute
+
+// startMirror starts, as configured, the Gmail mirror (AGENT_MAIL_MIRROR=
+// gmail) and the vault archive of agent mail (whenever an agent-mail tool
+// set is served and the vault folder exists). Both are fed by the store's
+// outbox and run in the background: agent calls never wait for them, and
+// every serving process runs them (the outbox leases keep them apart).
 func startMirror(ctx context.Context, cfg *config.Config, logger *slog.Logger, db *store.DB, a *app) error {
-	if cfg.Mirror == "gmail" {
-		logger.Warn("AGENT_MAIL_MIRROR=gmail is not available yet; nothing is mirrored")
+	archiveOn := servesAgentMail(cfg) && isDir(cfg.VaultPath)
+	gmailOn := cfg.Mirror == "gmail"
+	if gmailOn && cfg.DevMode {
+		logger.Info("DEV_MODE is on: agent mail is not mirrored to Gmail (AGENT_MAIL_MIRROR=gmail ignored); set DEV_MODE=false to mirror")
+		gmailOn = false
+	}
+	if !archiveOn && !gmailOn {
+		return nil
+	}
+	// The outbox and its trigger live in the agent-mail schema; migrating
+	// is idempotent and cheap when the tool sets already did it.
+	if _, err := agentmailsqlite.Open(ctx, db); err != nil {
+		return fmt.Errorf("opening the agent-mail store for the mirror: %w", err)
+	}
+	wopts := mirror.WorkerOptions{Logger: logger}
+	if archiveOn {
+		stop, err := archive.Start(ctx, db, cfg.VaultPath, wopts)
+		if err != nil {
+			return err
+		}
+		a.closers = append(a.closers, stop)
+	}
+	if gmailOn {
+		// The mirror uses the email tools' Gmail client (its token source,
+		// or the sandbox's mailbox), or a client of its own when only the
+		// agent-mail tools are served.
+		client := a.Gmail
+		if client == nil {
+			var err error
+			client, err = gmail.New(ctx, gmail.Options{CredentialsFile: cfg.CredentialsFile, TokenFile: cfg.TokenFile, Endpoint: cfg.GmailEndpoint, Logger: logger})
+			if err != nil {
+				return fmt.Errorf("AGENT_MAIL_MIRROR=gmail: %w", err)
+			}
+		}
+		hc, endpoint := client.HTTPClient(), client.Endpoint()
+		stop, err := mirror.StartGmail(ctx, db, &mirror.RESTMailbox{HTTP: hc, Endpoint: endpoint}, mirrorLease, wopts)
+		if err != nil {
+			return err
+		}
+		a.closers = append(a.closers, stop)
+		logger.Info("mirroring agent mail into Gmail", "labels", mirror.LabelPrefix+"<project>")
 	}
 	return nil
+}
+
+func servesAgentMail(cfg *config.Config) bool {
+	return cfg.HasTools(config.ToolsAgentMail) || cfg.HasTools(config.ToolsChannels) || cfg.HasTools(config.ToolsMailbox)
+}
+
+func isDir(path string) bool {
+	fi, err := os.Stat(path)
+	return path != "" && err == nil && fi.IsDir()
 }

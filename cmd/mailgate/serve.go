@@ -111,7 +111,8 @@ func newLogger(w io.Writer, level string) (*slog.Logger, error) {
 // app is everything a serving process holds open.
 type app struct {
 	Server  *mcp.Server
-	DB      *store.DB // for readiness checks (serve --http)
+	Gmail   *gmail.Client // set when the email tools are served (the mirror reuses it)
+	DB      *store.DB     // for readiness checks (serve --http)
 	closers []func() error
 }
 
@@ -201,6 +202,7 @@ func openEmail(ctx context.Context, cfg *config.Config, logger *slog.Logger, db 
 	if err != nil {
 		return nil, err
 	}
+	a.Gmail = client
 	g := &gate.Gate{Vault: vault, Limiter: limiter, Audit: auditLog, DevMode: cfg.DevMode, Logger: logger}
 	return &mcpserver.EmailDeps{
 		Mailbox: client, Gate: g, Vault: vault, Audit: auditLog,

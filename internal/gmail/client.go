@@ -93,7 +93,17 @@ type Client struct {
 	log       *slog.Logger
 	refresher *persistingSource // nil when Options.TokenSource was given
 	limiter   *rate.Limiter     // paces Search's metadata gets, shared by all searches
+	http      *http.Client      // authorized: every request carries the (refreshed, persisted) token
+	endpoint  string            // base URL, with a trailing slash
 }
+
+// HTTPClient is the client's authorized HTTP client, for Gmail calls this
+// package does not wrap (the agent-mail mirror's inserts and labels): the
+// same token source, so a refresh is persisted once for both.
+func (c *Client) HTTPClient() *http.Client { return c.http }
+
+// Endpoint is the Gmail API base URL the client talks to, ending in "/".
+func (c *Client) Endpoint() string { return c.endpoint }
 
 // New builds a Client. It reads and checks the credentials and token files
 // but does no network I/O, so a misconfiguration surfaces at start-up with
@@ -143,7 +153,7 @@ func New(ctx context.Context, o Options) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating Gmail service: %w", err)
 	}
-	c.svc = svc
+	c.svc, c.http, c.endpoint = svc, hc, endpoint
 	return c, nil
 }
 

@@ -1,0 +1,61 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// TestMirrorVisibleInSandbox: with the mirror on, a message between agents
+// is inserted into the (sandbox) mailbox under AgentMail/<slug>, where the
+// email tools find it; nothing is sent.
+func TestMirrorVisibleInSandbox(t *testing.T) {
+	home, project := t.TempDir(), t.TempDir()
+	cmd := exec.Command(builtBinary(t), "serve", "--sandbox")
+	cmd.Dir = "/"
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "MAILGATE_HOME=" + home, "DEV_MODE=false",
+		"AGENT_MAIL_MIRROR=gmail", "MAILGATE_TOOLS=email,agentmail", "MAILGATE_LOG_LEVEL=warn"}
+	cmd.Stderr = &testWriter{t: t}
+	c := mcp.NewClient(&mcp.Implementation{Name: "mirror", Version: "0"}, nil)
+	cs, err := c.Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	structured := func(name string, args map[string]any) map[string]any {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+		if err != nil || res.IsError {
+			t.Fatalf("%s: %v %+v", name, err, res)
+		}
+		b, _ := json.Marshal(res.StructuredContent)
+		var m map[string]any
+		json.Unmarshal(b, &m)
+		return m
+	}
+	slug, _ := structured("ensure_project", map[string]any{"human_key": project})["slug"].(string)
+	structured("register_agent", map[string]any{"project_key": project, "name": "BlueLake", "program": "t", "model": "x"})
+	structured("register_agent", map[string]any{"project_key": project, "name": "GreenCastle", "program": "t", "model": "x"})
+	structured("send_message", map[string]any{"project_key": project, "sender_name": "BlueLake", "to": []string{"GreenCastle"},
+		"subject": "Parser refactor plan", "body_md": "I will take the lexer."})
+
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		text, _ := call(t, cs, "search_email", map[string]any{"query": "label:AgentMail/" + slug})
+		if strings.Contains(text, "Subject: Parser refactor plan") && strings.Contains(text, "bluelake@"+slug+".agentmail.invalid") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the agent message never appeared under label AgentMail/%s: %q", slug, text)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if text, _ := call(t, cs, "search_email", map[string]any{"query": "in:sent Parser"}); !strings.HasPrefix(text, "No emails found") {
+		t.Fatalf("a mirrored message must be inserted, never sent: %q", text)
+	}
+}

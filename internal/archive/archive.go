@@ -1,0 +1,184 @@
+// Package archive keeps a human-readable copy of agent mail in the vault:
+// one Markdown file per message with YAML frontmatter, and one digest per
+// agent thread, under
+//
+//	<vault>/AgentMail/<project-slug>/messages/YYYY/MM/<created>__<id>.md
+//	<vault>/AgentMail/<project-slug>/threads/<thread>.md
+//
+// (after the reference's messages/YYYY/MM layout), so that a person reads
+// and searches agent conversations in the vault where they approve email.
+// It is fed by the mirror outbox (sink "archive"): every message is written
+// once it commits, off the agent's call path, and rewritten harmlessly if a
+// crash makes the outbox hand it out again.
+package archive
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/adrg/frontmatter"
+
+	"github.com/mailgate/mailgate/internal/mirror"
+	"github.com/mailgate/mailgate/internal/store"
+)
+
+// SinkName is the archive's outbox name.
+const SinkName = "archive"
+
+// tsLayout is agent mail's own timestamp form (created_ts in its answers).
+const tsLayout = "2006-01-02T15:04:05.000000+00:00"
+
+// Record is a message file's frontmatter.
+type Record struct {
+	ID          int64    `yaml:"id" json:"id"`
+	Project     string   `yaml:"project" json:"project"`
+	From        string   `yaml:"from" json:"from"`
+	To          []string `yaml:"to" json:"to"`
+	CC          []string `yaml:"cc" json:"cc"`
+	ThreadID    string   `yaml:"thread_id" json:"thread_id"` // the agent thread (the first message's id when none was named)
+	Subject     string   `yaml:"subject" json:"subject"`
+	Importance  string   `yaml:"importance" json:"importance"`
+	AckRequired bool     `yaml:"ack_required" json:"ack_required"`
+	CreatedTS   string   `yaml:"created_ts" json:"created_ts"`
+}
+
+// Archive writes under Root/AgentMail.
+type Archive struct {
+	Root string // the vault
+}
+
+func (a *Archive) projectDir(slug string) string {
+	return filepath.Join(a.Root, "AgentMail", safeName(slug))
+}
+
+// MessagePath is where message m is archived.
+func (a *Archive) MessagePath(m *mirror.Message) string {
+	t := m.CreatedAt.UTC()
+	return filepath.Join(a.projectDir(m.ProjectSlug), "messages", t.Format("2006"), t.Format("01"),
+		fmt.Sprintf("%s__%d.md", t.Format("20060102T150405.000000Z"), m.ID))
+}
+
+// ThreadPath is the digest of m's agent thread.
+func (a *Archive) ThreadPath(m *mirror.Message) string {
+	return filepath.Join(a.projectDir(m.ProjectSlug), "threads", safeName(m.ThreadKey)+".md")
+}
+
+// Write archives m: its own file, then its entry in the thread digest.
+// Both writes are atomic and idempotent, so a repeat after a crash is
+// harmless.
+func (a *Archive) Write(m *mirror.Message) error {
+	if err := writeAtomic(a.MessagePath(m), renderMessage(m)); err != nil {
+		return fmt.Errorf("archiving message %d: %w", m.ID, err)
+	}
+	if err := a.addToDigest(m); err != nil {
+		return fmt.Errorf("archiving message %d in its thread digest: %w", m.ID, err)
+	}
+	return nil
+}
+
+func record(m *mirror.Message) Record {
+	return Record{ID: m.ID, Project: m.ProjectSlug, From: m.From, To: nonNil(m.To), CC: nonNil(m.CC), ThreadID: m.ThreadKey,
+		Subject: m.Subject, Importance: m.Importance, AckRequired: m.AckRequired, CreatedTS: m.CreatedAt.UTC().Format(tsLayout)}
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// renderMessage is the message file: YAML frontmatter, a blank line, the
+// body exactly as the agent wrote it. Every value is written as a JSON
+// scalar or flow sequence, which YAML reads back unchanged whatever the
+// characters (quotes, colons, newlines, "---").
+func renderMessage(m *mirror.Message) []byte {
+	var b bytes.Buffer
+	r := record(m)
+	b.WriteString("---\n")
+	field := func(k string, v any) {
+		var j bytes.Buffer
+		enc := json.NewEncoder(&j)
+		enc.SetEscapeHTML(false)
+		_ = enc.Encode(v) // strings, ints, bools and string slices always encode
+		fmt.Fprintf(&b, "%s: %s", k, j.String())
+	}
+	field("id", r.ID)
+	field("project", r.Project)
+	field("from", r.From)
+	field("to", r.To)
+	field("cc", r.CC)
+	field("thread_id", r.ThreadID)
+	field("subject", r.Subject)
+	field("importance", r.Importance)
+	field("ack_required", r.AckRequired)
+	field("created_ts", r.CreatedTS)
+	b.WriteString("---\n\n")
+	b.WriteString(m.BodyMD)
+	return b.Bytes()
+}
+
+// ParseMessage reads a message file back into its frontmatter and body.
+func ParseMessage(data []byte) (Record, string, error) {
+	var r Record
+	rest, err := frontmatter.MustParse(bytes.NewReader(data), &r)
+	if err != nil {
+		return Record{}, "", fmt.Errorf("parsing archived message: %w", err)
+	}
+	body := strings.TrimPrefix(string(rest), "\n")
+	return r, body, nil
+}
+
+// safeName makes s usable as one path element on every platform.
+func safeName(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_', r == '.':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('_')
+		}
+	}
+	out := strings.TrimLeft(b.String(), ".")
+	if out == "" {
+		out = "_"
+	}
+	return out
+}
+
+// Sink feeds the archive from the mirror outbox.
+type Sink struct {
+	DB      *store.DB
+	Archive *Archive
+}
+
+// Name implements mirror.Sink.
+func (s *Sink) Name() string { return SinkName }
+
+// Process implements mirror.Sink.
+func (s *Sink) Process(ctx context.Context, it mirror.Item) (func(context.Context, *sql.Tx) error, error) {
+	m, err := mirror.LoadMessage(ctx, s.DB, it.MessageID)
+	if errors.Is(err, mirror.ErrNoMessage) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return nil, s.Archive.Write(m)
+}
+
+// Start archives every agent-mail message into vault until stop is called.
+func Start(ctx context.Context, db *store.DB, vault string, o mirror.WorkerOptions) (func() error, error) {
+	stop, err := mirror.Start(ctx, db, &Sink{DB: db, Archive: &Archive{Root: vault}}, 0, o)
+	if err != nil {
+		return nil, fmt.Errorf("starting the agent-mail archive: %w", err)
+	}
+	return stop, nil
+}

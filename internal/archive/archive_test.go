@@ -1,0 +1,231 @@
+package archive_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/mailgate/mailgate/internal/agentmail"
+	amsqlite "github.com/mailgate/mailgate/internal/agentmail/sqlite"
+	"github.com/mailgate/mailgate/internal/archive"
+	"github.com/mailgate/mailgate/internal/mirror"
+	"github.com/mailgate/mailgate/internal/store"
+)
+
+// TestMain doubles as a writer process of TestConcurrentProcesses.
+func TestMain(m *testing.M) {
+	if root := os.Getenv("ARCHIVE_CHILD_ROOT"); root != "" {
+		os.Exit(child(root))
+	}
+	os.Exit(m.Run())
+}
+
+var t0 = time.Date(2026, 11, 22, 4, 0, 0, 0, time.UTC)
+
+func msg(id int64, thread string) *mirror.Message {
+	return &mirror.Message{ID: id, ProjectID: 1, ProjectSlug: "data-projects-app", ThreadKey: thread, ThreadID: thread,
+		From: "BlueLake", To: []string{"GreenCastle"}, Subject: "Subject " + strconv.FormatInt(id, 10),
+		BodyMD: "body " + strconv.FormatInt(id, 10), Importance: "normal", CreatedAt: t0.Add(time.Duration(id) * time.Second)}
+}
+
+// TestRoundTrip: a message file parses back to the same message, whatever
+// characters the agent used.
+func TestRoundTrip(t *testing.T) {
+	tests := []struct {
+		name string
+		edit func(m *mirror.Message)
+	}{
+		{"plain", func(*mirror.Message) {}},
+		{"yaml-hostile subject", func(m *mirror.Message) { m.Subject = `Re: "quoted": [x] {y} # not a comment & <tag>` }},
+		{"body with frontmatter fences", func(m *mirror.Message) { m.BodyMD = "---\nid: 99\n---\n\n# Heading\n\n- é ü 日本\n" }},
+		{"no trailing newline, cc, ack, urgent", func(m *mirror.Message) {
+			m.BodyMD, m.CC, m.AckRequired, m.Importance = "last line", []string{"RedStone", "Owl"}, true, "urgent"
+		}},
+		{"empty body, thread id with dots", func(m *mirror.Message) { m.BodyMD, m.ThreadKey = "", "TKT-1.2_x" }},
+		{"subject with newline", func(m *mirror.Message) { m.Subject = "line one\nline two" }},
+	}
+	for i, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			a := &archive.Archive{Root: t.TempDir()}
+			m := msg(int64(i+1), "T1")
+			tc.edit(m)
+			if err := a.Write(m); err != nil {
+				t.Fatal(err)
+			}
+			data, err := os.ReadFile(a.MessagePath(m))
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec, body, err := archive.ParseMessage(data)
+			if err != nil {
+				t.Fatalf("%v\n%s", err, data)
+			}
+			want := archive.Record{ID: m.ID, Project: m.ProjectSlug, From: m.From, To: m.To, CC: m.CC, ThreadID: m.ThreadKey,
+				Subject: m.Subject, Importance: m.Importance, AckRequired: m.AckRequired, CreatedTS: m.CreatedAt.Format("2006-01-02T15:04:05.000000+00:00")}
+			if want.CC == nil {
+				want.CC = []string{}
+			}
+			if !reflect.DeepEqual(rec, want) {
+				t.Errorf("frontmatter\n got %+v\nwant %+v", rec, want)
+			}
+			if body != m.BodyMD {
+				t.Errorf("body %q, want %q", body, m.BodyMD)
+			}
+			wantDir := filepath.Join(a.Root, "AgentMail", "data-projects-app", "messages", "2026", "11")
+			if filepath.Dir(a.MessagePath(m)) != wantDir {
+				t.Errorf("archived in %s, want %s", filepath.Dir(a.MessagePath(m)), wantDir)
+			}
+		})
+	}
+}
+
+// TestDigestOrdered: the digest lists a thread's messages oldest first
+// whatever order they are archived in, once each, however often repeated.
+func TestDigestOrdered(t *testing.T) {
+	tests := []struct {
+		name  string
+		order []int64
+	}{
+		{"in order", []int64{1, 2, 3, 4}},
+		{"reversed", []int64{4, 3, 2, 1}},
+		{"shuffled with repeats", []int64{3, 1, 3, 4, 2, 1}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			a := &archive.Archive{Root: t.TempDir()}
+			for _, id := range tc.order {
+				if err := a.Write(msg(id, "T1")); err != nil {
+					t.Fatal(err)
+				}
+			}
+			data, err := os.ReadFile(a.ThreadPath(msg(1, "T1")))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := archive.DigestIDs(data); !reflect.DeepEqual(got, []int64{1, 2, 3, 4}) {
+				t.Errorf("digest ids %v, want [1 2 3 4]\n%s", got, data)
+			}
+		})
+	}
+}
+
+// child writes messages id ≡ ARCHIVE_CHILD_INDEX (mod ARCHIVE_CHILD_N), in
+// descending order, all into one thread.
+func child(root string) int {
+	idx, _ := strconv.Atoi(os.Getenv("ARCHIVE_CHILD_INDEX"))
+	n, _ := strconv.Atoi(os.Getenv("ARCHIVE_CHILD_N"))
+	total, _ := strconv.Atoi(os.Getenv("ARCHIVE_CHILD_TOTAL"))
+	a := &archive.Archive{Root: root}
+	for id := total; id >= 1; id-- {
+		if id%n != idx {
+			continue
+		}
+		if err := a.Write(msg(int64(id), "shared")); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
+	return 0
+}
+
+// TestConcurrentProcesses: several processes archiving messages of one
+// thread at once: every message file is whole and the digest holds every
+// message once, in order.
+func TestConcurrentProcesses(t *testing.T) {
+	const procs, total = 4, 60
+	root := t.TempDir()
+	var cmds []*exec.Cmd
+	for i := range procs {
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), "ARCHIVE_CHILD_ROOT="+root, "ARCHIVE_CHILD_INDEX="+strconv.Itoa(i),
+			"ARCHIVE_CHILD_N="+strconv.Itoa(procs), "ARCHIVE_CHILD_TOTAL="+strconv.Itoa(total))
+		cmd.Stderr = os.Stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		cmds = append(cmds, cmd)
+	}
+	for _, c := range cmds {
+		if err := c.Wait(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a := &archive.Archive{Root: root}
+	data, err := os.ReadFile(a.ThreadPath(msg(1, "shared")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []int64
+	for id := int64(1); id <= total; id++ {
+		want = append(want, id)
+		f, err := os.ReadFile(a.MessagePath(msg(id, "shared")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec, _, err := archive.ParseMessage(f); err != nil || rec.ID != id {
+			t.Errorf("message %d: %+v, %v", id, rec, err)
+		}
+	}
+	if got := archive.DigestIDs(data); !slices.Equal(got, want) {
+		t.Errorf("digest ids %v, want 1..%d", got, total)
+	}
+}
+
+// TestFromStore: the archive sink, fed by the outbox, archives every
+// message sent through the agent-mail service (including those sent
+// before it started).
+func TestFromStore(t *testing.T) {
+	ctx := context.Background()
+	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	svc, err := amsqlite.NewService(ctx, db, agentmail.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const project = "/data/projects/app"
+	if _, err := svc.EnsureProject(ctx, project); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range []string{"BlueLake", "GreenCastle"} {
+		if _, err := svc.RegisterAgent(ctx, agentmail.RegisterParams{ProjectKey: project, Name: a}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send := func(subject string) int64 {
+		r, err := svc.Send(ctx, agentmail.SendParams{ProjectKey: project, Sender: "BlueLake", To: []string{"GreenCastle"},
+			Subject: subject, BodyMD: "hello", ThreadID: "TKT-1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.Deliveries[0].Payload.ID
+	}
+	ids := []int64{send("before start")}
+	vault := t.TempDir()
+	stop, err := archive.Start(ctx, db, vault, mirror.WorkerOptions{Poll: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	ids = append(ids, send("after start"), send("again"))
+	digest := filepath.Join(vault, "AgentMail", "data-projects-app", "threads", "TKT-1.md")
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		data, _ := os.ReadFile(digest)
+		if got := archive.DigestIDs(data); slices.Equal(got, ids) {
+			break
+		} else if time.Now().After(deadline) {
+			t.Fatalf("digest ids %v, want %v", got, ids)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

@@ -1,0 +1,111 @@
+package mirror_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mailgate/mailgate/internal/mirror"
+	"github.com/mailgate/mailgate/internal/store"
+)
+
+// TestMain doubles as the mirror process of TestCrash: the test binary
+// re-executes itself with MIRROR_CHILD set.
+func TestMain(m *testing.M) {
+	if os.Getenv("MIRROR_CHILD") != "" {
+		os.Exit(child())
+	}
+	os.Exit(m.Run())
+}
+
+// child mirrors the store at MIRROR_DB into MIRROR_GMAIL and SIGKILLs
+// itself right after insert number MIRROR_KILL_AFTER succeeded, before the
+// insert is recorded: the worst moment for exactly-once.
+func child() int {
+	ctx := context.Background()
+	db, err := store.Open(ctx, os.Getenv("MIRROR_DB"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	killAfter, _ := strconv.Atoi(os.Getenv("MIRROR_KILL_AFTER"))
+	var n atomic.Int64
+	sink := &mirror.GmailSink{DB: db,
+		Mailbox: &mirror.RESTMailbox{HTTP: &http.Client{Timeout: 10 * time.Second}, Endpoint: os.Getenv("MIRROR_GMAIL")},
+		AfterInsert: func(int64) {
+			if int(n.Add(1)) == killAfter {
+				syscall.Kill(os.Getpid(), syscall.SIGKILL)
+				select {} // the signal is on its way
+			}
+		}}
+	stop, err := mirror.Start(ctx, db, sink, time.Second, fast)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	time.Sleep(30 * time.Second) // killed long before
+	stop()
+	return 3
+}
+
+// TestCrash: a mirror process killed with SIGKILL between a Gmail insert
+// and its record, at several points of the run; a second process (after the
+// first one's leases lapse) finishes the job with no message lost and none
+// inserted twice.
+func TestCrash(t *testing.T) {
+	if testing.Short() {
+		t.Skip("re-executes the test binary")
+	}
+	tests := []struct {
+		name      string
+		killAfter int
+	}{
+		{"first insert", 1},
+		{"mid run", 7},
+		{"after a batch", 9},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			var ids []int64
+			first := e.send(t, "BlueLake", "crash thread", "", "GreenCastle")
+			ids = append(ids, first)
+			for i := range 15 {
+				if i%3 == 0 {
+					ids = append(ids, e.reply(t, "GreenCastle", first))
+				} else {
+					ids = append(ids, e.send(t, "RedStone", fmt.Sprintf("crash %d", i), "", "BlueLake"))
+				}
+			}
+			// Register the sink before the child so both see the same rows.
+			if _, err := mirror.OpenOutbox(context.Background(), e.db, mirror.GmailSinkName, time.Second); err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command(os.Args[0], "-test.run=^$")
+			cmd.Env = append(os.Environ(), "MIRROR_CHILD=1", "MIRROR_DB="+e.path, "MIRROR_GMAIL="+e.gm.URL(),
+				"MIRROR_KILL_AFTER="+strconv.Itoa(tc.killAfter))
+			out, err := cmd.CombinedOutput()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+				t.Fatalf("child did not die by SIGKILL: %v\n%s", err, out)
+			}
+			inserted := e.gm.Calls("messages.insert")
+			var recorded int
+			e.db.QueryRow(`SELECT count(*) FROM am_mirror_gmail_messages`).Scan(&recorded)
+			if inserted < tc.killAfter || recorded >= inserted {
+				t.Fatalf("crash happened at the wrong moment: %d inserts, %d recorded", inserted, recorded)
+			}
+			e.startGmail(t, e.db, time.Second)
+			waitDrained(t, e.db, "gmail", 20*time.Second)
+			assertExactlyOnce(t, e, ids)
+		})
+	}
+}

@@ -1,0 +1,186 @@
+package mirror_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/mailgate/mailgate/internal/agentmail"
+	amsqlite "github.com/mailgate/mailgate/internal/agentmail/sqlite"
+	"github.com/mailgate/mailgate/internal/localgmail"
+	"github.com/mailgate/mailgate/internal/mirror"
+	"github.com/mailgate/mailgate/internal/store"
+)
+
+const project = "/data/projects/app"
+const slug = "data-projects-app"
+
+// env is one store with the agent-mail service on it and a local Gmail.
+type env struct {
+	path string
+	db   *store.DB
+	svc  *agentmail.Service
+	gm   *localgmail.Server
+	mb   *mirror.RESTMailbox
+}
+
+func newEnv(t testing.TB) *env {
+	t.Helper()
+	e := &env{path: filepath.Join(t.TempDir(), "state.db")}
+	e.db, e.svc = openStore(t, e.path)
+	e.gm = localgmail.New(localgmail.Options{})
+	base, err := e.gm.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.gm.Close() })
+	e.mb = newMailbox(t, base)
+	ctx := context.Background()
+	if _, err := e.svc.EnsureProject(ctx, project); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range []string{"BlueLake", "GreenCastle", "RedStone"} {
+		if _, err := e.svc.RegisterAgent(ctx, agentmail.RegisterParams{ProjectKey: project, Name: a}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return e
+}
+
+func openStore(t testing.TB, path string) (*store.DB, *agentmail.Service) {
+	t.Helper()
+	ctx := context.Background()
+	db, err := store.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	svc, err := amsqlite.NewService(ctx, db, agentmail.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db, svc
+}
+
+func newMailbox(t testing.TB, base string) *mirror.RESTMailbox {
+	tr := &http.Transport{}
+	t.Cleanup(tr.CloseIdleConnections)
+	return &mirror.RESTMailbox{HTTP: &http.Client{Transport: tr, Timeout: 10 * time.Second}, Endpoint: base}
+}
+
+// fast are worker options for tests: quick polls and short backoffs.
+var fast = mirror.WorkerOptions{Poll: 10 * time.Millisecond, BackoffMin: 10 * time.Millisecond, BackoffMax: 50 * time.Millisecond}
+
+func (e *env) send(t *testing.T, from, subject, thread string, to ...string) int64 {
+	t.Helper()
+	r, err := e.svc.Send(context.Background(), agentmail.SendParams{ProjectKey: project, Sender: from, To: to,
+		Subject: subject, BodyMD: "Body of " + subject + "\n\n- item é", ThreadID: thread})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.Deliveries[0].Payload.ID
+}
+
+func (e *env) reply(t *testing.T, from string, id int64) int64 {
+	t.Helper()
+	r, err := e.svc.Reply(context.Background(), agentmail.ReplyParams{ProjectKey: project, MessageID: id, Sender: from, BodyMD: "ok"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.ID
+}
+
+// startGmail runs a Gmail mirror worker until the test ends.
+func (e *env) startGmail(t *testing.T, db *store.DB, lease time.Duration) {
+	t.Helper()
+	stop, err := mirror.StartGmail(context.Background(), db, e.mb, lease, fast)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stop() })
+}
+
+// waitDrained waits until the sink's outbox is empty.
+func waitDrained(t *testing.T, db *store.DB, sink string, within time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		var n int
+		if err := db.QueryRow(`SELECT count(*) FROM am_mirror_outbox WHERE sink = ?`, sink).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			var last string
+			db.QueryRow(`SELECT coalesce(last_error, '') FROM am_mirror_outbox WHERE sink = ? LIMIT 1`, sink).Scan(&last)
+			t.Fatalf("%d %s outbox rows still pending after %v (last error %q)", n, sink, within, last)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// search lists the ids of Gmail messages matching q, over the REST API.
+func search(t *testing.T, base, q string) []string {
+	t.Helper()
+	u := base + "gmail/v1/users/me/messages?" + url.Values{"q": {q}, "maxResults": {"500"}, "includeSpamTrash": {"true"}}.Encode()
+	resp, err := http.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out struct {
+		Messages []struct{ ID string } `json:"messages"`
+	}
+	if resp.StatusCode != 200 {
+		t.Fatalf("search %q: %s", q, resp.Status)
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		t.Fatal(err)
+	}
+	ids := make([]string, len(out.Messages))
+	for i, m := range out.Messages {
+		ids[i] = m.ID
+	}
+	return ids
+}
+
+// assertExactlyOnce checks that every message in ids is in Gmail exactly
+// once, under the project label, and that nothing else is.
+func assertExactlyOnce(t *testing.T, e *env, ids []int64) {
+	t.Helper()
+	base := e.gm.URL()
+	for _, id := range ids {
+		var created int64
+		if err := e.db.QueryRow(`SELECT created_us FROM am_messages WHERE id = ?`, id).Scan(&created); err != nil {
+			t.Fatal(err)
+		}
+		msgID := mirror.MessageID(slug, id, time.UnixMicro(created))
+		if got := search(t, base, "rfc822msgid:"+msgID); len(got) != 1 {
+			t.Errorf("message %d (%s) is in Gmail %d times, want 1", id, msgID, len(got))
+		}
+	}
+	if got := search(t, base, fmt.Sprintf("label:%s", mirror.LabelPrefix+slug)); len(got) != len(ids) {
+		t.Errorf("label holds %d messages, want %d", len(got), len(ids))
+	}
+	var recorded int
+	if err := e.db.QueryRow(`SELECT count(*) FROM am_mirror_gmail_messages`).Scan(&recorded); err != nil {
+		t.Fatal(err)
+	}
+	if recorded != len(ids) {
+		t.Errorf("%d messages recorded as mirrored, want %d", recorded, len(ids))
+	}
+}
+
+func jsonDecode(resp *http.Response, v any) error {
+	if resp.StatusCode != 200 {
+		return fmt.Errorf("%s", resp.Status)
+	}
+	return json.NewDecoder(resp.Body).Decode(v)
+}

@@ -1,0 +1,212 @@
+package mirror_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mailgate/mailgate/internal/localgmail"
+	"github.com/mailgate/mailgate/internal/mirror"
+)
+
+// TestThreading: every message of an agent thread lands in one Gmail
+// thread, with In-Reply-To/References naming its predecessors, readable
+// .invalid addresses and the agent subject; other threads stay apart.
+func TestThreading(t *testing.T) {
+	e := newEnv(t)
+	first := e.send(t, "BlueLake", "Plan for the parser", "", "GreenCastle")
+	r1 := e.reply(t, "GreenCastle", first)
+	r2 := e.reply(t, "BlueLake", r1)
+	named := e.send(t, "RedStone", "Ticket work", "TKT-7", "BlueLake")
+	named2 := e.send(t, "BlueLake", "Ticket work", "TKT-7", "RedStone")
+	e.startGmail(t, e.db, 0)
+	waitDrained(t, e.db, "gmail", 10*time.Second)
+	assertExactlyOnce(t, e, []int64{first, r1, r2, named, named2})
+
+	threadOf := func(id int64) string {
+		var gid, tid string
+		if err := e.db.QueryRow(`SELECT gmail_id, gmail_thread_id FROM am_mirror_gmail_messages WHERE message_id = ?`, id).Scan(&gid, &tid); err != nil {
+			t.Fatal(err)
+		}
+		m, ok := e.gm.Message(gid)
+		if !ok {
+			t.Fatalf("message %d: Gmail id %s not in the mailbox", id, gid)
+		}
+		if m.ThreadId != tid {
+			t.Errorf("message %d: recorded thread %s, Gmail says %s", id, tid, m.ThreadId)
+		}
+		return m.ThreadId
+	}
+	tests := []struct {
+		name   string
+		ids    []int64
+		wantIn []string // header lines the last message carries
+	}{
+		{"reply chain", []int64{first, r1, r2}, []string{
+			"In-Reply-To: " + msgID(t, e, r1),
+			"References: " + msgID(t, e, first) + " " + msgID(t, e, r1),
+			"Subject: Re: Plan for the parser",
+			`From: "BlueLake (agent)" <bluelake@` + slug + `.agentmail.invalid>`,
+			`To: "GreenCastle (agent)" <greencastle@` + slug + `.agentmail.invalid>`,
+		}},
+		{"named thread", []int64{named, named2}, []string{
+			"In-Reply-To: " + msgID(t, e, named),
+			"Subject: Ticket work",
+			"X-Agent-Mail-Thread: TKT-7",
+		}},
+	}
+	seen := map[string]string{}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tid := threadOf(tc.ids[0])
+			for _, id := range tc.ids[1:] {
+				if got := threadOf(id); got != tid {
+					t.Errorf("message %d in Gmail thread %s, want %s", id, got, tid)
+				}
+			}
+			if other, ok := seen[tid]; ok {
+				t.Errorf("Gmail thread %s shared with %s", tid, other)
+			}
+			seen[tid] = tc.name
+			raw := rawOf(t, e, tc.ids[len(tc.ids)-1])
+			for _, h := range tc.wantIn {
+				if !strings.Contains(raw, h+"\r\n") {
+					t.Errorf("header %q missing from:\n%s", h, raw)
+				}
+			}
+		})
+	}
+}
+
+func msgID(t *testing.T, e *env, id int64) string {
+	var created int64
+	if err := e.db.QueryRow(`SELECT created_us FROM am_messages WHERE id = ?`, id).Scan(&created); err != nil {
+		t.Fatal(err)
+	}
+	return mirror.MessageID(slug, id, time.UnixMicro(created))
+}
+
+func rawOf(t *testing.T, e *env, id int64) string {
+	var gid string
+	if err := e.db.QueryRow(`SELECT gmail_id FROM am_mirror_gmail_messages WHERE message_id = ?`, id).Scan(&gid); err != nil {
+		t.Fatal(err)
+	}
+	raw, ok := e.gm.RawMessage(gid)
+	if !ok {
+		t.Fatalf("no raw message %s", gid)
+	}
+	return string(raw)
+}
+
+// TestLabelCreatedOnce: one label per project however many messages and
+// workers; a worker that loses the creation race (409) lists again.
+func TestLabelCreatedOnce(t *testing.T) {
+	tests := []struct {
+		name        string
+		workers     int
+		precreate   bool // the label exists before the mirror starts
+		wantCreates int  // labels.create calls at most
+	}{
+		{"one worker", 1, false, 1},
+		{"three workers racing", 3, false, 3},
+		{"label already there", 1, true, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			if tc.precreate {
+				if _, err := e.mb.CreateLabel(context.Background(), mirror.LabelPrefix+slug); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var ids []int64
+			for i := range 12 {
+				ids = append(ids, e.send(t, "BlueLake", "subject "+string(rune('a'+i)), "", "GreenCastle"))
+			}
+			e.gm.ResetCounters()
+			e.gm.SetLatency(5 * time.Millisecond) // widen the race
+			for range tc.workers {
+				db, _ := openStore(t, e.path) // one connection pool per "process"
+				e.startGmail(t, db, 0)
+			}
+			waitDrained(t, e.db, "gmail", 10*time.Second)
+			assertExactlyOnce(t, e, ids)
+			if n := e.gm.Calls("labels.create"); n > tc.wantCreates || (!tc.precreate && n < 1) {
+				t.Errorf("labels.create called %d times, want 1..%d", n, tc.wantCreates)
+			}
+			n := 0
+			for _, name := range labelNames(t, e) {
+				if strings.EqualFold(name, mirror.LabelPrefix+slug) {
+					n++
+				}
+			}
+			if n != 1 {
+				t.Errorf("%d labels named %s, want 1", n, mirror.LabelPrefix+slug)
+			}
+		})
+	}
+}
+
+func labelNames(t *testing.T, e *env) []string {
+	resp, err := http.Get(e.gm.URL() + "gmail/v1/users/me/labels")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out struct{ Labels []struct{ Name string } }
+	if err := jsonDecode(resp, &out); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, l := range out.Labels {
+		names = append(names, l.Name)
+	}
+	return names
+}
+
+// TestOutage: Gmail failing every insert for a while (503s, 429s with
+// Retry-After, or inserts performed but their answers lost), then
+// recovering: every message ends up in the mailbox exactly once, and the
+// agents' sends never waited.
+func TestOutage(t *testing.T) {
+	tests := []struct {
+		name  string
+		fault localgmail.Fault
+	}{
+		{"503 storm", localgmail.Fault{Op: "messages.insert", Status: 503, Times: -1}},
+		{"429 storm", localgmail.Fault{Op: "messages.insert", Status: 429, Times: -1, Header: http.Header{"Retry-After": {"0"}}}},
+		{"answers lost after insert", localgmail.Fault{Op: "messages.insert", Drop: true, Times: 6}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.gm.Inject(tc.fault)
+			e.startGmail(t, e.db, 0)
+			var ids []int64
+			var slowest time.Duration
+			for i := range 20 {
+				start := time.Now()
+				ids = append(ids, e.send(t, "BlueLake", "storm "+string(rune('a'+i%26)), "", "GreenCastle"))
+				slowest = max(slowest, time.Since(start))
+			}
+			deadline := time.Now().Add(5 * time.Second)
+			for e.gm.Calls("messages.insert") < 6 && time.Now().Before(deadline) {
+				time.Sleep(5 * time.Millisecond)
+			}
+			if e.gm.Calls("messages.insert") < 6 {
+				t.Fatalf("only %d insert attempts during the outage", e.gm.Calls("messages.insert"))
+			}
+			e.gm.ClearFaults()
+			waitDrained(t, e.db, "gmail", 20*time.Second)
+			assertExactlyOnce(t, e, ids)
+			if tc.fault.Drop && e.gm.Calls("messages.list") == 0 {
+				t.Error("lost answers were retried without looking for the earlier insert")
+			}
+			if slowest > 500*time.Millisecond {
+				t.Errorf("a send took %v during the outage", slowest)
+			}
+		})
+	}
+}

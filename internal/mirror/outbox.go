@@ -1,0 +1,213 @@
+// Package mirror copies agent-mail messages out of the store: into the
+// user's Gmail (messages.insert under AgentMail/<project>) and, through the
+// same machinery, into any other Sink such as the vault archive.
+//
+// The store feeds every sink through a durable outbox (migration
+// 0003_mirror.sql of the agent-mail store): a trigger enqueues each message
+// for each registered sink inside the transaction that writes it, so an
+// agent's call pays one indexed insert and never waits for Gmail. Workers in
+// any number of processes drain the outbox under leases; a row leaves the
+// outbox only in the transaction that records its outcome, so an outage,
+// a 429 storm or a crash loses nothing.
+package mirror
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"fmt"
+	"time"
+
+	"github.com/mailgate/mailgate/internal/store"
+)
+
+// Item is one outbox row handed to a sink.
+type Item struct {
+	MessageID int64
+	ProjectID int64
+	ThreadKey string // thread_id, or the message's own id when it names none
+	Attempts  int    // claims so far, this one included: >1 means an earlier claim may have done the work
+}
+
+// Outbox is one sink's view of the shared outbox.
+type Outbox struct {
+	db    *store.DB
+	sink  string
+	owner string        // this worker's lease identity
+	lease time.Duration // how long a claim keeps other workers off a row
+	now   func() time.Time
+}
+
+// OpenOutbox registers sink (so the trigger enqueues new messages for it)
+// and returns its outbox. The first registration of a sink also enqueues
+// every message already stored: a mirror switched on later still copies the
+// whole history. The agent-mail migrations must have run.
+func OpenOutbox(ctx context.Context, db *store.DB, sink string, lease time.Duration) (*Outbox, error) {
+	if lease <= 0 {
+		lease = 2 * time.Minute
+	}
+	o := &Outbox{db: db, sink: sink, owner: newOwner(), lease: lease, now: time.Now}
+	err := o.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO am_mirror_sinks (name, created_us) VALUES (?, ?)`,
+			sink, o.now().UnixMicro())
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return nil // already registered: the trigger has been feeding it
+		}
+		_, err = tx.ExecContext(ctx, `INSERT OR IGNORE INTO am_mirror_outbox (sink, message_id, project_id, thread_key)
+			SELECT ?, id, project_id, COALESCE(thread_id, CAST(id AS TEXT)) FROM am_messages`, sink)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("registering mirror sink %s: %w", sink, err)
+	}
+	return o, nil
+}
+
+func newOwner() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails on supported platforms
+	return hex.EncodeToString(b)
+}
+
+// tx runs fn in one immediate transaction (the store's default), retrying
+// the rare lock error that outlives the busy timeout.
+func (o *Outbox) tx(ctx context.Context, fn func(*sql.Tx) error) error {
+	var err error
+	for attempt := 0; attempt < 5; attempt++ {
+		if err = o.tx1(ctx, fn); err == nil || !store.IsBusy(err) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Duration(attempt+1) * 50 * time.Millisecond):
+		}
+	}
+	return err
+}
+
+func (o *Outbox) tx1(ctx context.Context, fn func(*sql.Tx) error) error {
+	tx, err := o.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := fn(tx); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// Claim leases up to n due rows. Within one agent thread only the oldest
+// pending row is ever handed out, so a thread's messages are processed in
+// order (each can thread onto the ones before it, and a digest stays
+// ordered) while different threads proceed in parallel. Select and update
+// share one immediate transaction, so two processes never claim one row.
+func (o *Outbox) Claim(ctx context.Context, n int) ([]Item, error) {
+	// An idle poll must not take the write lock that agents' sends queue
+	// on: look first, outside any transaction (WAL readers never block).
+	var due int
+	err := o.db.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM am_mirror_outbox
+		WHERE sink = ?1 AND next_us <= ?2 AND (lease_until_us IS NULL OR lease_until_us <= ?2) LIMIT 1)`,
+		o.sink, o.now().UnixMicro()).Scan(&due)
+	if err != nil || due == 0 {
+		if err != nil {
+			err = fmt.Errorf("polling %s outbox: %w", o.sink, err)
+		}
+		return nil, err
+	}
+	var items []Item
+	err = o.tx(ctx, func(tx *sql.Tx) error {
+		items = items[:0]
+		now := o.now().UnixMicro()
+		rows, err := tx.QueryContext(ctx, `SELECT o.message_id, o.project_id, o.thread_key, o.attempts
+			FROM am_mirror_outbox o
+			WHERE o.sink = ?1 AND o.next_us <= ?2 AND (o.lease_until_us IS NULL OR o.lease_until_us <= ?2)
+			  AND NOT EXISTS (SELECT 1 FROM am_mirror_outbox p
+			      WHERE p.sink = ?1 AND p.project_id = o.project_id AND p.thread_key = o.thread_key AND p.message_id < o.message_id)
+			ORDER BY o.message_id LIMIT ?3`, o.sink, now, n)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var it Item
+			if err := rows.Scan(&it.MessageID, &it.ProjectID, &it.ThreadKey, &it.Attempts); err != nil {
+				rows.Close()
+				return err
+			}
+			it.Attempts++
+			items = append(items, it)
+		}
+		if err := rows.Close(); err != nil {
+			return err
+		}
+		until := o.now().Add(o.lease).UnixMicro()
+		for _, it := range items {
+			if _, err := tx.ExecContext(ctx, `UPDATE am_mirror_outbox SET lease_owner = ?, lease_until_us = ?, attempts = attempts + 1
+				WHERE sink = ? AND message_id = ?`, o.owner, until, o.sink, it.MessageID); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("claiming %s outbox rows: %w", o.sink, err)
+	}
+	return items, nil
+}
+
+// Done records the outcome of it (record runs in the same transaction,
+// may be nil) and removes the row. It removes the row even when this
+// worker's lease has lapsed: the work is done and recorded, and record must
+// therefore be idempotent (INSERT OR IGNORE).
+func (o *Outbox) Done(ctx context.Context, it Item, record func(context.Context, *sql.Tx) error) error {
+	err := o.tx(ctx, func(tx *sql.Tx) error {
+		if record != nil {
+			if err := record(ctx, tx); err != nil {
+				return err
+			}
+		}
+		_, err := tx.ExecContext(ctx, `DELETE FROM am_mirror_outbox WHERE sink = ? AND message_id = ?`, o.sink, it.MessageID)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("completing %s outbox row %d: %w", o.sink, it.MessageID, err)
+	}
+	return nil
+}
+
+// Retry releases it for another attempt after delay, keeping cause for
+// diagnosis. Only the lease holder may do so: a lapsed lease means another
+// worker owns the row now.
+func (o *Outbox) Retry(ctx context.Context, it Item, delay time.Duration, cause error) error {
+	msg := ""
+	if cause != nil {
+		msg = cause.Error()
+	}
+	err := o.tx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE am_mirror_outbox SET lease_owner = NULL, lease_until_us = NULL, next_us = ?, last_error = ?
+			WHERE sink = ? AND message_id = ? AND lease_owner = ?`,
+			o.now().Add(delay).UnixMicro(), msg, o.sink, it.MessageID, o.owner)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("rescheduling %s outbox row %d: %w", o.sink, it.MessageID, err)
+	}
+	return nil
+}
+
+// Pending is the number of rows not yet done, for health checks and tests.
+func (o *Outbox) Pending(ctx context.Context) (int, error) {
+	var n int
+	if err := o.db.QueryRowContext(ctx, `SELECT count(*) FROM am_mirror_outbox WHERE sink = ?`, o.sink).Scan(&n); err != nil {
+		return 0, fmt.Errorf("counting %s outbox rows: %w", o.sink, err)
+	}
+	return n, nil
+}
+
+// Lease is how long a claim lasts.
+func (o *Outbox) Lease() time.Duration { return o.lease }

@@ -1,0 +1,190 @@
+package mirror
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"log/slog"
+	"math/rand/v2"
+	"sync"
+	"time"
+)
+
+// Sink is one consumer of the outbox.
+type Sink interface {
+	// Name is the sink's outbox name ("gmail", "archive").
+	Name() string
+	// Process does the work for it and returns what to record in the
+	// transaction that removes the row (nil: nothing). It must be safe to
+	// run again for an item whose earlier claim may have done the work
+	// (it.Attempts > 1): that is what makes a crash harmless.
+	Process(ctx context.Context, it Item) (record func(context.Context, *sql.Tx) error, err error)
+}
+
+// TransientError marks a failure that should clear up on its own (429,
+// 5xx, a network error): the row is retried soon and the whole worker
+// backs off, so an outage is not hammered. Wait is a server-given minimum.
+type TransientError struct {
+	Wait time.Duration
+	Err  error
+}
+
+func (e *TransientError) Error() string { return e.Err.Error() }
+func (e *TransientError) Unwrap() error { return e.Err }
+
+// WorkerOptions tunes a Worker. Zero values select the defaults.
+type WorkerOptions struct {
+	Batch        int           // rows claimed at once, processed in parallel; default 8
+	Poll         time.Duration // idle wait between claims; default 200ms (bounds the mirror lag when idle)
+	BackoffMin   time.Duration // first wait after a transient failure; default 500ms
+	BackoffMax   time.Duration // cap for transient failures; default 1m
+	PermanentMax time.Duration // cap for failures that need a human (bad request, revoked grant); default 1h
+	Logger       *slog.Logger
+}
+
+func (o *WorkerOptions) defaults() {
+	if o.Batch <= 0 {
+		o.Batch = 8
+	}
+	if o.Poll <= 0 {
+		o.Poll = 200 * time.Millisecond
+	}
+	if o.BackoffMin <= 0 {
+		o.BackoffMin = 500 * time.Millisecond
+	}
+	if o.BackoffMax <= 0 {
+		o.BackoffMax = time.Minute
+	}
+	if o.PermanentMax <= 0 {
+		o.PermanentMax = time.Hour
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+}
+
+// Worker drains one sink's outbox until its context ends.
+type Worker struct {
+	ob   *Outbox
+	sink Sink
+	o    WorkerOptions
+
+	mu      sync.Mutex
+	streak  int // consecutive transient failures, for the worker-wide pause
+	pauseTo time.Time
+}
+
+// NewWorker returns a worker for sink over ob.
+func NewWorker(ob *Outbox, sink Sink, o WorkerOptions) *Worker {
+	o.defaults()
+	return &Worker{ob: ob, sink: sink, o: o}
+}
+
+// Run processes rows until ctx is done. Store errors are logged and
+// retried: the mirror must outlive a busy or briefly unavailable store.
+func (w *Worker) Run(ctx context.Context) {
+	for ctx.Err() == nil {
+		if d := w.pause(); d > 0 {
+			sleep(ctx, d)
+			continue
+		}
+		items, err := w.ob.Claim(ctx, w.o.Batch)
+		if err != nil {
+			if ctx.Err() == nil {
+				w.o.Logger.Warn("mirror: claiming outbox rows failed", "sink", w.sink.Name(), "err", err)
+			}
+			sleep(ctx, w.o.Poll)
+			continue
+		}
+		if len(items) == 0 {
+			sleep(ctx, w.o.Poll)
+			continue
+		}
+		var wg sync.WaitGroup
+		for _, it := range items {
+			wg.Go(func() { w.one(ctx, it) })
+		}
+		wg.Wait()
+	}
+}
+
+// one processes a claimed item within its lease: the deadline ends the
+// work before another worker may claim the row, which keeps two workers
+// from inserting the same message at once.
+func (w *Worker) one(ctx context.Context, it Item) {
+	pctx, cancel := context.WithTimeout(ctx, w.ob.Lease()*3/4)
+	record, err := w.sink.Process(pctx, it)
+	cancel()
+	// Bookkeeping must land even while shutting down: a finished insert
+	// that is not recorded costs a search on the next claim.
+	bctx, bcancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer bcancel()
+	if err == nil {
+		if err = w.ob.Done(bctx, it, record); err == nil {
+			w.succeeded()
+			return
+		}
+	}
+	delay := w.failed(it, err)
+	if ctx.Err() != nil {
+		delay = 0 // shutting down: let the next process pick it up at once
+	}
+	if rerr := w.ob.Retry(bctx, it, delay, err); rerr != nil {
+		w.o.Logger.Warn("mirror: could not reschedule; the lease will expire and the row be retried", "sink", w.sink.Name(), "message", it.MessageID, "err", rerr)
+	}
+}
+
+func (w *Worker) succeeded() {
+	w.mu.Lock()
+	w.streak, w.pauseTo = 0, time.Time{}
+	w.mu.Unlock()
+}
+
+// failed decides the row's delay and, for transient failures, pauses the
+// whole worker for the same time: during a 503 storm one probe goes out per
+// backoff period instead of one per row.
+func (w *Worker) failed(it Item, err error) time.Duration {
+	var te *TransientError
+	if errors.As(err, &te) {
+		w.mu.Lock()
+		w.streak++
+		d := max(backoff(w.streak, w.o.BackoffMin, w.o.BackoffMax), te.Wait)
+		if t := time.Now().Add(d); t.After(w.pauseTo) {
+			w.pauseTo = t
+		}
+		w.mu.Unlock()
+		w.o.Logger.Info("mirror: transient failure, backing off", "sink", w.sink.Name(), "message", it.MessageID,
+			"attempt", it.Attempts, "wait", d, "err", err)
+		return d
+	}
+	d := backoff(it.Attempts, w.o.BackoffMin, w.o.PermanentMax)
+	w.o.Logger.Warn("mirror: message could not be mirrored; will retry", "sink", w.sink.Name(), "message", it.MessageID,
+		"attempt", it.Attempts, "wait", d, "err", err)
+	return d
+}
+
+func (w *Worker) pause() time.Duration {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return time.Until(w.pauseTo)
+}
+
+// backoff is min·2^(n-1), capped, with ±20% jitter so that processes that
+// failed together do not retry together.
+func backoff(n int, lo, hi time.Duration) time.Duration {
+	d := lo
+	for i := 1; i < n && d < hi; i++ {
+		d *= 2
+	}
+	d = min(d, hi)
+	return time.Duration(float64(d) * (0.8 + 0.4*rand.Float64()))
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
