@@ -77,7 +77,24 @@ func serve(ctx context.Context, env *environment, args []string) error {
 	if cfg.DevMode && cfg.HasTools(config.ToolsEmail) {
 		logger.Info("DEV_MODE is on: every gate runs, nothing is sent or drafted; set DEV_MODE=false to send")
 	}
-	err = app.Server.Run(ctx, &mcpserver.StdioTransport{Reader: env.stdin, Writer: out, Logger: logger})
+	// The mailbox set's clients live in tmux windows: when the tmux session
+	// ends, the server must end too (exit status 1), not linger.
+	runCtx := ctx
+	if cfg.HasTools(config.ToolsMailbox) {
+		var cancel context.CancelCauseFunc
+		runCtx, cancel = context.WithCancelCause(ctx)
+		defer cancel(nil)
+		go func() {
+			if err := mcpserver.WatchTmuxSession(runCtx, env.getenv, 0); err != nil {
+				logger.Error("tmux session ended; exiting", "err", err)
+				cancel(err)
+			}
+		}()
+	}
+	err = app.Server.Run(runCtx, &mcpserver.StdioTransport{Reader: env.stdin, Writer: out, Logger: logger})
+	if cause := context.Cause(runCtx); errors.Is(cause, mcpserver.ErrTmuxSessionEnded) {
+		return cause
+	}
 	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
 		return fmt.Errorf("serving: %w", err)
 	}

@@ -1,9 +1,60 @@
 package mcpserver
 
-import "github.com/modelcontextprotocol/go-sdk/mcp"
+import (
+	"context"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+)
 
-// addChannelsTools registers the channels compatibility set (placeholder: being written).
-func addChannelsTools(s *mcp.Server, d Deps) {}
+// CompatOptions configure the two compatibility tool sets (channels and
+// mailbox; see docs/compat.md). The zero value is usable.
+type CompatOptions struct {
+	// ProjectKey is the absolute path of the project both sets live in (its
+	// claims, channels and mailboxes). Default: the git top level of the
+	// working directory, else the working directory.
+	ProjectKey string
+	// StaleAfter is how long a channels agent may go without a heartbeat
+	// before it is cleaned up. Default 2 minutes.
+	StaleAfter time.Duration
+	// SweepInterval is the least time between two stale sweeps of one
+	// process (sweeps run inside calls). Default 30 seconds.
+	SweepInterval time.Duration
+	// AgentName is the mailbox identity outside tmux. Default $AGENT_NAME.
+	AgentName string
+	// Getenv reads the environment (TMUX, TMUX_PANE, AGENT_NAME). Default os.Getenv.
+	Getenv func(string) string
+	// TmuxPoll is how often the mailbox set's session watcher runs
+	// `tmux has-session`. Default 250 ms.
+	TmuxPoll time.Duration
+}
 
-// addMailboxTools registers the mailbox compatibility set (placeholder: being written).
-func addMailboxTools(s *mcp.Server, d Deps) {}
+func (o CompatOptions) withDefaults() CompatOptions {
+	if o.Getenv == nil {
+		o.Getenv = os.Getenv
+	}
+	if o.ProjectKey == "" {
+		o.ProjectKey = defaultProjectKey()
+	}
+	if o.TmuxPoll <= 0 {
+		o.TmuxPoll = 250 * time.Millisecond
+	}
+	return o
+}
+
+// defaultProjectKey is the git top level of the working directory, where
+// the original mailbox system keeps its store, else the working directory.
+func defaultProjectKey() string {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if out, err := exec.CommandContext(ctx, "git", "rev-parse", "--show-toplevel").Output(); err == nil {
+		if top := strings.TrimSpace(string(out)); strings.HasPrefix(top, "/") {
+			return top
+		}
+	}
+	if wd, err := os.Getwd(); err == nil {
+		return wd
+	}
+	return "/"
+}

@@ -31,6 +31,7 @@ type Deps struct {
 
 	Email     *EmailDeps         // required when "email" is enabled
 	AgentMail *agentmail.Service // required when "agentmail" is enabled
+	Compat    CompatOptions      // options of the channels and mailbox sets
 }
 
 // New builds the server with every enabled tool set registered.

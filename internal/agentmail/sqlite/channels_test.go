@@ -1,0 +1,52 @@
+package sqlite_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"testing/fstest"
+
+	"github.com/mailgate/mailgate/internal/agentmail"
+	amsqlite "github.com/mailgate/mailgate/internal/agentmail/sqlite"
+	"github.com/mailgate/mailgate/internal/store"
+)
+
+// TestChannelsMigrationUpgrade: a store created before the compatibility
+// sets (0001 only, with mail in it) gets 0002_compat.sql on the next open,
+// keeps its mail, and serves both sets at once.
+func TestChannelsMigrationUpgrade(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "state.db")
+	init, err := os.ReadFile(filepath.Join("migrations", "0001_init.sql"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := store.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Migrate(ctx, amsqlite.Component, fstest.MapFS{"0001_init.sql": {Data: init}}); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+
+	svc := open(t, path, agentmail.Options{})
+	mb := svc.Mailbox(dir)
+	if _, err := mb.Send(ctx, "alice", "bob", "hello"); err != nil {
+		t.Fatal(err)
+	}
+	ch := svc.Channels(agentmail.ChannelsOptions{ProjectKey: dir})
+	r, err := ch.Register(ctx, "alice", "coder") // the mailbox's alice is free: she acts as that agent
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ch.SendMessage(ctx, r.AgentID, "", "s", "b"); err != nil {
+		t.Fatal(err)
+	}
+	got, ok, err := mb.Receive(ctx, "bob")
+	if err != nil || !ok || got.From != "alice" || got.Message != "hello" {
+		t.Fatalf("receive after upgrade = %+v %v %v", got, ok, err)
+	}
+}

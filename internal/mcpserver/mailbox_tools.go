@@ -1,0 +1,398 @@
+package mcpserver
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mailgate/mailgate/internal/agentmail"
+)
+
+// The mailbox tool set (MAILGATE_TOOLS=mailbox): exactly the four tools of
+// the tmux agent-mail CLI's stdio server — send, receive, status,
+// list-recipients — with its answers and error texts, over
+// agentmail.Mailbox. The agent is its tmux window (else AGENT_NAME); its
+// recipients are the session's other windows minus .agentmailignore (else
+// the project's registered agents).
+
+type mbSendIn struct {
+	Recipient string `json:"recipient" jsonschema:"the recipient's name (its tmux window name); see list-recipients"`
+	Message   string `json:"message" jsonschema:"the message text (at most 65536 bytes)"`
+}
+
+type mbEmptyIn struct{}
+
+type mbStatusIn struct {
+	Status string `json:"status" jsonschema:"ready, work or offline"`
+}
+
+// MailboxRecipient is one list-recipients entry.
+type MailboxRecipient struct {
+	Name      string `json:"name"`
+	IsCurrent bool   `json:"is_current"`
+}
+
+type mbTools struct {
+	mb   *agentmail.Mailbox
+	o    CompatOptions
+	log  *slog.Logger
+	tmux tmuxEnv
+}
+
+// addMailboxTools registers the mailbox compatibility set.
+func addMailboxTools(s *mcp.Server, d Deps) {
+	o := d.Compat.withDefaults()
+	t := &mbTools{mb: d.AgentMail.Mailbox(o.ProjectKey), o: o, log: d.AgentMail.Logger(), tmux: tmuxEnv{getenv: o.Getenv}}
+
+	mbAdd(s, t, &mcp.Tool{Name: "send", Description: "Send a message to another agent (a tmux window of this session; see list-recipients). " +
+		"Answers \"Message #ID sent\". Messages over 65536 bytes are refused.",
+		Annotations: amAnnotate("Send message", false, false, false)}, t.send)
+	mbAdd(s, t, &mcp.Tool{Name: "receive", Description: "Receive your oldest unread message and mark it read. " +
+		"Answers {from, id, message}, or \"No unread messages\".",
+		Annotations: amAnnotate("Receive message", false, false, false)}, t.receive)
+	mbAdd(s, t, &mcp.Tool{Name: "status", Description: "Set your availability: ready (idle, notify me of mail), work (busy) or offline. Answers {status: \"ok\"}.",
+		Annotations: amAnnotate("Set status", false, true, false)}, t.status)
+	mbAdd(s, t, &mcp.Tool{Name: "list-recipients", Description: "List the agents you can send to (this tmux session's windows, minus those in .agentmailignore); " +
+		"yours is marked is_current.",
+		Annotations: amAnnotate("List recipients", true, true, false)}, t.listRecipients)
+}
+
+// mbAdd registers a mailbox tool. Arguments are validated against the
+// inferred schema; a handler's *jsonrpc.Error is a protocol error, any
+// other error is a tool error whose text is the contract's message.
+func mbAdd[In any](s *mcp.Server, t *mbTools, spec *mcp.Tool, call func(context.Context, In) (*mcp.CallToolResult, error)) {
+	schema := amInputSchema[In]()
+	spec.InputSchema = schema
+	resolved, err := schema.Resolve(nil)
+	if err != nil {
+		panic(fmt.Sprintf("input schema of %s: %v", spec.Name, err))
+	}
+	s.AddTool(spec, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		raw := []byte(req.Params.Arguments)
+		if len(raw) == 0 || string(raw) == "null" {
+			raw = []byte("{}")
+		}
+		var args map[string]any
+		if err := json.Unmarshal(raw, &args); err != nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid arguments: " + err.Error()}
+		}
+		if err := resolved.Validate(args); err != nil {
+			return errorResult("validating \"arguments\": " + err.Error()), nil
+		}
+		var in In
+		if err := json.Unmarshal(raw, &in); err != nil {
+			return errorResult("validating \"arguments\": " + err.Error()), nil
+		}
+		res, err := call(ctx, in)
+		if err != nil {
+			var wire *jsonrpc.Error
+			if errors.As(err, &wire) {
+				return nil, wire
+			}
+			return errorResult(t.message(spec.Name, err)), nil
+		}
+		return res, nil
+	})
+}
+
+// message is the text of a tool error: refusals verbatim, store failures
+// generic (details in the log, on stderr).
+func (t *mbTools) message(tool string, err error) string {
+	var e *agentmail.Error
+	var local *mbError
+	switch {
+	case errors.As(err, &e):
+		return e.Message
+	case errors.As(err, &local):
+		return local.msg
+	}
+	t.log.Error("mailbox tool failed", "tool", tool, "err", err)
+	return fmt.Sprintf("internal error in %s: the store could not complete the call (details are in the server log); it is safe to retry", tool)
+}
+
+// mbError is a refusal worded by this adapter (identity, tmux).
+type mbError struct{ msg string }
+
+func (e *mbError) Error() string { return e.msg }
+
+func refuse(format string, args ...any) error { return &mbError{fmt.Sprintf(format, args...)} }
+
+// jsonAnswer is an answer whose text is the JSON object v (as the original
+// sends it), with v as structuredContent too.
+func jsonAnswer(v any) (*mcp.CallToolResult, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}, StructuredContent: json.RawMessage(b)}, nil
+}
+
+// textAnswer is an answer whose text is the contract's sentence, with the
+// same facts as structuredContent.
+func textAnswer(text string, structured any) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, StructuredContent: structured}
+}
+
+// identity is the caller's mailbox name: its tmux window inside tmux, else
+// AgentName / AGENT_NAME.
+func (t *mbTools) identity(ctx context.Context) (name string, inTmux bool, err error) {
+	if t.tmux.inside() {
+		w, err := t.tmux.currentWindow(ctx)
+		if err != nil {
+			return "", true, refuse("failed to get current window: %v", err)
+		}
+		return w, true, nil
+	}
+	name = strings.TrimSpace(t.o.AgentName)
+	if name == "" {
+		name = strings.TrimSpace(t.o.Getenv("AGENT_NAME"))
+	}
+	if name == "" {
+		return "", false, refuse("no agent identity: run inside tmux (the window name is the identity) or set AGENT_NAME")
+	}
+	return name, false, nil
+}
+
+// ignored reads .agentmailignore at the project root: one name a line;
+// blank lines and lines starting with # are skipped.
+func (t *mbTools) ignored() map[string]bool {
+	out := map[string]bool{}
+	f, err := os.Open(filepath.Join(t.o.ProjectKey, ".agentmailignore"))
+	if err != nil {
+		return out
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if l := strings.TrimSpace(sc.Text()); l != "" && !strings.HasPrefix(l, "#") {
+			out[l] = true
+		}
+	}
+	return out
+}
+
+// candidates are the names the caller may address (self included): the
+// session's windows in tmux, else the project's registered agents.
+func (t *mbTools) candidates(ctx context.Context, inTmux bool) ([]string, error) {
+	if inTmux {
+		ws, err := t.tmux.windows(ctx)
+		if err != nil {
+			return nil, refuse("failed to list windows: %v", err)
+		}
+		return ws, nil
+	}
+	return t.mb.AgentNames(ctx)
+}
+
+func sameName(a, b string, inTmux bool) bool {
+	if inTmux {
+		return a == b // window names are case-sensitive
+	}
+	return strings.EqualFold(a, b) // agent names are not
+}
+
+func (t *mbTools) send(ctx context.Context, in mbSendIn) (*mcp.CallToolResult, error) {
+	if err := agentmail.CheckMailboxMessage(in.Message); err != nil {
+		if errors.Is(err, agentmail.ErrMailboxTooLarge) {
+			// FR-013: a JSON-RPC error, not a tool answer.
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+		}
+		return nil, err
+	}
+	me, inTmux, err := t.identity(ctx)
+	if err != nil {
+		return nil, err
+	}
+	names, err := t.candidates(ctx, inTmux)
+	if err != nil {
+		return nil, err
+	}
+	recipient := ""
+	for _, n := range names {
+		if sameName(n, in.Recipient, inTmux) {
+			recipient = n
+			break
+		}
+	}
+	if recipient == "" || sameName(recipient, me, inTmux) || t.ignored()[recipient] {
+		return nil, refuse("recipient not found")
+	}
+	id, err := t.mb.Send(ctx, me, recipient, in.Message)
+	if err != nil {
+		return nil, err
+	}
+	return textAnswer(fmt.Sprintf("Message #%d sent", id), map[string]any{"message_id": fmt.Sprint(id)}), nil
+}
+
+func (t *mbTools) receive(ctx context.Context, _ mbEmptyIn) (*mcp.CallToolResult, error) {
+	me, _, err := t.identity(ctx)
+	if err != nil {
+		return nil, err
+	}
+	msg, ok, err := t.mb.Receive(ctx, me)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return textAnswer("No unread messages", map[string]any{"status": "No unread messages"}), nil
+	}
+	return jsonAnswer(msg)
+}
+
+func (t *mbTools) status(ctx context.Context, in mbStatusIn) (*mcp.CallToolResult, error) {
+	switch in.Status {
+	case agentmail.MailboxReady, agentmail.MailboxWork, agentmail.MailboxOffline:
+	default:
+		return nil, agentmail.InvalidMailboxStatus(in.Status) // before identity: the value is wrong wherever we run
+	}
+	me, _, err := t.identity(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.mb.SetStatus(ctx, me, in.Status); err != nil {
+		return nil, err
+	}
+	return jsonAnswer(map[string]string{"status": "ok"})
+}
+
+func (t *mbTools) listRecipients(ctx context.Context, _ mbEmptyIn) (*mcp.CallToolResult, error) {
+	me, inTmux, err := t.identity(ctx)
+	if err != nil {
+		return nil, err
+	}
+	names, err := t.candidates(ctx, inTmux)
+	if err != nil {
+		return nil, err
+	}
+	ign := t.ignored()
+	out := struct {
+		Recipients []MailboxRecipient `json:"recipients"`
+	}{Recipients: []MailboxRecipient{}}
+	sawMe := false
+	for _, n := range names {
+		switch {
+		case sameName(n, me, inTmux):
+			sawMe = true
+			out.Recipients = append(out.Recipients, MailboxRecipient{Name: n, IsCurrent: true}) // always shown
+		case !ign[n]:
+			out.Recipients = append(out.Recipients, MailboxRecipient{Name: n})
+		}
+	}
+	if !sawMe { // outside tmux before the first send: the caller is not registered yet
+		out.Recipients = append([]MailboxRecipient{{Name: me, IsCurrent: true}}, out.Recipients...)
+	}
+	return jsonAnswer(out)
+}
+
+// tmuxEnv runs tmux as a client of the session the process runs in ($TMUX,
+// $TMUX_PANE are inherited by the tmux child).
+type tmuxEnv struct{ getenv func(string) string }
+
+func (e tmuxEnv) inside() bool { return e.getenv("TMUX") != "" }
+
+// target is the pane this process runs in, so commands address its session
+// and window even with no client attached.
+func (e tmuxEnv) target() []string {
+	if p := e.getenv("TMUX_PANE"); p != "" {
+		return []string{"-t", p}
+	}
+	return nil
+}
+
+func (e tmuxEnv) run(ctx context.Context, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	out, err := e.command(ctx, args...).Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) && len(ee.Stderr) > 0 {
+			return "", fmt.Errorf("tmux %s: %s", args[0], strings.TrimSpace(string(ee.Stderr)))
+		}
+		return "", fmt.Errorf("tmux %s: %w", args[0], err)
+	}
+	return strings.TrimRight(string(out), "\n"), nil
+}
+
+// command is tmux with the TMUX of this process's environment (as Getenv
+// reads it), which names the server socket to talk to.
+func (e tmuxEnv) command(ctx context.Context, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, "tmux", args...)
+	cmd.Env = append(os.Environ(), "TMUX="+e.getenv("TMUX"))
+	return cmd
+}
+
+func (e tmuxEnv) currentWindow(ctx context.Context) (string, error) {
+	return e.run(ctx, append(append([]string{"display-message", "-p"}, e.target()...), "#W")...)
+}
+
+func (e tmuxEnv) windows(ctx context.Context) ([]string, error) {
+	out, err := e.run(ctx, append(append([]string{"list-windows"}, e.target()...), "-F", "#W")...)
+	if err != nil {
+		return nil, err
+	}
+	var ws []string
+	for _, l := range strings.Split(out, "\n") {
+		if l != "" {
+			ws = append(ws, l)
+		}
+	}
+	return ws, nil
+}
+
+// session is the id ($N) of the session the process runs in.
+func (e tmuxEnv) session(ctx context.Context) (string, error) {
+	return e.run(ctx, append(append([]string{"display-message", "-p"}, e.target()...), "#{session_id}")...)
+}
+
+// ErrTmuxSessionEnded is what WatchTmuxSession returns when the tmux
+// session the server runs in is gone; serve exits with status 1 on it.
+var ErrTmuxSessionEnded = errors.New("the tmux session ended: the mailbox server exits with its session")
+
+// WatchTmuxSession blocks until ctx ends (nil) or the tmux session this
+// process runs in disappears (ErrTmuxSessionEnded), polling
+// `tmux has-session` every poll (250 ms when 0), so the server can exit
+// within a second of the session's end. Outside tmux it returns nil at once.
+func WatchTmuxSession(ctx context.Context, getenv func(string) string, poll time.Duration) error {
+	e := tmuxEnv{getenv: getenv}
+	if !e.inside() {
+		return nil
+	}
+	if poll <= 0 {
+		poll = 250 * time.Millisecond
+	}
+	sess, err := e.session(ctx)
+	if err != nil || sess == "" {
+		return fmt.Errorf("%w (%v)", ErrTmuxSessionEnded, err)
+	}
+	tick := time.NewTicker(poll)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		}
+		cctx, cancel := context.WithTimeout(ctx, poll*3)
+		err := e.command(cctx, "has-session", "-t", sess).Run()
+		timedOut := cctx.Err() != nil
+		cancel()
+		if ctx.Err() != nil {
+			return nil
+		}
+		var ee *exec.ExitError
+		if errors.As(err, &ee) && !timedOut { // a slow tmux is not a gone session
+			return ErrTmuxSessionEnded
+		}
+	}
+}

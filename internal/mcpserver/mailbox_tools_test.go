@@ -1,0 +1,430 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mailgate/mailgate/internal/agentmail"
+	"github.com/mailgate/mailgate/internal/config"
+)
+
+// noTmux hides any tmux the test runner itself may run in, so identity
+// comes from AgentName as it does outside tmux.
+func noTmux(k string) string {
+	if k == "TMUX" || k == "TMUX_PANE" {
+		return ""
+	}
+	return os.Getenv(k)
+}
+
+// mbPair is two mailbox agents (alice, bob) outside tmux: two servers on one
+// store and project, as two agents' processes would be.
+func mbPair(t *testing.T) (alice, bob *amHarness, svc *agentmail.Service, dir string) {
+	t.Helper()
+	dir = t.TempDir()
+	svc = compatService(t, filepath.Join(dir, "state.db"), nil)
+	alice = connectCompat(t, svc, []string{config.ToolsMailbox}, CompatOptions{ProjectKey: dir, AgentName: "alice", Getenv: noTmux})
+	bob = connectCompat(t, svc, []string{config.ToolsMailbox}, CompatOptions{ProjectKey: dir, AgentName: "bob", Getenv: noTmux})
+	return
+}
+
+// mbText calls a mailbox tool and returns its single text and isError.
+func mbText(t *testing.T, h *amHarness, tool string, args map[string]any) (string, bool) {
+	t.Helper()
+	res, err := h.cs.CallTool(h.ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: protocol error %v", tool, err)
+	}
+	if len(res.Content) != 1 {
+		t.Fatalf("%s: %d contents", tool, len(res.Content))
+	}
+	return res.Content[0].(*mcp.TextContent).Text, res.IsError
+}
+
+func mbOK(t *testing.T, h *amHarness, tool string, args map[string]any) string {
+	t.Helper()
+	text, isErr := mbText(t, h, tool, args)
+	if isErr {
+		t.Fatalf("%s(%v): tool error %q", tool, args, text)
+	}
+	return text
+}
+
+type mbRecipients struct {
+	Recipients []MailboxRecipient `json:"recipients"`
+}
+
+// TestMailboxToolList: US1 — exactly four tools, each with a description
+// and a parameter schema.
+func TestMailboxToolList(t *testing.T) {
+	alice, _, _, _ := mbPair(t)
+	want := []string{"list-recipients", "receive", "send", "status"}
+	if got := toolNames(t, alice); !slices.Equal(got, want) {
+		t.Fatalf("tools = %v, want %v", got, want)
+	}
+}
+
+// TestMailboxCycle: SC-006 and US2/US3/US5 — status, list recipients, send,
+// receive (oldest first, marked read), and "No unread messages".
+func TestMailboxCycle(t *testing.T) {
+	alice, bob, _, _ := mbPair(t)
+	if got := mbOK(t, alice, "status", map[string]any{"status": "ready"}); got != `{"status":"ok"}` {
+		t.Fatalf("status = %s", got)
+	}
+	mbOK(t, bob, "status", map[string]any{"status": "ready"}) // bob is now a registered agent
+	var rs mbRecipients
+	if err := json.Unmarshal([]byte(mbOK(t, alice, "list-recipients", nil)), &rs); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(rs.Recipients, []MailboxRecipient{{"alice", true}, {"bob", false}}) {
+		t.Fatalf("recipients = %+v", rs)
+	}
+	if got := mbOK(t, bob, "receive", nil); got != "No unread messages" {
+		t.Fatalf("empty receive = %q", got)
+	}
+	var ids []string
+	for _, m := range []string{"first", "second\nline two"} {
+		got := mbOK(t, alice, "send", map[string]any{"recipient": "bob", "message": m})
+		id, ok := strings.CutSuffix(strings.TrimPrefix(got, "Message #"), " sent")
+		if !ok || !strings.HasPrefix(got, "Message #") {
+			t.Fatalf("send answer %q, want \"Message #ID sent\"", got)
+		}
+		ids = append(ids, id)
+	}
+	for i, want := range []string{"first", "second\nline two"} {
+		var m agentmail.MailboxMessage
+		if err := json.Unmarshal([]byte(mbOK(t, bob, "receive", nil)), &m); err != nil {
+			t.Fatal(err)
+		}
+		if m.From != "alice" || m.ID != ids[i] || m.Message != want {
+			t.Fatalf("receive %d = %+v, want from alice id %s %q", i, m, ids[i], want)
+		}
+	}
+	if got := mbOK(t, bob, "receive", nil); got != "No unread messages" {
+		t.Fatalf("receive after reading all = %q (messages must be marked read)", got)
+	}
+}
+
+// TestMailboxErrors: FR-009/FR-016 texts, self and ignored recipients.
+func TestMailboxErrors(t *testing.T) {
+	alice, bob, _, dir := mbPair(t)
+	mbOK(t, bob, "status", map[string]any{"status": "ready"})
+	carol := connectCompat(t, alice.svc, []string{config.ToolsMailbox}, CompatOptions{ProjectKey: dir, AgentName: "carol", Getenv: noTmux})
+	mbOK(t, carol, "status", map[string]any{"status": "ready"})
+	if err := os.WriteFile(filepath.Join(dir, ".agentmailignore"), []byte("# helpers\ncarol\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		tool string
+		args map[string]any
+		want string
+	}{
+		{"unknown recipient", "send", map[string]any{"recipient": "zed", "message": "hi"}, "recipient not found"},
+		{"self", "send", map[string]any{"recipient": "alice", "message": "hi"}, "recipient not found"},
+		{"ignored", "send", map[string]any{"recipient": "carol", "message": "hi"}, "recipient not found"},
+		{"empty message", "send", map[string]any{"recipient": "bob", "message": ""}, "no message provided"},
+		{"bad status", "status", map[string]any{"status": "busy"}, "Invalid status: busy. Valid: ready, work, offline"},
+		{"status case", "status", map[string]any{"status": "Ready"}, "Invalid status: Ready. Valid: ready, work, offline"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, isErr := mbText(t, alice, c.tool, c.args)
+			if !isErr || got != c.want {
+				t.Fatalf("%s = %q (isError %v), want error %q", c.tool, got, isErr, c.want)
+			}
+		})
+	}
+	// Ignored windows are hidden from the list, the caller never is.
+	var rs mbRecipients
+	json.Unmarshal([]byte(mbOK(t, alice, "list-recipients", nil)), &rs)
+	if !slices.Equal(rs.Recipients, []MailboxRecipient{{"alice", true}, {"bob", false}}) {
+		t.Fatalf("recipients with carol ignored = %+v", rs)
+	}
+	json.Unmarshal([]byte(mbOK(t, carol, "list-recipients", nil)), &rs)
+	if !slices.Contains(rs.Recipients, MailboxRecipient{"carol", true}) {
+		t.Fatalf("carol's own list hides carol: %+v", rs)
+	}
+}
+
+// TestMailboxSizeLimit: FR-013 — over 65,536 bytes is a JSON-RPC error (not a
+// tool answer); exactly 65,536 is accepted.
+func TestMailboxSizeLimit(t *testing.T) {
+	alice, bob, _, _ := mbPair(t)
+	mbOK(t, bob, "status", map[string]any{"status": "ready"})
+	mbOK(t, alice, "send", map[string]any{"recipient": "bob", "message": strings.Repeat("x", agentmail.MailboxMaxBytes)})
+	_, err := alice.cs.CallTool(alice.ctx, &mcp.CallToolParams{Name: "send",
+		Arguments: map[string]any{"recipient": "bob", "message": strings.Repeat("é", agentmail.MailboxMaxBytes/2) + "x"}})
+	var wire *jsonrpc.Error
+	if !errors.As(err, &wire) || wire.Code != jsonrpc.CodeInvalidParams || !strings.Contains(wire.Message, "64KB") {
+		t.Fatalf("oversized send: err = %v, want a JSON-RPC invalid-params error naming the 64KB limit", err)
+	}
+}
+
+// TestMailboxStatusNotified: US4.3 — work and offline reset the notified
+// flag; ready keeps it.
+func TestMailboxStatusNotified(t *testing.T) {
+	_, bob, svc, dir := mbPair(t)
+	mb := svc.Mailbox(dir)
+	for _, c := range []struct {
+		status      string
+		keepsNotify bool
+	}{{"ready", true}, {"work", false}, {"offline", false}} {
+		mbOK(t, bob, "status", map[string]any{"status": "ready"})
+		if err := mb.MarkNotified(context.Background(), "bob"); err != nil {
+			t.Fatal(err)
+		}
+		mbOK(t, bob, "status", map[string]any{"status": c.status})
+		st, err := mb.State(context.Background(), "bob")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Status != c.status || st.NotifiedAt.IsZero() != !c.keepsNotify {
+			t.Fatalf("after status %s: %+v (notified kept: want %v)", c.status, st, c.keepsNotify)
+		}
+	}
+}
+
+// TestMailboxOneCore: mailbox mail is agent mail. A mailbox send lands in
+// the recipient's agentmail inbox, and agentmail mail to the same name is
+// what mailbox receive pops; receiving marks the agentmail copy read.
+func TestMailboxOneCore(t *testing.T) {
+	alice, bob, svc, dir := mbPair(t)
+	mbOK(t, bob, "status", map[string]any{"status": "ready"})
+	mbOK(t, alice, "send", map[string]any{"recipient": "bob", "message": "via mailbox"})
+	inbox, err := svc.FetchInbox(context.Background(), agentmail.InboxParams{ProjectKey: dir, Agent: "bob", IncludeBodies: true})
+	if err != nil || len(inbox) != 1 || inbox[0].From != "alice" || inbox[0].BodyMD == nil || *inbox[0].BodyMD != "via mailbox" || inbox[0].ReadTS != nil {
+		t.Fatalf("bob's agentmail inbox = %+v, %v", inbox, err)
+	}
+	mbOK(t, bob, "receive", nil)
+	inbox, _ = svc.FetchInbox(context.Background(), agentmail.InboxParams{ProjectKey: dir, Agent: "bob"})
+	if len(inbox) != 1 || inbox[0].ReadTS == nil {
+		t.Fatalf("mailbox receive did not mark the agentmail copy read: %+v", inbox)
+	}
+	if _, err := svc.Send(context.Background(), agentmail.SendParams{ProjectKey: dir, Sender: "alice", To: []string{"bob"}, Subject: "s", BodyMD: "via agentmail"}); err != nil {
+		t.Fatal(err)
+	}
+	var m agentmail.MailboxMessage
+	json.Unmarshal([]byte(mbOK(t, bob, "receive", nil)), &m)
+	if m.From != "alice" || m.Message != "via agentmail" {
+		t.Fatalf("mailbox receive of agentmail mail = %+v", m)
+	}
+}
+
+// TestMailboxNoIdentity: outside tmux with no AGENT_NAME the tools say how
+// to get an identity instead of guessing one.
+func TestMailboxNoIdentity(t *testing.T) {
+	dir := t.TempDir()
+	h := connectCompat(t, compatService(t, filepath.Join(dir, "s.db"), nil), []string{config.ToolsMailbox},
+		CompatOptions{ProjectKey: dir, Getenv: func(string) string { return "" }})
+	if got, isErr := mbText(t, h, "receive", nil); !isErr || !strings.Contains(got, "AGENT_NAME") {
+		t.Fatalf("receive without identity = %q (isError %v)", got, isErr)
+	}
+}
+
+// tmuxSession starts a private tmux server (its own socket) with a session
+// whose windows are names; it returns the TMUX value and each window's pane.
+func tmuxSession(t *testing.T, names ...string) (tmuxEnvVar string, panes map[string]string, tm func(args ...string) error) {
+	t.Helper()
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is not installed (apt-get install -y tmux): the real-tmux mailbox test needs it")
+	}
+	sockDir, err := os.MkdirTemp("", "mgtmux") // short: socket paths are limited to ~100 bytes
+	if err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(sockDir, "s")
+	tm = func(args ...string) error {
+		out, err := exec.Command("tmux", append([]string{"-S", sock}, args...)...).CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("tmux %v: %v: %s", args, err, out)
+		}
+		return nil
+	}
+	t.Cleanup(func() { tm("kill-server"); os.RemoveAll(sockDir) })
+	if err := tm("new-session", "-d", "-s", "agents", "-n", names[0], "sleep 600"); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range names[1:] {
+		if err := tm("new-window", "-d", "-t", "agents", "-n", n, "sleep 600"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A second session: its windows must not show up as recipients.
+	if err := tm("new-session", "-d", "-s", "elsewhere", "-n", "stranger", "sleep 600"); err != nil {
+		t.Fatal(err)
+	}
+	panes = map[string]string{}
+	for _, n := range names {
+		out, err := exec.Command("tmux", "-S", sock, "list-panes", "-t", "agents:"+n, "-F", "#{pane_id}").Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		panes[n] = strings.TrimSpace(string(out))
+	}
+	out, err := exec.Command("tmux", "-S", sock, "display-message", "-p", "#{pid}").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sock + "," + strings.TrimSpace(string(out)) + ",0", panes, tm
+}
+
+// TestMailboxRealTmux drives the set inside a real tmux session: identity
+// from the window name, recipients from the session's windows (minus
+// .agentmailignore, other sessions excluded), and the session watcher
+// reporting the session's end within a second.
+func TestMailboxRealTmux(t *testing.T) {
+	tmuxVar, panes, tm := tmuxSession(t, "alice", "bob", "helper")
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, ".agentmailignore"), []byte("helper\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// Each "process" sees the environment tmux gives a program in its pane.
+	envIn := func(window string) func(string) string {
+		return func(k string) string {
+			switch k {
+			case "TMUX":
+				return tmuxVar
+			case "TMUX_PANE":
+				return panes[window]
+			case "AGENT_NAME":
+				return "not-used-inside-tmux"
+			}
+			return ""
+		}
+	}
+	svc := compatService(t, filepath.Join(dir, "state.db"), nil)
+	alice := connectCompat(t, svc, []string{config.ToolsMailbox}, CompatOptions{ProjectKey: dir, Getenv: envIn("alice")})
+	bob := connectCompat(t, svc, []string{config.ToolsMailbox}, CompatOptions{ProjectKey: dir, Getenv: envIn("bob")})
+
+	var rs mbRecipients
+	json.Unmarshal([]byte(mbOK(t, alice, "list-recipients", nil)), &rs)
+	if !slices.Equal(rs.Recipients, []MailboxRecipient{{"alice", true}, {"bob", false}}) {
+		t.Fatalf("recipients in tmux = %+v", rs)
+	}
+	for _, r := range []string{"helper", "stranger", "alice"} {
+		if got, isErr := mbText(t, alice, "send", map[string]any{"recipient": r, "message": "x"}); !isErr || got != "recipient not found" {
+			t.Fatalf("send to %s = %q", r, got)
+		}
+	}
+	mbOK(t, alice, "send", map[string]any{"recipient": "bob", "message": "hello from alice's window"})
+	var m agentmail.MailboxMessage
+	json.Unmarshal([]byte(mbOK(t, bob, "receive", nil)), &m)
+	if m.From != "alice" || m.Message != "hello from alice's window" {
+		t.Fatalf("bob received %+v", m)
+	}
+
+	// Session end: the watcher returns ErrTmuxSessionEnded within 1 s.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	got := make(chan error, 1)
+	go func() { got <- WatchTmuxSession(ctx, envIn("alice"), 0) }()
+	time.Sleep(400 * time.Millisecond) // the watcher is polling a live session
+	select {
+	case err := <-got:
+		t.Fatalf("watcher returned %v while the session is alive", err)
+	default:
+	}
+	killed := time.Now()
+	if err := tm("kill-session", "-t", "agents"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-got:
+		if !errors.Is(err, ErrTmuxSessionEnded) {
+			t.Fatalf("watcher returned %v, want ErrTmuxSessionEnded", err)
+		}
+		if d := time.Since(killed); d > time.Second {
+			t.Fatalf("watcher noticed after %v, want under 1 s", d)
+		} else {
+			t.Logf("session end noticed after %v", d.Round(time.Millisecond))
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("watcher did not notice the session's end within 2 s")
+	}
+}
+
+// TestMailboxWatchOutsideTmux: no tmux, nothing to watch.
+func TestMailboxWatchOutsideTmux(t *testing.T) {
+	if err := WatchTmuxSession(context.Background(), func(string) string { return "" }, 0); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// runWithTmuxWatch is the hook serve needs (the same lines are proposed for
+// cmd/mailgate/serve.go): serve until the context ends or the tmux session
+// does, and report the session's end as the error.
+func runWithTmuxWatch(ctx context.Context, srv *mcp.Server, tr mcp.Transport, getenv func(string) string) error {
+	runCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	go func() {
+		if err := WatchTmuxSession(runCtx, getenv, 0); err != nil {
+			cancel(err)
+		}
+	}()
+	err := srv.Run(runCtx, tr)
+	if cause := context.Cause(runCtx); errors.Is(cause, ErrTmuxSessionEnded) {
+		return cause
+	}
+	return err
+}
+
+// TestMailboxServeEndsWithTmuxSession: FR-014 end to end at the server
+// level — a mailbox server on the real stdio transport, idle on a stdin
+// that never closes, stops within 1 s of its tmux session being killed,
+// with ErrTmuxSessionEnded (which serve turns into exit status 1).
+func TestMailboxServeEndsWithTmuxSession(t *testing.T) {
+	tmuxVar, panes, tm := tmuxSession(t, "solo")
+	getenv := func(k string) string {
+		switch k {
+		case "TMUX":
+			return tmuxVar
+		case "TMUX_PANE":
+			return panes["solo"]
+		}
+		return ""
+	}
+	dir := t.TempDir()
+	srv, err := New(Deps{Version: "test", Tools: []string{config.ToolsMailbox},
+		AgentMail: compatService(t, filepath.Join(dir, "state.db"), nil), Compat: CompatOptions{ProjectKey: dir, Getenv: getenv}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdinR, stdinW := io.Pipe() // stdin stays open: only the session's end can stop the server
+	defer stdinW.Close()
+	done := make(chan error, 1)
+	go func() {
+		done <- runWithTmuxWatch(context.Background(), srv, &StdioTransport{Reader: stdinR, Writer: io.Discard}, getenv)
+	}()
+	time.Sleep(300 * time.Millisecond)
+	killed := time.Now()
+	if err := tm("kill-session", "-t", "agents"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if !errors.Is(err, ErrTmuxSessionEnded) {
+			t.Fatalf("server stopped with %v, want ErrTmuxSessionEnded", err)
+		}
+		if d := time.Since(killed); d > time.Second {
+			t.Fatalf("server stopped %v after the session ended, want under 1 s", d)
+		} else {
+			t.Logf("server stopped %v after the session ended", d.Round(time.Millisecond))
+		}
+	case <-time.After(3 * time.Second):
+		t.Fatal("server still running 3 s after its tmux session ended")
+	}
+}
