@@ -72,26 +72,13 @@ func addMailboxTools(s *mcp.Server, d Deps) {
 // inferred schema; a handler's *jsonrpc.Error is a protocol error, any
 // other error is a tool error whose text is the contract's message.
 func mbAdd[In any](s *mcp.Server, t *mbTools, spec *mcp.Tool, call func(context.Context, In) (*mcp.CallToolResult, error)) {
-	schema := amInputSchema[In]()
-	spec.InputSchema = schema
-	resolved, err := schema.Resolve(nil)
-	if err != nil {
-		panic(fmt.Sprintf("input schema of %s: %v", spec.Name, err))
-	}
+	args := newArgDecoder[In](spec)
 	s.AddTool(spec, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		raw := []byte(req.Params.Arguments)
-		if len(raw) == 0 || string(raw) == "null" {
-			raw = []byte("{}")
-		}
-		var args map[string]any
-		if err := json.Unmarshal(raw, &args); err != nil {
+		in, err := args.decode(req.Params.Arguments)
+		if errors.Is(err, errMalformedArgs) {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid arguments: " + err.Error()}
 		}
-		if err := resolved.Validate(args); err != nil {
-			return errorResult("validating \"arguments\": " + err.Error()), nil
-		}
-		var in In
-		if err := json.Unmarshal(raw, &in); err != nil {
+		if err != nil {
 			return errorResult("validating \"arguments\": " + err.Error()), nil
 		}
 		res, err := call(ctx, in)
