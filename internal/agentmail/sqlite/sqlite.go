@@ -41,12 +41,14 @@ const maxAttempts = 5
 
 // Store implements agentmail.Store on a store.DB.
 type Store struct {
-	db    *store.DB
-	wsem  chan struct{} // held by the goroutine running write batches
-	qmu   sync.Mutex
-	queue []*writeReq // writes waiting for the next batch
-	mu    sync.Mutex
-	stmts map[string]*sql.Stmt
+	db        *store.DB
+	wsem      chan struct{} // held by the goroutine running write batches
+	qmu       sync.Mutex
+	queue     []*writeReq // writes waiting for the next batch
+	mu        sync.Mutex
+	stmts     map[string]*sql.Stmt
+	preparing map[string]bool // queries being prepared store-wide in the background
+	closed    bool
 }
 
 var _ agentmail.Store = (*Store)(nil)
@@ -61,7 +63,7 @@ func Open(ctx context.Context, db *store.DB) (*Store, error) {
 	if err := db.Migrate(ctx, Component, sub); err != nil {
 		return nil, fmt.Errorf("opening agent-mail store: %w", err)
 	}
-	return &Store{db: db, wsem: make(chan struct{}, 1), stmts: map[string]*sql.Stmt{}}, nil
+	return &Store{db: db, wsem: make(chan struct{}, 1), stmts: map[string]*sql.Stmt{}, preparing: map[string]bool{}}, nil
 }
 
 // NewService opens the store on db and builds the Service over it.
@@ -77,6 +79,7 @@ func NewService(ctx context.Context, db *store.DB, opts agentmail.Options) (*age
 func (s *Store) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.closed = true
 	for q, st := range s.stmts {
 		st.Close()
 		delete(s.stmts, q)
@@ -232,20 +235,41 @@ func (s *Store) run(ctx context.Context, opts *sql.TxOptions, fn func(agentmail.
 	return nil
 }
 
-// prepared returns the statement for query, prepared once per store. The
-// statements are few and fixed (plus a handful of filter combinations).
-func (s *Store) prepared(ctx context.Context, query string) (*sql.Stmt, error) {
+// cached returns the store-wide prepared statement for query, if there is
+// one yet.
+func (s *Store) cached(query string) *sql.Stmt {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if st, ok := s.stmts[query]; ok {
-		return st, nil
+	return s.stmts[query]
+}
+
+// prepareLater prepares query store-wide in the background, for the next
+// transactions. It must never run inside a transaction: preparing needs a
+// pool connection of its own, and a transaction that waits for a second
+// connection while every other connection belongs to a transaction doing
+// the same deadlocks the pool (seen with 30 agents arriving at once).
+func (s *Store) prepareLater(query string) {
+	s.mu.Lock()
+	if s.stmts[query] != nil || s.preparing[query] || s.closed {
+		s.mu.Unlock()
+		return
 	}
-	st, err := s.db.PrepareContext(ctx, query)
-	if err != nil {
-		return nil, err
-	}
-	s.stmts[query] = st
-	return st, nil
+	s.preparing[query] = true
+	s.mu.Unlock()
+	go func() {
+		st, err := s.db.PrepareContext(context.Background(), query)
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		delete(s.preparing, query)
+		if err != nil {
+			return // the next use prepares it on its transaction again
+		}
+		if s.closed {
+			st.Close()
+			return
+		}
+		s.stmts[query] = st
+	}()
 }
 
 // tx implements agentmail.Tx on one SQL transaction.
@@ -254,12 +278,15 @@ type tx struct {
 	tx *sql.Tx
 }
 
+// stmt returns query's statement on this transaction's own connection:
+// the store-wide one re-bound to it when there is one, else one prepared on
+// the transaction (never on another pool connection; see prepareLater).
 func (t *tx) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
-	st, err := t.s.prepared(ctx, query)
-	if err != nil {
-		return nil, err
+	if st := t.s.cached(query); st != nil {
+		return t.tx.StmtContext(ctx, st), nil
 	}
-	return t.tx.StmtContext(ctx, st), nil
+	t.s.prepareLater(query)
+	return t.tx.PrepareContext(ctx, query)
 }
 
 func (t *tx) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
