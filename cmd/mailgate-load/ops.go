@@ -1,0 +1,145 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// The text of messages mixes a few common words with many identifiers, as
+// agents' notes about code do, so that searches have realistic selectivity:
+// a common word matches a large share of the store (answered from its most
+// recent matches), an identifier (cache42) or a ticket tag (t042) matches a
+// few dozen messages (ranked by bm25). With common words alone every search
+// would be a broad one, and the load would measure that path only.
+var words = []string{"deploy", "migration", "schema", "review", "build", "test", "flaky", "release", "api", "docs",
+	"frontend", "backend", "cache", "index", "query", "latency", "timeout", "retry", "token", "config",
+	"refactor", "parser", "handler", "router", "storage", "metrics", "tracing", "lint", "fixture", "rollback"}
+
+const (
+	tickets = 500 // distinct ticket tags, t000 … t499
+	idents  = 100 // identifiers per word: cache0 … cache99, 3,000 in all
+)
+
+func (c *client) word() string { return words[c.rng.IntN(len(words))] }
+
+func (c *client) ident() string { return fmt.Sprintf("%s%d", c.word(), c.rng.IntN(idents)) }
+
+// send sends a short Markdown message to another agent of the project, in
+// one of a few threads per ticket.
+func (c *client) send(ctx context.Context) {
+	to := c.w.names[c.rng.IntN(len(c.w.names))]
+	if len(c.w.names) > 1 {
+		for to == c.name {
+			to = c.w.names[c.rng.IntN(len(c.w.names))]
+		}
+	}
+	ticket := c.rng.IntN(tickets)
+	c.seq++
+	body := fmt.Sprintf("Working on t%03d: `%s` needs a %s before the %s.\n\n- [ ] %s `%s`\n- [x] %s `%s`\n\nSee `internal/%s/%s.go` (step %d).",
+		ticket, c.ident(), c.word(), c.word(), c.word(), c.ident(), c.word(), c.ident(), c.word(), c.ident(), c.seq)
+	args := map[string]any{"project_key": projectKey, "sender_name": c.name, "to": []string{to},
+		"subject": fmt.Sprintf("[t%03d] %s %s", ticket, c.word(), c.ident()), "body_md": body,
+		"thread_id": fmt.Sprintf("T-%03d", ticket)}
+	c.timed(ctx, toolSend, args, func(text string) error {
+		// Every agent is in one project under the default policy (auto):
+		// mail held for a contact request would mean the load is not
+		// measuring delivery.
+		var r struct {
+			Count int               `json:"count"`
+			Held  []json.RawMessage `json:"held"`
+		}
+		if err := json.Unmarshal([]byte(text), &r); err != nil {
+			return fmt.Errorf("send_message: decoding the answer: %w", err)
+		}
+		if r.Count != 1 || len(r.Held) > 0 {
+			return fmt.Errorf("send_message: %d deliveries, %d held, want 1 and 0: %.200s", r.Count, len(r.Held), text)
+		}
+		return nil
+	})
+}
+
+// fetch reads the agent's latest messages with their bodies, as an agent
+// checking its inbox between steps does.
+func (c *client) fetch(ctx context.Context) {
+	args := map[string]any{"project_key": projectKey, "agent_name": c.name, "limit": 10, "include_bodies": true}
+	c.timed(ctx, toolFetch, args, func(text string) error {
+		var msgs []json.RawMessage
+		if err := json.Unmarshal([]byte(text), &msgs); err != nil {
+			return fmt.Errorf("fetch_inbox: want a JSON list: %w", err)
+		}
+		return nil
+	})
+}
+
+// search asks the query shapes the tool documents: half of them selective
+// (a ticket tag, an identifier, two identifiers), half broad (a common
+// word, alone or in the subject).
+func (c *client) search(ctx context.Context) {
+	var q string
+	switch c.rng.IntN(6) {
+	case 0:
+		q = fmt.Sprintf("t%03d", c.rng.IntN(tickets))
+	case 1:
+		q = c.ident()
+	case 2:
+		q = c.ident() + " OR " + c.ident()
+	case 3, 4:
+		q = c.word()
+	default:
+		q = "subject:" + c.word()
+	}
+	args := map[string]any{"project_key": projectKey, "query": q, "limit": 20}
+	c.timed(ctx, toolSearch, args, func(text string) error {
+		var r struct {
+			Result []json.RawMessage `json:"result"`
+		}
+		if err := json.Unmarshal([]byte(text), &r); err != nil {
+			return fmt.Errorf("search_messages %q: decoding the answer: %w", q, err)
+		}
+		return nil
+	})
+}
+
+// reserve reserves one file under the client's own directory and releases
+// it again by id. The paths never overlap between clients, so a conflict
+// means the server mixed up agents.
+func (c *client) reserve(ctx context.Context) {
+	path := fmt.Sprintf("load/%s/file%d.go", strings.ToLower(c.name), c.rng.IntN(8))
+	args := map[string]any{"project_key": projectKey, "agent_name": c.name, "paths": []string{path},
+		"ttl_seconds": 60, "reason": "load test"}
+	var id int64
+	_, ok := c.timed(ctx, toolReserve, args, func(text string) error {
+		var r struct {
+			Granted []struct {
+				ID int64 `json:"id"`
+			} `json:"granted"`
+			Conflicts []json.RawMessage `json:"conflicts"`
+		}
+		if err := json.Unmarshal([]byte(text), &r); err != nil {
+			return fmt.Errorf("file_reservation_paths: decoding the answer: %w", err)
+		}
+		if len(r.Granted) != 1 || len(r.Conflicts) > 0 {
+			return fmt.Errorf("file_reservation_paths %s: %d granted, %d conflicts, want 1 and 0: %.200s", path, len(r.Granted), len(r.Conflicts), text)
+		}
+		id = r.Granted[0].ID
+		return nil
+	})
+	if !ok {
+		return
+	}
+	args = map[string]any{"project_key": projectKey, "agent_name": c.name, "file_reservation_ids": []int64{id}}
+	c.timed(ctx, toolRelease, args, func(text string) error {
+		var r struct {
+			Released int `json:"released"`
+		}
+		if err := json.Unmarshal([]byte(text), &r); err != nil {
+			return fmt.Errorf("release_file_reservations: decoding the answer: %w", err)
+		}
+		if r.Released != 1 {
+			return fmt.Errorf("release_file_reservations %d: released %d, want 1", id, r.Released)
+		}
+		return nil
+	})
+}
