@@ -83,12 +83,28 @@ func NewWorker(ob *Outbox, sink Sink, o WorkerOptions) *Worker {
 // Run processes rows until ctx is done. Store errors are logged and
 // retried: the mirror must outlive a busy or briefly unavailable store.
 func (w *Worker) Run(ctx context.Context) {
+	// Batch lanes, each claiming one row at a time: a lane that finishes
+	// claims the next row at once, instead of the whole batch waiting for
+	// its slowest insert. Order within an agent thread still holds, because
+	// Claim only hands out a thread's oldest row, and not while it is leased.
+	var wg sync.WaitGroup
+	for lane := range max(w.o.Batch, 1) {
+		wg.Go(func() {
+			// Stagger the idle polls so the lanes do not read in lockstep.
+			sleep(ctx, w.o.Poll*time.Duration(lane)/time.Duration(max(w.o.Batch, 1)))
+			w.lane(ctx)
+		})
+	}
+	wg.Wait()
+}
+
+func (w *Worker) lane(ctx context.Context) {
 	for ctx.Err() == nil {
 		if d := w.pause(); d > 0 {
 			sleep(ctx, d)
 			continue
 		}
-		items, err := w.ob.Claim(ctx, w.o.Batch)
+		items, err := w.ob.Claim(ctx, 1)
 		if err != nil {
 			if ctx.Err() == nil {
 				w.o.Logger.Warn("mirror: claiming outbox rows failed", "sink", w.sink.Name(), "err", err)
@@ -100,11 +116,9 @@ func (w *Worker) Run(ctx context.Context) {
 			sleep(ctx, w.o.Poll)
 			continue
 		}
-		var wg sync.WaitGroup
 		for _, it := range items {
-			wg.Go(func() { w.one(ctx, it) })
+			w.one(ctx, it)
 		}
-		wg.Wait()
 	}
 }
 
