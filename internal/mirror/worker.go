@@ -34,7 +34,7 @@ func (e *TransientError) Unwrap() error { return e.Err }
 
 // WorkerOptions tunes a Worker. Zero values select the defaults.
 type WorkerOptions struct {
-	Batch        int           // rows claimed at once, processed in parallel; default 8
+	Batch        int           // lanes: rows in flight at once, each lane claiming the next when done; default 8
 	Poll         time.Duration // idle wait between claims; default 200ms (bounds the mirror lag when idle)
 	BackoffMin   time.Duration // first wait after a transient failure; default 500ms
 	BackoffMax   time.Duration // cap for transient failures; default 1m
