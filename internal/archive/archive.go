@@ -19,6 +19,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"strings"
 
@@ -157,6 +158,7 @@ func safeName(s string) string {
 type Sink struct {
 	DB      *store.DB
 	Archive *Archive
+	written func() // called after each message is archived (marks git dirty)
 }
 
 // Name implements mirror.Sink.
@@ -171,14 +173,40 @@ func (s *Sink) Process(ctx context.Context, it mirror.Item) (func(context.Contex
 	if err != nil {
 		return nil, err
 	}
-	return nil, s.Archive.Write(m)
+	if err := s.Archive.Write(m); err != nil {
+		return nil, err
+	}
+	if s.written != nil {
+		s.written()
+	}
+	return nil, nil
 }
 
 // Start archives every agent-mail message into vault until stop is called.
+// When the vault is a git repository, the archive is also committed in
+// batches (CommitInterval), and once more when stopping.
 func Start(ctx context.Context, db *store.DB, vault string, o mirror.WorkerOptions) (func() error, error) {
-	stop, err := mirror.Start(ctx, db, &Sink{DB: db, Archive: &Archive{Root: vault}}, 0, o)
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	sink := &Sink{DB: db, Archive: &Archive{Root: vault}}
+	git := startCommitter(vault, log)
+	if git != nil {
+		sink.written = git.mark
+	}
+	stop, err := mirror.Start(ctx, db, sink, 0, o)
 	if err != nil {
+		if git != nil {
+			git.close()
+		}
 		return nil, fmt.Errorf("starting the agent-mail archive: %w", err)
 	}
-	return stop, nil
+	return func() error {
+		err := stop()
+		if git != nil {
+			git.close()
+		}
+		return err
+	}, nil
 }
