@@ -62,19 +62,7 @@ func connectAM(t testing.TB, svc *agentmail.Service) *mcp.ClientSession {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, ct := mcp.NewInMemoryTransports()
-	ss, err := srv.Connect(context.Background(), st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ss.Close() })
-	c := mcp.NewClient(&mcp.Implementation{Name: "agentmail-test", Version: "0"}, nil)
-	cs, err := c.Connect(context.Background(), ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close() })
-	return cs
+	return connect(t, srv)
 }
 
 // callRaw calls a tool and decodes its answer the way reference clients do

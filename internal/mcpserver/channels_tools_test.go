@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/mailgate/mailgate/internal/agentmail"
 	amsqlite "github.com/mailgate/mailgate/internal/agentmail/sqlite"
 	"github.com/mailgate/mailgate/internal/config"
@@ -56,18 +54,7 @@ func connectCompat(t testing.TB, svc *agentmail.Service, sets []string, co Compa
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, ct := mcp.NewInMemoryTransports()
-	ss, err := srv.Connect(context.Background(), st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ss.Close() })
-	c := mcp.NewClient(&mcp.Implementation{Name: "compat-test", Version: "0"}, nil)
-	cs, err := c.Connect(context.Background(), ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close() })
+	cs := connect(t, srv)
 	return &amHarness{t: t, ctx: context.Background(), cs: cs, svc: svc}
 }
 

@@ -91,7 +91,7 @@ func newEmailEnv(t *testing.T, devMode bool, mailbox Mailbox) *emailEnv {
 
 // connect opens an in-process session through the real SDK, pinned to the
 // protocol version Claude Desktop sends.
-func connect(t *testing.T, srv *mcp.Server) *mcp.ClientSession {
+func connect(t testing.TB, srv *mcp.Server) *mcp.ClientSession {
 	t.Helper()
 	ctx := context.Background()
 	st, ct := mcp.NewInMemoryTransports()
