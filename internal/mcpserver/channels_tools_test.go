@@ -447,6 +447,9 @@ func TestChannelsStaleCrossProcess(t *testing.T) {
 		}
 	}
 	for {
+		// The watcher is alive: it heartbeats, as a real agent does, or it
+		// would go stale itself StaleAfter after registering.
+		h.call("heartbeat", map[string]any{"agent_id": live}, nil)
 		claims := chClaims(t, h, nil)
 		msgs := chRead(t, h, map[string]any{"agent_id": live, "channel": "broadcast"})
 		seen := time.Since(registered)
