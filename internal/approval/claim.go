@@ -35,7 +35,8 @@ const (
 // Claim consumes a by moving it from Approved/ into Done/ under a unique
 // name, before anything is sent. Exactly one caller in any process can win:
 // rename(2) of one source name succeeds once, and with a ledger the
-// request's consumption is also recorded once. Losers get ErrAlreadyClaimed.
+// request's consumption is then recorded once, so of several copies of one
+// request at most one is sent. Losers get ErrAlreadyClaimed.
 //
 // The file is re-read (never through a symlink) and its hash compared with
 // the one Find matched both before the rename and after it, in Done/; a file
@@ -48,14 +49,6 @@ func (v *Vault) Claim(ctx context.Context, a *Approval) (*Claim, error) {
 		return nil, err
 	}
 	now := v.o.Now()
-	if v.o.Mode == ModeContent && v.o.Ledger != nil {
-		if err := v.o.Ledger.Consume(ctx, a.RequestID, a.ContentSHA256, now); err != nil {
-			if errors.Is(err, ErrAlreadyClaimed) || errors.Is(err, ErrNotIssued) {
-				return nil, fmt.Errorf("claiming %s: %w", a.Name, ErrAlreadyClaimed)
-			}
-			return nil, fmt.Errorf("claiming %s: %w", a.Name, err)
-		}
-	}
 	base := strings.TrimSuffix(a.Name, filepath.Ext(a.Name))
 	var c *Claim
 	for attempt := 0; ; attempt++ {
@@ -69,6 +62,23 @@ func (v *Vault) Claim(ctx context.Context, a *Approval) (*Claim, error) {
 			return nil, fmt.Errorf("claiming %s: %w", a.Name, ErrAlreadyClaimed)
 		}
 		if !isExist(err) || attempt == 3 {
+			return nil, fmt.Errorf("claiming %s: %w", a.Name, err)
+		}
+	}
+	// The rename decided between processes racing for this file; the
+	// ledger decides between copies of one request (an agent may copy an
+	// approval within Approved/, or back from Done/). It is consulted after
+	// the rename, never before: a process killed between a ledger update
+	// and the rename would leave an approval in Approved/ that the ledger
+	// refuses forever. Killed here instead, the approval is in Done/, not
+	// sent and not consumed: visible, and never sent twice.
+	if v.o.Mode == ModeContent && v.o.Ledger != nil {
+		if err := v.o.Ledger.Consume(ctx, a.RequestID, a.ContentSHA256, now); err != nil {
+			if errors.Is(err, ErrAlreadyClaimed) || errors.Is(err, ErrNotIssued) {
+				_ = c.Record(Outcome{Status: StatusFailed, Error: "another copy of this request was already used; nothing was sent"})
+				return nil, fmt.Errorf("claiming %s: %w", a.Name, ErrAlreadyClaimed)
+			}
+			_ = c.Record(Outcome{Status: StatusFailed, Error: "the request ledger could not record the claim; nothing was sent: " + err.Error()})
 			return nil, fmt.Errorf("claiming %s: %w", a.Name, err)
 		}
 	}
