@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"time"
 
-	agentmailsqlite "github.com/mailgate/mailgate/internal/agentmail/sqlite"
+	"github.com/mailgate/mailgate/internal/agentmail/amstore"
 	"github.com/mailgate/mailgate/internal/config"
 	"github.com/mailgate/mailgate/internal/doctor"
 	"github.com/mailgate/mailgate/internal/ratelimit"
@@ -58,7 +58,7 @@ func serveMigrations(cfg *config.Config) func(context.Context, *store.DB) error 
 			}
 		}
 		if cfg.HasTools(config.ToolsAgentMail) {
-			st, err := agentmailsqlite.Open(ctx, db)
+			st, err := amstore.Open(ctx, db)
 			if err != nil {
 				return err
 			}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mailgate/mailgate/internal/config"
 	"github.com/mailgate/mailgate/internal/httpserver"
+	"github.com/mailgate/mailgate/internal/store"
 )
 
 // serveHTTP serves MCP over Streamable HTTP (cfg.HTTPPath, also /api/) and
@@ -42,7 +43,7 @@ func serveHTTP(ctx context.Context, env *environment, cfg *config.Config, logger
 	base := "http://" + ln.Addr().String()
 	logger.Info("mailgate serving over HTTP", "version", versionString(), "url", base+cfg.HTTPPath, "sse", base+httpserver.SSEPath,
 		"auth", authMode(cfg), "tools", strings.Join(cfg.Tools, ","), "dev_mode", cfg.DevMode, "sandbox", useSandbox,
-		"home", cfg.Home, "db", cfg.DB)
+		"home", cfg.Home, "db", store.Describe(cfg.DB))
 	if cfg.DevMode && cfg.HasTools(config.ToolsEmail) {
 		logger.Info("DEV_MODE is on: every gate runs, nothing is sent or drafted; set DEV_MODE=false to send")
 	}

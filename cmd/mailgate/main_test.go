@@ -16,6 +16,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/mailgate/mailgate/internal/localgmail"
+	"github.com/mailgate/mailgate/internal/store/storetest"
 )
 
 // binPath is the mailgate binary under test: $MAILGATE_BIN (make test builds
@@ -102,6 +103,10 @@ func newWorld(t testing.TB, devMode bool, extraEnv ...string) *world {
 		fmt.Sprintf("DEV_MODE=%t", devMode),
 		"MAILGATE_TOOLS=email",
 		"MAILGATE_LOG_LEVEL=warn",
+	}
+	if storetest.PostgresURL() != "" {
+		// The run is on PostgreSQL: the world's processes share a fresh schema.
+		env = append(env, "MAILGATE_DB="+storetest.DSN(t))
 	}
 	return &world{t: t, home: home, gm: gm, env: append(env, extraEnv...)}
 }

@@ -7,7 +7,7 @@ import (
 	"os"
 	"time"
 
-	agentmailsqlite "github.com/mailgate/mailgate/internal/agentmail/sqlite"
+	"github.com/mailgate/mailgate/internal/agentmail/amstore"
 	"github.com/mailgate/mailgate/internal/archive"
 	"github.com/mailgate/mailgate/internal/config"
 	"github.com/mailgate/mailgate/internal/gmail"
@@ -37,7 +37,7 @@ func startMirror(ctx context.Context, cfg *config.Config, logger *slog.Logger, d
 	}
 	// The outbox and its trigger live in the agent-mail schema; migrating
 	// is idempotent and cheap when the tool sets already did it.
-	if _, err := agentmailsqlite.Open(ctx, db); err != nil {
+	if _, err := amstore.Open(ctx, db); err != nil {
 		return fmt.Errorf("opening the agent-mail store for the mirror: %w", err)
 	}
 	wopts := mirror.WorkerOptions{Logger: logger}

@@ -15,7 +15,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/mailgate/mailgate/internal/agentmail"
-	agentmailsqlite "github.com/mailgate/mailgate/internal/agentmail/sqlite"
+	"github.com/mailgate/mailgate/internal/agentmail/amstore"
 	"github.com/mailgate/mailgate/internal/approval"
 	"github.com/mailgate/mailgate/internal/audit"
 	"github.com/mailgate/mailgate/internal/config"
@@ -73,7 +73,7 @@ func serve(ctx context.Context, env *environment, args []string) error {
 	}
 	defer app.Close()
 	logger.Info("mailgate serving over stdio", "version", versionString(), "tools", strings.Join(cfg.Tools, ","),
-		"dev_mode", cfg.DevMode, "sandbox", *useSandbox, "home", cfg.Home, "vault", cfg.VaultPath, "db", cfg.DB)
+		"dev_mode", cfg.DevMode, "sandbox", *useSandbox, "home", cfg.Home, "vault", cfg.VaultPath, "db", store.Describe(cfg.DB))
 	if cfg.DevMode && cfg.HasTools(config.ToolsEmail) {
 		logger.Info("DEV_MODE is on: every gate runs, nothing is sent or drafted; set DEV_MODE=false to send")
 	}
@@ -150,6 +150,9 @@ func open(ctx context.Context, cfg *config.Config, logger *slog.Logger, useSandb
 	}()
 	db, err := store.Open(ctx, cfg.DB)
 	if err != nil {
+		if store.IsURL(cfg.DB) {
+			return nil, fmt.Errorf("MAILGATE_DB: %w", err) // the error names the server, without the password
+		}
 		return nil, fmt.Errorf("MAILGATE_DB %s: %w", cfg.DB, err)
 	}
 	a.closers = append(a.closers, db.Close)
@@ -163,7 +166,7 @@ func open(ctx context.Context, cfg *config.Config, logger *slog.Logger, useSandb
 	}
 	// The agent-mail store backs the agentmail, channels and mailbox sets.
 	if cfg.HasTools(config.ToolsAgentMail) || cfg.HasTools(config.ToolsChannels) || cfg.HasTools(config.ToolsMailbox) {
-		if deps.AgentMail, err = agentmailsqlite.NewService(ctx, db, agentmail.Options{Logger: logger}); err != nil {
+		if deps.AgentMail, err = amstore.NewService(ctx, db, agentmail.Options{Logger: logger}); err != nil {
 			return nil, fmt.Errorf("opening the agent-mail store: %w", err)
 		}
 	}
@@ -182,7 +185,7 @@ func openEmail(ctx context.Context, cfg *config.Config, logger *slog.Logger, db 
 	// The ledger records every request the server issued: in content mode
 	// only those are honoured, so a file an agent writes straight into
 	// Approved/ approves nothing.
-	ledger, err := approval.NewSQLiteLedger(ctx, db)
+	ledger, err := approval.NewStoreLedger(ctx, db)
 	if err != nil {
 		return nil, fmt.Errorf("opening the approval ledger: %w", err)
 	}

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mailgate/mailgate/internal/store"
+	"github.com/mailgate/mailgate/internal/store/storetest"
 )
 
 var t0 = time.Date(2026, 2, 14, 10, 0, 0, 0, time.UTC)
@@ -32,15 +32,11 @@ func newVault(t testing.TB, o Options) (*Vault, *clock) {
 	return v, c
 }
 
-func newLedger(t testing.TB) *SQLiteLedger {
+func newLedger(t testing.TB) *StoreLedger {
 	t.Helper()
 	ctx := context.Background()
-	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "state.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	l, err := NewSQLiteLedger(ctx, db)
+	db := storetest.Open(t)
+	l, err := NewStoreLedger(ctx, db)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-func TestSQLiteLedger(t *testing.T) {
+func TestStoreLedger(t *testing.T) {
 	ctx := context.Background()
 	l := newLedger(t)
 	if err := l.Issue(ctx, "r1", "h1", t0); err != nil {

@@ -19,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/joho/godotenv"
 )
 
@@ -39,7 +40,7 @@ type Config struct {
 	TokenFile       string        // GMAIL_TOKEN_FILE
 	GmailEndpoint   string        // GMAIL_API_ENDPOINT ("" = Google's)
 	AuditDir        string        // AUDIT_LOG_DIR
-	DB              string        // MAILGATE_DB (absolute SQLite path)
+	DB              string        // MAILGATE_DB (absolute SQLite path, or a postgres:// URL)
 	DevMode         bool          // DEV_MODE
 	ApprovalMode    string        // APPROVAL_MODE: content | recipient
 	ApprovalTTL     time.Duration // APPROVAL_TTL
@@ -75,7 +76,7 @@ var Vars = []Var{
 	{"GMAIL_TOKEN_FILE", "token", "$MAILGATE_HOME/auth/token.json", "OAuth token, mode 0600, rewritten atomically after a refresh"},
 	{"GMAIL_API_ENDPOINT", "gmail-endpoint", "Google's", "base URL of the Gmail REST API (the sandbox and tests point it at a local server)"},
 	{"AUDIT_LOG_DIR", "audit-dir", "$MAILGATE_HOME/audit", "append-only JSONL audit log, one file per day"},
-	{"MAILGATE_DB", "db", "$MAILGATE_HOME/.mailgate/state.db", "state store (SQLite file)"},
+	{"MAILGATE_DB", "db", "$MAILGATE_HOME/.mailgate/state.db", "state store: a SQLite file, or a postgres:// URL for servers on several hosts"},
 	{"DEV_MODE", "dev-mode", "true", "false is required for anything to leave the machine"},
 	{"APPROVAL_MODE", "approval-mode", "content", "content: the approval must match the exact content; recipient: match on to / thread_id alone"},
 	{"APPROVAL_TTL", "approval-ttl", "24h", "expiry written into new requests"},
@@ -177,7 +178,11 @@ func Load(fs *flag.FlagSet, args []string, getenv func(string) string, cwd strin
 	c.CredentialsFile = pathVar("GMAIL_CREDENTIALS_FILE", filepath.Join("auth", "credentials.json"))
 	c.TokenFile = pathVar("GMAIL_TOKEN_FILE", filepath.Join("auth", "token.json"))
 	c.AuditDir = pathVar("AUDIT_LOG_DIR", "audit")
-	c.DB = pathVar("MAILGATE_DB", filepath.Join(".mailgate", "state.db"))
+	if v := get("MAILGATE_DB"); isDBURL(v) {
+		c.DB = v // a PostgreSQL URL, checked below
+	} else {
+		c.DB = pathVar("MAILGATE_DB", filepath.Join(".mailgate", "state.db"))
+	}
 	c.GmailEndpoint = get("GMAIL_API_ENDPOINT")
 	c.HTTPAddr = orDefault(get("AGENT_MAIL_HTTP_ADDR"), "127.0.0.1:8765")
 	c.HTTPPath = orDefault(get("AGENT_MAIL_PATH"), "/mcp/")
@@ -211,8 +216,12 @@ func Load(fs *flag.FlagSet, args []string, getenv func(string) string, cwd strin
 	if !strings.HasPrefix(c.HTTPPath, "/") {
 		return nil, &Error{Var: "AGENT_MAIL_PATH", Msg: fmt.Sprintf("%q must start with /", c.HTTPPath)}
 	}
-	if strings.HasPrefix(c.DB, "postgres:") {
-		return nil, &Error{Var: "MAILGATE_DB", Msg: "PostgreSQL stores are not supported yet; give a SQLite file path"}
+	if isDBURL(c.DB) {
+		// Parse now, so a bad URL is one clear line at start, before any
+		// connection is tried. pgconn's errors never include the password.
+		if _, err := pgconn.ParseConfig(c.DB); err != nil {
+			return nil, &Error{Var: "MAILGATE_DB", Msg: "not a valid PostgreSQL URL: " + err.Error()}
+		}
 	}
 	return c, nil
 }
@@ -273,4 +282,11 @@ func expandHome(p string, getenv func(string) string) string {
 		}
 	}
 	return p
+}
+
+// isDBURL reports whether MAILGATE_DB names a database server rather than a
+// SQLite file. Any scheme-like "postgres…:" prefix counts, so a mistyped
+// URL is reported as a bad URL rather than taken for a file name.
+func isDBURL(v string) bool {
+	return strings.HasPrefix(v, "postgres:") || strings.HasPrefix(v, "postgresql:")
 }

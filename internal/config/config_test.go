@@ -46,6 +46,20 @@ func TestPathsAreAbsolute(t *testing.T) {
 	}
 }
 
+// A PostgreSQL URL is kept as given (not taken for a relative path); a bad
+// one is refused without echoing its password.
+func TestPostgresURL(t *testing.T) {
+	url := "postgres://mail:pw@db.internal:5432/mailgate?sslmode=require"
+	c, err := load(t, map[string]string{"MAILGATE_DB": url})
+	if err != nil || c.DB != url {
+		t.Fatalf("DB = %q, %v", c.DB, err)
+	}
+	_, err = load(t, map[string]string{"MAILGATE_DB": "postgres://mail:hunter2@db:notaport/mailgate"})
+	if err == nil || strings.Contains(err.Error(), "hunter2") {
+		t.Fatalf("bad URL: %v", err)
+	}
+}
+
 func TestPrecedenceFlagsEnvDotenv(t *testing.T) {
 	home := t.TempDir()
 	os.WriteFile(filepath.Join(home, ".env"), []byte("SEND_LIMIT_PER_HOUR=3\nAPPROVAL_MODE=recipient\nDEV_MODE=false\n"), 0o600)
@@ -79,6 +93,9 @@ func TestBadValues(t *testing.T) {
 		{map[string]string{"MAILGATE_TOOLS": " , "}, nil, "MAILGATE_TOOLS"},
 		{map[string]string{"AGENT_MAIL_MIRROR": "imap"}, nil, "AGENT_MAIL_MIRROR"},
 		{map[string]string{"AGENT_MAIL_PATH": "mcp"}, nil, "AGENT_MAIL_PATH"},
+		{map[string]string{"MAILGATE_DB": "postgres://u:pw@db:notaport/mail"}, nil, "MAILGATE_DB"},
+		{map[string]string{"MAILGATE_DB": "postgres:mail"}, nil, "MAILGATE_DB"},
+		{map[string]string{"MAILGATE_DB": "postgresql://db/mail?sslmode=sometimes"}, nil, "MAILGATE_DB"},
 		{nil, []string{"-env-file", "/nonexistent/.env"}, "--env-file"},
 		{nil, []string{"-no-such-flag"}, ""},
 	}

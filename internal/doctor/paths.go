@@ -169,13 +169,16 @@ func (r *run) auditDir() Check {
 }
 
 // store opens the state store as serve does, applies the migrations and
-// runs SQLite's quick_check.
+// runs SQLite's quick_check (on PostgreSQL, a round trip).
 func (r *run) store() Check {
 	path := r.cfg.DB
 	c := Check{Name: "store"}
 	fail := func(detail, fix string) Check {
 		c.Status, c.Detail, c.Fix = Fail, detail, fix
 		return c
+	}
+	if store.IsURL(path) {
+		return r.postgresStore(c, fail)
 	}
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		return fail(path+" is a folder, not a database file", "point MAILGATE_DB at a file path such as "+filepath.Join(path, "state.db"))
@@ -203,5 +206,26 @@ func (r *run) store() Check {
 		return fail(fmt.Sprintf("%s is damaged (quick_check: %s)", path, res), "restore it from a backup, or move it away to start a fresh store")
 	}
 	c.Detail = path + ": opens, migrations applied, quick_check ok"
+	return c
+}
+
+func (r *run) postgresStore(c Check, fail func(detail, fix string) Check) Check {
+	where := store.Describe(r.cfg.DB)
+	db, err := store.Open(r.ctx, r.cfg.DB)
+	if err != nil {
+		return fail(err.Error(), "check that the PostgreSQL server is up and that MAILGATE_DB names it, its database and a user that may create tables")
+	}
+	defer db.Close()
+	if r.o.Migrate != nil {
+		if err := r.o.Migrate(r.ctx, db); err != nil {
+			return fail(fmt.Sprintf("applying migrations to %s: %v", where, err),
+				"use the newest mailgate; the user in MAILGATE_DB must be allowed to create tables")
+		}
+	}
+	var one int
+	if err := db.QueryRowContext(r.ctx, "SELECT 1").Scan(&one); err != nil {
+		return fail(fmt.Sprintf("querying %s: %v", where, err), "check the PostgreSQL server's log")
+	}
+	c.Detail = where + ": connects, migrations applied"
 	return c
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/mailgate/mailgate/internal/audit"
 	"github.com/mailgate/mailgate/internal/ratelimit"
 	"github.com/mailgate/mailgate/internal/store"
+	"github.com/mailgate/mailgate/internal/store/storetest"
 )
 
 var t0 = time.Date(2026, 2, 14, 10, 0, 0, 0, time.UTC)
@@ -32,7 +33,12 @@ type env struct {
 }
 
 func newEnv(t testing.TB, limit int) *env {
-	return &env{dir: t.TempDir(), limit: limit, now: t0}
+	e := &env{dir: t.TempDir(), limit: limit, now: t0}
+	// The store may be PostgreSQL (storetest): child processes find its DSN here.
+	if err := os.WriteFile(filepath.Join(e.dir, "dsn"), []byte(storetest.DSN(t)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return e
 }
 
 func (e *env) Now() time.Time {
@@ -49,7 +55,6 @@ func (e *env) advance(d time.Duration) {
 
 func (e *env) vaultDir() string { return filepath.Join(e.dir, "vault") }
 func (e *env) auditDir() string { return filepath.Join(e.dir, "audit") }
-func (e *env) dbPath() string   { return filepath.Join(e.dir, "state.db") }
 
 // gate opens a Gate on the environment (a fresh store connection each time,
 // as a separate process would have).
@@ -67,11 +72,15 @@ func (e *env) gate(t testing.TB, dev bool) *Gate {
 // limiter, audit log.
 func openGate(dir string, limit int, mode approval.Mode, dev bool, now func() time.Time) (*Gate, func(), error) {
 	ctx := context.Background()
-	db, err := store.Open(ctx, filepath.Join(dir, "state.db"))
+	dsn, err := os.ReadFile(filepath.Join(dir, "dsn"))
 	if err != nil {
 		return nil, nil, err
 	}
-	ledger, err := approval.NewSQLiteLedger(ctx, db)
+	db, err := store.Open(ctx, string(dsn))
+	if err != nil {
+		return nil, nil, err
+	}
+	ledger, err := approval.NewStoreLedger(ctx, db)
 	if err != nil {
 		db.Close()
 		return nil, nil, err

@@ -3,7 +3,6 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"reflect"
 	"testing"
 	"time"
@@ -11,9 +10,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mailgate/mailgate/internal/agentmail"
-	amsqlite "github.com/mailgate/mailgate/internal/agentmail/sqlite"
+	"github.com/mailgate/mailgate/internal/agentmail/amstore"
 	"github.com/mailgate/mailgate/internal/config"
 	"github.com/mailgate/mailgate/internal/store"
+	"github.com/mailgate/mailgate/internal/store/storetest"
 )
 
 // amHarness is a mailgate server with only the agent-mail tool set, on a
@@ -30,10 +30,11 @@ type amHarness struct {
 
 func newAMHarness(t testing.TB, opts ...func(*agentmail.Options)) *amHarness {
 	t.Helper()
-	return newAMHarnessAt(t, filepath.Join(t.TempDir(), "state.db"), opts...)
+	return newAMHarnessAt(t, storetest.DSN(t), opts...)
 }
 
-// newAMHarnessAt is newAMHarness on an existing (or new) store file.
+// newAMHarnessAt is newAMHarness on an existing (or new) store: a SQLite
+// file or, when the run is on PostgreSQL (storetest), a schema's URL.
 func newAMHarnessAt(t testing.TB, path string, opts ...func(*agentmail.Options)) *amHarness {
 	t.Helper()
 	ctx := context.Background()
@@ -46,7 +47,7 @@ func newAMHarnessAt(t testing.TB, path string, opts ...func(*agentmail.Options))
 	for _, f := range opts {
 		f(&o)
 	}
-	svc, err := amsqlite.NewService(ctx, db, o)
+	svc, err := amstore.NewService(ctx, db, o)
 	if err != nil {
 		t.Fatal(err)
 	}

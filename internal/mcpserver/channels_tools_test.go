@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -13,9 +12,10 @@ import (
 	"time"
 
 	"github.com/mailgate/mailgate/internal/agentmail"
-	amsqlite "github.com/mailgate/mailgate/internal/agentmail/sqlite"
+	"github.com/mailgate/mailgate/internal/agentmail/amstore"
 	"github.com/mailgate/mailgate/internal/config"
 	"github.com/mailgate/mailgate/internal/store"
+	"github.com/mailgate/mailgate/internal/store/storetest"
 )
 
 // chClock is a race-free adjustable clock: real time plus an offset, so
@@ -25,8 +25,9 @@ type chClock struct{ off atomic.Int64 }
 func (c *chClock) Now() time.Time          { return time.Now().Add(time.Duration(c.off.Load())) }
 func (c *chClock) Advance(d time.Duration) { c.off.Add(int64(d)) }
 
-// compatService opens a Service on the store file at path (a second call
-// with the same path is a second "process" on the same store).
+// compatService opens a Service on the store at path, a SQLite file or a
+// PostgreSQL URL (a second call with the same path is a second "process" on
+// the same store).
 func compatService(t testing.TB, path string, clock *chClock) *agentmail.Service {
 	t.Helper()
 	db, err := store.Open(context.Background(), path)
@@ -38,7 +39,7 @@ func compatService(t testing.TB, path string, clock *chClock) *agentmail.Service
 	if clock != nil {
 		o.Now = clock.Now
 	}
-	svc, err := amsqlite.NewService(context.Background(), db, o)
+	svc, err := amstore.NewService(context.Background(), db, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +66,7 @@ func newChannels(t *testing.T, clock *chClock, co CompatOptions) (*amHarness, st
 	if co.ProjectKey == "" {
 		co.ProjectKey = dir
 	}
-	path := filepath.Join(dir, "state.db")
+	path := storetest.DSN(t)
 	return connectCompat(t, compatService(t, path, clock), []string{config.ToolsChannels}, co), path
 }
 
@@ -320,7 +321,7 @@ func TestChannelsStaleSweep(t *testing.T) {
 	clock := &chClock{}
 	dir := t.TempDir()
 	co := CompatOptions{ProjectKey: dir, StaleAfter: time.Minute, SweepInterval: time.Millisecond}
-	path := filepath.Join(dir, "state.db")
+	path := storetest.DSN(t)
 	p1 := connectCompat(t, compatService(t, path, clock), []string{config.ToolsChannels}, co)
 	p2 := connectCompat(t, compatService(t, path, clock), []string{config.ToolsChannels}, co)
 
@@ -420,7 +421,7 @@ func TestChannelsStaleCrossProcess(t *testing.T) {
 		t.Skip("helper mode")
 	}
 	dir := t.TempDir()
-	path := filepath.Join(dir, "state.db")
+	path := storetest.DSN(t)
 	const staleAfter, sweep, slack = 3 * time.Second, 100 * time.Millisecond, 2 * time.Second
 	cmd := exec.Command(os.Args[0], "-test.run=^TestChannelsHelperProcess$", "-test.v")
 	cmd.Env = append(os.Environ(), "MAILGATE_CH_HELPER_DB="+path, "MAILGATE_CH_HELPER_DIR="+dir)

@@ -20,7 +20,7 @@ import (
 	"github.com/mailgate/mailgate/internal/gmail"
 	"github.com/mailgate/mailgate/internal/localgmail"
 	"github.com/mailgate/mailgate/internal/ratelimit"
-	"github.com/mailgate/mailgate/internal/store"
+	"github.com/mailgate/mailgate/internal/store/storetest"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files in testdata/")
@@ -55,12 +55,8 @@ func newEmailEnv(t *testing.T, devMode bool, mailbox Mailbox) *emailEnv {
 		}
 		mailbox = c
 	}
-	db, err := store.Open(ctx, filepath.Join(dir, "state.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	ledger, err := approval.NewSQLiteLedger(ctx, db)
+	db := storetest.Open(t)
+	ledger, err := approval.NewStoreLedger(ctx, db)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/mailgate/mailgate/internal/agentmail"
 	"github.com/mailgate/mailgate/internal/config"
+	"github.com/mailgate/mailgate/internal/store/storetest"
 )
 
 // noTmux hides any tmux the test runner itself may run in, so identity
@@ -35,7 +36,7 @@ func noTmux(k string) string {
 func mbPair(t *testing.T) (alice, bob *amHarness, svc *agentmail.Service, dir string) {
 	t.Helper()
 	dir = t.TempDir()
-	svc = compatService(t, filepath.Join(dir, "state.db"), nil)
+	svc = compatService(t, storetest.DSN(t), nil)
 	alice = connectCompat(t, svc, []string{config.ToolsMailbox}, CompatOptions{ProjectKey: dir, AgentName: "alice", Getenv: noTmux})
 	bob = connectCompat(t, svc, []string{config.ToolsMailbox}, CompatOptions{ProjectKey: dir, AgentName: "bob", Getenv: noTmux})
 	return
@@ -306,7 +307,7 @@ func TestMailboxRealTmux(t *testing.T) {
 			return ""
 		}
 	}
-	svc := compatService(t, filepath.Join(dir, "state.db"), nil)
+	svc := compatService(t, storetest.DSN(t), nil)
 	alice := connectCompat(t, svc, []string{config.ToolsMailbox}, CompatOptions{ProjectKey: dir, Getenv: envIn("alice")})
 	bob := connectCompat(t, svc, []string{config.ToolsMailbox}, CompatOptions{ProjectKey: dir, Getenv: envIn("bob")})
 
@@ -399,7 +400,7 @@ func TestMailboxServeEndsWithTmuxSession(t *testing.T) {
 	}
 	dir := t.TempDir()
 	srv, err := New(Deps{Version: "test", Tools: []string{config.ToolsMailbox},
-		AgentMail: compatService(t, filepath.Join(dir, "state.db"), nil), Compat: CompatOptions{ProjectKey: dir, Getenv: getenv}})
+		AgentMail: compatService(t, storetest.DSN(t), nil), Compat: CompatOptions{ProjectKey: dir, Getenv: getenv}})
 	if err != nil {
 		t.Fatal(err)
 	}

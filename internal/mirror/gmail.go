@@ -87,7 +87,7 @@ func (s *GmailSink) Process(ctx context.Context, it Item) (func(context.Context,
 		if err == nil {
 			rec := s.record(m, msgID, ref)
 			return func(ctx context.Context, tx *sql.Tx) error {
-				if _, err := tx.ExecContext(ctx, `DELETE FROM am_mirror_gmail_threads WHERE project_id = ? AND thread_key = ?`, m.ProjectID, m.ThreadKey); err != nil {
+				if _, err := tx.ExecContext(ctx, s.DB.Rebind(`DELETE FROM am_mirror_gmail_threads WHERE project_id = ? AND thread_key = ?`), m.ProjectID, m.ThreadKey); err != nil {
 					return err
 				}
 				return rec(ctx, tx)
@@ -111,12 +111,12 @@ func (s *GmailSink) Process(ctx context.Context, it Item) (func(context.Context,
 // mapping later messages join.
 func (s *GmailSink) record(m *Message, msgID string, ref Ref) func(context.Context, *sql.Tx) error {
 	return func(ctx context.Context, tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO am_mirror_gmail_messages (message_id, gmail_id, gmail_thread_id, rfc_message_id, mirrored_us)
-			VALUES (?, ?, ?, ?, ?)`, m.ID, ref.ID, ref.ThreadID, msgID, time.Now().UnixMicro()); err != nil {
+		if _, err := tx.ExecContext(ctx, s.DB.Rebind(`INSERT INTO am_mirror_gmail_messages (message_id, gmail_id, gmail_thread_id, rfc_message_id, mirrored_us)
+			VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`), m.ID, ref.ID, ref.ThreadID, msgID, time.Now().UnixMicro()); err != nil {
 			return fmt.Errorf("recording Gmail id of message %d: %w", m.ID, err)
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO am_mirror_gmail_threads (project_id, thread_key, gmail_thread_id)
-			VALUES (?, ?, ?)`, m.ProjectID, m.ThreadKey, ref.ThreadID); err != nil {
+		if _, err := tx.ExecContext(ctx, s.DB.Rebind(`INSERT INTO am_mirror_gmail_threads (project_id, thread_key, gmail_thread_id)
+			VALUES (?, ?, ?) ON CONFLICT DO NOTHING`), m.ProjectID, m.ThreadKey, ref.ThreadID); err != nil {
 			return fmt.Errorf("recording Gmail thread of message %d: %w", m.ID, err)
 		}
 		return nil
@@ -125,7 +125,7 @@ func (s *GmailSink) record(m *Message, msgID string, ref Ref) func(context.Conte
 
 func (s *GmailSink) recorded(ctx context.Context, id int64) (bool, error) {
 	var n int
-	if err := s.DB.QueryRowContext(ctx, `SELECT count(*) FROM am_mirror_gmail_messages WHERE message_id = ?`, id).Scan(&n); err != nil {
+	if err := s.DB.QueryRowContext(ctx, s.DB.Rebind(`SELECT count(*) FROM am_mirror_gmail_messages WHERE message_id = ?`), id).Scan(&n); err != nil {
 		return false, fmt.Errorf("checking mirror record of message %d: %w", id, err)
 	}
 	return n > 0, nil
@@ -133,7 +133,7 @@ func (s *GmailSink) recorded(ctx context.Context, id int64) (bool, error) {
 
 func (s *GmailSink) gmailThread(ctx context.Context, m *Message) (string, error) {
 	var tid string
-	err := s.DB.QueryRowContext(ctx, `SELECT gmail_thread_id FROM am_mirror_gmail_threads WHERE project_id = ? AND thread_key = ?`,
+	err := s.DB.QueryRowContext(ctx, s.DB.Rebind(`SELECT gmail_thread_id FROM am_mirror_gmail_threads WHERE project_id = ? AND thread_key = ?`),
 		m.ProjectID, m.ThreadKey).Scan(&tid)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", nil

@@ -6,15 +6,15 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/mailgate/mailgate/internal/agentmail"
-	amsqlite "github.com/mailgate/mailgate/internal/agentmail/sqlite"
+	"github.com/mailgate/mailgate/internal/agentmail/amstore"
 	"github.com/mailgate/mailgate/internal/localgmail"
 	"github.com/mailgate/mailgate/internal/mirror"
 	"github.com/mailgate/mailgate/internal/store"
+	"github.com/mailgate/mailgate/internal/store/storetest"
 )
 
 const project = "/data/projects/app"
@@ -31,7 +31,7 @@ type env struct {
 
 func newEnv(t testing.TB) *env {
 	t.Helper()
-	e := &env{path: filepath.Join(t.TempDir(), "state.db")}
+	e := &env{path: storetest.DSN(t)}
 	e.db, e.svc = openStore(t, e.path)
 	e.gm = localgmail.New(localgmail.Options{})
 	base, err := e.gm.Start("127.0.0.1:0")
@@ -60,7 +60,7 @@ func openStore(t testing.TB, path string) (*store.DB, *agentmail.Service) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	svc, err := amsqlite.NewService(ctx, db, agentmail.Options{})
+	svc, err := amstore.NewService(ctx, db, agentmail.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,10 +39,10 @@ func LoadMessage(ctx context.Context, db *store.DB, id int64) (*Message, error) 
 	var thread sql.NullString
 	var replyTo sql.NullInt64
 	var created int64
-	err := db.QueryRowContext(ctx, `SELECT m.project_id, p.slug, m.thread_id, a.name, m.subject, m.body_md,
+	err := db.QueryRowContext(ctx, db.Rebind(`SELECT m.project_id, p.slug, m.thread_id, a.name, m.subject, m.body_md,
 			m.importance, m.ack_required, m.created_us, m.reply_to
 		FROM am_messages m JOIN am_projects p ON p.id = m.project_id JOIN am_agents a ON a.id = m.sender_id
-		WHERE m.id = ?`, id).Scan(&m.ProjectID, &m.ProjectSlug, &thread, &m.From, &m.Subject, &m.BodyMD,
+		WHERE m.id = ?`), id).Scan(&m.ProjectID, &m.ProjectSlug, &thread, &m.From, &m.Subject, &m.BodyMD,
 		&m.Importance, &m.AckRequired, &created, &replyTo)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("loading message %d: %w", id, ErrNoMessage)
@@ -55,8 +55,8 @@ func LoadMessage(ctx context.Context, db *store.DB, id int64) (*Message, error) 
 	if m.ThreadKey == "" {
 		m.ThreadKey = strconv.FormatInt(id, 10)
 	}
-	rows, err := db.QueryContext(ctx, `SELECT a.name, r.kind FROM am_recipients r JOIN am_agents a ON a.id = r.agent_id
-		WHERE r.message_id = ? ORDER BY r.ord`, id)
+	rows, err := db.QueryContext(ctx, db.Rebind(`SELECT a.name, r.kind FROM am_recipients r JOIN am_agents a ON a.id = r.agent_id
+		WHERE r.message_id = ? ORDER BY r.ord`), id)
 	if err != nil {
 		return nil, fmt.Errorf("loading recipients of message %d: %w", id, err)
 	}
@@ -90,8 +90,8 @@ type ThreadRef struct {
 // PriorInThread lists the messages of m's agent thread that precede it,
 // oldest first.
 func PriorInThread(ctx context.Context, db *store.DB, m *Message) ([]ThreadRef, error) {
-	rows, err := db.QueryContext(ctx, `SELECT id, created_us FROM am_messages
-		WHERE project_id = ?1 AND (thread_id = ?2 OR (id = ?3 AND thread_id IS NULL)) AND id < ?4 ORDER BY id`,
+	rows, err := db.QueryContext(ctx, db.Rebind(`SELECT id, created_us FROM am_messages
+		WHERE project_id = ?1 AND (thread_id = ?2 OR (id = ?3 AND thread_id IS NULL)) AND id < ?4 ORDER BY id`),
 		m.ProjectID, m.ThreadKey, threadArg(m.ThreadKey), m.ID)
 	if err != nil {
 		return nil, fmt.Errorf("loading thread of message %d: %w", m.ID, err)

@@ -49,16 +49,17 @@ func OpenOutbox(ctx context.Context, db *store.DB, sink string, lease time.Durat
 	}
 	o := &Outbox{db: db, sink: sink, owner: newOwner(), lease: lease, now: time.Now}
 	err := o.tx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO am_mirror_sinks (name, created_us) VALUES (?, ?)`,
-			sink, o.now().UnixMicro())
+		res, err := tx.ExecContext(ctx, db.Rebind(`INSERT INTO am_mirror_sinks (name, created_us) VALUES (?, ?)
+			ON CONFLICT DO NOTHING`), sink, o.now().UnixMicro())
 		if err != nil {
 			return err
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
 			return nil // already registered: the trigger has been feeding it
 		}
-		_, err = tx.ExecContext(ctx, `INSERT OR IGNORE INTO am_mirror_outbox (sink, message_id, project_id, thread_key)
-			SELECT ?, id, project_id, COALESCE(thread_id, CAST(id AS TEXT)) FROM am_messages`, sink)
+		_, err = tx.ExecContext(ctx, db.Rebind(`INSERT INTO am_mirror_outbox (sink, message_id, project_id, thread_key)
+			SELECT ?, id, project_id, COALESCE(thread_id, CAST(id AS TEXT)) FROM am_messages
+			WHERE true ON CONFLICT DO NOTHING`), sink) // SQLite needs the WHERE to parse an upsert after a SELECT
 		return err
 	})
 	if err != nil {
@@ -73,33 +74,11 @@ func newOwner() string {
 	return hex.EncodeToString(b)
 }
 
-// tx runs fn in one immediate transaction (the store's default), retrying
-// the rare lock error that outlives the busy timeout.
+// tx runs fn in one write transaction (store.DB.Write: immediate on SQLite,
+// serializable on PostgreSQL, retried when it loses a race), so two workers
+// in any processes on any hosts never claim one row.
 func (o *Outbox) tx(ctx context.Context, fn func(*sql.Tx) error) error {
-	var err error
-	for attempt := 0; attempt < 5; attempt++ {
-		if err = o.tx1(ctx, fn); err == nil || !store.IsBusy(err) {
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(time.Duration(attempt+1) * 50 * time.Millisecond):
-		}
-	}
-	return err
-}
-
-func (o *Outbox) tx1(ctx context.Context, fn func(*sql.Tx) error) error {
-	tx, err := o.db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	if err := fn(tx); err != nil {
-		return err
-	}
-	return tx.Commit()
+	return o.db.Write(ctx, fn)
 }
 
 // Claim leases up to n due rows. Within one agent thread only the oldest
@@ -111,8 +90,8 @@ func (o *Outbox) Claim(ctx context.Context, n int) ([]Item, error) {
 	// An idle poll must not take the write lock that agents' sends queue
 	// on: look first, outside any transaction (WAL readers never block).
 	var due int
-	err := o.db.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM am_mirror_outbox
-		WHERE sink = ?1 AND next_us <= ?2 AND (lease_until_us IS NULL OR lease_until_us <= ?2) LIMIT 1)`,
+	err := o.db.QueryRowContext(ctx, o.db.Rebind(`SELECT count(*) FROM (SELECT 1 AS one FROM am_mirror_outbox
+		WHERE sink = ?1 AND next_us <= ?2 AND (lease_until_us IS NULL OR lease_until_us <= ?2) LIMIT 1)`),
 		o.sink, o.now().UnixMicro()).Scan(&due)
 	if err != nil || due == 0 {
 		if err != nil {
@@ -124,12 +103,12 @@ func (o *Outbox) Claim(ctx context.Context, n int) ([]Item, error) {
 	err = o.tx(ctx, func(tx *sql.Tx) error {
 		items = items[:0]
 		now := o.now().UnixMicro()
-		rows, err := tx.QueryContext(ctx, `SELECT o.message_id, o.project_id, o.thread_key, o.attempts
+		rows, err := tx.QueryContext(ctx, o.db.Rebind(`SELECT o.message_id, o.project_id, o.thread_key, o.attempts
 			FROM am_mirror_outbox o
 			WHERE o.sink = ?1 AND o.next_us <= ?2 AND (o.lease_until_us IS NULL OR o.lease_until_us <= ?2)
 			  AND NOT EXISTS (SELECT 1 FROM am_mirror_outbox p
 			      WHERE p.sink = ?1 AND p.project_id = o.project_id AND p.thread_key = o.thread_key AND p.message_id < o.message_id)
-			ORDER BY o.message_id LIMIT ?3`, o.sink, now, n)
+			ORDER BY o.message_id LIMIT ?3`), o.sink, now, n)
 		if err != nil {
 			return err
 		}
@@ -147,8 +126,8 @@ func (o *Outbox) Claim(ctx context.Context, n int) ([]Item, error) {
 		}
 		until := o.now().Add(o.lease).UnixMicro()
 		for _, it := range items {
-			if _, err := tx.ExecContext(ctx, `UPDATE am_mirror_outbox SET lease_owner = ?, lease_until_us = ?, attempts = attempts + 1
-				WHERE sink = ? AND message_id = ?`, o.owner, until, o.sink, it.MessageID); err != nil {
+			if _, err := tx.ExecContext(ctx, o.db.Rebind(`UPDATE am_mirror_outbox SET lease_owner = ?, lease_until_us = ?, attempts = attempts + 1
+				WHERE sink = ? AND message_id = ?`), o.owner, until, o.sink, it.MessageID); err != nil {
 				return err
 			}
 		}
@@ -163,7 +142,7 @@ func (o *Outbox) Claim(ctx context.Context, n int) ([]Item, error) {
 // Done records the outcome of it (record runs in the same transaction,
 // may be nil) and removes the row. It removes the row even when this
 // worker's lease has lapsed: the work is done and recorded, and record must
-// therefore be idempotent (INSERT OR IGNORE).
+// therefore be idempotent (ON CONFLICT DO NOTHING).
 func (o *Outbox) Done(ctx context.Context, it Item, record func(context.Context, *sql.Tx) error) error {
 	err := o.tx(ctx, func(tx *sql.Tx) error {
 		if record != nil {
@@ -171,7 +150,7 @@ func (o *Outbox) Done(ctx context.Context, it Item, record func(context.Context,
 				return err
 			}
 		}
-		_, err := tx.ExecContext(ctx, `DELETE FROM am_mirror_outbox WHERE sink = ? AND message_id = ?`, o.sink, it.MessageID)
+		_, err := tx.ExecContext(ctx, o.db.Rebind(`DELETE FROM am_mirror_outbox WHERE sink = ? AND message_id = ?`), o.sink, it.MessageID)
 		return err
 	})
 	if err != nil {
@@ -189,8 +168,8 @@ func (o *Outbox) Retry(ctx context.Context, it Item, delay time.Duration, cause 
 		msg = cause.Error()
 	}
 	err := o.tx(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `UPDATE am_mirror_outbox SET lease_owner = NULL, lease_until_us = NULL, next_us = ?, last_error = ?
-			WHERE sink = ? AND message_id = ? AND lease_owner = ?`,
+		_, err := tx.ExecContext(ctx, o.db.Rebind(`UPDATE am_mirror_outbox SET lease_owner = NULL, lease_until_us = NULL, next_us = ?, last_error = ?
+			WHERE sink = ? AND message_id = ? AND lease_owner = ?`),
 			o.now().Add(delay).UnixMicro(), msg, o.sink, it.MessageID, o.owner)
 		return err
 	})
@@ -203,7 +182,7 @@ func (o *Outbox) Retry(ctx context.Context, it Item, delay time.Duration, cause 
 // Pending is the number of rows not yet done, for health checks and tests.
 func (o *Outbox) Pending(ctx context.Context) (int, error) {
 	var n int
-	if err := o.db.QueryRowContext(ctx, `SELECT count(*) FROM am_mirror_outbox WHERE sink = ?`, o.sink).Scan(&n); err != nil {
+	if err := o.db.QueryRowContext(ctx, o.db.Rebind(`SELECT count(*) FROM am_mirror_outbox WHERE sink = ?`), o.sink).Scan(&n); err != nil {
 		return 0, fmt.Errorf("counting %s outbox rows: %w", o.sink, err)
 	}
 	return n, nil

@@ -6,19 +6,22 @@
 // it and recorded the send in separate steps, and forgot everything on
 // restart, so two processes (or one restarted process) could each send the
 // full quota. Here a send first Reserves a slot: counting the window and
-// inserting the reservation happen in ONE immediate SQLite transaction, which
-// takes the store's write lock up front, so concurrent reservations from any
-// number of processes are serialised and the limit is exact. A reservation is
+// inserting the reservation happen in ONE write transaction (immediate on
+// SQLite, which takes the file's write lock up front; serializable on
+// PostgreSQL, where servers on many hosts share one database), so concurrent
+// reservations from any number of processes are serialised and the limit is
+// exact. A reservation is
 // made before the email leaves and is kept even if the send fails, unless the
 // caller proves Google never received the request and calls Release.
 //
 // Time is always a parameter: the caller passes now, so tests fabricate time
 // and several processes agree on one clock (the wall clock).
 //
-// Durability: a committed reservation survives a process crash (SIGKILL). The
-// store runs WAL with synchronous=NORMAL, so after a power loss the last few
-// commits before the loss may be rolled back; the window can then undercount
-// by those reservations.
+// Durability: a committed reservation survives a process crash (SIGKILL). On
+// SQLite the store runs WAL with synchronous=NORMAL, so after a power loss the
+// last few commits before the loss may be rolled back; the window can then
+// undercount by those reservations. On PostgreSQL a commit is as durable as
+// the server's synchronous_commit makes it.
 package ratelimit
 
 import (
@@ -26,14 +29,13 @@ import (
 	"database/sql"
 	"embed"
 	"fmt"
-	"io/fs"
 	"math"
 	"time"
 
 	"github.com/mailgate/mailgate/internal/store"
 )
 
-//go:embed migrations/*.sql
+//go:embed migrations
 var migrations embed.FS
 
 // Limiter counts reservations in a rolling window stored in the state store.
@@ -41,6 +43,20 @@ type Limiter struct {
 	db     *store.DB
 	limit  int
 	window time.Duration
+	q      queries
+}
+
+// queries are the limiter's statements, written once for both engines and
+// rebound to the store's placeholders.
+type queries struct{ prune, window, insert, release string }
+
+func newQueries(db *store.DB) queries {
+	return queries{
+		prune:   db.Rebind(`DELETE FROM ratelimit_slots WHERE at_ms <= ?`),
+		window:  db.Rebind(`SELECT at_ms FROM ratelimit_slots WHERE at_ms > ? ORDER BY at_ms`),
+		insert:  db.Rebind(`INSERT INTO ratelimit_slots (at_ms, ref) VALUES (?, ?) RETURNING id`),
+		release: db.Rebind(`DELETE FROM ratelimit_slots WHERE id = ?`),
+	}
 }
 
 // New returns a Limiter allowing limit reservations per window, migrating the
@@ -52,14 +68,14 @@ func New(ctx context.Context, db *store.DB, limit int, window time.Duration) (*L
 	if window <= 0 {
 		return nil, fmt.Errorf("creating rate limiter: window %v must be positive", window)
 	}
-	sub, err := fs.Sub(migrations, "migrations")
+	sub, err := db.MigrationsFor(migrations, "migrations")
 	if err != nil {
 		return nil, fmt.Errorf("creating rate limiter: %w", err)
 	}
 	if err := db.Migrate(ctx, "ratelimit", sub); err != nil {
 		return nil, fmt.Errorf("creating rate limiter: %w", err)
 	}
-	return &Limiter{db: db, limit: limit, window: window}, nil
+	return &Limiter{db: db, limit: limit, window: window, q: newQueries(db)}, nil
 }
 
 // Limit returns the number of sends allowed per window.
@@ -105,8 +121,7 @@ type Reservation struct {
 // without reserving anything. DEV_MODE uses it to say whether a send would
 // have been allowed.
 func (l *Limiter) Check(ctx context.Context, now time.Time) (time.Duration, error) {
-	rows, err := l.db.QueryContext(ctx,
-		`SELECT at_ms FROM ratelimit_slots WHERE at_ms > ? ORDER BY at_ms`, l.windowStart(now))
+	rows, err := l.db.QueryContext(ctx, l.q.window, l.windowStart(now))
 	if err != nil {
 		return 0, fmt.Errorf("checking rate limit: %w", err)
 	}
@@ -119,44 +134,51 @@ func (l *Limiter) Check(ctx context.Context, now time.Time) (time.Duration, erro
 
 // Reserve takes a slot at now for ref (a short label for the send, e.g. the
 // approval's request id). When the window is full it returns a *LimitError
-// and reserves nothing. The count and the insert happen in one immediate
-// transaction, so concurrent callers in any process never overshoot.
+// and reserves nothing. The count and the insert happen in one write
+// transaction (store.DB.Write: immediate on SQLite, serializable on
+// PostgreSQL), so concurrent callers in any process on any host never
+// overshoot: on PostgreSQL, of two reservations that both counted the same
+// window, one fails to commit and counts again.
 func (l *Limiter) Reserve(ctx context.Context, now time.Time, ref string) (*Reservation, error) {
-	tx, err := l.db.BeginTx(ctx, nil)
+	var id int64
+	var limited *LimitError
+	err := l.db.Write(ctx, func(tx *sql.Tx) error {
+		limited = nil
+		if l.db.Dialect == store.Postgres {
+			// Serializable alone would keep the count exact, but a burst of
+			// reservations would then fail and retry one another; the table
+			// lock makes them queue, as SQLite's write lock does. It must be
+			// the first statement: the transaction's snapshot is taken at its
+			// first query, and LOCK TABLE takes none.
+			if _, err := tx.ExecContext(ctx, `LOCK TABLE ratelimit_slots IN EXCLUSIVE MODE`); err != nil {
+				return err
+			}
+		}
+		// Rows far outside any window are dead weight; keeping a day (or two
+		// windows) leaves room for processes configured with longer windows.
+		keep := max(2*l.window, 24*time.Hour)
+		if _, err := tx.ExecContext(ctx, l.q.prune, now.Add(-keep).UnixMilli()); err != nil {
+			return err
+		}
+		rows, err := tx.QueryContext(ctx, l.q.window, l.windowStart(now))
+		if err != nil {
+			return err
+		}
+		retry, err := l.retryAfter(rows, now)
+		if err != nil {
+			return err
+		}
+		if retry > 0 {
+			limited = &LimitError{Limit: l.limit, Window: l.window, RetryAfter: retry}
+			return nil // commit the pruning; reserve nothing
+		}
+		return tx.QueryRowContext(ctx, l.q.insert, now.UnixMilli(), ref).Scan(&id)
+	})
 	if err != nil {
 		return nil, fmt.Errorf("reserving send slot: %w", err)
 	}
-	defer tx.Rollback()
-	// Rows far outside any window are dead weight; keeping a day (or two
-	// windows) leaves room for processes configured with longer windows.
-	keep := max(2*l.window, 24*time.Hour)
-	if _, err := tx.ExecContext(ctx, `DELETE FROM ratelimit_slots WHERE at_ms <= ?`,
-		now.Add(-keep).UnixMilli()); err != nil {
-		return nil, fmt.Errorf("reserving send slot: %w", err)
-	}
-	rows, err := tx.QueryContext(ctx,
-		`SELECT at_ms FROM ratelimit_slots WHERE at_ms > ? ORDER BY at_ms`, l.windowStart(now))
-	if err != nil {
-		return nil, fmt.Errorf("reserving send slot: %w", err)
-	}
-	retry, err := l.retryAfter(rows, now)
-	if err != nil {
-		return nil, fmt.Errorf("reserving send slot: %w", err)
-	}
-	if retry > 0 {
-		return nil, &LimitError{Limit: l.limit, Window: l.window, RetryAfter: retry}
-	}
-	res, err := tx.ExecContext(ctx, `INSERT INTO ratelimit_slots (at_ms, ref) VALUES (?, ?)`,
-		now.UnixMilli(), ref)
-	if err != nil {
-		return nil, fmt.Errorf("reserving send slot: %w", err)
-	}
-	id, err := res.LastInsertId()
-	if err != nil {
-		return nil, fmt.Errorf("reserving send slot: %w", err)
-	}
-	if err := tx.Commit(); err != nil {
-		return nil, fmt.Errorf("reserving send slot: %w", err)
+	if limited != nil {
+		return nil, limited
 	}
 	return &Reservation{l: l, id: id, At: now, Ref: ref}, nil
 }
@@ -164,7 +186,7 @@ func (l *Limiter) Reserve(ctx context.Context, now time.Time, ref string) (*Rese
 // Release gives the slot back. Call it only when the send provably never
 // reached Google; a second call is a no-op.
 func (r *Reservation) Release(ctx context.Context) error {
-	if _, err := r.l.db.ExecContext(ctx, `DELETE FROM ratelimit_slots WHERE id = ?`, r.id); err != nil {
+	if _, err := r.l.db.ExecContext(ctx, r.l.q.release, r.id); err != nil {
 		return fmt.Errorf("releasing send slot: %w", err)
 	}
 	return nil

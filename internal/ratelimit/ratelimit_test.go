@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mailgate/mailgate/internal/store"
+	"github.com/mailgate/mailgate/internal/store/storetest"
 )
 
 var t0 = time.Date(2026, 2, 14, 10, 0, 0, 0, time.UTC)
@@ -35,7 +35,7 @@ func openLimiter(t *testing.T, path string, limit int) (*Limiter, *store.DB) {
 
 func TestRollingWindow(t *testing.T) {
 	ctx := context.Background()
-	l, _ := openLimiter(t, filepath.Join(t.TempDir(), "s.db"), 3)
+	l, _ := openLimiter(t, storetest.DSN(t), 3)
 	steps := []struct {
 		at        time.Duration // offset from t0
 		wantRetry time.Duration // 0: reserved
@@ -92,7 +92,7 @@ func TestLimitErrorText(t *testing.T) {
 
 func TestReleaseGivesSlotBack(t *testing.T) {
 	ctx := context.Background()
-	l, _ := openLimiter(t, filepath.Join(t.TempDir(), "s.db"), 1)
+	l, _ := openLimiter(t, storetest.DSN(t), 1)
 	r, err := l.Reserve(ctx, t0, "a")
 	if err != nil {
 		t.Fatal(err)
@@ -113,7 +113,7 @@ func TestReleaseGivesSlotBack(t *testing.T) {
 
 func TestLoweredLimitWaitsForEnoughSlots(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "s.db")
+	path := storetest.DSN(t)
 	l5, _ := openLimiter(t, path, 5)
 	for i := range 5 {
 		if _, err := l5.Reserve(ctx, t0.Add(time.Duration(i)*time.Minute), "x"); err != nil {
@@ -133,7 +133,7 @@ func TestLoweredLimitWaitsForEnoughSlots(t *testing.T) {
 
 func TestSurvivesReopen(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "s.db")
+	path := storetest.DSN(t)
 	func() {
 		db, err := store.Open(ctx, path)
 		if err != nil {
@@ -159,7 +159,7 @@ func TestSurvivesReopen(t *testing.T) {
 }
 
 func TestNewRejectsBadConfig(t *testing.T) {
-	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "s.db"))
+	db, err := store.Open(context.Background(), storetest.DSN(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,7 +246,7 @@ func raceReserve(ctx context.Context, l *Limiter, n int) (int, error) {
 }
 
 func TestExactLimitInProcess(t *testing.T) {
-	l, _ := openLimiter(t, filepath.Join(t.TempDir(), "s.db"), 7)
+	l, _ := openLimiter(t, storetest.DSN(t), 7)
 	won, err := raceReserve(context.Background(), l, 20)
 	if err != nil {
 		t.Fatal(err)
@@ -258,7 +258,7 @@ func TestExactLimitInProcess(t *testing.T) {
 
 func TestExactLimitAcrossProcesses(t *testing.T) {
 	const procs, goroutines, limit = 2, 10, 7
-	path := filepath.Join(t.TempDir(), "s.db")
+	path := storetest.DSN(t)
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)

@@ -1,9 +1,13 @@
 // Package store opens mailgate's state store: one SQLite file shared by every
-// mailgate process on the machine (each agent's client may start its own).
+// mailgate process on the machine (each agent's client may start its own), or
+// one PostgreSQL database shared by mailgate servers on many hosts.
 //
 // The store is deliberately small: it owns the connection settings that make
-// several processes safe on one file (WAL, a busy timeout, immediate write
-// transactions) and a migration runner. Each component that keeps state
+// several processes safe on one store (on SQLite: WAL, a busy timeout,
+// immediate write transactions; on PostgreSQL: a bounded pool and
+// serializable write transactions, see postgres.go), one way to run a write
+// transaction with the retries each engine needs (Write), and a migration
+// runner. Each component that keeps state
 // (the send limiter, the agent-mail core, …) owns its own schema and hands its
 // embedded migrations to Migrate under its own component name, so components
 // never know about one another's tables.
@@ -30,17 +34,53 @@ import (
 // milliseconds, so a generous value means no lock error reaches an agent.
 const BusyTimeout = 30 * time.Second
 
+// Dialect is the engine behind a DB.
+type Dialect uint8
+
+const (
+	SQLite Dialect = iota
+	Postgres
+)
+
+// String names the dialect as its migration folders do.
+func (d Dialect) String() string {
+	if d == Postgres {
+		return "postgres"
+	}
+	return "sqlite"
+}
+
 // DB is an open state store.
 type DB struct {
 	*sql.DB
-	// Path is the absolute path of the SQLite file.
+	// Dialect is the engine: SQL that differs between engines switches on it.
+	Dialect Dialect
+	// Path is the absolute path of the SQLite file ("" on PostgreSQL).
 	Path string
+	// Where names the store for messages: the SQLite path, or the
+	// PostgreSQL URL without its password.
+	Where string
 }
 
-// Open opens (creating it and its folder if needed) the SQLite store at path.
-// path must be absolute; ":memory:" is refused because separate connections
-// would see separate databases.
-func Open(ctx context.Context, path string) (*DB, error) {
+// IsURL reports whether dsn selects PostgreSQL (a postgres:// or
+// postgresql:// URL) rather than a SQLite file path.
+func IsURL(dsn string) bool {
+	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
+}
+
+// Open opens the store dsn names: a postgres:// URL opens PostgreSQL (see
+// openPostgres); anything else is the path of a SQLite file.
+func Open(ctx context.Context, dsn string) (*DB, error) {
+	if IsURL(dsn) {
+		return openPostgres(ctx, dsn)
+	}
+	return openSQLite(ctx, dsn)
+}
+
+// openSQLite opens (creating it and its folder if needed) the SQLite store at
+// path. path must be absolute; ":memory:" is refused because separate
+// connections would see separate databases.
+func openSQLite(ctx context.Context, path string) (*DB, error) {
 	if !filepath.IsAbs(path) {
 		return nil, fmt.Errorf("opening store: path %q is not absolute", path)
 	}
@@ -73,7 +113,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		sqldb.Close()
 		return nil, fmt.Errorf("opening store %s: %w", path, err)
 	}
-	db := &DB{DB: sqldb, Path: path}
+	db := &DB{DB: sqldb, Dialect: SQLite, Path: path, Where: path}
 	if _, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
 		component TEXT NOT NULL,
 		version   TEXT NOT NULL,
@@ -89,6 +129,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 // have not been applied yet for component. Each file runs in its own
 // transaction together with its bookkeeping row, so a crash leaves either the
 // whole migration or none of it, and concurrent processes apply it once.
+// fsys holds the files of db's dialect (see MigrationsFor).
 func (db *DB) Migrate(ctx context.Context, component string, fsys fs.FS) error {
 	names, err := fs.Glob(fsys, "*.sql")
 	if err != nil {
@@ -116,8 +157,15 @@ func (db *DB) Migrate(ctx context.Context, component string, fsys fs.FS) error {
 	return nil
 }
 
+// MigrationsFor returns the folder of fsys holding db's dialect's migrations:
+// dir/sqlite or dir/postgres. Components whose SQL is shared between engines
+// keep their schema in these two folders.
+func (db *DB) MigrationsFor(fsys fs.FS, dir string) (fs.FS, error) {
+	return fs.Sub(fsys, dir+"/"+db.Dialect.String())
+}
+
 func (db *DB) applied(ctx context.Context, component string) (map[string]bool, error) {
-	rows, err := db.QueryContext(ctx, `SELECT version FROM schema_migrations WHERE component = ?`, component)
+	rows, err := db.QueryContext(ctx, db.Rebind(`SELECT version FROM schema_migrations WHERE component = ?`), component)
 	if err != nil {
 		return nil, err
 	}
@@ -141,9 +189,16 @@ func (db *DB) applyMigration(ctx context.Context, component, version, body strin
 		return err
 	}
 	defer tx.Rollback()
+	if db.Dialect == Postgres {
+		// Servers starting together on one database take turns: the check
+		// below then sees the other's migration.
+		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, migrateLockKey); err != nil {
+			return err
+		}
+	}
 	var n int
 	if err := tx.QueryRowContext(ctx,
-		`SELECT count(*) FROM schema_migrations WHERE component = ? AND version = ?`,
+		db.Rebind(`SELECT count(*) FROM schema_migrations WHERE component = ? AND version = ?`),
 		component, version).Scan(&n); err != nil {
 		return err
 	}
@@ -155,7 +210,7 @@ func (db *DB) applyMigration(ctx context.Context, component, version, body strin
 		return err
 	}
 	if _, err := tx.ExecContext(ctx,
-		`INSERT INTO schema_migrations (component, version, applied_at) VALUES (?, ?, ?)`,
+		db.Rebind(`INSERT INTO schema_migrations (component, version, applied_at) VALUES (?, ?, ?)`),
 		component, version, time.Now().UTC().Format(time.RFC3339Nano)); err != nil {
 		return err
 	}

@@ -1,0 +1,126 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
+)
+
+// Pool bounds for PostgreSQL. Every mailgate server holds at most
+// PoolMaxConns connections: a fleet of N servers needs N×PoolMaxConns of the
+// server's max_connections (100 by default), so the bound is what lets a
+// dozen servers share one stock PostgreSQL. Transactions are short (a send is
+// a handful of statements), so a few connections keep a busy server's cores
+// fed; calls beyond that queue in the pool rather than on the database.
+const (
+	PoolMaxConns    = 16
+	PoolIdleConns   = 8
+	PoolMaxLifetime = 30 * time.Minute // recycled, so a failover or a pgbouncer restart heals
+	PoolMaxIdleTime = 5 * time.Minute
+	// connectTimeout bounds each connection attempt when the URL sets none,
+	// so an unreachable host fails a start or a readiness probe in seconds.
+	connectTimeout = 5 * time.Second
+)
+
+// migrateLockKey is the advisory lock servers take to apply migrations one at
+// a time ("mailgate" in ASCII).
+const migrateLockKey int64 = 0x6d61696c67617465
+
+// openPostgres opens the PostgreSQL database at url (postgres://…). A URL
+// that does not parse is refused before any connection is tried, with the
+// parser's reason; an unreachable server fails the start with the address.
+func openPostgres(ctx context.Context, url string) (*DB, error) {
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		// pgx redacts the password in its parse errors.
+		return nil, fmt.Errorf("opening store: MAILGATE_DB is not a valid PostgreSQL URL: %w", err)
+	}
+	if cfg.ConnectTimeout == 0 {
+		cfg.ConnectTimeout = connectTimeout
+	}
+	where := redacted(cfg)
+	sqldb := stdlib.OpenDB(*cfg)
+	sqldb.SetMaxOpenConns(PoolMaxConns)
+	sqldb.SetMaxIdleConns(PoolIdleConns)
+	sqldb.SetConnMaxLifetime(PoolMaxLifetime)
+	sqldb.SetConnMaxIdleTime(PoolMaxIdleTime)
+	db := &DB{DB: sqldb, Dialect: Postgres, Where: where}
+	if err := sqldb.PingContext(ctx); err != nil {
+		sqldb.Close()
+		return nil, fmt.Errorf("opening store: PostgreSQL at %s: %w", where, err)
+	}
+	// Servers starting together would race CREATE TABLE IF NOT EXISTS (it is
+	// not atomic on PostgreSQL): the advisory lock orders them.
+	err = db.Write(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, migrateLockKey); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+			component  TEXT NOT NULL,
+			version    TEXT NOT NULL,
+			applied_at TEXT NOT NULL,
+			PRIMARY KEY (component, version))`)
+		return err
+	})
+	if err != nil {
+		sqldb.Close()
+		return nil, fmt.Errorf("opening store: PostgreSQL at %s: %w", where, err)
+	}
+	return db, nil
+}
+
+// redacted names the database without credentials: user@host:port/db.
+func redacted(cfg *pgx.ConnConfig) string {
+	host := cfg.Host
+	if len(host) > 0 && host[0] != '/' {
+		host = net.JoinHostPort(host, strconv.Itoa(int(cfg.Port)))
+	}
+	return "postgres://" + cfg.User + "@" + host + "/" + cfg.Database
+}
+
+// pgRetryable reports PostgreSQL's serialization failure and deadlock
+// (SQLSTATE 40001, 40P01): the transaction lost a race and may simply run
+// again.
+func pgRetryable(err error) bool {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code == "40001" || pe.Code == "40P01"
+	}
+	return false
+}
+
+// IsUniqueViolation reports a unique-constraint failure on either engine.
+func IsUniqueViolation(err error) bool {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code == "23505"
+	}
+	var coder interface{ Code() int }
+	if errors.As(err, &coder) {
+		// SQLITE_CONSTRAINT_UNIQUE (2067) and SQLITE_CONSTRAINT_PRIMARYKEY (1555).
+		c := coder.Code()
+		return c == 2067 || c == 1555
+	}
+	return false
+}
+
+// Describe names the store dsn selects for logs and messages: a SQLite path
+// as is, a PostgreSQL URL without its password.
+func Describe(dsn string) string {
+	if !IsURL(dsn) {
+		return dsn
+	}
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		return "postgres://(unparsable URL)"
+	}
+	return redacted(cfg)
+}
