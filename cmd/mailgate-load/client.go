@@ -16,37 +16,39 @@ import (
 // client is one agent: its own HTTP connection pool and MCP session, as a
 // separate agent process would have.
 type client struct {
-	w       *workload
-	id      int
-	rng     *rand.Rand
-	tr      *http.Transport
-	cs      *mcp.ClientSession
-	name    string
-	stats   *stats
-	seq     int
-	next    time.Time // with -rate: when the next call is due
-	failing int       // calls failed in a row, for backOff
+	w        *workload
+	id       int
+	server   int    // index of the server it talks to
+	endpoint string // that server's URL
+	rng      *rand.Rand
+	tr       *http.Transport
+	cs       *mcp.ClientSession
+	name     string
+	stats    *stats
+	seq      int
+	next     time.Time // with -rate: when the next call is due
+	failing  int       // calls failed in a row, for backOff
 }
 
 func (c *client) setup(ctx context.Context) error {
 	c.tr = http.DefaultTransport.(*http.Transport).Clone()
 	hc := &http.Client{Transport: bearer{token: c.w.token, base: c.tr}}
 	// MaxRetries -1: a dropped stream is an error to count, not to hide.
-	tr := &mcp.StreamableClientTransport{Endpoint: c.w.endpoint, HTTPClient: hc, MaxRetries: -1}
+	tr := &mcp.StreamableClientTransport{Endpoint: c.endpoint, HTTPClient: hc, MaxRetries: -1}
 	cl := mcp.NewClient(&mcp.Implementation{Name: "mailgate-load", Version: "0"}, nil)
 	cctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	cs, err := cl.Connect(cctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: c.w.cfg.protocol})
 	if err != nil {
-		return fmt.Errorf("client %d: connecting to %s: %w", c.id, c.w.endpoint, err)
+		return fmt.Errorf("client %d: connecting to %s: %w", c.id, c.endpoint, err)
 	}
 	c.cs = cs
-	if _, err := c.call(ctx, "ensure_project", map[string]any{"human_key": projectKey}); err != nil {
+	if _, err := c.call(ctx, "ensure_project", map[string]any{"human_key": c.w.cfg.project}); err != nil {
 		return fmt.Errorf("client %d: %w", c.id, err)
 	}
 	// No name requested: the server hands out a free one, which is what a
 	// fresh agent gets and avoids guessing valid adjective+noun pairs.
-	text, err := c.call(ctx, "register_agent", map[string]any{"project_key": projectKey, "program": "mailgate-load",
+	text, err := c.call(ctx, "register_agent", map[string]any{"project_key": c.w.cfg.project, "program": "mailgate-load",
 		"model": "none", "task_description": fmt.Sprintf("load client %d", c.id)})
 	if err != nil {
 		return fmt.Errorf("client %d: %w", c.id, err)

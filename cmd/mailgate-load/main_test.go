@@ -85,7 +85,7 @@ func TestLoadSpawned(t *testing.T) {
 // TestLoadRunningServer loads a server started separately (-url, -token,
 // -pid); a wrong token fails the run at setup with the server's 401.
 func TestLoadRunningServer(t *testing.T) {
-	srv, err := startServer(t.Context(), binPath, "")
+	srv, err := startServer(t.Context(), binPath, "", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,6 +149,172 @@ func TestParseFlags(t *testing.T) {
 	}
 	if cfg.token != "from-env" || cfg.clients != 30 || cfg.duration != time.Minute || len(cfg.mix) != 2 || cfg.mix[1] != (mixEntry{opSearch, 1}) {
 		t.Errorf("parsed %+v", cfg)
+	}
+}
+
+// TestParseFlagsServersAndDB covers -servers and -db: what each needs, their
+// bounds, and which URLs -db takes.
+func TestParseFlagsServersAndDB(t *testing.T) {
+	const pg = "postgres://load:s3cret@127.0.0.1:55432/mailgate?sslmode=disable"
+	tests := []struct {
+		name    string
+		args    []string
+		wantErr string // "" = accepted
+	}{
+		{"servers without spawn", []string{"-servers", "2"}, "-servers needs -spawn"},
+		{"servers 1 without spawn", []string{"-servers", "1"}, "-servers needs -spawn"},
+		{"db without spawn", []string{"-db", pg}, "-db needs -spawn"},
+		{"servers 2 without db", []string{"-spawn", "x", "-servers", "2"}, "would not share a store"},
+		{"servers 0", []string{"-spawn", "x", "-servers", "0", "-db", pg}, "-servers 0: want 1 to 16"},
+		{"servers 17", []string{"-spawn", "x", "-servers", "17", "-db", pg}, "-servers 17: want 1 to 16"},
+		{"servers negative", []string{"-spawn", "x", "-servers", "-1"}, "want 1 to 16"},
+		{"db sqlite path", []string{"-spawn", "x", "-db", "/tmp/state.db"}, "only postgres:// or postgresql://"},
+		{"db mysql url", []string{"-spawn", "x", "-db", "mysql://root:pw@127.0.0.1/db"}, "only postgres:// or postgresql://"},
+		{"db empty", []string{"-spawn", "x", "-db", ""}, "only postgres:// or postgresql://"},
+		{"db bad port", []string{"-spawn", "x", "-db", "postgres://load:s3cret@127.0.0.1:notaport/mailgate"}, "not a valid PostgreSQL URL"},
+		{"fewer clients than servers", []string{"-spawn", "x", "-servers", "3", "-db", pg, "-clients", "2"}, "at least one client per server"},
+		{"one server sqlite", []string{"-spawn", "x"}, ""},
+		{"one server postgres", []string{"-spawn", "x", "-db", pg}, ""},
+		{"sixteen servers postgresql", []string{"-spawn", "x", "-servers", "16", "-db", "postgresql://u@localhost/mg"}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := parseFlags(tt.args, noEnv, &bytes.Buffer{})
+			if tt.wantErr == "" {
+				if err != nil {
+					t.Fatalf("%q: %v", tt.args, err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("%q accepted: %+v", tt.args, cfg)
+			}
+			if !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("%q: error %q, want it to say %q", tt.args, err, tt.wantErr)
+			}
+			if strings.Contains(err.Error(), "s3cret") || strings.Contains(err.Error(), ":pw@") {
+				t.Errorf("%q: error shows the password: %v", tt.args, err)
+			}
+		})
+	}
+}
+
+// TestProjectPerRun: on a shared database each run gets a project of its
+// own; without -db the project is the fixed one, as before.
+func TestProjectPerRun(t *testing.T) {
+	args := []string{"-spawn", "x", "-db", "postgres://load:s3cret@db.local:6543/mg", "-servers", "3"}
+	a, err := parseFlags(args, noEnv, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := parseFlags(args, noEnv, &bytes.Buffer{})
+	if !strings.HasPrefix(a.project, projectKey+"-") || a.project == b.project {
+		t.Errorf("projects %q and %q: want %s-<random>, different per run", a.project, b.project, projectKey)
+	}
+	if a.dbName != "load@db.local:6543/mg" || a.servers != 3 {
+		t.Errorf("dbName %q, servers %d", a.dbName, a.servers)
+	}
+	c, err := parseFlags([]string{"-spawn", "x"}, noEnv, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.project != projectKey || c.servers != 1 || c.db != "" {
+		t.Errorf("without -db: project %q, servers %d, db %q", c.project, c.servers, c.db)
+	}
+}
+
+// TestReportSeveralServers: one line per server, the store without its
+// password, and every server's shutdown.
+func TestReportSeveralServers(t *testing.T) {
+	cfg, err := parseFlags([]string{"-spawn", "bin/mailgate", "-servers", "2", "-db", "postgres://load:s3cret@127.0.0.1:55432/mailgate", "-clients", "4"}, noEnv, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := newStats()
+	st.record(toolSend, time.Millisecond)
+	st.record(toolFetch, 2*time.Millisecond)
+	srv := func(pid, calls int) *serverRun {
+		return &serverRun{endpoint: fmt.Sprintf("http://127.0.0.1:%d/mcp/", pid), pid: pid, procName: "mailgate", calls: calls,
+			before: procStat{RSS: 20 << 20, FDs: 10}, endOfLoad: procStat{RSS: 30 << 20, FDs: 20, CPU: time.Second},
+			after: procStat{RSS: 25 << 20, FDs: 12}, series: []sample{{procStat: procStat{RSS: 22 << 20, FDs: 18}}},
+			shutdown: "clean (SIGTERM, in-flight calls finished, exit 0)", clean: true}
+	}
+	res := &result{cfg: cfg, spawned: true, stats: st, elapsed: time.Second, servers: []*serverRun{srv(1001, 1), srv(1002, 1)}}
+	var out bytes.Buffer
+	res.print(&out)
+	report := out.String()
+	for _, want := range []string{
+		"store:    postgres load@127.0.0.1:55432/mailgate, 2 servers sharing it; project " + cfg.project,
+		"\n  #1      1001        1       0   20.0 → 30.0 → 25.0", "\n  #2      1002        1       0   20.0 → 30.0 → 25.0",
+		"10 → 20 → 12", "\n  #1  clean (SIGTERM", "\n  #2  clean (SIGTERM", "\nPASS",
+	} {
+		if !strings.Contains(report, want) {
+			t.Errorf("report lacks %q:\n%s", want, report)
+		}
+	}
+	if strings.Contains(report, "s3cret") {
+		t.Errorf("report shows the password:\n%s", report)
+	}
+	res.servers[1].clean = false
+	if res.ok() {
+		t.Error("ok with a server that did not stop cleanly")
+	}
+}
+
+// TestLoadPostgresTwoServers spawns two servers on the PostgreSQL database
+// of $MAILGATE_TEST_POSTGRES, as -servers 2 -db does: the clients are spread
+// over both, every call must succeed, and both must have taken calls.
+func TestLoadPostgresTwoServers(t *testing.T) {
+	dsn := os.Getenv("MAILGATE_TEST_POSTGRES")
+	if dsn == "" {
+		t.Skip("MAILGATE_TEST_POSTGRES is not set (e.g. postgres://postgres@127.0.0.1:55432/mailgate?sslmode=disable, from .ci/pgtest.sh start)")
+	}
+	args := []string{"-spawn", binPath, "-servers", "2", "-db", dsn, "-clients", "4", "-duration", "3s", "-mix", "send=1,fetch=1,search=1,reserve=1"}
+	cfg, err := parseFlags(args, noEnv, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var progress bytes.Buffer
+	res, err := execute(t.Context(), cfg, &progress)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, progress.String())
+	}
+	var out bytes.Buffer
+	res.print(&out)
+	report := out.String()
+	t.Logf("report:\n%s", report)
+	if n := res.stats.errorCount(); n != 0 {
+		t.Errorf("%d errors", n)
+	}
+	if !res.ok() {
+		t.Errorf("run not ok")
+	}
+	if len(res.servers) != 2 {
+		t.Fatalf("%d servers in the result, want 2", len(res.servers))
+	}
+	total := 0
+	for i, sr := range res.servers {
+		if sr.calls == 0 {
+			t.Errorf("server #%d (%s) took no calls", i+1, sr.endpoint)
+		}
+		if !sr.clean {
+			t.Errorf("server #%d shutdown: %s", i+1, sr.shutdown)
+		}
+		if sr.before.RSS == 0 || sr.after.RSS == 0 {
+			t.Errorf("server #%d not sampled: before %+v after %+v", i+1, sr.before, sr.after)
+		}
+		total += sr.calls
+	}
+	if total != res.total() {
+		t.Errorf("per-server calls add up to %d, total %d", total, res.total())
+	}
+	if res.servers[0].endpoint == res.servers[1].endpoint || res.servers[0].pid == res.servers[1].pid {
+		t.Errorf("the two servers are one: %+v %+v", res.servers[0], res.servers[1])
+	}
+	for _, want := range []string{"store:    postgres " + cfg.dbName + ", 2 servers sharing it", "\n  #1 ", "\n  #2 ", "\nPASS"} {
+		if !strings.Contains(report, want) {
+			t.Errorf("report lacks %q", want)
+		}
 	}
 }
 

@@ -39,7 +39,7 @@ func (c *client) send(ctx context.Context) {
 	c.seq++
 	body := fmt.Sprintf("Working on t%03d: `%s` needs a %s before the %s.\n\n- [ ] %s `%s`\n- [x] %s `%s`\n\nSee `internal/%s/%s.go` (step %d).",
 		ticket, c.ident(), c.word(), c.word(), c.word(), c.ident(), c.word(), c.ident(), c.word(), c.ident(), c.seq)
-	args := map[string]any{"project_key": projectKey, "sender_name": c.name, "to": []string{to},
+	args := map[string]any{"project_key": c.w.cfg.project, "sender_name": c.name, "to": []string{to},
 		"subject": fmt.Sprintf("[t%03d] %s %s", ticket, c.word(), c.ident()), "body_md": body,
 		"thread_id": fmt.Sprintf("T-%03d", ticket)}
 	c.timed(ctx, toolSend, args, func(text string) error {
@@ -63,7 +63,7 @@ func (c *client) send(ctx context.Context) {
 // fetch reads the agent's latest messages with their bodies, as an agent
 // checking its inbox between steps does.
 func (c *client) fetch(ctx context.Context) {
-	args := map[string]any{"project_key": projectKey, "agent_name": c.name, "limit": 10, "include_bodies": true}
+	args := map[string]any{"project_key": c.w.cfg.project, "agent_name": c.name, "limit": 10, "include_bodies": true}
 	c.timed(ctx, toolFetch, args, func(text string) error {
 		var msgs []json.RawMessage
 		if err := json.Unmarshal([]byte(text), &msgs); err != nil {
@@ -90,7 +90,7 @@ func (c *client) search(ctx context.Context) {
 	default:
 		q = "subject:" + c.word()
 	}
-	args := map[string]any{"project_key": projectKey, "query": q, "limit": 20}
+	args := map[string]any{"project_key": c.w.cfg.project, "query": q, "limit": 20}
 	c.timed(ctx, toolSearch, args, func(text string) error {
 		var r struct {
 			Result []json.RawMessage `json:"result"`
@@ -107,7 +107,7 @@ func (c *client) search(ctx context.Context) {
 // means the server mixed up agents.
 func (c *client) reserve(ctx context.Context) {
 	path := fmt.Sprintf("load/%s/file%d.go", strings.ToLower(c.name), c.rng.IntN(8))
-	args := map[string]any{"project_key": projectKey, "agent_name": c.name, "paths": []string{path},
+	args := map[string]any{"project_key": c.w.cfg.project, "agent_name": c.name, "paths": []string{path},
 		"ttl_seconds": 60, "reason": "load test"}
 	var id int64
 	_, ok := c.timed(ctx, toolReserve, args, func(text string) error {
@@ -129,7 +129,7 @@ func (c *client) reserve(ctx context.Context) {
 	if !ok {
 		return
 	}
-	args = map[string]any{"project_key": projectKey, "agent_name": c.name, "file_reservation_ids": []int64{id}}
+	args = map[string]any{"project_key": c.w.cfg.project, "agent_name": c.name, "file_reservation_ids": []int64{id}}
 	c.timed(ctx, toolRelease, args, func(text string) error {
 		var r struct {
 			Released int `json:"released"`

@@ -79,30 +79,79 @@ func (s *stats) errorCount() int {
 
 // result is everything the report prints.
 type result struct {
-	cfg            config
-	endpoint       string
-	spawned        bool
-	pid            int
-	procName       string
-	stats          *stats
-	elapsed        time.Duration
-	interrupted    bool
-	loadBefore     string
-	loadAfter      string
-	loaderCPU      time.Duration
-	machineCPU     time.Duration // busy time of all CPUs, every process
-	before, after  procStat
-	endOfLoad      procStat
-	series         []sample
-	shutdown       string
-	shutdownClean  bool
-	serverProblems string
+	cfg         config
+	spawned     bool
+	servers     []*serverRun // one for -url (pid 0 when not sampled)
+	stats       *stats
+	elapsed     time.Duration
+	interrupted bool
+	loadBefore  string
+	loadAfter   string
+	loaderCPU   time.Duration
+	machineCPU  time.Duration // busy time of all CPUs, every process
+}
+
+// serverRun is one server's part of the run: its samples, the calls its
+// clients made, and, when spawned, how it stopped.
+type serverRun struct {
+	endpoint      string
+	pid           int
+	procName      string
+	smp           *sampler
+	before, after procStat
+	endOfLoad     procStat
+	series        []sample
+	calls, errors int // answered during the run: successes and failures
+	shutdown      string
+	clean         bool
+	problems      string
 }
 
 // ok is the exit status: every call answered correctly, the run was not
-// cut short, and a spawned server stopped cleanly.
+// cut short, and every spawned server stopped cleanly.
 func (r *result) ok() bool {
-	return r.stats.errorCount() == 0 && r.total() > 0 && !r.interrupted && (!r.spawned || r.shutdownClean)
+	if r.stats.errorCount() != 0 || r.total() == 0 || r.interrupted {
+		return false
+	}
+	for _, sr := range r.servers {
+		if r.spawned && !sr.clean {
+			return false
+		}
+	}
+	return true
+}
+
+// problems is the spawned servers' warnings and errors, each server's under
+// its name when there are several.
+func (r *result) problems() string {
+	var out []string
+	for i, sr := range r.servers {
+		switch {
+		case sr.problems == "":
+		case len(r.servers) == 1:
+			out = append(out, sr.problems)
+		default:
+			out = append(out, fmt.Sprintf("server #%d (pid %d):%s", i+1, sr.pid, indent(sr.problems)))
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// store says where the load's data went, without the database password.
+func (r *result) store() string {
+	n := len(r.servers)
+	servers := "1 server"
+	if n != 1 {
+		servers = fmt.Sprintf("%d servers sharing it", n)
+	}
+	switch {
+	case !r.spawned:
+		return fmt.Sprintf("the running server's own, 1 server; project %s", r.cfg.project)
+	case r.cfg.db == "":
+		return fmt.Sprintf("sqlite (throwaway home), %s; project %s", servers, r.cfg.project)
+	default:
+		return fmt.Sprintf("postgres %s, %s; project %s (new for this run)", r.cfg.dbName, servers, r.cfg.project)
+	}
 }
 
 func (r *result) total() int {
@@ -140,13 +189,23 @@ func (r *result) print(w io.Writer) {
 	p("mailgate-load: %d clients for %s, mix %s, %s\n", r.cfg.clients, r.cfg.duration, strings.Join(mix, ","), pacing)
 	server := "running server"
 	if r.spawned {
-		server = "spawned " + r.cfg.spawn + " (MAILGATE_TOOLS=agentmail, bearer token, fresh store)"
+		server = "spawned " + r.cfg.spawn + " (MAILGATE_TOOLS=agentmail, bearer token)"
 	}
-	p("server:   %s, %s", r.endpoint, server)
-	if r.pid != 0 {
-		p(", pid %d (%s)", r.pid, r.procName)
+	if len(r.servers) == 1 {
+		sr := r.servers[0]
+		p("server:   %s, %s", sr.endpoint, server)
+		if sr.pid != 0 {
+			p(", pid %d (%s)", sr.pid, sr.procName)
+		}
+		p("\n")
+	} else {
+		p("servers:  %d %s, client i → server i mod %d\n", len(r.servers), server, len(r.servers))
+		for i, sr := range r.servers {
+			p("  #%-2d %s, pid %d (%s)\n", i+1, sr.endpoint, sr.pid, sr.procName)
+		}
 	}
-	p("\nloadavg:  before %s, after %s\n", orDash(r.loadBefore), orDash(r.loadAfter))
+	p("store:    %s\n", r.store())
+	p("loadavg:  before %s, after %s\n", orDash(r.loadBefore), orDash(r.loadAfter))
 	if r.interrupted {
 		p("INTERRUPTED after %.1fs: the figures cover the part that ran\n", secs)
 	}
@@ -177,13 +236,23 @@ func (r *result) print(w io.Writer) {
 		}
 	}
 
-	if r.pid != 0 {
-		r.printServer(w)
+	switch {
+	case len(r.servers) == 1 && r.servers[0].pid != 0:
+		r.printServer(w, r.servers[0])
+	case len(r.servers) > 1:
+		r.printServers(w)
 	}
 	if r.spawned {
-		p("server shutdown: %s\n", r.shutdown)
-		if r.serverProblems != "" {
-			p("server warnings and errors:%s\n", indent(r.serverProblems))
+		if len(r.servers) == 1 {
+			p("server shutdown: %s\n", r.servers[0].shutdown)
+		} else {
+			p("\nserver shutdown:\n")
+			for i, sr := range r.servers {
+				p("  #%-2d %s\n", i+1, sr.shutdown)
+			}
+		}
+		if pr := r.problems(); pr != "" {
+			p("server warnings and errors:%s\n", indent(pr))
 		}
 	}
 	verdict := "PASS: every call succeeded"
@@ -206,40 +275,78 @@ func printLatency(w io.Writer, name string, l []time.Duration, secs float64) {
 // printServer prints the server's memory and descriptors: before the
 // clients connected, about every tenth of the run, at the end of the load
 // with the sessions still open, the peak, and after the sessions closed.
-func (r *result) printServer(w io.Writer) {
+func (r *result) printServer(w io.Writer, sr *serverRun) {
 	p := func(format string, a ...any) { fmt.Fprintf(w, format, a...) }
-	p("\nserver process (pid %d)             %11s %6s %8s\n", r.pid, "RSS", "fds", "threads")
+	p("\nserver process (pid %d)             %11s %6s %8s\n", sr.pid, "RSS", "fds", "threads")
 	row := func(label string, s procStat) {
 		p("  %-33s %11s %6d %8d\n", label, mib(s.RSS), s.FDs, s.Threads)
 	}
-	row("before (idle, no sessions)", r.before)
+	row("before (idle, no sessions)", sr.before)
 	var peak procStat
-	step := max(1, len(r.series)/10)
-	for i, s := range r.series {
-		if i%step == 0 || i == len(r.series)-1 {
+	step := max(1, len(sr.series)/10)
+	for i, s := range sr.series {
+		if i%step == 0 || i == len(sr.series)-1 {
 			row(fmt.Sprintf("load t=%.0fs", s.At.Seconds()), s.procStat)
 		}
 		peak.RSS, peak.FDs, peak.Threads = max(peak.RSS, s.RSS), max(peak.FDs, s.FDs), max(peak.Threads, s.Threads)
 	}
-	row("end of load (sessions open)", r.endOfLoad)
-	peak.RSS, peak.FDs, peak.Threads = max(peak.RSS, r.endOfLoad.RSS), max(peak.FDs, r.endOfLoad.FDs), max(peak.Threads, r.endOfLoad.Threads)
+	row("end of load (sessions open)", sr.endOfLoad)
+	peak.RSS, peak.FDs, peak.Threads = max(peak.RSS, sr.endOfLoad.RSS), max(peak.FDs, sr.endOfLoad.FDs), max(peak.Threads, sr.endOfLoad.Threads)
 	row("peak during load", peak)
-	row("after (sessions closed)", r.after)
+	row("after (sessions closed)", sr.after)
 	// Drift across the steady state: from the first sample a tenth into
 	// the run (start-up allocation done) to the end. Growth here, rather
 	// than a higher level than before, is what a leak looks like.
-	if len(r.series) > 1 {
-		from := r.series[min(len(r.series)-1, len(r.series)/10)]
-		to := r.endOfLoad
+	if len(sr.series) > 1 {
+		from := sr.series[min(len(sr.series)-1, len(sr.series)/10)]
+		to := sr.endOfLoad
 		p("  drift t=%.0fs → end of load: RSS %+.1f MiB, fds %+d, threads %+d\n",
 			from.At.Seconds(), float64(to.RSS-from.RSS)/(1<<20), to.FDs-from.FDs, to.Threads-from.Threads)
 	}
-	if len(r.series) > 0 && r.elapsed > 0 {
+	if len(sr.series) > 0 && r.elapsed > 0 {
 		secs := r.elapsed.Seconds()
-		srv := r.endOfLoad.CPU - r.series[0].CPU
+		srv := sr.endOfLoad.CPU - sr.series[0].CPU
 		p("  CPU during load, in cores: server %.2f, load generator %.2f", srv.Seconds()/secs, r.loaderCPU.Seconds()/secs)
 		if r.machineCPU > 0 {
 			rest := r.machineCPU - srv - r.loaderCPU
+			p(", everything else %.2f, of %d", max(0, rest.Seconds()/secs), runtime.NumCPU())
+		}
+		p("\n")
+	}
+}
+
+// printServers prints several servers' memory and descriptors, one line
+// each: before the load, its peak, after the sessions closed, and the CPU
+// it used during the load, in cores.
+func (r *result) printServers(w io.Writer) {
+	p := func(format string, a ...any) { fmt.Fprintf(w, format, a...) }
+	secs := r.elapsed.Seconds()
+	p("\nserver processes: RSS and fds before (idle) → peak during load → after (sessions closed)\n")
+	p("  %-3s %8s %8s %7s   %-22s %-14s %5s\n", "#", "pid", "calls", "errors", "RSS MiB", "fds", "CPU")
+	var cpu time.Duration
+	for i, sr := range r.servers {
+		if sr.pid == 0 {
+			p("  #%-2d %8s %8d %7d   (not sampled)\n", i+1, "-", sr.calls, sr.errors)
+			continue
+		}
+		peak := sr.endOfLoad
+		for _, s := range sr.series {
+			peak.RSS, peak.FDs = max(peak.RSS, s.RSS), max(peak.FDs, s.FDs)
+		}
+		mem := fmt.Sprintf("%.1f → %.1f → %.1f", float64(sr.before.RSS)/(1<<20), float64(peak.RSS)/(1<<20), float64(sr.after.RSS)/(1<<20))
+		fds := fmt.Sprintf("%d → %d → %d", sr.before.FDs, peak.FDs, sr.after.FDs)
+		used := "-"
+		if len(sr.series) > 0 && secs > 0 {
+			d := sr.endOfLoad.CPU - sr.series[0].CPU
+			cpu += d
+			used = fmt.Sprintf("%.2f", d.Seconds()/secs)
+		}
+		p("  #%-2d %8d %8d %7d   %-22s %-14s %5s\n", i+1, sr.pid, sr.calls, sr.errors, mem, fds, used)
+	}
+	if secs > 0 {
+		p("  CPU during load, in cores: servers %.2f, load generator %.2f", cpu.Seconds()/secs, r.loaderCPU.Seconds()/secs)
+		if r.machineCPU > 0 {
+			rest := r.machineCPU - cpu - r.loaderCPU
 			p(", everything else %.2f, of %d", max(0, rest.Seconds()/secs), runtime.NumCPU())
 		}
 		p("\n")

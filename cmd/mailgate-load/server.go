@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -21,6 +22,7 @@ type spawned struct {
 	cmd     *exec.Cmd
 	home    string
 	logPath string
+	db      string // MAILGATE_DB: a postgres:// URL, or "" for the home's SQLite file
 	url     string
 	token   string
 	pid     int
@@ -38,12 +40,62 @@ const stopTimeout = 30 * time.Second
 
 var urlField = regexp.MustCompile(`msg="mailgate serving over HTTP" .*\burl=(http://\S+)`)
 
+// startServers starts n servers (see startServer) at once, all with the same
+// token and store, and waits until every one serves. If any fails, the
+// others are stopped again and the error names the one that failed.
+func startServers(ctx context.Context, bin, token, db string, n int) ([]*spawned, error) {
+	if token == "" {
+		token = newToken() // one for all: a client may talk to any of them
+	}
+	srvs := make([]*spawned, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { srvs[i], errs[i] = startServer(ctx, bin, token, db) })
+	}
+	wg.Wait()
+	var failed []error
+	for i, err := range errs {
+		if err != nil {
+			if n > 1 {
+				err = fmt.Errorf("server %d of %d: %w", i+1, n, err)
+			}
+			failed = append(failed, err)
+		}
+	}
+	if len(failed) == 0 {
+		return srvs, nil
+	}
+	for _, s := range srvs {
+		if s != nil {
+			s.cleanup()
+		}
+	}
+	if len(failed) == 1 {
+		return nil, failed[0]
+	}
+	// The servers usually fail alike (a database that is not there): one
+	// message says it.
+	more := fmt.Sprintf("and %d more servers", len(failed)-1)
+	if len(failed) == 2 {
+		more = "and 1 more server"
+	}
+	return nil, fmt.Errorf("%w\n(%s failed to start)", failed[0], more)
+}
+
+func newToken() string {
+	var b [24]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
 // startServer starts bin serve --http on a free loopback port, in a fresh
 // home with only the agent-mail tools, and waits for the URL it logs. The
 // environment is built from scratch: an inherited MAILGATE_DB or .env must
-// not point the load at someone's real store. MAILGATE_LOG_LEVEL passes
-// through, as it changes the cost of the per-request log.
-func startServer(ctx context.Context, bin, token string) (*spawned, error) {
+// not point the load at someone's real store; db, when not "", is the one
+// MAILGATE_DB given (-db). MAILGATE_LOG_LEVEL passes through, as it changes
+// the cost of the per-request log.
+func startServer(ctx context.Context, bin, token, db string) (*spawned, error) {
 	// The server runs in its home directory, where a relative bin/mailgate
 	// would name nothing: resolve it here, as a shell would.
 	path, err := exec.LookPath(bin)
@@ -54,15 +106,13 @@ func startServer(ctx context.Context, bin, token string) (*spawned, error) {
 		return nil, fmt.Errorf("-spawn %s: %w", bin, err)
 	}
 	if token == "" {
-		var b [24]byte
-		rand.Read(b[:])
-		token = hex.EncodeToString(b[:])
+		token = newToken()
 	}
 	home, err := os.MkdirTemp("", "mailgate-load-")
 	if err != nil {
 		return nil, fmt.Errorf("creating the server home: %w", err)
 	}
-	s := &spawned{home: home, logPath: filepath.Join(home, "server.log"), token: token, scanned: make(chan struct{})}
+	s := &spawned{home: home, logPath: filepath.Join(home, "server.log"), db: db, token: token, scanned: make(chan struct{})}
 	if err := s.start(ctx, bin); err != nil {
 		s.cleanup()
 		return nil, err
@@ -85,6 +135,9 @@ func (s *spawned) start(ctx context.Context, bin string) error {
 		"MAILGATE_HOME=" + s.home,
 		"MAILGATE_TOOLS=agentmail",
 		"AGENT_MAIL_BEARER_TOKEN=" + s.token,
+	}
+	if s.db != "" {
+		s.cmd.Env = append(s.cmd.Env, "MAILGATE_DB="+s.db)
 	}
 	if lvl := os.Getenv("MAILGATE_LOG_LEVEL"); lvl != "" {
 		s.cmd.Env = append(s.cmd.Env, "MAILGATE_LOG_LEVEL="+lvl)

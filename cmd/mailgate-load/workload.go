@@ -35,7 +35,8 @@ var tools = []string{toolSend, toolFetch, toolSearch, toolReserve, toolRelease}
 const callTimeout = 10 * time.Second
 
 // projectKey is the one project every client joins, as a team of agents
-// working in one repository does.
+// working in one repository does. With -db it gets a random suffix per run
+// (config.project), as the shared database keeps earlier runs' projects.
 const projectKey = "/tmp/mailgate-load/project"
 
 type mixEntry struct {
@@ -93,17 +94,20 @@ func pick(mix []mixEntry, rng *rand.Rand) string {
 
 // workload is the set of clients of one run.
 type workload struct {
-	cfg      config
-	endpoint string
-	token    string
-	clients  []*client
-	names    []string // registered agent names, by client index
-	calls    atomic.Int64
-	failures atomic.Int64
+	cfg       config
+	endpoints []string // client i talks to endpoints[i % len(endpoints)]
+	token     string
+	clients   []*client
+	names     []string // registered agent names, by client index
+	calls     atomic.Int64
+	failures  atomic.Int64
 }
 
-func newWorkload(cfg config, endpoint, token string) *workload {
-	return &workload{cfg: cfg, endpoint: endpoint, token: token}
+func newWorkload(cfg config, endpoints []string, token string) *workload {
+	if cfg.project == "" {
+		cfg.project = projectKey
+	}
+	return &workload{cfg: cfg, endpoints: endpoints, token: token}
 }
 
 // setup connects every client and registers its agent, all at once as a
@@ -115,7 +119,11 @@ func (w *workload) setup(ctx context.Context) error {
 	errs := make([]error, w.cfg.clients)
 	var wg sync.WaitGroup
 	for i := range w.clients {
-		c := &client{w: w, id: i, rng: rand.New(rand.NewPCG(uint64(i), 0x6d61696c67617465)), stats: newStats()}
+		// Round-robin over the servers: each gets every N-th client, so
+		// the agents of the one project are registered on all of them.
+		srv := i % len(w.endpoints)
+		c := &client{w: w, id: i, server: srv, endpoint: w.endpoints[srv],
+			rng: rand.New(rand.NewPCG(uint64(i), 0x6d61696c67617465)), stats: newStats()}
 		w.clients[i] = c
 		wg.Go(func() { errs[i] = c.setup(ctx) })
 	}
@@ -135,10 +143,35 @@ func (w *workload) setup(ctx context.Context) error {
 	default:
 		return fmt.Errorf("setting up the clients: %w (and %d more clients failed)", failed[0], len(failed)-1)
 	}
+	// Every agent must be a distinct identity. Registered on several
+	// servers of one database at once, two clients given the same name
+	// would share an inbox and reservations, and the load would count the
+	// resulting conflicts as server errors: say so here instead.
+	byName := map[string]int{}
 	for i, c := range w.clients {
+		if j, dup := byName[strings.ToLower(c.name)]; dup {
+			return fmt.Errorf("setting up the clients: client %d (%s) and client %d (%s) were both registered as agent %s in project %s",
+				j, w.clients[j].endpoint, i, c.endpoint, c.name, w.cfg.project)
+		}
+		byName[strings.ToLower(c.name)] = i
 		w.names[i] = c.name
 	}
 	return nil
+}
+
+// perServer is how many calls server i answered during the run: successful
+// ones and errors.
+func (w *workload) perServer(i int) (calls, errs int) {
+	for _, c := range w.clients {
+		if c.server != i {
+			continue
+		}
+		for _, l := range c.stats.lat {
+			calls += len(l)
+		}
+		errs += c.stats.errorCount()
+	}
+	return calls, errs
 }
 
 // run loops every client over the mix until the deadline (or ctx ends) and
