@@ -1,16 +1,255 @@
 // Package postgres stores agent mail in a PostgreSQL database shared by
-// mailgate servers on many hosts. (Skeleton: being written.)
+// mailgate servers on many hosts. It implements the same storage port as
+// agentmail/sqlite, with the same tables and columns (so SQL that reads them
+// directly, such as internal/mirror's, runs on both), and the same answers.
+//
+// Safety between servers comes from store.DB: every write is one
+// SERIALIZABLE transaction, run again when PostgreSQL reports that it lost a
+// race (serialization failure or deadlock), so the outcome is as if all
+// writes of all servers ran one at a time, which is what SQLite's single
+// writer gives the other implementation. Within one process, a transaction
+// that lost a race runs again while the process's new writers wait (see
+// Store.Write), so a burst of conflicting writers converges instead of
+// colliding until the retries run out. Reads run on one REPEATABLE READ
+// snapshot and never wait. There is no group commit and no statement cache
+// here: pgx caches prepared statements per connection.
+//
+// Where the behaviour differs from SQLite:
+//
+//   - Full-text search uses a tsvector ('simple' configuration, PostgreSQL's
+//     default parser) instead of FTS5's unicode61 tokenizer with
+//     remove_diacritics: accents are not folded ("café" does not match
+//     "cafe"), and the parser keeps e-mail addresses, host names, paths and
+//     numbers such as "3.14" as one token, and reads "POL-358" as "pol" and
+//     "-358". Query and documents go through the same parser, so a term
+//     matches wherever the same text occurs; only the edges of what counts
+//     as one word differ.
+//   - Relevance is ts_rank_cd (cover density; a subject hit weighs 1.0, a
+//     body hit 0.4) instead of bm25, so equally relevant results may come in
+//     another order.
+//   - A prefix on a term the parser splits ("POL-358"*) applies to each of
+//     its tokens; FTS5 applies it to the last one only.
+//   - A query whose every positive term the parser drops (leaving only
+//     exclusions) matches nothing, rather than reading the whole table.
+//   - A body with more distinct words than a tsvector holds (1 MB) is
+//     indexed on its first 65536 characters (see 0001_init.sql).
+//   - The LIKE fallback is ILIKE, which folds case beyond ASCII; SQLite's
+//     LIKE folds ASCII letters only.
+//   - A unique-constraint failure may be a lost race that SERIALIZABLE does
+//     not report as one (PostgreSQL documents this for keys chosen after
+//     reading the table): Write runs the transaction again a few times
+//     before reporting agentmail.ErrConflict. On SQLite writers never
+//     overlap, so the case does not arise.
 package postgres
 
 import (
 	"context"
+	"database/sql"
+	"embed"
 	"errors"
+	"fmt"
+	"io/fs"
+	"strconv"
+	"sync"
+	"time"
 
 	"github.com/mailgate/mailgate/internal/agentmail"
 	"github.com/mailgate/mailgate/internal/store"
 )
 
-// Open applies the agent-mail migrations to db and returns the store.
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// Component is the name the migrations are recorded under (the same as on
+// SQLite: one store holds one engine's agent-mail schema).
+const Component = "agentmail"
+
+// conflictAttempts bounds how often Write runs a transaction again after a
+// unique-constraint failure. One more run is enough after a lost race (the
+// winner has committed when PostgreSQL reports the violation, so the next
+// run sees its row); the others cover further racers.
+const conflictAttempts = 3
+
+// Store implements agentmail.Store on a PostgreSQL store.DB.
+type Store struct {
+	db *store.DB
+	// lane orders this process's writers under contention (see Write):
+	// first attempts share it, a transaction that lost a race holds it
+	// alone while it runs again.
+	lane sync.RWMutex
+}
+
+var (
+	_ agentmail.Store      = (*Store)(nil)
+	_ agentmail.Tx         = (*tx)(nil)
+	_ agentmail.ChannelsTx = (*tx)(nil)
+	_ agentmail.MailboxTx  = (*tx)(nil)
+)
+
+// Open applies the agent-mail migrations to db and returns the store. The
+// caller keeps ownership of db; Close does not close it.
 func Open(ctx context.Context, db *store.DB) (agentmail.Store, error) {
-	return nil, errors.New("agent-mail on PostgreSQL: not implemented yet")
+	if db.Dialect != store.Postgres {
+		return nil, fmt.Errorf("opening agent-mail store: %s is not a PostgreSQL database", db.Where)
+	}
+	sub, err := fs.Sub(migrations, "migrations")
+	if err != nil {
+		return nil, fmt.Errorf("opening agent-mail store: %w", err)
+	}
+	if err := db.Migrate(ctx, Component, sub); err != nil {
+		return nil, fmt.Errorf("opening agent-mail store: %w", err)
+	}
+	return &Store{db: db}, nil
+}
+
+// Close releases nothing: the DB belongs to the caller.
+func (s *Store) Close() error { return nil }
+
+// Write runs fn in one serializable transaction.
+//
+// Writers that touch the same rows or ranges (agents reserving files in one
+// project, two sweeps retiring one agent) make PostgreSQL fail all but one
+// of them with a serialization error; the others must run again. Run again
+// blindly, a dozen goroutines of one busy process keep colliding until
+// store.DB's attempts are spent. So a first attempt runs concurrently with
+// the process's other writers, and a transaction that lost a race runs its
+// retries (store.DB.Write: serializable, retried with back-off) holding the
+// lane alone: new writers of this process wait for it, and it only has
+// other servers' transactions left to race. Without contention this costs
+// one uncontended RLock per write.
+//
+// A unique-constraint failure is retried the same way a few times, since
+// under SERIALIZABLE it can also mean a lost race (see the package
+// comment); if it persists it is reported as agentmail.ErrConflict.
+func (s *Store) Write(ctx context.Context, fn func(agentmail.Tx) error) error {
+	s.lane.RLock()
+	err := s.attempt(ctx, fn)
+	s.lane.RUnlock()
+	if err == nil || ctx.Err() != nil || !(s.db.Retryable(err) || errors.Is(err, agentmail.ErrConflict)) {
+		return err
+	}
+	s.lane.Lock()
+	defer s.lane.Unlock()
+	for attempt := 1; ; attempt++ {
+		err = s.db.Write(ctx, func(sqltx *sql.Tx) error { return fn(&tx{tx: sqltx}) })
+		if attempt == conflictAttempts || !errors.Is(err, agentmail.ErrConflict) || ctx.Err() != nil {
+			return err
+		}
+	}
+}
+
+// attempt runs fn once in a write transaction and commits it.
+func (s *Store) attempt(ctx context.Context, fn func(agentmail.Tx) error) error {
+	sqltx, err := s.db.BeginTx(ctx, s.db.WriteOptions())
+	if err != nil {
+		return fmt.Errorf("beginning transaction: %w", err)
+	}
+	defer sqltx.Rollback()
+	if err := fn(&tx{tx: sqltx}); err != nil {
+		return err
+	}
+	if err := sqltx.Commit(); err != nil {
+		return fmt.Errorf("committing transaction: %w", err)
+	}
+	return nil
+}
+
+// Read runs fn on one consistent read-only snapshot.
+func (s *Store) Read(ctx context.Context, fn func(agentmail.Tx) error) error {
+	return s.db.Read(ctx, func(sqltx *sql.Tx) error { return fn(&tx{tx: sqltx}) })
+}
+
+// tx implements agentmail.Tx, ChannelsTx and MailboxTx on one transaction.
+type tx struct {
+	tx *sql.Tx
+}
+
+func (t *tx) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	res, err := t.tx.ExecContext(ctx, query, args...)
+	return res, mapErr(err)
+}
+
+func (t *tx) query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	rows, err := t.tx.QueryContext(ctx, query, args...)
+	return rows, mapErr(err)
+}
+
+func (t *tx) queryRow(ctx context.Context, query string, args ...any) *sql.Row {
+	return t.tx.QueryRowContext(ctx, query, args...)
+}
+
+// insertID runs an INSERT … RETURNING id.
+func (t *tx) insertID(ctx context.Context, query string, args ...any) (int64, error) {
+	var id int64
+	if err := t.queryRow(ctx, query, args...).Scan(&id); err != nil {
+		return 0, mapErr(err)
+	}
+	return id, nil
+}
+
+// mapErr turns unique-constraint failures into agentmail.ErrConflict. Other
+// errors keep their *pgconn.PgError in the chain, so store.DB still sees a
+// serialization failure and runs the transaction again.
+func mapErr(err error) error {
+	if err != nil && store.IsUniqueViolation(err) {
+		return fmt.Errorf("%w: %w", agentmail.ErrConflict, err)
+	}
+	return err
+}
+
+// notFound maps sql.ErrNoRows to agentmail.ErrNotFound.
+func notFound(err error) error {
+	if errors.Is(err, sql.ErrNoRows) {
+		return agentmail.ErrNotFound
+	}
+	return err
+}
+
+type scanner interface{ Scan(...any) error }
+
+// params collects the arguments of a query built piece by piece, and names
+// each one's placeholder.
+type params []any
+
+func (p *params) add(v any) string {
+	*p = append(*p, v)
+	return "$" + strconv.Itoa(len(*p))
+}
+
+// us stores a time as microseconds (NULL for the zero time).
+func us(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t.UnixMicro()
+}
+
+func fromUS(n sql.NullInt64) time.Time {
+	if !n.Valid {
+		return time.Time{}
+	}
+	return time.UnixMicro(n.Int64).UTC()
+}
+
+func nullStr(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+func nullID(id int64) any {
+	if id == 0 {
+		return nil
+	}
+	return id
+}
+
+// flag stores a bool in an INTEGER 0/1 column (pgx does not encode a Go
+// bool as an integer).
+func flag(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
