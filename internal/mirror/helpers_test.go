@@ -111,7 +111,7 @@ func waitDrained(t *testing.T, db *store.DB, sink string, within time.Duration) 
 	deadline := time.Now().Add(within)
 	for {
 		var n int
-		if err := db.QueryRow(`SELECT count(*) FROM am_mirror_outbox WHERE sink = ?`, sink).Scan(&n); err != nil {
+		if err := db.QueryRow(db.Rebind(`SELECT count(*) FROM am_mirror_outbox WHERE sink = ?`), sink).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
 		if n == 0 {
@@ -119,7 +119,7 @@ func waitDrained(t *testing.T, db *store.DB, sink string, within time.Duration) 
 		}
 		if time.Now().After(deadline) {
 			var last string
-			db.QueryRow(`SELECT coalesce(last_error, '') FROM am_mirror_outbox WHERE sink = ? LIMIT 1`, sink).Scan(&last)
+			db.QueryRow(db.Rebind(`SELECT coalesce(last_error, '') FROM am_mirror_outbox WHERE sink = ? LIMIT 1`), sink).Scan(&last)
 			t.Fatalf("%d %s outbox rows still pending after %v (last error %q)", n, sink, within, last)
 		}
 		time.Sleep(10 * time.Millisecond)
@@ -158,7 +158,7 @@ func assertExactlyOnce(t *testing.T, e *env, ids []int64) {
 	base := e.gm.URL()
 	for _, id := range ids {
 		var created int64
-		if err := e.db.QueryRow(`SELECT created_us FROM am_messages WHERE id = ?`, id).Scan(&created); err != nil {
+		if err := e.db.QueryRow(e.db.Rebind(`SELECT created_us FROM am_messages WHERE id = ?`), id).Scan(&created); err != nil {
 			t.Fatal(err)
 		}
 		msgID := mirror.MessageID(slug, id, time.UnixMicro(created))

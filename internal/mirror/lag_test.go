@@ -186,7 +186,7 @@ func TestMirrorLag(t *testing.T) {
 	}
 	mirroredAtEnd := lm.visibleCount()
 	var backlog int
-	if err := e.db.QueryRow(`SELECT count(*) FROM am_mirror_outbox WHERE sink = ?`, mirror.GmailSinkName).Scan(&backlog); err != nil {
+	if err := e.db.QueryRow(e.db.Rebind(`SELECT count(*) FROM am_mirror_outbox WHERE sink = ?`), mirror.GmailSinkName).Scan(&backlog); err != nil {
 		t.Fatal(err)
 	}
 	drainStart := time.Now()
@@ -294,7 +294,7 @@ func verifyInMailbox(t *testing.T, e *env, ids func(func(int64) bool), want int)
 	}
 	for id := range ids {
 		var created int64
-		if err := e.db.QueryRow(`SELECT created_us FROM am_messages WHERE id = ?`, id).Scan(&created); err != nil {
+		if err := e.db.QueryRow(e.db.Rebind(`SELECT created_us FROM am_messages WHERE id = ?`), id).Scan(&created); err != nil {
 			t.Fatal(err)
 		}
 		jobs <- job{id, mirror.MessageID(slug, id, time.UnixMicro(created))}

@@ -27,7 +27,7 @@ func TestThreading(t *testing.T) {
 
 	threadOf := func(id int64) string {
 		var gid, tid string
-		if err := e.db.QueryRow(`SELECT gmail_id, gmail_thread_id FROM am_mirror_gmail_messages WHERE message_id = ?`, id).Scan(&gid, &tid); err != nil {
+		if err := e.db.QueryRow(e.db.Rebind(`SELECT gmail_id, gmail_thread_id FROM am_mirror_gmail_messages WHERE message_id = ?`), id).Scan(&gid, &tid); err != nil {
 			t.Fatal(err)
 		}
 		m, ok := e.gm.Message(gid)
@@ -82,7 +82,7 @@ func TestThreading(t *testing.T) {
 
 func msgID(t *testing.T, e *env, id int64) string {
 	var created int64
-	if err := e.db.QueryRow(`SELECT created_us FROM am_messages WHERE id = ?`, id).Scan(&created); err != nil {
+	if err := e.db.QueryRow(e.db.Rebind(`SELECT created_us FROM am_messages WHERE id = ?`), id).Scan(&created); err != nil {
 		t.Fatal(err)
 	}
 	return mirror.MessageID(slug, id, time.UnixMicro(created))
@@ -90,7 +90,7 @@ func msgID(t *testing.T, e *env, id int64) string {
 
 func rawOf(t *testing.T, e *env, id int64) string {
 	var gid string
-	if err := e.db.QueryRow(`SELECT gmail_id FROM am_mirror_gmail_messages WHERE message_id = ?`, id).Scan(&gid); err != nil {
+	if err := e.db.QueryRow(e.db.Rebind(`SELECT gmail_id FROM am_mirror_gmail_messages WHERE message_id = ?`), id).Scan(&gid); err != nil {
 		t.Fatal(err)
 	}
 	raw, ok := e.gm.RawMessage(gid)

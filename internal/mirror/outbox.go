@@ -91,7 +91,7 @@ func (o *Outbox) Claim(ctx context.Context, n int) ([]Item, error) {
 	// on: look first, outside any transaction (WAL readers never block).
 	var due int
 	err := o.db.QueryRowContext(ctx, o.db.Rebind(`SELECT count(*) FROM (SELECT 1 AS one FROM am_mirror_outbox
-		WHERE sink = ?1 AND next_us <= ?2 AND (lease_until_us IS NULL OR lease_until_us <= ?2) LIMIT 1)`),
+		WHERE sink = ?1 AND next_us <= ?2 AND (lease_until_us IS NULL OR lease_until_us <= ?2) LIMIT 1) AS due`),
 		o.sink, o.now().UnixMicro()).Scan(&due)
 	if err != nil || due == 0 {
 		if err != nil {
