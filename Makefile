@@ -1,13 +1,14 @@
 # mailgate — see README.md. `make run` shows it working on the sandbox
 # mailbox; `make test` runs every test, race detector on.
 
+SHELL    := /bin/bash
 GO       ?= go
 BIN      := bin/mailgate
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -s -w -X main.version=$(VERSION)
 NODE_DIR := .ci/node_modules
 
-.PHONY: build run test test-go test-clients tools bench fuzz lint clean conformance
+.PHONY: build run test test-go test-pg test-clients tools bench fuzz lint clean conformance
 
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/mailgate
@@ -17,7 +18,7 @@ build:
 run: build
 	./$(BIN) demo
 
-test: lint test-go test-clients
+test: lint test-go test-pg test-clients
 
 lint:
 	@out=$$(gofmt -l cmd internal); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
@@ -25,6 +26,19 @@ lint:
 
 test-go: build
 	MAILGATE_BIN=$(CURDIR)/$(BIN) $(GO) test -race -count=1 -timeout 20m ./...
+
+# The store suites again on PostgreSQL, and the fleet test (three servers on
+# one database): on the database MAILGATE_TEST_POSTGRES names, else on a
+# throwaway cluster on loopback (.ci/pgtest.sh; needs Debian's postgresql).
+PG_PACKAGES := ./internal/store/... ./internal/agentmail/... ./internal/ratelimit ./internal/approval \
+	./internal/gate ./internal/mirror ./internal/mcpserver ./cmd/mailgate-load
+test-pg: build
+	@set -eo pipefail; url="$$MAILGATE_TEST_POSTGRES"; \
+	if [ -z "$$url" ]; then url=$$(.ci/pgtest.sh start 55433); trap '.ci/pgtest.sh stop 55433' EXIT; fi; \
+	echo "PostgreSQL suites on $${url%%\?*}"; \
+	MAILGATE_TEST_POSTGRES="$$url" MAILGATE_BIN=$(CURDIR)/$(BIN) $(GO) test -race -count=1 -timeout 20m $(PG_PACKAGES); \
+	MAILGATE_TEST_POSTGRES="$$url" MAILGATE_BIN=$(CURDIR)/$(BIN) $(GO) test -race -count=1 -timeout 20m -run 'TestGate|TestMultiServer' -v ./cmd/mailgate 2>&1 \
+		| grep -E '^(=== RUN|--- |PASS|FAIL|ok|panic)|multiserver_test|gate_procs_test' 
 
 # External MCP clients (MCP Inspector CLI, TypeScript SDK) against the built binary.
 test-clients: build tools
