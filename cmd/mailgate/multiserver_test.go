@@ -147,6 +147,11 @@ func TestMultiServer(t *testing.T) {
 		}
 		t.Logf("%d calls by clients on the surviving servers in %v (%d errors); %d by clients of the killed server before it died",
 			calls, duration, errs, killedCalls)
+		if errs > 0 { // the servers' warnings say why
+			for _, s := range servers[:2] {
+				t.Logf("server %s warnings and errors:\n%s", s.base, s.logs())
+			}
+		}
 		if calls == 0 {
 			t.Fatal("no calls were made")
 		}

@@ -102,7 +102,11 @@ func (s *Service) requestTx(ctx context.Context, tx Tx, proj Project, from, to A
 	if len(held) > 0 {
 		body += fmt.Sprintf("\n\n%d message(s) from %s are held for you. Approve with respond_contact (accept=true) to receive them.", len(held), from.Name)
 	}
-	_, _, err = s.sendTx(ctx, tx, outgoing{proj: proj, sender: from, to: []string{s.address(ctx, tx, to, proj.ID)},
+	addr, err := s.address(ctx, tx, to, proj.ID)
+	if err != nil {
+		return ContactLink{}, err
+	}
+	_, _, err = s.sendTx(ctx, tx, outgoing{proj: proj, sender: from, to: []string{addr},
 		subject: "Contact request from " + from.Name, body: body, importance: ImportanceNormal, ack: true, contactRequest: true})
 	return l, err
 }

@@ -225,7 +225,9 @@ func (s *Service) threadMessages(ctx context.Context, tx Tx, p Project, threadID
 	}
 	for i := range ms {
 		ms[i].Recipients = rs[ms[i].ID]
-		s.qualify(ctx, tx, &ms[i])
+		if err := s.qualify(ctx, tx, &ms[i]); err != nil {
+			return nil, err
+		}
 	}
 	return ms, nil
 }

@@ -91,8 +91,8 @@ func (s *Service) Send(ctx context.Context, p SendParams) (SendResult, error) {
 		if err != nil {
 			return err
 		}
-		out = s.sendResult(ctx, tx, m, held, warnings)
-		return nil
+		out, err = s.sendResult(ctx, tx, m, held, warnings)
+		return err
 	})
 	if err != nil {
 		return SendResult{}, fmt.Errorf("sending message: %w", err)
@@ -186,7 +186,9 @@ func (s *Service) sendTx(ctx context.Context, tx Tx, o outgoing) (Message, []Hel
 			return Message{}, nil, err
 		}
 	}
-	s.qualify(ctx, tx, &m)
+	if err := s.qualify(ctx, tx, &m); err != nil {
+		return Message{}, nil, err
+	}
 	return m, held, nil
 }
 
@@ -234,25 +236,33 @@ func (s *Service) recipientsNotFound(ctx context.Context, tx Tx, p Project, name
 }
 
 // qualify renders recipients of other projects as Name@slug.
-func (s *Service) qualify(ctx context.Context, tx Tx, m *Message) {
+//
+// Its errors must reach the caller: on PostgreSQL a failed statement (a
+// serialization failure, say) aborts the transaction, and one that went
+// unreported would surface only at COMMIT, as a rollback no retry sees.
+func (s *Service) qualify(ctx context.Context, tx Tx, m *Message) error {
 	for i, r := range m.Recipients {
 		if r.ProjectID != 0 && r.ProjectID != m.ProjectID {
-			if p, err := s.projectByID(ctx, tx, r.ProjectID); err == nil {
-				m.Recipients[i].AgentName = r.AgentName + "@" + p.Slug
+			p, err := s.projectByID(ctx, tx, r.ProjectID)
+			if err != nil {
+				return err
 			}
+			m.Recipients[i].AgentName = r.AgentName + "@" + p.Slug
 		}
 	}
+	return nil
 }
 
 // sendResult groups a stored message's recipients by project.
-func (s *Service) sendResult(ctx context.Context, tx Tx, m Message, held []HeldNotice, warnings []string) SendResult {
-	out := SendResult{Attachments: []any{}, Held: held, Warnings: warnings}
-	out.Deliveries = s.deliveries(ctx, tx, m)
-	out.Count = len(out.Deliveries)
-	return out
+func (s *Service) sendResult(ctx context.Context, tx Tx, m Message, held []HeldNotice, warnings []string) (SendResult, error) {
+	ds, err := s.deliveries(ctx, tx, m)
+	if err != nil {
+		return SendResult{}, err
+	}
+	return SendResult{Attachments: []any{}, Held: held, Warnings: warnings, Deliveries: ds, Count: len(ds)}, nil
 }
 
-func (s *Service) deliveries(ctx context.Context, tx Tx, m Message) []Delivery {
+func (s *Service) deliveries(ctx context.Context, tx Tx, m Message) ([]Delivery, error) {
 	var ds []Delivery
 	seen := map[int64]bool{}
 	payload := messagePayload(m, true)
@@ -265,13 +275,13 @@ func (s *Service) deliveries(ctx context.Context, tx Tx, m Message) []Delivery {
 			continue
 		}
 		seen[pid] = true
-		hk := ""
-		if p, err := s.projectByID(ctx, tx, pid); err == nil {
-			hk = p.HumanKey
+		p, err := s.projectByID(ctx, tx, pid)
+		if err != nil {
+			return nil, err
 		}
-		ds = append(ds, Delivery{Project: hk, Payload: payload})
+		ds = append(ds, Delivery{Project: p.HumanKey, Payload: payload})
 	}
-	return ds
+	return ds, nil
 }
 
 // ReplyParams are reply_message's inputs.
@@ -332,8 +342,11 @@ func (s *Service) Reply(ctx context.Context, p ReplyParams) (ReplyResult, error)
 		if err != nil {
 			return err
 		}
-		out = ReplyResult{MessagePayload: messagePayload(m, true), ReplyTo: orig.ID, Deliveries: s.deliveries(ctx, tx, m), Held: held}
-		out.Count = len(out.Deliveries)
+		ds, err := s.deliveries(ctx, tx, m)
+		if err != nil {
+			return err
+		}
+		out = ReplyResult{MessagePayload: messagePayload(m, true), ReplyTo: orig.ID, Deliveries: ds, Count: len(ds), Held: held}
 		return nil
 	})
 	if err != nil {
@@ -350,7 +363,11 @@ func (s *Service) replyTargets(ctx context.Context, tx Tx, orig Message, sender 
 		if err != nil {
 			return nil, err
 		}
-		return []string{s.address(ctx, tx, a, sender.ProjectID)}, nil
+		addr, err := s.address(ctx, tx, a, sender.ProjectID)
+		if err != nil {
+			return nil, err
+		}
+		return []string{addr}, nil
 	}
 	rs, err := tx.Recipients(ctx, []int64{orig.ID})
 	if err != nil {
@@ -360,21 +377,26 @@ func (s *Service) replyTargets(ctx context.Context, tx Tx, orig Message, sender 
 	for _, r := range rs[orig.ID] {
 		if r.Kind == KindTo {
 			a := Agent{Name: r.AgentName, ProjectID: r.ProjectID}
-			to = append(to, s.address(ctx, tx, a, sender.ProjectID))
+			addr, err := s.address(ctx, tx, a, sender.ProjectID)
+			if err != nil {
+				return nil, err
+			}
+			to = append(to, addr)
 		}
 	}
 	return to, nil
 }
 
 // address is how an agent is addressed from project home.
-func (s *Service) address(ctx context.Context, tx Tx, a Agent, home int64) string {
+func (s *Service) address(ctx context.Context, tx Tx, a Agent, home int64) (string, error) {
 	if a.ProjectID == home || a.ProjectID == 0 {
-		return a.Name
+		return a.Name, nil
 	}
-	if p, err := s.projectByID(ctx, tx, a.ProjectID); err == nil {
-		return a.Name + "@" + p.Slug
+	p, err := s.projectByID(ctx, tx, a.ProjectID)
+	if err != nil {
+		return "", err
 	}
-	return a.Name
+	return a.Name + "@" + p.Slug, nil
 }
 
 // message loads a message of project p (with recipients).
@@ -391,6 +413,8 @@ func (s *Service) message(ctx context.Context, tx Tx, p Project, id int64) (Mess
 		return Message{}, err
 	}
 	m.Recipients = rs[id]
-	s.qualify(ctx, tx, &m)
+	if err := s.qualify(ctx, tx, &m); err != nil {
+		return Message{}, err
+	}
 	return m, nil
 }

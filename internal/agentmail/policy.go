@@ -38,7 +38,11 @@ func (s *Service) ListContacts(ctx context.Context, projectKey, agentName string
 			return err
 		}
 		for _, l := range outgoing {
-			out = append(out, ContactEntry{To: s.linkName(ctx, tx, l.ToName, l.ToProject, proj), Status: linkStatus(l, now),
+			name, err := s.linkName(ctx, tx, l.ToName, l.ToProject, proj)
+			if err != nil {
+				return err
+			}
+			out = append(out, ContactEntry{To: name, Status: linkStatus(l, now),
 				Reason: l.Reason, UpdatedTS: ts(l.UpdatedAt), ExpiresTS: ts(l.ExpiresAt)})
 		}
 		incoming, err := tx.LinksTo(ctx, a.ID)
@@ -53,7 +57,11 @@ func (s *Service) ListContacts(ctx context.Context, projectKey, agentName string
 			if err != nil {
 				return err
 			}
-			out = append(out, ContactEntry{From: s.linkName(ctx, tx, l.FromName, l.FromProject, proj), Direction: "incoming",
+			name, err := s.linkName(ctx, tx, l.FromName, l.FromProject, proj)
+			if err != nil {
+				return err
+			}
+			out = append(out, ContactEntry{From: name, Direction: "incoming",
 				Status: linkStatus(l, now), Reason: l.Reason, HeldMessages: len(held), UpdatedTS: ts(l.UpdatedAt), ExpiresTS: ts(l.ExpiresAt)})
 		}
 		return nil
@@ -73,14 +81,15 @@ func linkStatus(l ContactLink, now time.Time) string {
 	return l.Status
 }
 
-func (s *Service) linkName(ctx context.Context, tx Tx, name, humanKey string, home Project) string {
+func (s *Service) linkName(ctx context.Context, tx Tx, name, humanKey string, home Project) (string, error) {
 	if humanKey == "" || humanKey == home.HumanKey {
-		return name
+		return name, nil
 	}
-	if p, err := tx.ProjectByHumanKey(ctx, humanKey); err == nil {
-		return name + "@" + p.Slug
+	p, err := tx.ProjectByHumanKey(ctx, humanKey)
+	if err != nil {
+		return "", err
 	}
-	return name
+	return name + "@" + p.Slug, nil
 }
 
 // PolicyResult is set_contact_policy's answer. Released counts held

@@ -117,7 +117,9 @@ func (s *Service) Search(ctx context.Context, p SearchParams) (SearchResult, err
 		}
 		for _, m := range ms {
 			m.Recipients = rs[m.ID]
-			s.qualify(ctx, tx, &m)
+			if err := s.qualify(ctx, tx, &m); err != nil {
+				return err
+			}
 			pl := messagePayload(m, false)
 			ack := 0
 			if m.AckRequired {

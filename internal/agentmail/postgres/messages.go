@@ -317,10 +317,12 @@ func (t *tx) savepoint(ctx context.Context, fn func() error) error {
 	if _, err := t.tx.ExecContext(ctx, `SAVEPOINT am_search`); err != nil {
 		return err
 	}
+	before := t.failed
 	if err := fn(); err != nil {
 		if _, rerr := t.tx.ExecContext(ctx, `ROLLBACK TO SAVEPOINT am_search`); rerr != nil {
-			return rerr
+			return t.note(rerr)
 		}
+		t.failed = before // the transaction is usable again
 		return err
 	}
 	_, err := t.tx.ExecContext(ctx, `RELEASE SAVEPOINT am_search`)

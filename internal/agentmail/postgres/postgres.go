@@ -111,7 +111,7 @@ func (s *Store) Close() error { return nil }
 // project, two sweeps retiring one agent) make PostgreSQL fail all but one
 // of them with a serialization error; the others must run again. Run again
 // blindly, a dozen goroutines of one busy process keep colliding until
-// store.DB's attempts are spent. So a first attempt runs concurrently with
+// store.DB's retry budget is spent. So a first attempt runs concurrently with
 // the process's other writers, and a transaction that lost a race runs its
 // retries (store.DB.Write: serializable, retried with back-off) holding the
 // lane alone: new writers of this process wait for it, and it only has
@@ -131,7 +131,7 @@ func (s *Store) Write(ctx context.Context, fn func(agentmail.Tx) error) error {
 	s.lane.Lock()
 	defer s.lane.Unlock()
 	for attempt := 1; ; attempt++ {
-		err = s.db.Write(ctx, func(sqltx *sql.Tx) error { return fn(&tx{tx: sqltx}) })
+		err = s.db.Write(ctx, func(sqltx *sql.Tx) error { return run(sqltx, fn) })
 		if attempt == conflictAttempts || !errors.Is(err, agentmail.ErrConflict) || ctx.Err() != nil {
 			return err
 		}
@@ -145,7 +145,7 @@ func (s *Store) attempt(ctx context.Context, fn func(agentmail.Tx) error) error 
 		return fmt.Errorf("beginning transaction: %w", err)
 	}
 	defer sqltx.Rollback()
-	if err := fn(&tx{tx: sqltx}); err != nil {
+	if err := run(sqltx, fn); err != nil {
 		return err
 	}
 	if err := sqltx.Commit(); err != nil {
@@ -156,27 +156,61 @@ func (s *Store) attempt(ctx context.Context, fn func(agentmail.Tx) error) error 
 
 // Read runs fn on one consistent read-only snapshot.
 func (s *Store) Read(ctx context.Context, fn func(agentmail.Tx) error) error {
-	return s.db.Read(ctx, func(sqltx *sql.Tx) error { return fn(&tx{tx: sqltx}) })
+	return s.db.Read(ctx, func(sqltx *sql.Tx) error { return run(sqltx, fn) })
+}
+
+// run calls fn on sqltx, and fails if one of its statements failed even
+// though fn went on. On PostgreSQL a failed statement aborts the whole
+// transaction; had the Service swallowed its error, COMMIT would answer a
+// bare ROLLBACK (pgx: "commit unexpectedly resulted in rollback"), which
+// hides the cause and which no retry recognises. Returned here instead, a
+// serialization failure keeps its SQLSTATE and the transaction runs again.
+func run(sqltx *sql.Tx, fn func(agentmail.Tx) error) error {
+	t := &tx{tx: sqltx}
+	if err := fn(t); err != nil {
+		return err
+	}
+	if t.failed != nil {
+		return fmt.Errorf("a statement failed inside the transaction: %w", t.failed)
+	}
+	return nil
 }
 
 // tx implements agentmail.Tx, ChannelsTx and MailboxTx on one transaction.
 type tx struct {
-	tx *sql.Tx
+	tx     *sql.Tx
+	failed error // the first statement error since the last savepoint rollback (see run)
+}
+
+// note records a statement's failure (sql.ErrNoRows is an answer, not one).
+func (t *tx) note(err error) error {
+	if err != nil && t.failed == nil && !errors.Is(err, sql.ErrNoRows) {
+		t.failed = err
+	}
+	return err
 }
 
 func (t *tx) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
 	res, err := t.tx.ExecContext(ctx, query, args...)
-	return res, mapErr(err)
+	return res, mapErr(t.note(err))
 }
 
 func (t *tx) query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
 	rows, err := t.tx.QueryContext(ctx, query, args...)
-	return rows, mapErr(err)
+	return rows, mapErr(t.note(err))
 }
 
-func (t *tx) queryRow(ctx context.Context, query string, args ...any) *sql.Row {
-	return t.tx.QueryRowContext(ctx, query, args...)
+func (t *tx) queryRow(ctx context.Context, query string, args ...any) row {
+	return row{t.tx.QueryRowContext(ctx, query, args...), t}
 }
+
+// row is a *sql.Row whose Scan error is noted on its transaction.
+type row struct {
+	r *sql.Row
+	t *tx
+}
+
+func (r row) Scan(dest ...any) error { return r.t.note(r.r.Scan(dest...)) }
 
 // insertID runs an INSERT … RETURNING id.
 func (t *tx) insertID(ctx context.Context, query string, args ...any) (int64, error) {

@@ -1,0 +1,77 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/mailgate/mailgate/internal/agentmail"
+	"github.com/mailgate/mailgate/internal/store/storetest"
+)
+
+// A statement whose error the Service ignored still fails the transaction
+// with that error: on PostgreSQL the transaction is aborted anyway, and
+// COMMIT would otherwise answer a bare ROLLBACK that hides the cause and
+// that no retry recognises (the fleet test once lost sends that way, to a
+// serialization failure in a lookup whose error was dropped).
+func TestWriteReportsSwallowedStatementErrors(t *testing.T) {
+	if storetest.PostgresURL() == "" {
+		t.Skip("needs PostgreSQL (" + storetest.EnvPostgres + ")")
+	}
+	ctx := context.Background()
+	st, err := Open(ctx, storetest.Open(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	t.Run("ordinary error is reported, not retried", func(t *testing.T) {
+		calls := 0
+		err := st.Write(ctx, func(atx agentmail.Tx) error {
+			calls++
+			var n int
+			_ = atx.(*tx).queryRow(ctx, `SELECT 1/0`).Scan(&n) // dropped on purpose
+			return nil
+		})
+		var pe *pgconn.PgError
+		if !errors.As(err, &pe) || pe.Code != "22012" || errors.Is(err, pgx.ErrTxCommitRollback) {
+			t.Fatalf("Write = %v; want the division_by_zero (22012) the statement raised", err)
+		}
+		if calls != 1 {
+			t.Fatalf("fn ran %d times; an ordinary error must not be retried", calls)
+		}
+	})
+
+	t.Run("serialization failure runs the transaction again", func(t *testing.T) {
+		calls := 0
+		err := st.Write(ctx, func(atx agentmail.Tx) error {
+			calls++
+			if calls == 1 {
+				_, _ = atx.(*tx).exec(ctx, `DO $$ BEGIN RAISE EXCEPTION 'lost a race' USING ERRCODE = 'serialization_failure'; END $$`)
+			}
+			return nil
+		})
+		if err != nil || calls != 2 {
+			t.Fatalf("Write = %v after %d calls; want success on the second", err, calls)
+		}
+	})
+
+	t.Run("a savepoint rollback clears the failure", func(t *testing.T) {
+		err := st.Read(ctx, func(atx agentmail.Tx) error {
+			pt := atx.(*tx)
+			if err := pt.savepoint(ctx, func() error {
+				_, err := pt.exec(ctx, `SELECT 1/0`)
+				return err
+			}); err == nil {
+				t.Error("the statement inside the savepoint did not fail")
+			}
+			var n int
+			return pt.queryRow(ctx, `SELECT 1`).Scan(&n)
+		})
+		if err != nil {
+			t.Fatalf("Read after a rolled-back savepoint = %v; want success", err)
+		}
+	})
+}
