@@ -4,17 +4,20 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"math/rand/v2"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/cenkalti/backoff/v4"
 )
 
-// MaxAttempts bounds how often Write runs a transaction that keeps losing
-// races. On SQLite that is a lock error outliving the 30 s busy timeout
-// (rare); on PostgreSQL a serialization failure, which a burst of writers on
-// one hot row can cause a few times in a row.
-const MaxAttempts = 8
+// RetryBudget bounds how long Write and Read keep running a transaction
+// that loses races: on SQLite a lock error that outlived the 30 s busy
+// timeout (rare: one attempt spends the budget), on PostgreSQL a
+// serialization failure, which writers on hot rows cause many times a
+// second; a transaction that keeps losing for this long reports its last
+// error.
+const RetryBudget = 15 * time.Second
 
 // Write runs fn in one write transaction and commits it, running it again
 // when the engine reports a lost race: on SQLite the transaction is BEGIN
@@ -66,21 +69,28 @@ func (db *DB) run(ctx context.Context, opts *sql.TxOptions, fn func(*sql.Tx) err
 }
 
 // Retry calls f until it succeeds, fails with an error that is not a lost
-// race (see Retryable), MaxAttempts calls were made, or ctx ends; it waits a
-// little longer, with jitter, before each new attempt.
+// race (see Retryable), RetryBudget has passed, or ctx ends; it waits a
+// little longer, with jitter, before each new attempt (2 ms growing to
+// 250 ms). It returns f's last error, never a bare context error.
 func (db *DB) Retry(ctx context.Context, f func() error) error {
-	for attempt := 1; ; attempt++ {
-		err := f()
-		if err == nil || attempt == MaxAttempts || !db.Retryable(err) {
-			return err
+	b := backoff.NewExponentialBackOff()
+	b.InitialInterval = 2 * time.Millisecond
+	b.Multiplier = 1.6
+	b.RandomizationFactor = 0.5
+	b.MaxInterval = 250 * time.Millisecond
+	b.MaxElapsedTime = RetryBudget
+	var last error
+	err := backoff.Retry(func() error {
+		last = f()
+		if last != nil && !db.Retryable(last) {
+			return backoff.Permanent(last)
 		}
-		d := time.Duration(attempt*attempt*2+rand.IntN(10*attempt)) * time.Millisecond
-		select {
-		case <-time.After(d):
-		case <-ctx.Done():
-			return err
-		}
+		return last
+	}, backoff.WithContext(b, ctx))
+	if err != nil && last != nil {
+		return last
 	}
+	return err
 }
 
 // Retryable reports whether err means the transaction lost a race with
