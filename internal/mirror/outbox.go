@@ -12,11 +12,13 @@
 package mirror
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/mailgate/mailgate/internal/store"
@@ -84,8 +86,8 @@ func (o *Outbox) tx(ctx context.Context, fn func(*sql.Tx) error) error {
 // Claim leases up to n due rows. Within one agent thread only the oldest
 // pending row is ever handed out, so a thread's messages are processed in
 // order (each can thread onto the ones before it, and a digest stays
-// ordered) while different threads proceed in parallel. Select and update
-// share one immediate transaction, so two processes never claim one row.
+// ordered) while different threads proceed in parallel. Two workers in any
+// processes never claim one row (see claim and claimPostgres).
 func (o *Outbox) Claim(ctx context.Context, n int) ([]Item, error) {
 	// An idle poll must not take the write lock that agents' sends queue
 	// on: look first, outside any transaction (WAL readers never block).
@@ -100,7 +102,22 @@ func (o *Outbox) Claim(ctx context.Context, n int) ([]Item, error) {
 		return nil, err
 	}
 	var items []Item
-	err = o.tx(ctx, func(tx *sql.Tx) error {
+	if o.db.Dialect == store.Postgres {
+		items, err = o.claimPostgres(ctx, n)
+	} else {
+		items, err = o.claim(ctx, n)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("claiming %s outbox rows: %w", o.sink, err)
+	}
+	return items, nil
+}
+
+// claim leases rows in one immediate transaction: on SQLite writers run one
+// at a time, so what it selects is still due when it updates.
+func (o *Outbox) claim(ctx context.Context, n int) ([]Item, error) {
+	var items []Item
+	err := o.tx(ctx, func(tx *sql.Tx) error {
 		items = items[:0]
 		now := o.now().UnixMicro()
 		rows, err := tx.QueryContext(ctx, o.db.Rebind(`SELECT o.message_id, o.project_id, o.thread_key, o.attempts
@@ -133,10 +150,61 @@ func (o *Outbox) Claim(ctx context.Context, n int) ([]Item, error) {
 		}
 		return nil
 	})
-	if err != nil {
-		return nil, fmt.Errorf("claiming %s outbox rows: %w", o.sink, err)
-	}
-	return items, nil
+	return items, err
+}
+
+// claimPostgres leases rows the way PostgreSQL serves a work queue: one
+// READ COMMITTED statement that locks the due rows FOR UPDATE SKIP LOCKED.
+// Workers of every server poll the one outbox; as serializable transactions
+// their claims all read the same rows and kept failing one another
+// (thousands of serialization failures a minute in the fleet test). Here a
+// row another worker is claiming is skipped, and one it has just claimed is
+// re-checked against its committed lease before it is taken, so no row is
+// ever leased twice. The NOT EXISTS still sees rows being claimed (a plain
+// read skips nothing), so a thread's newer message waits for its older one.
+func (o *Outbox) claimPostgres(ctx context.Context, n int) ([]Item, error) {
+	var items []Item
+	err := o.db.Retry(ctx, func() error {
+		items = items[:0]
+		// Explicitly: the server's default_transaction_isolation may be higher.
+		tx, err := o.db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
+		if err != nil {
+			return err
+		}
+		defer tx.Rollback()
+		now := o.now()
+		rows, err := tx.QueryContext(ctx, `UPDATE am_mirror_outbox u
+			SET lease_owner = $1, lease_until_us = $2, attempts = u.attempts + 1
+			FROM (SELECT o.message_id FROM am_mirror_outbox o
+				WHERE o.sink = $3 AND o.next_us <= $4 AND (o.lease_until_us IS NULL OR o.lease_until_us <= $4)
+				  AND NOT EXISTS (SELECT 1 FROM am_mirror_outbox p
+				      WHERE p.sink = $3 AND p.project_id = o.project_id AND p.thread_key = o.thread_key AND p.message_id < o.message_id)
+				ORDER BY o.message_id LIMIT $5
+				FOR UPDATE SKIP LOCKED) c
+			WHERE u.sink = $3 AND u.message_id = c.message_id
+			RETURNING u.message_id, u.project_id, u.thread_key, u.attempts`,
+			o.owner, now.Add(o.lease).UnixMicro(), o.sink, now.UnixMicro(), n)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var it Item
+			if err := rows.Scan(&it.MessageID, &it.ProjectID, &it.ThreadKey, &it.Attempts); err != nil {
+				rows.Close()
+				return err
+			}
+			items = append(items, it)
+		}
+		if err := rows.Close(); err != nil {
+			return err
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		return tx.Commit()
+	})
+	slices.SortFunc(items, func(a, b Item) int { return cmp.Compare(a.MessageID, b.MessageID) })
+	return items, err
 }
 
 // Done records the outcome of it (record runs in the same transaction,

@@ -3,6 +3,7 @@ package mirror_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -90,5 +91,74 @@ func TestClaim(t *testing.T) {
 	}
 	if n, _ := b.Pending(ctx); n != 2 {
 		t.Errorf("pending %d, want 2", n)
+	}
+}
+
+// TestClaimManyWorkers: workers on four store handles (think: servers)
+// drain one outbox at once. Every row is handed out exactly once, and a
+// thread's rows in order: none is claimed before the one ahead of it in its
+// thread is done.
+func TestClaimManyWorkers(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	const threads, perThread = 6, 10
+	threadOf := map[int64]string{}
+	for i := range threads * perThread {
+		th := fmt.Sprintf("thread-%d", i%threads)
+		threadOf[e.send(t, "BlueLake", fmt.Sprintf("m%d", i), th, "GreenCastle")] = th
+	}
+	var obs []*mirror.Outbox
+	for range 4 {
+		db, _ := openStore(t, e.path)
+		ob, err := mirror.OpenOutbox(ctx, db, "many", time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		obs = append(obs, ob)
+	}
+	var mu sync.Mutex
+	claims := map[int64]int{}
+	last := map[string]int64{} // per thread, the last message done
+	var wg sync.WaitGroup
+	for w := range 8 {
+		ob := obs[w%len(obs)]
+		wg.Go(func() {
+			for idle := 0; idle < 20; {
+				items, err := ob.Claim(ctx, 2)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if len(items) == 0 {
+					idle++
+					time.Sleep(5 * time.Millisecond)
+					continue
+				}
+				idle = 0
+				for _, it := range items {
+					mu.Lock()
+					claims[it.MessageID]++
+					th := threadOf[it.MessageID]
+					if it.MessageID < last[th] {
+						t.Errorf("message %d of %s claimed after %d was done", it.MessageID, th, last[th])
+					}
+					last[th] = it.MessageID
+					mu.Unlock()
+					if err := ob.Done(ctx, it, nil); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for id := range threadOf {
+		if claims[id] != 1 {
+			t.Errorf("message %d claimed %d times, want once", id, claims[id])
+		}
+	}
+	if n, _ := obs[0].Pending(ctx); n != 0 {
+		t.Errorf("%d rows left in the outbox", n)
 	}
 }
