@@ -129,24 +129,16 @@ func (o *Outbox) claim(ctx context.Context, n int) ([]Item, error) {
 		if err != nil {
 			return err
 		}
-		for rows.Next() {
-			var it Item
-			if err := rows.Scan(&it.MessageID, &it.ProjectID, &it.ThreadKey, &it.Attempts); err != nil {
-				rows.Close()
-				return err
-			}
-			it.Attempts++
-			items = append(items, it)
-		}
-		if err := rows.Close(); err != nil {
+		if items, err = scanItems(rows, items); err != nil {
 			return err
 		}
 		until := o.now().Add(o.lease).UnixMicro()
-		for _, it := range items {
+		for i, it := range items {
 			if _, err := tx.ExecContext(ctx, o.db.Rebind(`UPDATE am_mirror_outbox SET lease_owner = ?, lease_until_us = ?, attempts = attempts + 1
 				WHERE sink = ? AND message_id = ?`), o.owner, until, o.sink, it.MessageID); err != nil {
 				return err
 			}
+			items[i].Attempts++ // as the row now says
 		}
 		return nil
 	})
@@ -187,24 +179,26 @@ func (o *Outbox) claimPostgres(ctx context.Context, n int) ([]Item, error) {
 		if err != nil {
 			return err
 		}
-		for rows.Next() {
-			var it Item
-			if err := rows.Scan(&it.MessageID, &it.ProjectID, &it.ThreadKey, &it.Attempts); err != nil {
-				rows.Close()
-				return err
-			}
-			items = append(items, it)
-		}
-		if err := rows.Close(); err != nil {
-			return err
-		}
-		if err := rows.Err(); err != nil {
+		if items, err = scanItems(rows, items); err != nil {
 			return err
 		}
 		return tx.Commit()
 	})
 	slices.SortFunc(items, func(a, b Item) int { return cmp.Compare(a.MessageID, b.MessageID) })
 	return items, err
+}
+
+// scanItems appends the outbox rows of a claim's query to dst and closes rows.
+func scanItems(rows *sql.Rows, dst []Item) ([]Item, error) {
+	defer rows.Close()
+	for rows.Next() {
+		var it Item
+		if err := rows.Scan(&it.MessageID, &it.ProjectID, &it.ThreadKey, &it.Attempts); err != nil {
+			return nil, err
+		}
+		dst = append(dst, it)
+	}
+	return dst, rows.Err()
 }
 
 // Done records the outcome of it (record runs in the same transaction,
