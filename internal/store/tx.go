@@ -69,10 +69,15 @@ func (db *DB) run(ctx context.Context, opts *sql.TxOptions, fn func(*sql.Tx) err
 }
 
 // Retry calls f until it succeeds, fails with an error that is not a lost
-// race (see Retryable), RetryBudget has passed, or ctx ends; it waits a
-// little longer, with jitter, before each new attempt (2 ms growing to
-// 250 ms). It returns f's last error, never a bare context error.
+// race (see Retryable), RetryBudget has passed, or ctx ends. The first
+// retry runs at once (the winner has committed), later ones after a growing,
+// jittered pause (2 ms up to 250 ms). It returns f's last error, never a
+// bare context error.
 func (db *DB) Retry(ctx context.Context, f func() error) error {
+	// Most transactions win at once: no back-off state on that path.
+	if err := f(); err == nil || !db.Retryable(err) || ctx.Err() != nil {
+		return err
+	}
 	b := backoff.NewExponentialBackOff()
 	b.InitialInterval = 2 * time.Millisecond
 	b.Multiplier = 1.6
