@@ -77,8 +77,8 @@ func newOwner() string {
 }
 
 // tx runs fn in one write transaction (store.DB.Write: immediate on SQLite,
-// serializable on PostgreSQL, retried when it loses a race), so two workers
-// in any processes on any hosts never claim one row.
+// serializable on PostgreSQL, retried when it loses a race): registering a
+// sink, recording an outcome, and claiming on SQLite.
 func (o *Outbox) tx(ctx context.Context, fn func(*sql.Tx) error) error {
 	return o.db.Write(ctx, fn)
 }
