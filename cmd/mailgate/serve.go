@@ -169,6 +169,7 @@ func open(ctx context.Context, cfg *config.Config, logger *slog.Logger, useSandb
 		if deps.AgentMail, err = amstore.NewService(ctx, db, agentmail.Options{Logger: logger}); err != nil {
 			return nil, fmt.Errorf("opening the agent-mail store: %w", err)
 		}
+		a.closers = append(a.closers, deps.AgentMail.Close) // before the DB: it indexes what it queued
 	}
 	if err := startMirror(ctx, cfg, logger, db, a); err != nil {
 		return nil, err

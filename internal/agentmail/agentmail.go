@@ -107,6 +107,9 @@ func New(st Store, opts Options) (*Service, error) {
 		}
 	}
 	s.fsScan = latestModTime
+	if l, ok := st.(interface{ SetLogger(*slog.Logger) }); ok {
+		l.SetLogger(s.log) // stores working in the background report there
+	}
 	return s, nil
 }
 

@@ -59,12 +59,16 @@ func ftsDB(tb testing.TB) *store.DB {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { db.Close() })
-	if _, err := amsqlite.Open(ctx, db); err != nil {
+	st, err := amsqlite.Open(ctx, db)
+	if err != nil {
 		tb.Fatal(err)
 	}
 	if _, err := db.Exec(`INSERT INTO am_projects (id, slug, human_key, created_us) VALUES (1, 'p', '/p', 0);
 		INSERT INTO am_agents (id, project_id, name, inception_us, last_active_us) VALUES (1, 1, 'A', 0, 0);
 		INSERT INTO am_messages (project_id, sender_id, subject, body_md, created_us) VALUES (1, 1, 'Build failed', 'POL-358 migration broke é ü', 0);`); err != nil {
+		tb.Fatal(err)
+	}
+	if err := st.IndexPending(ctx); err != nil {
 		tb.Fatal(err)
 	}
 	return db

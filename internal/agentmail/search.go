@@ -46,6 +46,14 @@ type SearchParams struct {
 	Agent      string // optional viewer: only mail this agent sent or received
 }
 
+// pendingIndexer is a Store whose full-text index trails its writes (the
+// SQLite store indexes new messages in batches after they commit). Search
+// brings the index up to date first, so it sees every message stored
+// before it began, whichever process stored it.
+type pendingIndexer interface {
+	IndexPending(ctx context.Context) error
+}
+
 // Search finds messages of a project by full text, best match first. Odd
 // queries are repaired (see SanitizeQuery) and, should FTS5 still refuse
 // one, answered with a plain LIKE search; both are reported in diagnostics.
@@ -66,6 +74,12 @@ func (s *Service) Search(ctx context.Context, p SearchParams) (SearchResult, err
 		limit = maxInboxLimit
 	}
 	match, notes := SanitizeQuery(p.Query)
+	if ix, ok := s.st.(pendingIndexer); ok && match != "" {
+		if err := ix.IndexPending(ctx); err != nil {
+			s.log.Warn("bringing the full-text index up to date before a search failed; searching what is indexed", "err", err)
+			notes = append(notes, "the newest messages may be missing: the full-text index could not be brought up to date")
+		}
+	}
 	out := SearchResult{Result: []SearchHit{}}
 	err := s.st.Read(ctx, func(tx Tx) error {
 		proj, err := s.project(ctx, tx, p.ProjectKey)

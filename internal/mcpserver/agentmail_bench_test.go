@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	amsqlite "github.com/mailgate/mailgate/internal/agentmail/sqlite"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -166,6 +167,13 @@ func seedMessages(b *testing.B, h *amHarness, n int) {
 		}
 	}
 	if err := tx.Commit(); err != nil {
+		b.Fatal(err)
+	}
+	st, err := amsqlite.Open(h.ctx, h.db) // index what the inserts queued, as a server would
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := st.IndexPending(h.ctx); err != nil {
 		b.Fatal(err)
 	}
 	if _, err := h.db.Exec(`INSERT INTO am_messages_fts(am_messages_fts) VALUES ('optimize'); PRAGMA optimize`); err != nil {

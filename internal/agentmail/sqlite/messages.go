@@ -41,6 +41,7 @@ func (t *tx) InsertMessage(ctx context.Context, m *agentmail.Message) error {
 	if m.ID, err = res.LastInsertId(); err != nil {
 		return err
 	}
+	t.queued = true // the insert trigger queued it for the full-text index
 	for i := range m.Recipients {
 		r := &m.Recipients[i]
 		r.MessageID = m.ID

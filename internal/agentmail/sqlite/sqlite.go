@@ -9,7 +9,8 @@
 // error is retried a few times with jitter, so no lock error reaches an
 // agent. Writes that arrive together in one process share a transaction
 // (group commit, see Write). Reads run in deferred read-only transactions,
-// which WAL never blocks.
+// which WAL never blocks. New messages reach the full-text index in batches,
+// after their commit (see indexer.go).
 package sqlite
 
 import (
@@ -20,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"math/rand/v2"
 	"strings"
 	"sync"
@@ -49,6 +51,8 @@ type Store struct {
 	stmts     map[string]*sql.Stmt
 	preparing map[string]bool // queries being prepared store-wide in the background
 	closed    bool
+	log       *slog.Logger
+	idx       *indexer
 }
 
 var _ agentmail.Store = (*Store)(nil)
@@ -63,7 +67,8 @@ func Open(ctx context.Context, db *store.DB) (*Store, error) {
 	if err := db.Migrate(ctx, Component, sub); err != nil {
 		return nil, fmt.Errorf("opening agent-mail store: %w", err)
 	}
-	return &Store{db: db, wsem: make(chan struct{}, 1), stmts: map[string]*sql.Stmt{}, preparing: map[string]bool{}}, nil
+	return &Store{db: db, wsem: make(chan struct{}, 1), stmts: map[string]*sql.Stmt{}, preparing: map[string]bool{},
+		log: slog.New(slog.DiscardHandler), idx: newIndexer()}, nil
 }
 
 // NewService opens the store on db and builds the Service over it.
@@ -75,8 +80,14 @@ func NewService(ctx context.Context, db *store.DB, opts agentmail.Options) (*age
 	return agentmail.New(st, opts)
 }
 
-// Close releases the prepared statements (the DB stays open).
+// SetLogger sets where failures of background work (indexing) are reported;
+// agentmail.New hands over the service's logger.
+func (s *Store) SetLogger(l *slog.Logger) { s.log = l }
+
+// Close stops the indexer, indexes what this process left queued and
+// releases the prepared statements (the DB stays open).
 func (s *Store) Close() error {
+	s.stopIndexer()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.closed = true
@@ -197,6 +208,9 @@ func (s *Store) runOnce(batch []*writeReq) ([]error, error) {
 	if err := sqltx.Commit(); err != nil {
 		return nil, fmt.Errorf("committing transaction: %w", err)
 	}
+	if t.queued {
+		s.indexSoon()
+	}
 	return errs, nil
 }
 
@@ -276,6 +290,8 @@ func (s *Store) prepareLater(query string) {
 type tx struct {
 	s  *Store
 	tx *sql.Tx
+	// queued: a message was stored, so the full-text queue grew.
+	queued bool
 }
 
 // stmt returns query's statement on this transaction's own connection:

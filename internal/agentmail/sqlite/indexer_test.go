@@ -1,0 +1,209 @@
+package sqlite_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/mailgate/mailgate/internal/agentmail"
+	amsqlite "github.com/mailgate/mailgate/internal/agentmail/sqlite"
+	"github.com/mailgate/mailgate/internal/store"
+)
+
+// handle opens the store file at path as one process would: its own
+// store.DB, Store and Service. The indexer waits delay after a commit.
+func handle(tb testing.TB, path string, delay time.Duration) (*store.DB, *amsqlite.Store, *agentmail.Service) {
+	tb.Helper()
+	ctx := context.Background()
+	db, err := store.Open(ctx, path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { db.Close() })
+	st, err := amsqlite.Open(ctx, db)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	amsqlite.SetIndexDelay(st, delay)
+	svc, err := agentmail.New(st, agentmail.Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { svc.Close() })
+	return db, st, svc
+}
+
+func queued(tb testing.TB, db *store.DB) int {
+	tb.Helper()
+	var n int
+	if err := db.QueryRow(`SELECT count(*) FROM am_fts_pending`).Scan(&n); err != nil {
+		tb.Fatal(err)
+	}
+	return n
+}
+
+// indexed counts the messages the full-text index itself matches for q,
+// without the catch-up a search does first.
+func indexed(tb testing.TB, db *store.DB, q string) int {
+	tb.Helper()
+	var n int
+	if err := db.QueryRow(`SELECT count(*) FROM am_messages_fts WHERE am_messages_fts MATCH ?`, q).Scan(&n); err != nil {
+		tb.Fatal(err)
+	}
+	return n
+}
+
+func send(tb testing.TB, svc *agentmail.Service, subject, body string) int64 {
+	tb.Helper()
+	res, err := svc.Send(context.Background(), agentmail.SendParams{ProjectKey: "/p", Sender: "Alice", To: []string{"Bob"}, Subject: subject, BodyMD: body})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return res.Deliveries[0].Payload.ID
+}
+
+// TestSearchSeesQueuedMessages: a message stored by one process and not yet
+// indexed (its indexer waits an hour) is found at once by another
+// process's search, which indexes the queue first.
+func TestSearchSeesQueuedMessages(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	dbA, _, a := handle(t, path, time.Hour)
+	_, _, b := handle(t, path, time.Hour)
+	setup(t, a, "/p", "Alice", "Bob")
+	id := send(t, a, "Parser rewrite", "the tokenizer lands tomorrow")
+	if n := queued(t, dbA); n != 1 {
+		t.Fatalf("%d messages queued after the send, want 1 (indexing is deferred)", n)
+	}
+	if n := indexed(t, dbA, "tokenizer"); n != 0 {
+		t.Fatalf("the index already matches %d messages before any search", n)
+	}
+	res, err := b.Search(context.Background(), agentmail.SearchParams{ProjectKey: "/p", Query: "tokenizer"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Result) != 1 || res.Result[0].ID != id || res.Diagnostics != nil {
+		t.Fatalf("search from the other process = %+v, want message %d and no diagnostics", res, id)
+	}
+	if n := queued(t, dbA); n != 0 {
+		t.Errorf("%d messages still queued after the search", n)
+	}
+}
+
+// TestIndexerIndexesAfterCommit: with nobody searching, the process that
+// stored messages indexes them shortly after its commit.
+func TestIndexerIndexesAfterCommit(t *testing.T) {
+	db, _, svc := handle(t, filepath.Join(t.TempDir(), "state.db"), 10*time.Millisecond)
+	setup(t, svc, "/p", "Alice", "Bob")
+	for _, s := range []string{"one", "two", "three"} {
+		send(t, svc, "status "+s, "deploy window")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for queued(t, db) > 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if n := queued(t, db); n != 0 {
+		t.Fatalf("%d messages still queued 10 s after the sends", n)
+	}
+	if n := indexed(t, db, "deploy"); n != 3 {
+		t.Errorf("the index matches %d messages, want 3", n)
+	}
+}
+
+// TestCloseIndexesQueued: a Store that closes indexes what it queued
+// rather than leave it to the next process.
+func TestCloseIndexesQueued(t *testing.T) {
+	db, st, svc := handle(t, filepath.Join(t.TempDir(), "state.db"), time.Hour)
+	setup(t, svc, "/p", "Alice", "Bob")
+	send(t, svc, "handover", "release notes drafted")
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := queued(t, db); n != 0 {
+		t.Errorf("%d messages still queued after Close", n)
+	}
+	if n := indexed(t, db, "drafted"); n != 1 {
+		t.Errorf("the index matches %d messages after Close, want 1", n)
+	}
+}
+
+// TestDeletingMessagesKeepsIndexIntact: deleting an indexed message removes
+// it from the index; deleting a queued one only leaves the queue (an FTS5
+// 'delete' of a row it never indexed corrupts an external-content index).
+func TestDeletingMessagesKeepsIndexIntact(t *testing.T) {
+	ctx := context.Background()
+	db, st, svc := handle(t, filepath.Join(t.TempDir(), "state.db"), time.Hour)
+	setup(t, svc, "/p", "Alice", "Bob")
+	done := send(t, svc, "indexed", "alpha bravo")
+	if err := st.IndexPending(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waiting := send(t, svc, "queued", "alpha charlie")
+	keep := send(t, svc, "kept", "delta echo")
+	if _, err := db.Exec(`DELETE FROM am_recipients WHERE message_id IN (?, ?); DELETE FROM am_messages WHERE id IN (?, ?)`,
+		done, waiting, done, waiting); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.IndexPending(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`INSERT INTO am_messages_fts(am_messages_fts, rank) VALUES ('integrity-check', 1)`); err != nil {
+		t.Fatalf("full-text index no longer matches its messages: %v", err)
+	}
+	if n := indexed(t, db, "alpha"); n != 0 {
+		t.Errorf("the index still matches %d deleted messages", n)
+	}
+	res, err := svc.Search(ctx, agentmail.SearchParams{ProjectKey: "/p", Query: "delta"})
+	if err != nil || len(res.Result) != 1 || res.Result[0].ID != keep {
+		t.Errorf("search(delta) = %+v, %v; want message %d", res, err, keep)
+	}
+}
+
+// TestDeferredIndexMigration: a store whose messages were indexed by the
+// old synchronous trigger (migrations 0001–0003) keeps them searchable
+// after 0004, next to messages stored since.
+func TestDeferredIndexMigration(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "state.db")
+	old := fstest.MapFS{}
+	for _, name := range []string{"0001_init.sql", "0002_compat.sql", "0003_mirror.sql"} {
+		body, err := os.ReadFile(filepath.Join("migrations", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		old[name] = &fstest.MapFile{Data: body}
+	}
+	db, err := store.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Migrate(ctx, amsqlite.Component, old); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`INSERT INTO am_projects (id, slug, human_key, created_us) VALUES (1, 'p', '/p', 0);
+		INSERT INTO am_agents (id, project_id, name, inception_us, last_active_us) VALUES (1, 1, 'Alice', 0, 0), (2, 1, 'Bob', 0, 0);
+		INSERT INTO am_messages (project_id, sender_id, subject, body_md, created_us) VALUES (1, 1, 'Before', 'legacy widget', 0);`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+
+	db, _, svc := handle(t, path, time.Hour)
+	newID := send(t, svc, "After", "modern widget")
+	res, err := svc.Search(ctx, agentmail.SearchParams{ProjectKey: "/p", Query: "widget"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Checked against the messages, so only once the queue is indexed.
+	if _, err := db.Exec(`INSERT INTO am_messages_fts(am_messages_fts, rank) VALUES ('integrity-check', 1)`); err != nil {
+		t.Fatalf("index after the upgrade: %v", err)
+	}
+	var got []int64
+	for _, h := range res.Result {
+		got = append(got, h.ID)
+	}
+	if len(got) != 2 || !(got[0] == 1 || got[1] == 1) || !(got[0] == newID || got[1] == newID) {
+		t.Errorf("search(widget) after the upgrade found %v, want 1 and %d", got, newID)
+	}
+}
