@@ -50,6 +50,8 @@ type Config struct {
 	HTTPPath        string        // AGENT_MAIL_PATH
 	BearerToken     string        // AGENT_MAIL_BEARER_TOKEN (never logged)
 	Mirror          string        // AGENT_MAIL_MIRROR: off | gmail
+	NameMode        string        // AGENT_NAME_ENFORCEMENT_MODE: coerce | strict | always_auto
+	ToolsProfile    string        // TOOLS_FILTER_PROFILE: full | minimal
 }
 
 // HasTools reports whether the toolset name is enabled.
@@ -86,6 +88,8 @@ var Vars = []Var{
 	{"AGENT_MAIL_PATH", "http-path", "/mcp/", "HTTP endpoint path"},
 	{"AGENT_MAIL_BEARER_TOKEN", "bearer-token", "", "required on every HTTP request when set; required to bind a non-loopback address"},
 	{"AGENT_MAIL_MIRROR", "mirror", "off", "gmail: copy agent threads into the mailbox under a label"},
+	{"AGENT_NAME_ENFORCEMENT_MODE", "name-mode", "coerce", "register_agent names: coerce (an invalid or taken name is replaced, and the answer says so), strict (refused), always_auto (always generated)"},
+	{"TOOLS_FILTER_PROFILE", "tools-profile", "full", "agentmail tools to list: full (all), or minimal (health_check, ensure_project, register_agent, send_message, fetch_inbox, acknowledge_message)"},
 }
 
 // Error is a configuration problem, phrased for the person fixing it.
@@ -212,6 +216,16 @@ func Load(fs *flag.FlagSet, args []string, getenv func(string) string, cwd strin
 	case "off", "gmail":
 	default:
 		return nil, &Error{Var: "AGENT_MAIL_MIRROR", Msg: fmt.Sprintf("%q is not one of off, gmail", c.Mirror)}
+	}
+	switch c.NameMode = strings.ToLower(orDefault(get("AGENT_NAME_ENFORCEMENT_MODE"), "coerce")); c.NameMode {
+	case "coerce", "strict", "always_auto":
+	default:
+		return nil, &Error{Var: "AGENT_NAME_ENFORCEMENT_MODE", Msg: fmt.Sprintf("%q is not one of coerce, strict, always_auto", c.NameMode)}
+	}
+	switch c.ToolsProfile = strings.ToLower(orDefault(get("TOOLS_FILTER_PROFILE"), "full")); c.ToolsProfile {
+	case "full", "minimal":
+	default:
+		return nil, &Error{Var: "TOOLS_FILTER_PROFILE", Msg: fmt.Sprintf("%q is not one of full, minimal", c.ToolsProfile)}
 	}
 	if !strings.HasPrefix(c.HTTPPath, "/") {
 		return nil, &Error{Var: "AGENT_MAIL_PATH", Msg: fmt.Sprintf("%q must start with /", c.HTTPPath)}

@@ -24,7 +24,7 @@ func TestDefaults(t *testing.T) {
 		c.VaultPath: "/home/u/mg/vault", c.CredentialsFile: "/home/u/mg/auth/credentials.json",
 		c.TokenFile: "/home/u/mg/auth/token.json", c.AuditDir: "/home/u/mg/audit", c.DB: "/home/u/mg/.mailgate/state.db",
 		c.HTTPAddr: "127.0.0.1:8765", c.HTTPPath: "/mcp/", c.ApprovalMode: "content", c.Mirror: "off",
-		strings.Join(c.Tools, ","): "email,agentmail",
+		strings.Join(c.Tools, ","): "email,agentmail", c.NameMode: "coerce", c.ToolsProfile: "full",
 	} {
 		if got != want {
 			t.Errorf("got %q, want %q", got, want)
@@ -92,6 +92,8 @@ func TestBadValues(t *testing.T) {
 		{map[string]string{"MAILGATE_TOOLS": "agentmail,channels"}, nil, "MAILGATE_TOOLS"},
 		{map[string]string{"MAILGATE_TOOLS": " , "}, nil, "MAILGATE_TOOLS"},
 		{map[string]string{"AGENT_MAIL_MIRROR": "imap"}, nil, "AGENT_MAIL_MIRROR"},
+		{map[string]string{"AGENT_NAME_ENFORCEMENT_MODE": "lenient"}, nil, "AGENT_NAME_ENFORCEMENT_MODE"},
+		{map[string]string{"TOOLS_FILTER_PROFILE": "core"}, nil, "TOOLS_FILTER_PROFILE"},
 		{map[string]string{"AGENT_MAIL_PATH": "mcp"}, nil, "AGENT_MAIL_PATH"},
 		{map[string]string{"MAILGATE_DB": "postgres://u:pw@db:notaport/mail"}, nil, "MAILGATE_DB"},
 		{map[string]string{"MAILGATE_DB": "postgres:mail"}, nil, "MAILGATE_DB"},

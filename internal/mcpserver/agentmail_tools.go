@@ -24,8 +24,25 @@ import (
 var AgentMailMinimalTools = []string{"health_check", "ensure_project", "register_agent", "send_message", "fetch_inbox", "acknowledge_message"}
 
 type amTools struct {
-	svc *agentmail.Service
-	log *slog.Logger
+	svc  *agentmail.Service
+	log  *slog.Logger
+	only map[string]bool // the tools of a smaller profile; nil registers all
+}
+
+// agentMailProfile returns the tools a TOOLS_FILTER_PROFILE value lists
+// (nil: all of them).
+func agentMailProfile(profile string) (map[string]bool, error) {
+	switch profile {
+	case "", "full":
+		return nil, nil
+	case "minimal":
+		only := map[string]bool{}
+		for _, name := range AgentMailMinimalTools {
+			only[name] = true
+		}
+		return only, nil
+	}
+	return nil, fmt.Errorf("building server: agentmail tool profile %q is not one of full, minimal", profile)
 }
 
 // fail turns a Service error into the tool error the agent reads: refusals
@@ -69,6 +86,9 @@ func amAddTyped[In, Out any](s *mcp.Server, t *amTools, spec *mcp.Tool, call fun
 // answer when it is an object and {"result": …} otherwise, because protocol
 // 2025-11-25 clients expect an object there.
 func amAddJSON[In any](s *mcp.Server, t *amTools, spec *mcp.Tool, call func(context.Context, In) (any, error)) {
+	if t.only != nil && !t.only[spec.Name] {
+		return
+	}
 	args := newArgDecoder[In](spec)
 	s.AddTool(spec, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		in, err := args.decode(req.Params.Arguments)
@@ -133,9 +153,10 @@ func amJSONResult(v any) (*mcp.CallToolResult, error) {
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}, StructuredContent: structured}, nil
 }
 
-// addAgentMailTools registers the agent-mail tools and resources.
-func addAgentMailTools(s *mcp.Server, svc *agentmail.Service) {
-	t := &amTools{svc: svc, log: svc.Logger()}
+// addAgentMailTools registers the agent-mail tools (those of only, when it
+// is not nil) and every resource.
+func addAgentMailTools(s *mcp.Server, svc *agentmail.Service, only map[string]bool) {
+	t := &amTools{svc: svc, log: svc.Logger(), only: only}
 	t.addIdentityTools(s)
 	t.addMessageTools(s)
 	t.addContactTools(s)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mailgate/mailgate/internal/agentmail"
+	"github.com/mailgate/mailgate/internal/config"
 )
 
 var agentMailToolNames = []string{
@@ -318,4 +319,14 @@ func (c *fakeClock) Advance(d time.Duration) {
 	c.mu.Lock()
 	c.now = c.now.Add(d)
 	c.mu.Unlock()
+}
+
+// TestAgentMailProfileUnknown: a profile New does not know is refused, not
+// taken for the full set.
+func TestAgentMailProfileUnknown(t *testing.T) {
+	h := newAMHarness(t)
+	_, err := New(Deps{Version: "test", Tools: []string{config.ToolsAgentMail}, AgentMail: h.svc, AgentMailProfile: "core"})
+	if err == nil || !strings.Contains(err.Error(), `"core"`) {
+		t.Fatalf("New with profile core: %v", err)
+	}
 }

@@ -31,7 +31,10 @@ type Deps struct {
 
 	Email     *EmailDeps         // required when "email" is enabled
 	AgentMail *agentmail.Service // required when "agentmail" is enabled
-	Compat    CompatOptions      // options of the channels and mailbox sets
+	// AgentMailProfile selects the agentmail tools listed: "full" (or "")
+	// or "minimal" (AgentMailMinimalTools), as TOOLS_FILTER_PROFILE.
+	AgentMailProfile string
+	Compat           CompatOptions // options of the channels and mailbox sets
 }
 
 // New builds the server with every enabled tool set registered.
@@ -56,7 +59,11 @@ func New(d Deps) (*mcp.Server, error) {
 			if d.AgentMail == nil {
 				return nil, errors.New("building server: the agentmail tool set needs its store")
 			}
-			addAgentMailTools(s, d.AgentMail)
+			only, err := agentMailProfile(d.AgentMailProfile)
+			if err != nil {
+				return nil, err
+			}
+			addAgentMailTools(s, d.AgentMail, only)
 		case config.ToolsChannels:
 			if d.AgentMail == nil {
 				return nil, errors.New("building server: the channels tool set needs the agent-mail store")
