@@ -21,7 +21,9 @@ import (
 //     before it began, by whichever process.
 //
 // A process killed before indexing leaves its messages queued, not lost: the
-// next search or indexer run of any process indexes them.
+// next search or indexer run of any process indexes them. (FTS5's
+// 'integrity-check' against the messages counts queued ones as missing from
+// the index: run IndexPending before it.)
 
 // indexDelay is how long new messages gather before the indexer takes them.
 // Nothing waits for it (searches index the queue themselves); it only sets
