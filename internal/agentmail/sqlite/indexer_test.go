@@ -2,8 +2,10 @@ package sqlite_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"testing/fstest"
 	"time"
@@ -205,5 +207,48 @@ func TestDeferredIndexMigration(t *testing.T) {
 	}
 	if len(got) != 2 || !(got[0] == 1 || got[1] == 1) || !(got[0] == newID || got[1] == newID) {
 		t.Errorf("search(widget) after the upgrade found %v, want 1 and %d", got, newID)
+	}
+}
+
+// TestSearchFindsEverySendAcrossHandles: four handles on one file (as four
+// processes) send and search at once; every message is found by a search on
+// another handle started after its send returned, whatever the indexers of
+// the four are doing meanwhile.
+func TestSearchFindsEverySendAcrossHandles(t *testing.T) {
+	const nHandles, each = 4, 40
+	path := filepath.Join(t.TempDir(), "state.db")
+	svcs := make([]*agentmail.Service, nHandles)
+	for i := range svcs {
+		_, _, svcs[i] = handle(t, path, time.Duration(i)*20*time.Millisecond) // indexers at different paces
+	}
+	setup(t, svcs[0], "/p", "Alice", "Bob")
+	var wg sync.WaitGroup
+	errs := make(chan error, nHandles*each)
+	for w := range nHandles {
+		wg.Go(func() {
+			ctx := context.Background()
+			for i := range each {
+				word := fmt.Sprintf("token%dx%d", w, i)
+				res, err := svcs[w].Send(ctx, agentmail.SendParams{ProjectKey: "/p", Sender: "Alice", To: []string{"Bob"}, Subject: "s", BodyMD: "body " + word})
+				if err != nil {
+					errs <- err
+					return
+				}
+				id := res.Deliveries[0].Payload.ID
+				found, err := svcs[(w+1)%nHandles].Search(ctx, agentmail.SearchParams{ProjectKey: "/p", Query: word})
+				if err != nil {
+					errs <- err
+					return
+				}
+				if len(found.Result) != 1 || found.Result[0].ID != id {
+					errs <- fmt.Errorf("search(%s) on handle %d = %+v, want message %d", word, (w+1)%nHandles, found.Result, id)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
 	}
 }
