@@ -286,3 +286,33 @@ func TestAuthTightensAuthFolder(t *testing.T) {
 		t.Fatalf("doctor --strict after auth: exit %d\n%s", code, d.stdout)
 	}
 }
+
+// TestReauthWhileServing: the grant of a running server is revoked; its
+// tools say to run `mailgate auth`; the user does, in a terminal, and the
+// same server process answers again, without a restart.
+func TestReauthWhileServing(t *testing.T) {
+	w := newWorld(t, true)
+	cs := w.connect()
+	if text, isErr := call(t, cs, "search_email", map[string]any{"query": "invoice"}); isErr {
+		t.Fatalf("search_email before: %s", text)
+	}
+	tok, err := gmail.LoadToken(filepath.Join(w.home, "auth", "token.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.gm.RevokeRefreshToken(tok.RefreshToken)
+	w.gm.ExpireAccessTokens()
+	if text, isErr := call(t, cs, "search_email", map[string]any{"query": "invoice"}); !isErr || !strings.Contains(text, "mailgate auth") {
+		t.Fatalf("search_email with the grant revoked = %q (error %v), want the re-auth advice", text, isErr)
+	}
+
+	b := &simBrowser{t: t, w: w, page: make(chan string, 1)}
+	r := newSetupRun(w.env, nil)
+	if err := runAuth(context.Background(), r.env, []string{"--timeout", "20s"}, b.open); err != nil {
+		t.Fatalf("mailgate auth: %v\n%s", err, r.stderr)
+	}
+	<-b.page
+	if text, isErr := call(t, cs, "search_email", map[string]any{"query": "invoice"}); isErr || !strings.HasPrefix(text, "Found 1 email") {
+		t.Fatalf("search_email after mailgate auth, same server = %q (error %v)", text, isErr)
+	}
+}

@@ -156,7 +156,9 @@ func SaveToken(path string, tok *oauth2.Token) error {
 // token back to disk, so a refresh (and a rotated refresh token) survives a
 // restart. It also turns "expired and no refresh token" and invalid_grant
 // into *ReauthError, and can be told to drop the cached access token after
-// Gmail answers 401.
+// Gmail answers 401. When the grant it holds is gone, it first looks for a
+// newer token in the file: `mailgate auth`, run while the server is up,
+// then restores access without a restart.
 type persistingSource struct {
 	mu      sync.Mutex
 	cfg     *oauth2.Config
@@ -186,6 +188,9 @@ func (p *persistingSource) Token() (*oauth2.Token, error) {
 		p.invalid = false
 	}
 	tok, err := p.base.Token()
+	if err != nil && (isInvalidGrant(err) || p.last.RefreshToken == "") && p.reload() {
+		tok, err = p.base.Token()
+	}
 	if err != nil {
 		if isInvalidGrant(err) {
 			return nil, &ReauthError{Cause: err}
@@ -214,6 +219,20 @@ func (p *persistingSource) Token() (*oauth2.Token, error) {
 		p.changed = time.Now()
 	}
 	return tok, nil
+}
+
+// reload adopts the token in the file when it differs from the one in use
+// (a new sign-in saved it since), reporting whether it did.
+func (p *persistingSource) reload() bool {
+	tok, err := LoadToken(p.path)
+	if err != nil || (tok.RefreshToken == p.last.RefreshToken && tok.AccessToken == p.last.AccessToken) {
+		return false
+	}
+	p.log.Info("using the Gmail token saved since this server started (mailgate auth)", "file", p.path)
+	p.base = p.cfg.TokenSource(p.ctx, tok)
+	p.last = tok
+	p.changed = time.Now()
+	return true
 }
 
 // invalidate makes the next Token call refresh, whatever the expiry says,

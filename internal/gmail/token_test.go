@@ -179,3 +179,35 @@ func TestSaveTokenIsAtomicAndPrivate(t *testing.T) {
 		t.Errorf("file mode %v", st.Mode().Perm())
 	}
 }
+
+// TestNewSignInIsUsedWithoutRestart: after the grant is revoked, a token
+// that `mailgate auth` saves to the file is picked up by the running client
+// on its next call; no restart.
+func TestNewSignInIsUsedWithoutRestart(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx := context.Background()
+	if _, err := e.c.Profile(ctx); err != nil {
+		t.Fatal(err)
+	}
+	e.srv.RevokeRefreshToken(e.refresh)
+	e.srv.ExpireAccessTokens()
+	var re *ReauthError
+	if _, err := e.c.Search(ctx, "anything", 5); !errors.As(err, &re) {
+		t.Fatalf("Search with the grant revoked: %v, want *ReauthError", err)
+	}
+
+	// What `mailgate auth` leaves behind: a new grant in the same file.
+	fresh := e.srv.IssueRefreshToken(e.clientID, ScopeReadonly, ScopeCompose)
+	if err := SaveToken(e.tokFile, &oauth2.Token{RefreshToken: fresh, Expiry: time.Now().Add(-time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.c.Search(ctx, "anything", 5); err != nil {
+		t.Fatalf("Search after a new sign-in: %v", err)
+	}
+	if tok := readToken(t, e.tokFile); tok.RefreshToken != fresh || tok.AccessToken == "" {
+		t.Errorf("token file after the call holds %+v, want the new grant and its access token", tok)
+	}
+	if !strings.Contains(e.logs.String(), "saved since this server started") {
+		t.Errorf("the switch to the new token is not logged: %s", e.logs.String())
+	}
+}
