@@ -15,7 +15,8 @@ import (
 )
 
 // Pool bounds for PostgreSQL. Every mailgate server holds at most
-// PoolMaxConns connections: a fleet of N servers needs N×PoolMaxConns of the
+// PoolMaxConns connections (the URL's pool_max_conns parameter, as pgxpool
+// reads it, changes that): a fleet of N servers needs N×PoolMaxConns of the
 // server's max_connections (100 by default), so the bound is what lets a
 // dozen servers share one stock PostgreSQL. Transactions are short (a send is
 // a handful of statements), so a few connections keep a busy server's cores
@@ -46,10 +47,14 @@ func openPostgres(ctx context.Context, url string) (*DB, error) {
 	if cfg.ConnectTimeout == 0 {
 		cfg.ConnectTimeout = connectTimeout
 	}
+	maxConns, err := poolMaxConns(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("opening store: MAILGATE_DB: %w", err)
+	}
 	where := redacted(cfg)
 	sqldb := stdlib.OpenDB(*cfg)
-	sqldb.SetMaxOpenConns(PoolMaxConns)
-	sqldb.SetMaxIdleConns(PoolIdleConns)
+	sqldb.SetMaxOpenConns(maxConns)
+	sqldb.SetMaxIdleConns(min(PoolIdleConns, maxConns))
 	sqldb.SetConnMaxLifetime(PoolMaxLifetime)
 	sqldb.SetConnMaxIdleTime(PoolMaxIdleTime)
 	db := &DB{DB: sqldb, Dialect: Postgres, Where: where}
@@ -75,6 +80,22 @@ func openPostgres(ctx context.Context, url string) (*DB, error) {
 		return nil, fmt.Errorf("opening store: PostgreSQL at %s: %w", where, err)
 	}
 	return db, nil
+}
+
+// poolMaxConns takes the pool_max_conns parameter out of cfg (pgx would send
+// it to the server as a setting, which refuses it) and returns the pool
+// bound: that value, or PoolMaxConns.
+func poolMaxConns(cfg *pgx.ConnConfig) (int, error) {
+	v, ok := cfg.RuntimeParams["pool_max_conns"]
+	if !ok {
+		return PoolMaxConns, nil
+	}
+	delete(cfg.RuntimeParams, "pool_max_conns")
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("pool_max_conns=%q is not a whole number of connections, 1 or more", v)
+	}
+	return n, nil
 }
 
 // redacted names the database without credentials: user@host:port/db.

@@ -38,6 +38,8 @@ func TestOpenBadPostgresURL(t *testing.T) {
 		"postgres://u:secret@host:notaport/db",
 		"postgres://u:secret@[::1/db",
 		"postgresql://u:secret@127.0.0.1:5432/db?sslmode=bogus",
+		"postgres://u:secret@127.0.0.1:5432/db?pool_max_conns=0",
+		"postgres://u:secret@127.0.0.1:5432/db?pool_max_conns=many",
 	} {
 		_, err := store.Open(ctx, dsn)
 		if err == nil {
@@ -70,6 +72,28 @@ func TestOpenUnreachablePostgres(t *testing.T) {
 func pgOnly(t *testing.T) {
 	if storetest.PostgresURL() == "" {
 		t.Skip("needs " + storetest.EnvPostgres + " (make test sets it)")
+	}
+}
+
+// pool_max_conns in the URL bounds the pool (as pgxpool reads it) and is
+// not sent to the server, which would refuse it as an unknown setting.
+func TestPostgresPoolMaxConns(t *testing.T) {
+	pgOnly(t)
+	dsn := storetest.DSN(t)
+	sep := "?"
+	if strings.Contains(dsn, "?") {
+		sep = "&"
+	}
+	db := storetest.OpenDSN(t, dsn+sep+"pool_max_conns=3")
+	if got := db.Stats().MaxOpenConnections; got != 3 {
+		t.Errorf("MaxOpenConnections = %d, want 3", got)
+	}
+	var one int
+	if err := db.QueryRow(`SELECT 1`).Scan(&one); err != nil || one != 1 {
+		t.Fatalf("query on the bounded pool: %d, %v", one, err)
+	}
+	if got := storetest.OpenDSN(t, dsn).Stats().MaxOpenConnections; got != store.PoolMaxConns {
+		t.Errorf("without the parameter MaxOpenConnections = %d, want %d", got, store.PoolMaxConns)
 	}
 }
 
