@@ -194,6 +194,21 @@ func openEmail(ctx context.Context, cfg *config.Config, logger *slog.Logger, db 
 	if err != nil {
 		return nil, fmt.Errorf("VAULT_PATH %s: %w", cfg.VaultPath, err)
 	}
+	// A process killed mid-write leaves a hidden ".tmp-" file in the vault.
+	// Old ones are swept in the background: listing a large Done/ must not
+	// delay the first answer. Close waits for the sweep.
+	swept := make(chan struct{})
+	go func() {
+		defer close(swept)
+		n, err := vault.SweepTemp(time.Hour)
+		if err != nil {
+			logger.Warn("sweeping leftover temporary files in the vault", "err", err)
+		}
+		if n > 0 {
+			logger.Info("removed leftover temporary files from the vault", "count", n)
+		}
+	}()
+	a.closers = append(a.closers, func() error { <-swept; return nil })
 	auditLog, err := audit.Open(cfg.AuditDir)
 	if err != nil {
 		return nil, fmt.Errorf("AUDIT_LOG_DIR %s: %w", cfg.AuditDir, err)

@@ -61,9 +61,10 @@
 //
 // Every file mailgate writes is written to a hidden temporary file, fsynced
 // and renamed into place; a crash leaves the old file or the new one, plus at
-// most a ".tmp-*" file that every reader skips. Claim's rename into Done/ is
-// the one step whose folder (Approved/) is fsynced too, before anything is
-// sent, so not even a power loss can put a consumed approval back.
+// most a ".tmp-*" file that every reader skips (SweepTemp removes those an
+// hour old; serve runs it in the background at start). Claim's rename into
+// Done/ is the one step whose folder (Approved/) is fsynced too, before
+// anything is sent, so not even a power loss can put a consumed approval back.
 // The states a process can die in, in order:
 //
 //	step                              on disk afterwards                          next identical call

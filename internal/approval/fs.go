@@ -33,7 +33,7 @@ func renameCheckFirst(oldpath, newpath string) error {
 // The one rename that must be durable, Claim's, syncs its folders itself.
 func writeAtomic(path string, data []byte, replace bool) error {
 	dir := filepath.Dir(path)
-	tmp := filepath.Join(dir, ".tmp-"+randomHex(8))
+	tmp := filepath.Join(dir, tmpPrefix+randomHex(8))
 	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 	if err != nil {
 		return err

@@ -1,0 +1,52 @@
+package approval
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// tmpPrefix names writeAtomic's temporary files. Readers skip them (every
+// dot file is skipped), so a leftover is harmless to the protocol; it only
+// clutters the folder a human looks at.
+const tmpPrefix = ".tmp-"
+
+// SweepTemp removes the ".tmp-*" files a killed process left in the vault's
+// folders, when they are older than minAge. A live write lasts milliseconds,
+// so with minAge of minutes or more no writer can still own the file. Only
+// regular files are removed (never a symlink or a folder), and the human's
+// own files are never touched: the prefix is mailgate's. It returns how many
+// it removed; a folder that cannot be read is reported but does not stop
+// the others.
+func (v *Vault) SweepTemp(minAge time.Duration) (int, error) {
+	cutoff := v.o.Now().Add(-minAge)
+	removed := 0
+	var errs []error
+	for _, d := range []string{DirPending, DirApproved, DirRejected, DirDone, DirLogs} {
+		dir := filepath.Join(v.root, d)
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("sweeping %s: %w", d, err))
+			continue
+		}
+		for _, e := range entries {
+			if !strings.HasPrefix(e.Name(), tmpPrefix) || !e.Type().IsRegular() {
+				continue
+			}
+			info, err := e.Info()
+			if err != nil || info.ModTime().After(cutoff) {
+				continue // gone already, or possibly still being written
+			}
+			if err := os.Remove(filepath.Join(dir, e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				errs = append(errs, fmt.Errorf("sweeping %s: %w", d, err))
+				continue
+			}
+			removed++
+		}
+	}
+	return removed, errors.Join(errs...)
+}
