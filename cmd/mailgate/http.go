@@ -9,6 +9,7 @@ import (
 	"github.com/mailgate/mailgate/internal/config"
 	"github.com/mailgate/mailgate/internal/httpserver"
 	"github.com/mailgate/mailgate/internal/store"
+	"golang.org/x/time/rate"
 )
 
 // serveHTTP serves MCP over Streamable HTTP (cfg.HTTPPath, also /api/) and
@@ -30,12 +31,20 @@ func serveHTTP(ctx context.Context, env *environment, cfg *config.Config, logger
 	}
 	defer app.Close()
 
+	// AGENT_MAIL_HTTP_RATE_LIMIT per client, bursts of twice that; 0 is
+	// "no limit", which httpserver spells as a negative rate.
+	limit, burst := rate.Limit(cfg.HTTPRateLimit), 2*cfg.HTTPRateLimit
+	if cfg.HTTPRateLimit == 0 {
+		limit = -1
+	}
 	h, err := httpserver.New(httpserver.Options{
 		Server:      app.Server,
 		Path:        cfg.HTTPPath,
 		BearerToken: cfg.BearerToken,
 		Ready:       app.DB.PingContext,
 		Logger:      logger,
+		Rate:        limit,
+		Burst:       burst,
 	})
 	if err != nil {
 		return fmt.Errorf("serving HTTP: %w", err)

@@ -334,3 +334,28 @@ func TestHTTPExternalClients(t *testing.T) {
 		t.Fatalf("%d requests were refused: a client did not send the token", n)
 	}
 }
+
+// TestHTTPRateLimitSetting: AGENT_MAIL_HTTP_RATE_LIMIT reaches the server's
+// per-client bucket (1 per second, bursts of 2: the third request at once
+// is refused), and 0 turns the limit off rather than refusing everything.
+func TestHTTPRateLimitSetting(t *testing.T) {
+	t.Run("1", func(t *testing.T) {
+		s := startHTTPServer(t, "AGENT_MAIL_HTTP_RATE_LIMIT=1")
+		var codes []int
+		for range 3 {
+			code, _ := httpDo(t, "GET", s.base+"/health/liveness", "", nil)
+			codes = append(codes, code)
+		}
+		if codes[0] != 200 || codes[2] != 429 {
+			t.Fatalf("statuses %v, want 200 first and 429 on the third", codes)
+		}
+	})
+	t.Run("0", func(t *testing.T) {
+		s := startHTTPServer(t, "AGENT_MAIL_HTTP_RATE_LIMIT=0")
+		for i := range 500 {
+			if code, _ := httpDo(t, "GET", s.base+"/health/liveness", "", nil); code != 200 {
+				t.Fatalf("request %d: status %d with the limit off", i, code)
+			}
+		}
+	})
+}

@@ -49,6 +49,7 @@ type Config struct {
 	HTTPAddr        string        // AGENT_MAIL_HTTP_ADDR
 	HTTPPath        string        // AGENT_MAIL_PATH
 	BearerToken     string        // AGENT_MAIL_BEARER_TOKEN (never logged)
+	HTTPRateLimit   int           // AGENT_MAIL_HTTP_RATE_LIMIT: requests per second per client; 0 = off
 	Mirror          string        // AGENT_MAIL_MIRROR: off | gmail
 	NameMode        string        // AGENT_NAME_ENFORCEMENT_MODE: coerce | strict | always_auto
 	ToolsProfile    string        // TOOLS_FILTER_PROFILE: full | minimal
@@ -87,6 +88,7 @@ var Vars = []Var{
 	{"AGENT_MAIL_HTTP_ADDR", "http-addr", "127.0.0.1:8765", "address for serve --http"},
 	{"AGENT_MAIL_PATH", "http-path", "/mcp/", "HTTP endpoint path"},
 	{"AGENT_MAIL_BEARER_TOKEN", "bearer-token", "", "required on every HTTP request when set; required to bind a non-loopback address"},
+	{"AGENT_MAIL_HTTP_RATE_LIMIT", "http-rate-limit", "2000", "HTTP requests per second per client IP (bursts of twice that), answered 429 beyond; 0 turns it off. Requests without a valid token keep their own 10 per second"},
 	{"AGENT_MAIL_MIRROR", "mirror", "off", "gmail: copy agent threads into the mailbox under a label"},
 	{"AGENT_NAME_ENFORCEMENT_MODE", "name-mode", "coerce", "register_agent names: coerce (an invalid or taken name is replaced, and the answer says so), strict (refused), always_auto (always generated)"},
 	{"TOOLS_FILTER_PROFILE", "tools-profile", "full", "agentmail tools to list: full (all), or minimal (health_check, ensure_project, register_agent, send_message, fetch_inbox, acknowledge_message)"},
@@ -204,6 +206,10 @@ func Load(fs *flag.FlagSet, args []string, getenv func(string) string, cwd strin
 	ttl := orDefault(get("APPROVAL_TTL"), "24h")
 	if c.ApprovalTTL, err = time.ParseDuration(ttl); err != nil || c.ApprovalTTL <= 0 {
 		return nil, &Error{Var: "APPROVAL_TTL", Msg: fmt.Sprintf("%q is not a positive duration such as 24h or 90m", ttl)}
+	}
+	rl := orDefault(get("AGENT_MAIL_HTTP_RATE_LIMIT"), "2000")
+	if c.HTTPRateLimit, err = strconv.Atoi(rl); err != nil || c.HTTPRateLimit < 0 || c.HTTPRateLimit > 1_000_000 {
+		return nil, &Error{Var: "AGENT_MAIL_HTTP_RATE_LIMIT", Msg: fmt.Sprintf("%q is not a whole number from 0 (no limit) to 1000000 requests per second", rl)}
 	}
 	limit := orDefault(get("SEND_LIMIT_PER_HOUR"), "10")
 	if c.SendLimit, err = strconv.Atoi(limit); err != nil || c.SendLimit < 1 || c.SendLimit > 10000 {

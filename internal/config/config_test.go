@@ -30,8 +30,8 @@ func TestDefaults(t *testing.T) {
 			t.Errorf("got %q, want %q", got, want)
 		}
 	}
-	if !c.DevMode || c.SendLimit != 10 || c.ApprovalTTL != 24*time.Hour {
-		t.Errorf("dev=%v limit=%d ttl=%v", c.DevMode, c.SendLimit, c.ApprovalTTL)
+	if !c.DevMode || c.SendLimit != 10 || c.ApprovalTTL != 24*time.Hour || c.HTTPRateLimit != 2000 {
+		t.Errorf("dev=%v limit=%d ttl=%v http rate=%d", c.DevMode, c.SendLimit, c.ApprovalTTL, c.HTTPRateLimit)
 	}
 }
 
@@ -95,6 +95,9 @@ func TestBadValues(t *testing.T) {
 		{map[string]string{"AGENT_NAME_ENFORCEMENT_MODE": "lenient"}, nil, "AGENT_NAME_ENFORCEMENT_MODE"},
 		{map[string]string{"TOOLS_FILTER_PROFILE": "core"}, nil, "TOOLS_FILTER_PROFILE"},
 		{map[string]string{"AGENT_MAIL_PATH": "mcp"}, nil, "AGENT_MAIL_PATH"},
+		{map[string]string{"AGENT_MAIL_HTTP_RATE_LIMIT": "fast"}, nil, "AGENT_MAIL_HTTP_RATE_LIMIT"},
+		{map[string]string{"AGENT_MAIL_HTTP_RATE_LIMIT": "-5"}, nil, "AGENT_MAIL_HTTP_RATE_LIMIT"},
+		{map[string]string{"AGENT_MAIL_HTTP_RATE_LIMIT": "1.5"}, nil, "AGENT_MAIL_HTTP_RATE_LIMIT"},
 		{map[string]string{"MAILGATE_DB": "postgres://u:pw@db:notaport/mail"}, nil, "MAILGATE_DB"},
 		{map[string]string{"MAILGATE_DB": "postgres:mail"}, nil, "MAILGATE_DB"},
 		{map[string]string{"MAILGATE_DB": "postgresql://db/mail?sslmode=sometimes"}, nil, "MAILGATE_DB"},
