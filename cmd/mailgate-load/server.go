@@ -129,19 +129,8 @@ func (s *spawned) start(ctx context.Context, bin string) error {
 	// with SIGTERM through stop, rather than having it killed.
 	s.cmd = exec.Command(bin, "serve", "--http", "127.0.0.1:0")
 	s.cmd.Dir = s.home
-	s.cmd.Env = []string{
-		"PATH=" + os.Getenv("PATH"),
-		"HOME=" + s.home,
-		"MAILGATE_HOME=" + s.home,
-		"MAILGATE_TOOLS=agentmail",
-		"AGENT_MAIL_BEARER_TOKEN=" + s.token,
-	}
-	if s.db != "" {
-		s.cmd.Env = append(s.cmd.Env, "MAILGATE_DB="+s.db)
-	}
-	if lvl := os.Getenv("MAILGATE_LOG_LEVEL"); lvl != "" {
-		s.cmd.Env = append(s.cmd.Env, "MAILGATE_LOG_LEVEL="+lvl)
-	}
+	realHome, _ := os.UserHomeDir()
+	s.cmd.Env = serverEnv(s.home, s.token, s.db, os.Environ(), realHome)
 	stderr, err := s.cmd.StderrPipe()
 	if err != nil {
 		logFile.Close()
@@ -266,4 +255,51 @@ func indent(s string) string {
 		return ""
 	}
 	return "\n    " + strings.ReplaceAll(s, "\n", "\n    ")
+}
+
+// serverEnv is a spawned server's environment: a home of its own (so no
+// .env of the user's changes what is measured), plus what reaching a
+// PostgreSQL server may need from the user's: the PG* variables libpq and
+// pgx read (PGPASSWORD, PGSSLMODE, …) and, as HOME is replaced, the user's
+// ~/.pgpass named by PGPASSFILE when it exists and none is set.
+func serverEnv(home, token, db string, environ []string, realHome string) []string {
+	env := []string{
+		"PATH=" + lookupEnv(environ, "PATH"),
+		"HOME=" + home,
+		"MAILGATE_HOME=" + home,
+		"MAILGATE_TOOLS=agentmail",
+		"AGENT_MAIL_BEARER_TOKEN=" + token,
+	}
+	if lvl := lookupEnv(environ, "MAILGATE_LOG_LEVEL"); lvl != "" {
+		env = append(env, "MAILGATE_LOG_LEVEL="+lvl)
+	}
+	if db == "" {
+		return env
+	}
+	env = append(env, "MAILGATE_DB="+db)
+	for _, kv := range environ {
+		if strings.HasPrefix(kv, "PG") && strings.Contains(kv, "=") {
+			env = append(env, kv)
+		}
+	}
+	if lookupEnv(environ, "PGPASSFILE") == "" && realHome != "" {
+		if pgpass := filepath.Join(realHome, ".pgpass"); fileExists(pgpass) {
+			env = append(env, "PGPASSFILE="+pgpass)
+		}
+	}
+	return env
+}
+
+func lookupEnv(environ []string, key string) string {
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok && k == key {
+			return v
+		}
+	}
+	return ""
+}
+
+func fileExists(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode().IsRegular()
 }
