@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -19,8 +21,38 @@ import (
 	"github.com/mailgate/mailgate/internal/config"
 )
 
-//go:embed instructions.md
-var instructions string
+// The instructions a client gives the model name only the tool sets this
+// server has: a model told about Gmail on a server without the email tools
+// goes looking for them.
+var (
+	//go:embed instructions_email.md
+	emailInstructions string
+	//go:embed instructions_agentmail.md
+	agentMailInstructions string
+)
+
+// instructionsFor is the server's instructions for the enabled tool sets.
+func instructionsFor(sets []string) string {
+	email, agentMail := slices.Contains(sets, config.ToolsEmail), slices.Contains(sets, config.ToolsAgentMail)
+	var b strings.Builder
+	switch {
+	case email && agentMail:
+		b.WriteString("mailgate gives you the user's Gmail and a message board shared with other coding agents.\n")
+	case email:
+		b.WriteString("mailgate gives you the user's Gmail.\n")
+	case agentMail:
+		b.WriteString("mailgate gives you a message board shared with other coding agents.\n")
+	default:
+		return "" // channels and mailbox: their tool descriptions say everything
+	}
+	if email {
+		b.WriteString("\n" + emailInstructions)
+	}
+	if agentMail {
+		b.WriteString("\n" + agentMailInstructions)
+	}
+	return b.String()
+}
 
 // Deps is everything the server's tools need. A nil dependency disables the
 // tool set that needs it.
@@ -43,7 +75,7 @@ func New(d Deps) (*mcp.Server, error) {
 		d.Logger = slog.New(slog.DiscardHandler)
 	}
 	s := mcp.NewServer(&mcp.Implementation{Name: "mailgate", Title: "mailgate", Version: d.Version}, &mcp.ServerOptions{
-		Instructions: instructions,
+		Instructions: instructionsFor(d.Tools),
 		Logger:       d.Logger,
 	})
 	// The first middleware is the outermost: recovery must wrap everything.
