@@ -139,7 +139,10 @@ func Load(fs *flag.FlagSet, args []string, getenv func(string) string, cwd strin
 		}
 		return getenv(name)
 	}
-	home := lookup("MAILGATE_HOME")
+	home, err := expandHome("MAILGATE_HOME", lookup("MAILGATE_HOME"), getenv)
+	if err != nil {
+		return nil, err
+	}
 	if home == "" {
 		home = cwd
 	}
@@ -167,18 +170,27 @@ func Load(fs *flag.FlagSet, args []string, getenv func(string) string, cwd strin
 	}
 	// A home given only in .env still counts, so a .env can be self-contained.
 	if getenv("MAILGATE_HOME") == "" && !setFlags["home"] && dotenv["MAILGATE_HOME"] != "" {
-		home = absFrom(filepath.Dir(path), dotenv["MAILGATE_HOME"])
+		h, err := expandHome("MAILGATE_HOME", dotenv["MAILGATE_HOME"], getenv)
+		if err != nil {
+			return nil, err
+		}
+		home = absFrom(filepath.Dir(path), h)
 	}
 
 	c := &Config{Home: home, EnvFile: path}
+	var pathErr error // the first path that could not be resolved
 	pathVar := func(name, def string) string {
 		v := get(name)
 		if v == "" {
 			return filepath.Join(home, def)
 		}
+		v, err := expandHome(name, v, getenv)
+		if err != nil && pathErr == nil {
+			pathErr = err
+		}
 		// Relative paths are taken from MAILGATE_HOME, never from the
 		// working directory, which is undefined under Claude Desktop.
-		return absFrom(home, expandHome(v, getenv))
+		return absFrom(home, v)
 	}
 	c.VaultPath = pathVar("VAULT_PATH", "vault")
 	c.CredentialsFile = pathVar("GMAIL_CREDENTIALS_FILE", filepath.Join("auth", "credentials.json"))
@@ -189,12 +201,14 @@ func Load(fs *flag.FlagSet, args []string, getenv func(string) string, cwd strin
 	} else {
 		c.DB = pathVar("MAILGATE_DB", filepath.Join(".mailgate", "state.db"))
 	}
+	if pathErr != nil {
+		return nil, pathErr
+	}
 	c.GmailEndpoint = get("GMAIL_API_ENDPOINT")
 	c.HTTPAddr = orDefault(get("AGENT_MAIL_HTTP_ADDR"), "127.0.0.1:8765")
 	c.HTTPPath = orDefault(get("AGENT_MAIL_PATH"), "/mcp/")
 	c.BearerToken = get("AGENT_MAIL_BEARER_TOKEN")
 
-	var err error
 	if c.DevMode, err = parseBool("DEV_MODE", orDefault(get("DEV_MODE"), "true")); err != nil {
 		return nil, err
 	}
@@ -295,13 +309,18 @@ func absFrom(base, p string) string {
 	return filepath.Join(base, p)
 }
 
-func expandHome(p string, getenv func(string) string) string {
-	if p == "~" || strings.HasPrefix(p, "~/") {
-		if h := getenv("HOME"); h != "" {
-			return filepath.Join(h, strings.TrimPrefix(p, "~"))
-		}
+// expandHome expands a leading "~/" (or a lone "~") with $HOME: client
+// config files are not read by a shell, so "~/mailgate" arrives as written.
+// Without HOME it is an error naming the variable, not a folder called "~".
+func expandHome(name, p string, getenv func(string) string) (string, error) {
+	if p != "~" && !strings.HasPrefix(p, "~/") {
+		return p, nil
 	}
-	return p
+	h := getenv("HOME")
+	if h == "" {
+		return "", &Error{Var: name, Msg: fmt.Sprintf("%q starts with ~ but HOME is not set in this environment; give an absolute path", p)}
+	}
+	return filepath.Join(h, strings.TrimPrefix(p, "~")), nil
 }
 
 // isDBURL reports whether MAILGATE_DB names a database server rather than a

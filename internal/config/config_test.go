@@ -46,6 +46,48 @@ func TestPathsAreAbsolute(t *testing.T) {
 	}
 }
 
+// "~/" is expanded with HOME in MAILGATE_HOME (from the environment or a
+// .env) and in every path; without HOME it is refused, naming the variable.
+func TestTildePaths(t *testing.T) {
+	c, err := load(t, map[string]string{"MAILGATE_HOME": "~/mg", "MAILGATE_DB": "~/.mailgate/agents.db", "HOME": "/home/u"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Home != "/home/u/mg" || c.VaultPath != "/home/u/mg/vault" || c.DB != "/home/u/.mailgate/agents.db" {
+		t.Fatalf("home %q vault %q db %q", c.Home, c.VaultPath, c.DB)
+	}
+
+	dir := t.TempDir()
+	envFile := filepath.Join(dir, ".env")
+	if err := os.WriteFile(envFile, []byte("MAILGATE_HOME=~/from-dotenv\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := load(t, map[string]string{"HOME": "/home/u"}, "-env-file", envFile); err != nil || c.Home != "/home/u/from-dotenv" {
+		t.Fatalf(".env home: %v %v", c, err)
+	}
+
+	for _, tc := range []struct {
+		env  map[string]string
+		args []string
+		want string
+	}{
+		{map[string]string{"MAILGATE_HOME": "~/mg"}, nil, "MAILGATE_HOME"},
+		{map[string]string{"MAILGATE_DB": "~/agents.db"}, nil, "MAILGATE_DB"},
+		{map[string]string{"VAULT_PATH": "~"}, nil, "VAULT_PATH"},
+		{nil, []string{"-env-file", envFile}, "MAILGATE_HOME"},
+	} {
+		_, err := load(t, tc.env, tc.args...)
+		var cerr *Error
+		if !errors.As(err, &cerr) || cerr.Var != tc.want || !strings.Contains(err.Error(), "HOME is not set") {
+			t.Errorf("%v %v without HOME: %v, want an error naming %s", tc.env, tc.args, err, tc.want)
+		}
+	}
+	// "~user/…" and "~" inside a path are not expanded: only a leading "~/".
+	if c, err := load(t, map[string]string{"VAULT_PATH": "a~/v", "HOME": "/home/u"}); err != nil || c.VaultPath != "/work/dir/a~/v" {
+		t.Fatalf("a~/v: %v %v", c, err)
+	}
+}
+
 // A PostgreSQL URL is kept as given (not taken for a relative path); a bad
 // one is refused without echoing its password.
 func TestPostgresURL(t *testing.T) {
