@@ -63,6 +63,13 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseApproval$$' -fuzztime $(FUZZTIME) ./internal/approval
 	$(GO) test -run '^$$' -fuzz '^FuzzParseAddress$$' -fuzztime $(FUZZTIME) ./internal/mailmsg
 	$(GO) test -run '^$$' -fuzz '^FuzzBuild$$' -fuzztime $(FUZZTIME) ./internal/mailmsg
+	$(GO) test -run '^$$' -fuzz '^FuzzHTMLToText$$' -fuzztime $(FUZZTIME) ./internal/mailmsg
+	$(GO) test -run '^$$' -fuzz '^FuzzRequestRoundTrip$$' -fuzztime $(FUZZTIME) ./internal/approval
+	$(GO) test -run '^$$' -fuzz '^FuzzSanitizeQuery$$' -fuzztime $(FUZZTIME) ./internal/agentmail
+	$(GO) test -run '^$$' -fuzz '^FuzzPatternOverlap$$' -fuzztime $(FUZZTIME) ./internal/agentmail
+	$(GO) test -run '^$$' -fuzz '^FuzzTsquery$$' -fuzztime $(FUZZTIME) ./internal/agentmail/postgres
+	$(GO) test -run '^$$' -fuzz '^FuzzParseQuery$$' -fuzztime $(FUZZTIME) ./internal/localgmail
+	$(GO) test -run '^$$' -fuzz '^FuzzParseMessage$$' -fuzztime $(FUZZTIME) ./internal/localgmail
 
 clean:
 	rm -rf bin $(NODE_DIR)

@@ -227,19 +227,47 @@ func (p *Pattern) Match(path string) bool {
 	return matchSegs(p.segs, parts)
 }
 
+// matchSegs runs the pattern as an automaton over the path's segments: cur
+// holds every position in segs reachable after the names read so far. That
+// is O(len(segs) × len(parts)) whatever the pattern; trying each split of
+// every "**" in turn (backtracking) was exponential in the number of "**"
+// and let one pattern such as "**/a/**/a/…/b" stall a stale-holder scan.
 func matchSegs(segs []segment, parts []string) bool {
-	if len(segs) == 0 {
-		return len(parts) == 0
-	}
-	if segs[0].any {
-		for k := 0; k <= len(parts); k++ {
-			if matchSegs(segs[1:], parts[k:]) {
-				return true
+	cur := make([]bool, len(segs)+1)
+	next := make([]bool, len(segs)+1)
+	cur[0] = true
+	skipAny(segs, cur)
+	for _, name := range parts {
+		clear(next)
+		live := false
+		for i, sg := range segs {
+			if !cur[i] {
+				continue
+			}
+			if sg.any {
+				next[i] = true // "**" takes this name and stays
+				live = true
+			} else if sg.matches(name) {
+				next[i+1] = true
+				live = true
 			}
 		}
-		return false
+		if !live {
+			return false
+		}
+		skipAny(segs, next)
+		cur, next = next, cur
 	}
-	return len(parts) > 0 && segs[0].matches(parts[0]) && matchSegs(segs[1:], parts[1:])
+	return cur[len(segs)]
+}
+
+// skipAny adds the positions reached by letting a "**" match no segment.
+func skipAny(segs []segment, states []bool) {
+	for i, sg := range segs {
+		if states[i] && sg.any {
+			states[i+1] = true
+		}
+	}
 }
 
 func (s segment) matches(name string) bool {
