@@ -1,6 +1,7 @@
 package agentmail
 
 import (
+	"reflect"
 	"slices"
 	"testing"
 )
@@ -36,4 +37,28 @@ func TestAgentMailSummarize(t *testing.T) {
 			t.Errorf("%s: got %+v", c.name, s)
 		}
 	}
+}
+
+// FuzzSummarize reads thread bodies as agents write them: nothing panics,
+// the answer is the same every time, the lists stay within their caps, and
+// every action item was counted as open or done.
+func FuzzSummarize(f *testing.F) {
+	f.Add("# Plan\n- ship v2\n- [ ] write docs\nTODO: deploy", "@Carol see `api/v2/users`\n```\n- TODO: not\n```")
+	f.Add("1) [x] done\n+ [X] also\n- BLOCKED - infra", "~~~\n@x\n~~~\n@Dan.")
+	f.Fuzz(func(t *testing.T, a, b string) {
+		ms := []Message{{SenderName: "A", BodyMD: a}, {SenderName: "B", BodyMD: b}}
+		s := Summarize(ms)
+		if again := Summarize(ms); !reflect.DeepEqual(s, again) {
+			t.Fatalf("two summaries of the same thread differ:\n%+v\n%+v", s, again)
+		}
+		if len(s.KeyPoints) > maxSummaryItems || len(s.ActionItems) > maxSummaryItems || len(s.Mentions) > maxSummaryItems || len(s.CodeReferences) > maxSummaryItems {
+			t.Fatalf("a list over %d items: %+v", maxSummaryItems, s)
+		}
+		if len(s.ActionItems) > s.OpenActions+s.DoneActions {
+			t.Fatalf("%d action items but %d open + %d done", len(s.ActionItems), s.OpenActions, s.DoneActions)
+		}
+		if s.TotalMessages != 2 || len(s.Participants) != 2 {
+			t.Fatalf("messages %d, participants %v", s.TotalMessages, s.Participants)
+		}
+	})
 }
