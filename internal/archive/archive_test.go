@@ -192,6 +192,7 @@ func TestFromStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer svc.Close() // before the DB: it stops the indexer
 	const project = "/data/projects/app"
 	if _, err := svc.EnsureProject(ctx, project); err != nil {
 		t.Fatal(err)

@@ -50,6 +50,7 @@ func TestGitBatchCommits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer svc.Close() // before the DB: it stops the indexer
 	const project = "/data/projects/app"
 	svc.EnsureProject(ctx, project)
 	for _, a := range []string{"BlueLake", "GreenCastle"} {

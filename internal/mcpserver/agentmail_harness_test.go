@@ -51,6 +51,7 @@ func newAMHarnessAt(t testing.TB, path string, opts ...func(*agentmail.Options))
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { svc.Close() }) // before the DB's: it stops the indexer
 	h := &amHarness{t: t, ctx: ctx, svc: svc, db: db, path: path}
 	h.cs = connectAM(t, svc)
 	return h

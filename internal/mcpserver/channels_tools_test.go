@@ -43,6 +43,7 @@ func compatService(t testing.TB, path string, clock *chClock) *agentmail.Service
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { svc.Close() }) // before the DB's: it stops the indexer
 	return svc
 }
 

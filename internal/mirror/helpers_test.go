@@ -64,6 +64,7 @@ func openStore(t testing.TB, path string) (*store.DB, *agentmail.Service) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { svc.Close() }) // before the DB's: it stops the indexer
 	return db, svc
 }
 

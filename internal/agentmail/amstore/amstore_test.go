@@ -36,6 +36,7 @@ func service(tb testing.TB, db *store.DB, opts agentmail.Options) *agentmail.Ser
 	if err != nil {
 		tb.Fatal(err)
 	}
+	tb.Cleanup(func() { svc.Close() }) // before the DB's: it stops the indexer
 	return svc
 }
 

@@ -39,6 +39,9 @@ func open(tb testing.TB, path string, opts agentmail.Options) *agentmail.Service
 	if err != nil {
 		tb.Fatal(err)
 	}
+	// Before the DB (cleanups run last-in first-out): Close stops the
+	// indexer, which may still be writing when the temporary folder goes.
+	tb.Cleanup(func() { svc.Close() })
 	return svc
 }
 
@@ -280,6 +283,7 @@ func child() int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	defer svc.Close()
 	n, _ := strconv.Atoi(os.Getenv("AGENTMAIL_N"))
 	sender := os.Getenv("AGENTMAIL_SENDER")
 	for i := range n {
