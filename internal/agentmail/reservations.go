@@ -58,12 +58,31 @@ type ReserveParams struct {
 	Reason     string
 }
 
+// Bounds of one file_reservation_paths call. Every requested pattern is
+// checked against every live reservation of the project inside the write
+// transaction, so an unbounded request would hold the store's write lock
+// (every agent's sends) for as long as it takes.
+const (
+	maxReservePaths   = 1000
+	maxPatternBytes   = 1024
+	patternQuoteBytes = 40 // of an over-long pattern, shown in the error
+)
+
 // Reserve grants reservations on paths or globs and reports conflicts.
 // Re-reserving one's own active pattern extends it instead of duplicating it.
 func (s *Service) Reserve(ctx context.Context, p ReserveParams) (ReserveResult, error) {
 	if len(p.Paths) == 0 {
 		return ReserveResult{}, newError("EMPTY_PATHS", ErrInvalidArgument,
 			`paths list cannot be empty: pass at least one path or glob relative to the project root, e.g. ["src/**"]`)
+	}
+	if len(p.Paths) > maxReservePaths {
+		return ReserveResult{}, newError("TOO_MANY_PATHS", ErrInvalidArgument,
+			`%d paths in one call; the limit is %d: reserve a directory or a glob instead (e.g. "src/**"), or split the call`, len(p.Paths), maxReservePaths)
+	}
+	for _, raw := range p.Paths {
+		if len(raw) > maxPatternBytes {
+			return ReserveResult{}, invalid("path %q… is %d bytes; the limit is %d", raw[:patternQuoteBytes], len(raw), maxPatternBytes)
+		}
 	}
 	exclusive := p.Exclusive == nil || *p.Exclusive
 	ttl, warnings := reservationTTL(p.TTLSeconds)

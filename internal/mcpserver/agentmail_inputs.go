@@ -211,7 +211,7 @@ type amSummarizeIn struct {
 
 type amReserveIn struct {
 	amAgentRefIn
-	Paths      amStrList `json:"paths" jsonschema:"paths or gitignore-style globs relative to the project root, e.g. src/** or tests/*.py"`
+	Paths      amStrList `json:"paths" jsonschema:"paths or gitignore-style globs relative to the project root, e.g. src/** or tests/*.py; at most 1000, each at most 1024 bytes"`
 	TTLSeconds int       `json:"ttl_seconds,omitempty" jsonschema:"lease length in seconds (default 3600, minimum 60)"`
 	Exclusive  *bool     `json:"exclusive,omitempty" jsonschema:"exclusive (default) or shared; shared reservations never conflict with each other"`
 	Reason     string    `json:"reason,omitempty" jsonschema:"why, e.g. a ticket id"`

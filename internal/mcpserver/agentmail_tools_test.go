@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -203,6 +204,8 @@ func TestAgentMailRefusals(t *testing.T) {
 		{"fetch_inbox", map[string]any{"project_key": "/p/app", "agent_name": "GreenDog", "since_ts": "yesterday"}, "since_ts"},
 		{"fetch_inbox", map[string]any{"project_key": "/p/app", "agent_name": "GreenDog", "limit": -1}, "limit"},
 		{"file_reservation_paths", map[string]any{"project_key": "/p/app", "agent_name": "GreenDog", "paths": []string{}}, "paths list cannot be empty"},
+		{"file_reservation_paths", map[string]any{"project_key": "/p/app", "agent_name": "GreenDog", "paths": manyPaths(1001)}, "1001 paths in one call; the limit is 1000"},
+		{"file_reservation_paths", map[string]any{"project_key": "/p/app", "agent_name": "GreenDog", "paths": []string{"src/" + strings.Repeat("a", 1030)}}, "is 1034 bytes; the limit is 1024"},
 		{"force_release_file_reservation", map[string]any{"project_key": "/p/app", "agent_name": "GreenDog", "file_reservation_id": 42}, "not found"},
 		{"set_contact_policy", map[string]any{"project_key": "/p/app", "agent_name": "GreenDog", "policy": "friends"}, "contacts_only"},
 		{"respond_contact", map[string]any{"project_key": "/p/app", "to_agent": "GreenDog", "from_agent": "Ghost", "accept": true}, "Agent 'Ghost' not found"},
@@ -218,6 +221,14 @@ func TestAgentMailRefusals(t *testing.T) {
 			}
 		})
 	}
+}
+
+func manyPaths(n int) []string {
+	paths := make([]string, n)
+	for i := range paths {
+		paths[i] = fmt.Sprintf("src/f%d.go", i)
+	}
+	return paths
 }
 
 // TestAgentMailFlexibleArguments: what reference clients send beyond the
