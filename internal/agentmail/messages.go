@@ -17,6 +17,7 @@ const (
 	maxSubjectRunes = 200
 	maxBodyBytes    = 1 << 20
 	maxInboxLimit   = 1000
+	maxRecipients   = 1000 // to + cc + bcc: each is resolved while the write lock is held
 	defaultInbox    = 20
 )
 
@@ -119,6 +120,9 @@ func checkContent(subject, body string) (string, []string, error) {
 // sendTx resolves recipients, applies contact policies and stores the
 // message, all inside the caller's write transaction.
 func (s *Service) sendTx(ctx context.Context, tx Tx, o outgoing) (Message, []HeldNotice, error) {
+	if n := len(o.to) + len(o.cc) + len(o.bcc); n > maxRecipients {
+		return Message{}, nil, invalid("%d recipients; the limit is %d per message", n, maxRecipients)
+	}
 	now := s.clock()
 	m := Message{ProjectID: o.proj.ID, SenderID: o.sender.ID, SenderName: o.sender.Name, ThreadID: o.threadID,
 		Subject: o.subject, BodyMD: o.body, Importance: o.importance, AckRequired: o.ack, CreatedAt: now, ReplyTo: o.replyTo}

@@ -205,6 +205,7 @@ func TestAgentMailRefusals(t *testing.T) {
 		{"fetch_inbox", map[string]any{"project_key": "/p/app", "agent_name": "GreenDog", "limit": -1}, "limit"},
 		{"file_reservation_paths", map[string]any{"project_key": "/p/app", "agent_name": "GreenDog", "paths": []string{}}, "paths list cannot be empty"},
 		{"file_reservation_paths", map[string]any{"project_key": "/p/app", "agent_name": "GreenDog", "paths": manyPaths(1001)}, "1001 paths in one call; the limit is 1000"},
+		{"send_message", map[string]any{"project_key": "/p/app", "sender_name": "GreenDog", "to": []string{"BlueLake"}, "cc": manyPaths(1000), "subject": "s", "body_md": "b"}, "1001 recipients; the limit is 1000"},
 		{"file_reservation_paths", map[string]any{"project_key": "/p/app", "agent_name": "GreenDog", "paths": []string{"src/" + strings.Repeat("a", 1030)}}, "is 1034 bytes; the limit is 1024"},
 		{"force_release_file_reservation", map[string]any{"project_key": "/p/app", "agent_name": "GreenDog", "file_reservation_id": 42}, "not found"},
 		{"set_contact_policy", map[string]any{"project_key": "/p/app", "agent_name": "GreenDog", "policy": "friends"}, "contacts_only"},
