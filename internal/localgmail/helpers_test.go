@@ -24,7 +24,7 @@ var fixedNow = time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
 func fixedClock() time.Time { return fixedNow }
 
 // startServer starts s on loopback and closes it when the test ends.
-func startServer(t *testing.T, s *Server) string {
+func startServer(t testing.TB, s *Server) string {
 	t.Helper()
 	base, err := s.Start("127.0.0.1:0")
 	if err != nil {
@@ -36,7 +36,7 @@ func startServer(t *testing.T, s *Server) string {
 
 // newService returns a started server and a Gmail client for it that sends
 // no credentials.
-func newService(t *testing.T, o Options) (*Server, *gmail.Service) {
+func newService(t testing.TB, o Options) (*Server, *gmail.Service) {
 	t.Helper()
 	if o.Now == nil {
 		o.Now = fixedClock
@@ -74,7 +74,7 @@ func msg(from, to, subject, body string, extra ...string) []byte {
 func b64(raw []byte) string { return base64.RawURLEncoding.EncodeToString(raw) }
 
 // mustInsert seeds a message or fails the test.
-func mustInsert(t *testing.T, s *Server, raw []byte, labels ...string) *gmail.Message {
+func mustInsert(t testing.TB, s *Server, raw []byte, labels ...string) *gmail.Message {
 	t.Helper()
 	m, err := s.Insert(raw, labels...)
 	if err != nil {

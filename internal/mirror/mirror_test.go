@@ -204,9 +204,12 @@ func TestOutage(t *testing.T) {
 			if tc.fault.Drop && e.gm.Calls("messages.list") == 0 {
 				t.Error("lost answers were retried without looking for the earlier insert")
 			}
-			if slowest > 500*time.Millisecond {
-				t.Errorf("a send took %v during the outage", slowest)
-			}
+			// Sends do not wait for the mirror: under the two storms, which
+			// never end by themselves (Times: -1), a send that waited for its
+			// copy would never have returned before ClearFaults above. How
+			// long they took is only logged: a timing bound here failed on a
+			// loaded CI machine (550 ms) without saying anything about mailgate.
+			t.Logf("slowest of 20 sends during the outage: %v", slowest)
 		})
 	}
 }
