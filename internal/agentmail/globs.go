@@ -233,8 +233,15 @@ func (p *Pattern) Match(path string) bool {
 // every "**" in turn (backtracking) was exponential in the number of "**"
 // and let one pattern such as "**/a/**/a/…/b" stall a stale-holder scan.
 func matchSegs(segs []segment, parts []string) bool {
-	cur := make([]bool, len(segs)+1)
-	next := make([]bool, len(segs)+1)
+	// Patterns are short: the two state sets live on the stack, as in
+	// Overlap (the stale-holder scan calls this for every file).
+	var buf [2][16]bool
+	var cur, next []bool
+	if n := len(segs) + 1; n <= len(buf[0]) {
+		cur, next = buf[0][:n], buf[1][:n]
+	} else {
+		cur, next = make([]bool, n), make([]bool, n)
+	}
 	cur[0] = true
 	skipAny(segs, cur)
 	for _, name := range parts {
