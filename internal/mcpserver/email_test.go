@@ -179,7 +179,7 @@ func TestSearchEmail(t *testing.T) {
 		prefix  string
 		isError bool
 	}{
-		{"found", map[string]any{"query": "invoice"}, `Found 1 email matching "invoice":` + "\n\n1. From: Alice <alice@example.com> | Subject: Invoice #1234 | Date: 2026-11-10\n", false},
+		{"found", map[string]any{"query": "invoice"}, `Found 1 email matching "invoice":` + "\n--- BEGIN UNTRUSTED EMAIL DATA ", false},
 		{"none", map[string]any{"query": "zebra"}, "No emails found matching: zebra", false},
 		{"max 0 refused by schema", map[string]any{"query": "x", "max_results": 0}, "", true},
 		{"max 51 refused by schema", map[string]any{"query": "x", "max_results": 51}, "", true},
@@ -191,6 +191,9 @@ func TestSearchEmail(t *testing.T) {
 			text, isErr := callTool(t, e.cs, "search_email", tt.args)
 			if isErr != tt.isError || !strings.HasPrefix(text, tt.prefix) {
 				t.Fatalf("got (%v) %q", isErr, text)
+			}
+			if tt.name == "found" && !strings.Contains(text, "\n\n1. From: Alice <alice@example.com> | Subject: Invoice #1234 | Date: 2026-11-10\n") {
+				t.Fatalf("entry missing: %q", text)
 			}
 		})
 	}
