@@ -8,7 +8,7 @@ VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev
 LDFLAGS  := -s -w -X main.version=$(VERSION)
 NODE_DIR := .ci/node_modules
 
-.PHONY: build run test test-go test-pg test-clients tools bench fuzz lint clean conformance
+.PHONY: build run test test-go test-pg test-clients tools bench fuzz lint clean conformance dist check-install
 
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/mailgate
@@ -72,5 +72,23 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseQuery$$' -fuzztime $(FUZZTIME) ./internal/localgmail
 	$(GO) test -run '^$$' -fuzz '^FuzzParseMessage$$' -fuzztime $(FUZZTIME) ./internal/localgmail
 
+# Release binaries for every platform README lists, with SHA-256 checksums.
+# The store is pure Go (modernc.org/sqlite), so every target cross-compiles
+# without cgo.
+DIST_TARGETS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64
+dist:
+	@set -e; rm -rf dist; mkdir -p dist; \
+	for t in $(DIST_TARGETS); do \
+		os=$${t%/*}; arch=$${t#*/}; ext=; [ $$os = windows ] && ext=.exe; \
+		out=dist/mailgate_$(VERSION)_$${os}_$${arch}$$ext; \
+		echo "building $$out"; \
+		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $$out ./cmd/mailgate; \
+	done; \
+	cd dist && sha256sum mailgate_* > SHA256SUMS && cat SHA256SUMS
+
+# README's install line (go install …@latest) from a clean module cache.
+check-install:
+	.ci/goinstall.sh
+
 clean:
-	rm -rf bin $(NODE_DIR)
+	rm -rf bin dist $(NODE_DIR)
