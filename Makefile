@@ -8,7 +8,7 @@ VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev
 LDFLAGS  := -s -w -X main.version=$(VERSION)
 NODE_DIR := .ci/node_modules
 
-.PHONY: build run test test-go test-pg test-clients tools bench fuzz lint clean conformance dist check-install
+.PHONY: build run test test-go test-pg test-clients tools bench fuzz lint clean conformance dist check-install check-goline
 
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/mailgate
@@ -85,6 +85,12 @@ dist:
 		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $$out ./cmd/mailgate; \
 	done; \
 	cd dist && sha256sum mailgate_* > SHA256SUMS && cat SHA256SUMS
+
+# The go line of go.mod is the oldest Go that builds mailgate: build with
+# exactly that toolchain (fetched through the module proxy).
+check-goline:
+	@v=$$(sed -n 's/^go //p' go.mod); echo "building with go$$v (the go line of go.mod)"; \
+	GOTOOLCHAIN=go$$v $(GO) build -o /dev/null ./cmd/mailgate && GOTOOLCHAIN=go$$v $(GO) version
 
 # README's install line (go install …@latest) from a clean module cache.
 check-install:
