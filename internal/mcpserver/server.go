@@ -76,7 +76,7 @@ func New(d Deps) (*mcp.Server, error) {
 	}
 	s := mcp.NewServer(&mcp.Implementation{Name: "mailgate", Title: "mailgate", Version: d.Version}, &mcp.ServerOptions{
 		Instructions: instructionsFor(d.Tools),
-		Logger:       d.Logger,
+		Logger:       sdkLogger(d.Logger),
 	})
 	// The first middleware is the outermost: recovery must wrap everything.
 	s.AddReceivingMiddleware(recoverPanics(d.Logger), logCalls(d.Logger))
