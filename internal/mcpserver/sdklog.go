@@ -34,4 +34,4 @@ func (d demoteInfo) Handle(ctx context.Context, r slog.Record) error {
 }
 
 func (d demoteInfo) WithAttrs(as []slog.Attr) slog.Handler { return demoteInfo{d.h.WithAttrs(as)} }
-func (d demoteInfo) WithGroup(name string) slog.Handler     { return demoteInfo{d.h.WithGroup(name)} }
+func (d demoteInfo) WithGroup(name string) slog.Handler    { return demoteInfo{d.h.WithGroup(name)} }
