@@ -29,7 +29,7 @@ func (o Outcome) Message() string {
 		msg := fmt.Sprintf("%s sent successfully. Message ID: %s Thread ID: %s", what, o.Result.MessageID, o.Result.ThreadID)
 		if a := o.Approval; a != nil && len(a.Edited) > 0 {
 			msg += fmt.Sprintf("\nThe approver corrected the %s before approving, so what was sent differs from your request. What was sent:\n%s",
-				strings.Join(a.Edited, " and "), emailBlock(a.Final, nil))
+				strings.Join(a.Edited, " and "), emailBlock(a.Final, nil, false))
 		}
 		return msg
 
@@ -50,7 +50,7 @@ func (o Outcome) Message() string {
 			"then call %s again with exactly the same content. Do not retry before then.",
 			approval.DirPending, o.PendingFile, approval.DirApproved, approval.DirRejected, toolName(send))
 		if p != nil {
-			fmt.Fprintf(&b, "\nRequest file: %s\nThe human is asked to approve exactly this (they may correct the subject or body first):\n%s", p.Path, emailBlock(o.Request, p.Warnings))
+			fmt.Fprintf(&b, "\nRequest file: %s\nThe human is asked to approve exactly this (they may correct the subject or body first):\n%s", p.Path, emailBlock(o.Request, p.Warnings, true))
 		}
 		return b.String()
 
@@ -130,7 +130,7 @@ func (o Outcome) devMessage(send bool) string {
 		if p.Earlier.Repeat() {
 			b.WriteString("\n" + earlierText(p.Earlier) + " The new request is marked as a repeat.")
 		}
-		fmt.Fprintf(&b, "\nRequest file: %s\nThe human is asked to approve exactly this:\n%s", p.Path, emailBlock(o.Request, p.Warnings))
+		fmt.Fprintf(&b, "\nRequest file: %s\nThe human is asked to approve exactly this:\n%s", p.Path, emailBlock(o.Request, p.Warnings, true))
 	}
 	return b.String()
 }
@@ -148,7 +148,7 @@ func earlierText(h *approval.Handled) string {
 
 // emailBlock shows an email as the approver sees it: recipient unmasked,
 // subject, warnings, and the body between markers.
-func emailBlock(r approval.Request, ws []string) string {
+func emailBlock(r approval.Request, ws []string, showWarnings bool) string {
 	var b strings.Builder
 	to := r.Address()
 	if to == "" {
@@ -160,9 +160,11 @@ func emailBlock(r approval.Request, ws []string) string {
 		fmt.Fprintf(&b, "To: %s\n", to)
 	}
 	fmt.Fprintf(&b, "Subject: %s\n", warnings.Escape(r.Subject))
-	if len(ws) == 0 {
+	switch {
+	case !showWarnings:
+	case len(ws) == 0:
 		b.WriteString("Warnings: none\n")
-	} else {
+	default:
 		b.WriteString("Warnings:\n")
 		for _, w := range ws {
 			b.WriteString("- " + w + "\n")

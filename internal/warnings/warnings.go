@@ -29,16 +29,16 @@ import (
 
 // Codes of the warnings, stable for tests and for the frontmatter reader.
 const (
-	CodeInvisible     = "invisible"      // zero-width, bidirectional or other format characters
-	CodeMixedScript   = "mixed-script"   // one word in two scripts
-	CodeLookalike     = "lookalike"      // looks like another (ASCII) address
-	CodePunycode      = "punycode"       // a domain label in xn-- form, or a Unicode domain
-	CodeReplyTo       = "reply-to"       // a reply goes to Reply-To, not From
+	CodeInvisible     = "invisible"       // zero-width, bidirectional or other format characters
+	CodeMixedScript   = "mixed-script"    // one word in two scripts
+	CodeLookalike     = "lookalike"       // looks like another (ASCII) address
+	CodePunycode      = "punycode"        // a domain label in xn-- form, or a Unicode domain
+	CodeReplyTo       = "reply-to"        // a reply goes to Reply-To, not From
 	CodeReplyToDomain = "reply-to-domain" // … in another domain
-	CodeNewRecipient  = "new-recipient"  // never written to before
-	CodeHidden        = "hidden-text"    // body text a viewer hides
-	CodeLoneCR        = "lone-cr"        // a carriage return without a line feed
-	CodeRepeat        = "repeat"         // this exact email was handled before
+	CodeNewRecipient  = "new-recipient"   // never written to before
+	CodeHidden        = "hidden-text"     // body text a viewer hides
+	CodeLoneCR        = "lone-cr"         // a carriage return without a line feed
+	CodeRepeat        = "repeat"          // this exact email was handled before
 )
 
 // Warning is one finding.
@@ -460,4 +460,19 @@ func lineList(ls []int) string {
 		word = "lines "
 	}
 	return word + strings.Join(parts, ", ")
+}
+
+// DisplayName checks only the display name of a header such as Reply-To
+// ("Name <addr>"): what a human reads next to an address that is checked
+// on its own.
+func DisplayName(field, header string) []Warning {
+	name, _ := splitAddress(firstOf(header))
+	if name == "" {
+		return nil
+	}
+	ws := invisible(field+" display name "+quote(name), name)
+	if sc := mixedWords(name); sc != "" {
+		ws = append(ws, Warning{CodeMixedScript, fmt.Sprintf("%s display name %s mixes scripts (%s) in one word: it may imitate another name.", field, quote(name), sc)})
+	}
+	return ws
 }
