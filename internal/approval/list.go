@@ -36,7 +36,8 @@ type Item struct {
 	MessageID string
 	// ContentSHA256 is the hash of the request as issued.
 	ContentSHA256 string
-	// Body is the email body as the file holds it (what is sent).
+	// Body is the email body as the file holds it, line endings as written
+	// (what is sent, once CRLF and lone CR are made line breaks).
 	Body string
 	// Warnings are the file's warnings (frontmatter `warnings:`), Reason
 	// why it was refused or rejected, Instructions what it says to do.
@@ -159,7 +160,7 @@ func (v *Vault) item(dir, name string) (Item, error) {
 	}
 	it.Kind, it.Status, it.RequestID = Kind(p.Type), p.Status, p.RequestID
 	it.To, it.ThreadID, it.Subject = p.To, p.ThreadID, p.Subject
-	it.MessageID, it.ContentSHA256, it.Body, it.Reason = p.MessageID, p.ContentSHA256, p.Body, p.Reason
+	it.MessageID, it.ContentSHA256, it.Body, it.Reason = p.MessageID, p.ContentSHA256, p.RawBody, p.Reason
 	it.Created, _ = parseTime(p.Created)
 	it.Expires, _ = parseTime(p.Expires)
 	var d extraFields

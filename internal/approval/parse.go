@@ -39,6 +39,9 @@ type parsedFile struct {
 	Body string
 	// Notes is a FormatV2 file's body area above the BodyMarker line.
 	Notes string
+	// RawBody is Body before line endings were normalised, for showing
+	// the human what the file holds (a lone CR included).
+	RawBody string
 }
 
 var utf8BOM = []byte("\xef\xbb\xbf")
@@ -159,7 +162,8 @@ func parseApproval(data []byte) (*parsedFile, error) {
 		p.Notes = string(notes)
 		rest = body
 	}
-	p.Body = normalizeNewlines(string(stripSeparator(rest)))
+	p.RawBody = string(stripSeparator(rest))
+	p.Body = normalizeNewlines(p.RawBody)
 	return &p, nil
 }
 
