@@ -194,8 +194,15 @@ func TestFilesTellTheTruth(t *testing.T) {
 		}
 	}
 	got := readFile(t, v.path(DirApproved, it.Moved))
-	if !strings.Contains(got, "\nstatus: approved\n") || !strings.Contains(got, approvedText) || strings.Contains(got, "instructions: \"While this file") {
+	if !strings.Contains(got, "\nstatus: approved\n") || !strings.Contains(got, "> [!success] "+approvedText) || strings.Contains(got, "While this file") {
 		t.Errorf("approved file:\n%s", got)
+	}
+	// A change of mind: rejected, then approved again, says approved, not rejected.
+	if _, err := v.Approve(n2); err != nil {
+		t.Fatal(err)
+	}
+	if got := readFile(t, v.path(DirApproved, n2)); !strings.Contains(got, "\nstatus: approved\n") || strings.Contains(got, "Rejected by the approver") || strings.Contains(got, "rejected_at") {
+		t.Errorf("re-approved file:\n%s", got)
 	}
 	if _, err := v.Find(ctx, replyReq()); err != nil {
 		t.Fatalf("the terminal's approval is not honoured: %v", err)

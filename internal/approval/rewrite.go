@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/adrg/frontmatter"
 )
 
 // Statuses mailgate writes outside Done/.
@@ -105,7 +107,7 @@ func (v *Vault) markRejected(path, why string) error {
 	if why != "" {
 		kvs = append(kvs, kv{key: "reason", value: why, quoted: true})
 	}
-	notes := "> [!failure] " + rejectedText + "\n\n"
+	notes := notesBlock(v.fileWarnings(path), "> [!failure] "+rejectedText)
 	return v.rewriteFile(path, "mailgate: a rejected request (it will not be sent).", nil, kvs, notes)
 }
 
@@ -116,7 +118,22 @@ func (v *Vault) markApproved(path string) error {
 		{key: "approved_at", value: v.o.Now().UTC().Format(time.RFC3339)},
 		{key: "instructions", value: approvedText, quoted: true},
 	}
-	return v.rewriteFile(path, "", nil, kvs, "")
+	notes := notesBlock(v.fileWarnings(path), "> [!success] "+approvedText)
+	return v.rewriteFile(path, "mailgate approval request, approved: read the notes and the email below.", []string{"reason", "rejected_at"}, kvs, notes)
+}
+
+// fileWarnings reads the warnings a request file was written with (none
+// when it cannot be read), so its notes can be redrawn around a new status.
+func (v *Vault) fileWarnings(path string) []string {
+	data, _, err := readRegular(path, v.o.MaxFileSize+64<<10)
+	if err != nil {
+		return nil
+	}
+	var f extraFields
+	if _, err := frontmatter.Parse(bytes.NewReader(bytes.TrimPrefix(data, utf8BOM)), &f); err != nil {
+		return nil
+	}
+	return f.Warnings
 }
 
 // refuse takes an approval the gate must not honour out of Approved/ into
