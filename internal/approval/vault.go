@@ -39,8 +39,8 @@ var (
 )
 
 // NoMatchError is returned by Find when no approval matches. Reasons lists,
-// for the log, why the closest candidates were refused ("EMAIL_SEND_….md:
-// subject differs"); it never holds bodies.
+// for the log, why the closest candidates were refused ("<name>.md: subject
+// differs"); it never holds bodies.
 type NoMatchError struct{ Reasons []string }
 
 func (e *NoMatchError) Error() string {
