@@ -310,6 +310,10 @@ func approvalSummary(it *approval.Item, now time.Time) string {
 		}
 		return strings.Join(parts, "  ")
 	}
+	if it.Status == approval.StatusRefused {
+		parts = append(parts, "REFUSED by mailgate: "+clipText(it.Reason, 100))
+		return strings.Join(parts, "  ")
+	}
 	if !it.Created.IsZero() {
 		parts = append(parts, "created "+approvalStamp(it.Created))
 	}
