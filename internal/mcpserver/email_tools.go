@@ -102,13 +102,13 @@ func emailTools(d *EmailDeps) []toolSpec {
 		},
 		{
 			tool: &mcp.Tool{Name: "send_email", Title: "Send email (needs the user's approval)",
-				Description: "Send an email to one recipient, only after the user approved exactly this email. The first call is rejected and writes a request file to the user's vault; once the user has moved it to Approved/, call again with exactly the same arguments and it is sent once. Rate limited per hour.",
+				Description: "Send an email to one recipient, only after the user approved exactly this email. The first call is rejected and writes a request file to the user's vault; once the user has moved it to Approved/, call again with exactly the same arguments and it is sent once (as the user corrected it, if they did: the answer then shows what was sent). Rate limited per hour.",
 				Annotations: annotations(false, false, true)},
 			register: func(s *mcp.Server, t *mcp.Tool) { mcp.AddTool(s, t, h.send) },
 		},
 		{
 			tool: &mcp.Tool{Name: "reply_email", Title: "Reply to email (needs the user's approval)",
-				Description: "Reply in a Gmail thread to the sender of message_id (its Reply-To if set), threaded correctly, only after the user approved exactly this reply. The first call is rejected and writes a request file; once the user has moved it to Approved/, call again with the same arguments and it is sent once. Rate limited per hour.",
+				Description: "Reply in a Gmail thread to the sender of message_id (its Reply-To if set), threaded correctly, only after the user approved exactly this reply. The first call is rejected and writes a request file; once the user has moved it to Approved/, call again with the same arguments and it is sent once (as the user corrected it, if they did: the answer then shows what was sent). Rate limited per hour.",
 				Annotations: annotations(false, false, true)},
 			register: func(s *mcp.Server, t *mcp.Tool) { mcp.AddTool(s, t, h.reply) },
 		},
