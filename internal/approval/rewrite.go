@@ -81,12 +81,12 @@ func (v *Vault) rewriteFile(path, comment string, drop []string, kvs []kv, notes
 	out.Write(data[closingStart:b.end])
 	rest := data[b.end:]
 	if p, err := parseApproval(data); err == nil && notes != "" && strings.TrimSpace(p.Format) == FormatV2 {
-		if old, body, ok := splitAtMarker(rest); ok {
+		if old, _, ok := splitAtMarker(rest); ok {
+			// The blank separator line, the new notes, then the marker line
+			// and the body as they were.
 			out.WriteString(nl)
 			out.WriteString(strings.ReplaceAll(notes, "\n", nl))
-			out.Write(rest[len(old):])
-			_ = body
-			rest = nil
+			rest = rest[len(old):]
 		}
 	}
 	out.Write(rest)
