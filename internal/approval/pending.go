@@ -251,7 +251,8 @@ func (v *Vault) pendingState(ctx context.Context, path string, k Kind, sha strin
 
 // checkBacklog refuses a new request when too many are waiting, in all or
 // for req's recipient (counted by the recipient part of the file names, so
-// no file is read).
+// no file is read; a subject whose slug equals a recipient's only makes the
+// bound stricter). Expired requests count until the human clears them.
 func (v *Vault) checkBacklog(req Request) error {
 	names, err := readDirNames(filepath.Join(v.root, DirPending))
 	if err != nil {
