@@ -251,3 +251,19 @@ func TestBodyMarkerInBodyCannotMoveTheBoundary(t *testing.T) {
 		t.Fatalf("body %q, %v", p.Body, err)
 	}
 }
+
+// TestLegacyNamesStillWork: a request written by an earlier version
+// (EMAIL_SEND_<12 hex>.md, no notes) and approved is still honoured.
+func TestLegacyNamesStillWork(t *testing.T) {
+	ctx := context.Background()
+	v, _ := newVault(t, Options{})
+	req := sendReq()
+	sha := req.SHA256()
+	legacy := "---\ntype: email_send\nstatus: pending\nrequest_id: EMAIL_SEND_" + sha[:12] + "-00000000\nto: \"John <john@example.com>\"\nsubject: \"Meeting notes\"\n" +
+		"created: 2026-02-14T10:00:00Z\nexpires: 2026-02-15T10:00:00Z\ncontent_sha256: " + sha + "\n---\n\n" + req.Body
+	writeFile(t, v.path(DirApproved, "EMAIL_SEND_"+sha[:12]+".md"), legacy)
+	a, err := v.Find(ctx, req)
+	if err != nil || a.Name != "EMAIL_SEND_"+sha[:12]+".md" || len(a.Edited) != 0 {
+		t.Fatalf("legacy approval: %+v %v", a, err)
+	}
+}

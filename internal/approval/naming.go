@@ -74,7 +74,10 @@ func slug(s string, max int, empty string) string {
 // namesWithID lists the visible .md files of dir whose name holds id, in
 // name order: a request's own file, a file manager's copy ("… (1).md"), a
 // repeat, and in Done/ every consumed copy. A file the human renamed to
-// something else is no longer the request's.
+// something else is no longer the request's. Files named by earlier
+// versions (EMAIL_SEND_ or EMAIL_REPLY_ and the first 12 hex of the hash)
+// are found too, so requests waiting in an existing vault stay usable; the
+// content hash inside any file is what decides, never its name.
 func (v *Vault) namesWithID(dir, id string) ([]string, error) {
 	names, err := readDirNames(filepath.Join(v.root, dir))
 	if err != nil {
@@ -82,10 +85,21 @@ func (v *Vault) namesWithID(dir, id string) ([]string, error) {
 	}
 	var out []string
 	for _, n := range names {
-		if candidateName(n) && strings.Contains(strings.ToLower(n), id) {
+		if candidateName(n) && hasID(n, id) {
 			out = append(out, n)
 		}
 	}
 	sort.Strings(out)
 	return out, nil
+}
+
+func hasID(name, id string) bool {
+	n := strings.ToLower(name)
+	if strings.Contains(n, id) {
+		return true
+	}
+	if len(id) < 12 {
+		return false
+	}
+	return strings.HasPrefix(n, "email_send_"+id[:12]) || strings.HasPrefix(n, "email_reply_"+id[:12])
 }
