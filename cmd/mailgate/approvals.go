@@ -1,26 +1,34 @@
 package main
 
 import (
+	"bufio"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"net/mail"
+	"os"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/mailgate/mailgate/internal/approval"
-	"github.com/mailgate/mailgate/internal/audit"
+	"github.com/mailgate/mailgate/internal/warnings"
 )
 
 const approvalsUsage = `Usage:
-  mailgate approvals                list pending, approved, rejected and done requests
-  mailgate approvals approve ID     move a pending (or rejected) request to Approved/
-  mailgate approvals reject ID      move a pending (or approved, unused) request to Rejected/
+  mailgate approvals                   list pending, approved, rejected and done requests
+  mailgate approvals show ID           show one request as it will be sent: recipient, subject,
+                                       warnings, and the body with hidden characters made visible
+  mailgate approvals approve [--yes] ID
+                                       show the request, ask for confirmation, and move it to
+                                       Approved/ (--yes: no question, for scripts)
+  mailgate approvals reject ID         move a pending (or approved, unused) request to Rejected/
 
 ID is the name shown in the list, the request_id, or any unique start of either
-(or of the hash after EMAIL_SEND_ / EMAIL_REPLY_). Configuration flags
-(--vault, --home, …) go before the subcommand.
+(or of the 32-hex id at the end of the name). Configuration flags (--vault,
+--home, …) go before the subcommand.
 `
 
 // approvalsCmd lists the vault or decides one request, for people who
@@ -41,7 +49,7 @@ func approvalsCmd(ctx context.Context, env *environment, args []string) error {
 	if err != nil {
 		return fmt.Errorf("VAULT_PATH %s: %w", cfg.VaultPath, err)
 	}
-	rest := fset.Args()
+	rest, yes := approvalsArgs(fset.Args())
 	verb := "list"
 	if len(rest) > 0 {
 		verb = rest[0]
@@ -54,16 +62,36 @@ func approvalsCmd(ctx context.Context, env *environment, args []string) error {
 		}
 		printApprovals(env.stdout, v.Root(), items, time.Now())
 		return nil
+	case verb == "show" && len(rest) == 2:
+		it, err := v.Resolve(rest[1])
+		if err != nil {
+			return err
+		}
+		printRequest(env.stdout, it, time.Now())
+		return nil
 	case (verb == "approve" || verb == "reject") && len(rest) == 2:
 		decide, moved := v.Approve, approval.DirApproved
 		if verb == "reject" {
 			decide, moved = v.Reject, approval.DirRejected
 		}
-		it, err := decide(rest[1])
+		id := rest[1]
+		if verb == "approve" {
+			// The human approves what they have just seen: the email is shown
+			// and confirmed before anything moves.
+			it, err := v.Resolve(id, approval.DirPending, approval.DirRejected)
+			if err == nil {
+				printRequest(env.stdout, it, time.Now())
+				if err := confirmApproval(env, it, yes); err != nil {
+					return err
+				}
+				id = it.Name
+			}
+		}
+		it, err := decide(id)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(env.stdout, "%s/%s → %s/%s\n  %s\n", it.Folder, it.Name, moved, it.Name, approvalSummary(it, time.Now()))
+		fmt.Fprintf(env.stdout, "%s/%s → %s/%s\n  %s\n", it.Folder, it.Name, moved, it.Moved, approvalSummary(it, time.Now()))
 		if verb == "approve" {
 			fmt.Fprintln(env.stdout, "The agent's next identical call sends it, once.")
 			if cfg.DevMode {
@@ -97,12 +125,154 @@ func printApprovals(w io.Writer, root string, items []approval.Item, now time.Ti
 		}
 	}
 	if pending > 0 {
-		fmt.Fprint(w, "\nDecide with: mailgate approvals approve ID  |  mailgate approvals reject ID\n")
+		fmt.Fprint(w, "\nRead one with: mailgate approvals show ID\nDecide with:   mailgate approvals approve ID  |  mailgate approvals reject ID\n")
 	}
 }
 
-// approvalSummary is one line about a request: kind, masked recipient or thread,
-// subject, and the times or outcome that matter in its folder.
+// approvalsArgs takes --yes (or -y) out of the subcommand's arguments,
+// wherever it stands.
+func approvalsArgs(args []string) (rest []string, yes bool) {
+	for _, a := range args {
+		switch a {
+		case "--yes", "-yes", "-y":
+			yes = true
+		default:
+			rest = append(rest, a)
+		}
+	}
+	return rest, yes
+}
+
+// errNotConfirmed ends an approval the human did not confirm.
+var errNotConfirmed = errors.New("not approved: nothing was moved")
+
+// confirmApproval asks on the terminal. Without a terminal (a pipe, a
+// script, an agent's shell) nothing is approved unless --yes says so: a
+// question nobody can see must not be answered by whatever stdin holds.
+func confirmApproval(env *environment, it *approval.Item, yes bool) error {
+	if yes {
+		return nil
+	}
+	if !isTerminal(env.stdin) {
+		return fmt.Errorf("refusing to approve %s without confirmation: standard input is not a terminal. "+
+			"Read the email above, then run `mailgate approvals approve --yes %s` to approve it from a script", it.Name, strings.TrimSuffix(it.Name, ".md"))
+	}
+	fmt.Fprintf(env.stdout, "\nApprove sending this email to %s? Type yes to approve: ", recipientOf(it))
+	line, _ := bufio.NewReader(env.stdin).ReadString('\n')
+	switch strings.ToLower(strings.TrimSpace(line)) {
+	case "y", "yes":
+		return nil
+	}
+	return errNotConfirmed
+}
+
+// isTerminal reports whether r is a character device (a terminal).
+func isTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+func recipientOf(it *approval.Item) string {
+	if a, err := mail.ParseAddress(it.To); err == nil {
+		return a.Address
+	}
+	if it.To != "" {
+		return warnings.Escape(it.To)
+	}
+	return "the sender of the message answered in thread " + it.ThreadID
+}
+
+// printRequest shows one request file as the approver must see it: where
+// it is and what it says about itself, the exact recipient, the subject, the
+// warnings (those written into the file when it was made, and those the
+// current text raises, so a correction is checked too), and the body with
+// every hidden character made visible.
+func printRequest(w io.Writer, it *approval.Item, now time.Time) {
+	fmt.Fprintf(w, "Request  %s\nFolder   %s/", it.Name, it.Folder)
+	if it.Status != "" {
+		fmt.Fprintf(w, " (status %s)", it.Status)
+	}
+	fmt.Fprintf(w, "\nFile     %s\n", it.Path)
+	if it.Invalid != "" {
+		fmt.Fprintf(w, "\nNot a readable request; mailgate ignores it: %s\n", it.Invalid)
+		return
+	}
+	switch it.Kind {
+	case approval.KindSend:
+		fmt.Fprintf(w, "Type     send\n")
+	case approval.KindReply:
+		fmt.Fprintf(w, "Type     reply in thread %s, answering message %s\n", it.ThreadID, it.MessageID)
+	default:
+		fmt.Fprintf(w, "Type     %q\n", string(it.Kind))
+	}
+	fmt.Fprintf(w, "To       %s\n", recipientOf(it))
+	if a, err := mail.ParseAddress(it.To); err == nil && a.Name != "" {
+		fmt.Fprintf(w, "         (shown in the file as %q; only the address is used)\n", warnings.Escape(it.To))
+	}
+	fmt.Fprintf(w, "Subject  %s\n", warnings.Escape(it.Subject))
+	if !it.Created.IsZero() {
+		fmt.Fprintf(w, "Created  %s", approvalStamp(it.Created))
+		if !it.Expires.IsZero() {
+			word := "expires"
+			if it.Expired(now) {
+				word = "EXPIRED"
+			}
+			fmt.Fprintf(w, "   %s %s", word, approvalStamp(it.Expires))
+		}
+		fmt.Fprintln(w)
+	}
+	if it.Instructions != "" {
+		fmt.Fprintf(w, "Status   %s\n", it.Instructions)
+	}
+	if it.Reason != "" {
+		fmt.Fprintf(w, "Reason   %s\n", it.Reason)
+	}
+	ws := currentWarnings(it)
+	if len(ws) == 0 {
+		fmt.Fprintf(w, "\nWarnings: none\n")
+	} else {
+		fmt.Fprintf(w, "\nWarnings (%d):\n", len(ws))
+		for _, s := range ws {
+			fmt.Fprintf(w, "  ! %s\n", s)
+		}
+	}
+	fmt.Fprintf(w, "\nBody (exactly what is sent; hidden characters are shown as ⟨…⟩):\n")
+	body := strings.TrimSuffix(warnings.Escape(it.Body), "\n")
+	for _, l := range strings.Split(body, "\n") {
+		fmt.Fprintf(w, "  │ %s\n", l)
+	}
+	fmt.Fprintf(w, "  └ end of body (%d characters)\n", utf8.RuneCountInString(it.Body))
+}
+
+// currentWarnings merges the file's warnings with what its current text
+// raises, without repeats.
+func currentWarnings(it *approval.Item) []string {
+	seen := map[string]bool{}
+	var out []string
+	add := func(ss ...string) {
+		for _, s := range ss {
+			if !seen[s] {
+				seen[s] = true
+				out = append(out, s)
+			}
+		}
+	}
+	add(it.Warnings...)
+	if it.To != "" {
+		add(warnings.Texts(warnings.Address("To", it.To))...)
+	}
+	add(warnings.Texts(warnings.Text("The subject", it.Subject))...)
+	add(warnings.Texts(warnings.Body(it.Body))...)
+	return out
+}
+
+// approvalSummary is one line about a request: kind, recipient (in full:
+// masking is for the audit log, not for the owner) or thread, subject, and
+// the times or outcome that matter in its folder.
 func approvalSummary(it *approval.Item, now time.Time) string {
 	if it.Invalid != "" {
 		return "(not a readable request, ignored by mailgate: " + it.Invalid + ")"
@@ -110,21 +280,27 @@ func approvalSummary(it *approval.Item, now time.Time) string {
 	var parts []string
 	switch it.Kind {
 	case approval.KindSend:
-		parts = append(parts, "send to "+audit.MaskAddress(it.To))
+		parts = append(parts, "send to "+recipientOf(it))
 	case approval.KindReply:
 		p := "reply in thread " + it.ThreadID
 		if it.To != "" {
-			p += " to " + audit.MaskAddress(it.To)
+			p += " to " + recipientOf(it)
 		}
 		parts = append(parts, p)
 	default:
 		parts = append(parts, fmt.Sprintf("type %q", string(it.Kind)))
 	}
-	parts = append(parts, fmt.Sprintf("%q", clipText(it.Subject, 60)))
+	parts = append(parts, fmt.Sprintf("%q", clipText(warnings.Escape(it.Subject), 80)))
+	if n := len(it.Warnings); n > 0 && it.Folder != approval.DirDone {
+		parts = append(parts, fmt.Sprintf("%d WARNING(S)", n))
+	}
 	if it.Folder == approval.DirDone {
 		switch it.Status {
 		case approval.StatusSent:
 			parts = append(parts, "sent "+approvalStamp(it.SentAt))
+			if it.Edited != "" {
+				parts = append(parts, "as corrected by the approver ("+it.Edited+")")
+			}
 		case approval.StatusFailed:
 			parts = append(parts, "FAILED: "+clipText(it.Error, 80))
 		case approval.StatusUnknown:
@@ -132,6 +308,10 @@ func approvalSummary(it *approval.Item, now time.Time) string {
 		default:
 			parts = append(parts, "claimed, outcome not recorded (check Sent before approving again)")
 		}
+		return strings.Join(parts, "  ")
+	}
+	if it.Status == approval.StatusRefused {
+		parts = append(parts, "REFUSED by mailgate: "+clipText(it.Reason, 100))
 		return strings.Join(parts, "  ")
 	}
 	if !it.Created.IsZero() {

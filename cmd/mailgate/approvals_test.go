@@ -72,20 +72,16 @@ func TestApprovalsList(t *testing.T) {
 	out := r.stdout.String()
 	for _, want := range []string{
 		"Pending_Approval/ (2)", "Approved/ (1)", "Rejected/ (1)", "Done/ (1)",
-		strings.TrimSuffix(names["pending"], ".md") + "  send to a***@example.com  \"Invoice paid\"  created ",
+		// Full recipients and subjects: masking is for the audit log, not the owner.
+		strings.TrimSuffix(names["pending"], ".md") + "  send to alice@example.com  \"Invoice paid\"  created ",
 		"expires ",
-		strings.TrimSuffix(names["approved"], ".md") + "  reply in thread 18d5a3b2c1d0e0f1 to c***@example.org  \"Re: Budget\"",
-		strings.TrimSuffix(names["rejected"], ".md") + "  send to e***@example.net  \"Wire transfer\"",
-		strings.TrimSuffix(names["done"], ".md") + "  send to d***@example.com  \"Sent already\"  FAILED: Gmail said no",
-		"mailgate approvals approve ID",
+		strings.TrimSuffix(names["approved"], ".md") + "  reply in thread 18d5a3b2c1d0e0f1 to carol@example.org  \"Re: Budget\"",
+		strings.TrimSuffix(names["rejected"], ".md") + "  send to eve@example.net  \"Wire transfer\"",
+		strings.TrimSuffix(names["done"], ".md") + "  send to dave@example.com  \"Sent already\"  FAILED: Gmail said no",
+		"mailgate approvals show ID", "mailgate approvals approve ID",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("list lacks %q:\n%s", want, out)
-		}
-	}
-	for _, full := range []string{"alice@", "carol@", "eve@", "dave@"} {
-		if strings.Contains(out, full) {
-			t.Errorf("list shows an unmasked address %s:\n%s", full, out)
 		}
 	}
 }
@@ -99,17 +95,21 @@ func TestApprovalsDecide(t *testing.T) {
 		errText string
 	}{
 		{"approve by name", func(n map[string]string) []string {
-			return []string{"approve", strings.TrimSuffix(n["pending"], ".md")}
+			return []string{"approve", "--yes", strings.TrimSuffix(n["pending"], ".md")}
 		},
 			"pending", approval.DirApproved, ""},
-		{"reject by hash prefix", func(n map[string]string) []string {
-			return []string{"reject", strings.TrimPrefix(n["pending2"], "EMAIL_SEND_")[:6]}
+		{"reject by id prefix", func(n map[string]string) []string {
+			id := strings.TrimSuffix(n["pending2"], ".md")
+			return []string{"reject", id[strings.LastIndexByte(id, '_')+1:][:6]}
 		}, "pending2", approval.DirRejected, ""},
+		{"approve without a terminal and without --yes", func(n map[string]string) []string {
+			return []string{"approve", n["pending"]}
+		}, "", "", "refusing to approve "},
 		{"withdraw an approval", func(n map[string]string) []string { return []string{"reject", n["approved"]} },
 			"approved", approval.DirRejected, ""},
 		{"unknown id", func(map[string]string) []string { return []string{"approve", "zzz"} }, "", "", `"zzz": no request file matches`},
-		{"ambiguous id", func(map[string]string) []string { return []string{"approve", "EMAIL_SEND"} }, "", "", "more than one request file matches"},
-		{"already used", func(n map[string]string) []string { return []string{"approve", n["done"]} }, "", "", "it was already used"},
+		{"ambiguous id", func(map[string]string) []string { return []string{"approve", "--yes", "20"} }, "", "", "more than one request file matches"},
+		{"already used", func(n map[string]string) []string { return []string{"approve", "--yes", n["done"]} }, "", "", "it was already used"},
 		{"missing id", func(map[string]string) []string { return []string{"approve"} }, "", "", "Usage:"},
 	}
 	for _, tt := range tests {
@@ -141,7 +141,7 @@ func TestApprovalsDecide(t *testing.T) {
 // approval the gate honours (checked by the vault itself).
 func TestApprovalsBinary(t *testing.T) {
 	home, names := approvalsHome(t)
-	cmd := exec.Command(builtBinary(t), "approvals", "approve", names["pending"])
+	cmd := exec.Command(builtBinary(t), "approvals", "approve", "--yes", names["pending"])
 	cmd.Env = []string{"MAILGATE_HOME=" + home}
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -160,5 +160,102 @@ func TestApprovalsBinary(t *testing.T) {
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(string(out), "no request file matches") {
 		t.Fatalf("reject nope: %v %s", err, out)
+	}
+}
+
+// showHome is a home with one pending request whose recipient is a
+// look-alike and whose body hides text from a Markdown viewer.
+func showHome(t *testing.T) (home, name string) {
+	t.Helper()
+	home = t.TempDir()
+	v, err := approval.Open(filepath.Join(home, "vault"), approval.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	name, err = v.EnsurePending(context.Background(), approval.Request{Kind: approval.KindSend, To: "Bob <bob@exаmple.com>",
+		Subject: "Quarterly report", Body: "Hi Bob,\n%%wire 10k%%\nPay 10 EUR\rPay 10000 EUR\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return home, name
+}
+
+// TestApprovalsShowBinary: `approvals show` prints the exact recipient, the
+// subject, every warning and the body with hidden characters escaped.
+func TestApprovalsShowBinary(t *testing.T) {
+	home, name := showHome(t)
+	id := strings.TrimSuffix(name, ".md")
+	cmd := exec.Command(builtBinary(t), "approvals", "show", id[strings.LastIndexByte(id, '_')+1:][:8])
+	cmd.Env = []string{"MAILGATE_HOME=" + home}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	for _, want := range []string{
+		"Request  " + name + "\n", "Folder   Pending_Approval/ (status pending)\n",
+		"File     " + filepath.Join(home, "vault", "Pending_Approval", name) + "\n",
+		"To       bob@exаmple.com\n", "Subject  Quarterly report\n",
+		`! To address "bob@exаmple.com" looks like "bob@example.com" but is not`,
+		"! The body contains an Obsidian comment (%%…%%)", "! The body contains a carriage return without a line feed on line 3",
+		"  │ Hi Bob,\n  │ %%wire 10k%%\n  │ Pay 10 EUR⟨CR⟩Pay 10000 EUR\n  └ end of body",
+	} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("show lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// TestApprovalsApproveAsksBinary: approve shows the email and asks on the
+// terminal; "no" moves nothing, "yes" approves; without a terminal it
+// refuses unless --yes is given.
+func TestApprovalsApproveAsksBinary(t *testing.T) {
+	home, name := showHome(t)
+	pending := filepath.Join(home, "vault", "Pending_Approval", name)
+	env := []string{"MAILGATE_HOME=" + home, "PATH=" + os.Getenv("PATH")}
+
+	// A pipe is not a terminal: refused, clearly, and nothing moves.
+	cmd := exec.Command(builtBinary(t), "approvals", "approve", name)
+	cmd.Env, cmd.Stdin = env, strings.NewReader("yes\n")
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "refusing to approve "+name+" without confirmation: standard input is not a terminal") ||
+		!strings.Contains(string(out), "To       bob@exаmple.com") {
+		t.Fatalf("approve from a pipe: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(pending); err != nil {
+		t.Fatal("moved without confirmation")
+	}
+
+	script, err := exec.LookPath("script")
+	if err != nil {
+		t.Skip("no script(1) to give the command a terminal")
+	}
+	onTerminal := func(answer string) string {
+		cmd := exec.Command(script, "-qec", builtBinary(t)+" approvals approve "+name, "/dev/null")
+		cmd.Env, cmd.Stdin = env, strings.NewReader(answer)
+		out, _ := cmd.CombinedOutput()
+		return string(out)
+	}
+	if out := onTerminal("no\n"); !strings.Contains(out, "Approve sending this email to bob@exаmple.com? Type yes to approve:") || !strings.Contains(out, "not approved: nothing was moved") {
+		t.Fatalf("answer no:\n%s", out)
+	}
+	if _, err := os.Stat(pending); err != nil {
+		t.Fatal("moved although the answer was no")
+	}
+	if out := onTerminal("yes\n"); !strings.Contains(out, "→ Approved/"+name) {
+		t.Fatalf("answer yes:\n%s", out)
+	}
+	if _, err := os.Stat(filepath.Join(home, "vault", "Approved", name)); err != nil {
+		t.Fatalf("not approved: %v", err)
+	}
+
+	// --yes skips the question.
+	home2, name2 := showHome(t)
+	cmd = exec.Command(builtBinary(t), "approvals", "approve", name2, "--yes")
+	cmd.Env = []string{"MAILGATE_HOME=" + home2}
+	if out, err := cmd.CombinedOutput(); err != nil || strings.Contains(string(out), "Type yes") {
+		t.Fatalf("--yes: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(home2, "vault", "Approved", name2)); err != nil {
+		t.Fatalf("--yes did not approve: %v", err)
 	}
 }

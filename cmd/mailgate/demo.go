@@ -126,7 +126,17 @@ func demo(ctx context.Context, env *environment, args []string) error {
 	}
 	fmt.Fprintf(w, "   The request file %s:\n%s\n", pending, indent(string(body), "   | "))
 
-	say("the human approves: they move the file to Approved/ (that move is the approval)")
+	say("the human reads it: mailgate approvals show (recipient, subject, warnings, the body with hidden characters made visible)")
+	fmt.Fprintf(w, "   $ mailgate approvals show %s\n", strings.TrimSuffix(name, ".md"))
+	show := exec.CommandContext(ctx, self, "approvals", "show", name)
+	show.Env = append(os.Environ(), "MAILGATE_HOME="+home, "DEV_MODE=false")
+	out, err := show.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("demo: mailgate approvals show: %v: %s", err, out)
+	}
+	fmt.Fprintln(w, indent(string(out), "   "))
+
+	say("the human approves: they move the file to Approved/ (that move is the approval; `mailgate approvals approve ID` does the same after asking)")
 	approved := filepath.Join(home, "vault", "Approved", name)
 	if err := os.Rename(pending, approved); err != nil {
 		return fmt.Errorf("demo: approving: %w", err)
@@ -151,7 +161,7 @@ func demo(ctx context.Context, env *environment, args []string) error {
 	}
 	fmt.Fprintf(w, "   vault/Done/%s now records the outcome:\n%s\n", filepath.Base(matches[0]), indent(frontmatterOf(string(done)), "   | "))
 
-	say("send_email a third time: the approval was consumed, so it is refused again")
+	say("send_email a third time: the email was already sent, and the agent is told so; a new request would be a marked repeat")
 	if _, _, err := call("send_email", send); err != nil {
 		return err
 	}

@@ -1,13 +1,11 @@
 package approval
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 )
@@ -119,86 +117,84 @@ type Outcome struct {
 	Error                         string
 }
 
-// Record writes the claim (claimed_at, approval_sha256) and o into the Done
-// file's frontmatter, atomically; the body is left byte for byte as it was.
-// Claim itself does not rewrite the file, to keep the send path to one
-// rewrite.
+// Record writes the claim (claimed_at, approval_sha256, the request's
+// original_sha256 and the final_sha256 of what was sent, edited_by_approver
+// when the human corrected it) and o into the Done file's frontmatter, and
+// replaces its notes with what happened, atomically; the email body is left
+// byte for byte as it was. Claim itself does not rewrite the file, to keep
+// the send path to one rewrite.
 func (c *Claim) Record(o Outcome) error {
+	a := c.Approval
 	kvs := []kv{
-		{"status", o.Status, false},
-		{"claimed_at", c.ClaimedAt.UTC().Format(time.RFC3339Nano), false},
-		{"approval_sha256", c.Approval.SHA256, false},
+		{key: "status", value: o.Status},
+		{key: "claimed_at", value: c.ClaimedAt.UTC().Format(time.RFC3339Nano)},
+		{key: "approval_sha256", value: a.SHA256},
+	}
+	if a.Final.Kind != "" {
+		kvs = append(kvs, kv{key: "original_sha256", value: a.ContentSHA256}, kv{key: "final_sha256", value: a.Final.SHA256()})
+	}
+	if len(a.Edited) > 0 {
+		kvs = append(kvs, kv{key: "edited_by_approver", value: strings.Join(a.Edited, ", "), quoted: true})
 	}
 	if !o.SentAt.IsZero() {
-		kvs = append(kvs, kv{"sent_at", o.SentAt.UTC().Format(time.RFC3339Nano), false})
+		kvs = append(kvs, kv{key: "sent_at", value: o.SentAt.UTC().Format(time.RFC3339Nano)})
 	}
 	if o.GmailMessageID != "" {
-		kvs = append(kvs, kv{"gmail_message_id", o.GmailMessageID, true})
+		kvs = append(kvs, kv{key: "gmail_message_id", value: o.GmailMessageID, quoted: true})
 	}
 	if o.GmailThreadID != "" {
-		kvs = append(kvs, kv{"gmail_thread_id", o.GmailThreadID, true})
+		kvs = append(kvs, kv{key: "gmail_thread_id", value: o.GmailThreadID, quoted: true})
 	}
+	msg := ""
 	if o.Error != "" {
-		msg := strings.Join(strings.Fields(o.Error), " ")
+		msg = strings.Join(strings.Fields(o.Error), " ")
 		if len(msg) > 500 {
 			msg = msg[:500] + "…"
 		}
-		kvs = append(kvs, kv{"error", msg, true})
+		kvs = append(kvs, kv{key: "error", value: msg, quoted: true})
 	}
-	kvs = append(kvs, kv{"recorded_at", c.v.o.Now().UTC().Format(time.RFC3339Nano), false})
-	if err := c.update(managedKeys, kvs); err != nil {
+	kvs = append(kvs, kv{key: "recorded_at", value: c.v.o.Now().UTC().Format(time.RFC3339Nano)})
+	what := outcomeText(a, o, msg)
+	kvs = append(kvs, kv{key: "instructions", value: what, quoted: true})
+	notes := outcomeNotes(a, o, what)
+	if err := c.v.rewriteFile(c.Path, "mailgate: the record of a consumed approval (moving this file does nothing).", managedKeys, kvs, notes); err != nil {
 		return fmt.Errorf("recording outcome in %s: %w", c.Name, err)
 	}
 	return nil
 }
 
-// managedKeys are the frontmatter keys Record owns in Done files.
-var managedKeys = []string{"status", "claimed_at", "approval_sha256", "sent_at",
-	"gmail_message_id", "gmail_thread_id", "error", "recorded_at"}
-
-// update rewrites the Done file: earlier values of the drop keys (with
-// their continuation lines) are removed, kvs are appended at the end of the
-// frontmatter, and every other line and the body stay byte for byte.
-func (c *Claim) update(drop []string, kvs []kv) error {
-	data, _, err := readRegular(c.Path, c.v.o.MaxFileSize+4096)
-	if err != nil {
-		return err
+// outcomeText is the one sentence a Done file says about itself.
+func outcomeText(a *Approval, o Outcome, errMsg string) string {
+	to := a.Final.Address()
+	if to == "" && a.Final.ThreadID != "" {
+		to = "thread " + a.Final.ThreadID
 	}
-	data = bytes.TrimPrefix(data, utf8BOM)
-	b, err := findBlock(data)
-	if err != nil {
-		return err
+	if to != "" {
+		to = " to " + to
 	}
-	nl := "\n"
-	if bytes.HasSuffix(data[:b.open], []byte("\r\n")) {
-		nl = "\r\n"
+	switch o.Status {
+	case StatusSent:
+		return fmt.Sprintf("Sent%s at %s (Gmail message %s). This file is the record; moving it does nothing.", to, o.SentAt.UTC().Format(time.RFC3339), o.GmailMessageID)
+	case StatusFailed:
+		return fmt.Sprintf("Not sent%s: %s. This approval is used up; the agent's next identical call writes a new request.", to, errMsg)
+	default:
+		return fmt.Sprintf("Outcome unknown%s: %s. The email may have been sent: check Sent before approving it again. This approval is used up.", to, errMsg)
 	}
-	var out bytes.Buffer
-	out.Write(data[:b.open])
-	dropping := false
-	for _, l := range b.lines {
-		k, err := lineKey(l)
-		if err != nil {
-			return err
-		}
-		if k != "" {
-			dropping = slices.Contains(drop, k)
-		}
-		if !dropping {
-			out.Write(l)
-		}
-	}
-	for _, f := range kvs {
-		out.WriteString(strings.TrimSuffix(f.line(), "\n") + nl)
-	}
-	closingStart := b.open
-	for _, l := range b.lines {
-		closingStart += len(l)
-	}
-	out.Write(data[closingStart:b.end])
-	out.Write(data[b.end:])
-	if _, err := parseApproval(out.Bytes()); err != nil {
-		return fmt.Errorf("rewriting frontmatter: %w", err)
-	}
-	return writeAtomic(c.Path, out.Bytes(), true)
 }
+
+func outcomeNotes(a *Approval, o Outcome, what string) string {
+	kind := map[string]string{StatusSent: "success", StatusFailed: "failure"}[o.Status]
+	if kind == "" {
+		kind = "warning"
+	}
+	notes := "> [!" + kind + "] " + oneLineMD(what) + "\n"
+	if len(a.Edited) > 0 {
+		notes += "\nThe approver corrected the " + strings.Join(a.Edited, " and ") + " before approving: the text below is what " +
+			map[bool]string{true: "was sent", false: "was to be sent"}[o.Status == StatusSent] + ".\n"
+	}
+	return notes + "\n"
+}
+
+// managedKeys are the frontmatter keys Record owns in Done files.
+var managedKeys = []string{"status", "claimed_at", "approval_sha256", "original_sha256", "final_sha256", "edited_by_approver",
+	"sent_at", "gmail_message_id", "gmail_thread_id", "error", "recorded_at", "instructions"}

@@ -137,7 +137,7 @@ func TestRecordKeepsHumanEdits(t *testing.T) {
 			t.Errorf("Done file lacks %q:\n%q", want, got)
 		}
 	}
-	bodyStart := strings.Index(edited, "\r\n---\r\n\r\n")
+	bodyStart := strings.Index(edited, BodyMarker)
 	if !strings.HasSuffix(got, edited[bodyStart:]) {
 		t.Errorf("body bytes changed:\n%q", got)
 	}

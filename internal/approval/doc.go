@@ -3,37 +3,71 @@
 //
 // # Protocol
 //
-// A send or reply with no matching approval makes EnsurePending write
-// Pending_Approval/EMAIL_SEND_<12 hex>.md (or EMAIL_REPLY_…): YAML
+// A send or reply with no matching approval makes Request write
+// Pending_Approval/<date>_<recipient>_<subject>_<id>.md, where id is the
+// first 128 bits of the request's content hash (see requestName): YAML
 // frontmatter (type, status: pending, request_id, to | thread_id and
-// message_id, subject, created, expires, content_sha256, instructions) and,
-// after one blank line, the exact body. The human reads it and moves it to
-// Approved/ (the move is the approval) or to Rejected/. Find matches the next
-// identical call against Approved/; Claim consumes the file by renaming it
-// into Done/ before anything is sent; Record writes the outcome into the
-// Done file.
+// message_id, subject, created, expires, content_sha256, instructions,
+// warnings, format: mailgate-request-v2) and, in the body area, mailgate's
+// notes for the human (a repeat warning, the warnings, what to do) above the
+// line BodyMarker, after which (and one blank line) comes the exact email
+// body. Asking again returns the same file while it is usable; a file of
+// other content under the name is never replaced (the request takes another
+// name). At most MaxPending requests wait in all and MaxPendingPerRecipient
+// per recipient; beyond that nothing is written (*BacklogError).
+//
+// The human reads it (or `mailgate approvals show`), may correct the subject
+// or the body, and moves it to Approved/ (the move is the approval) or to
+// Rejected/. Find matches the next identical call against the files in
+// Approved/ whose name holds the id; Claim consumes the file by renaming it
+// into Done/ before anything is sent; Record writes the outcome, the
+// original and final hashes, and a note saying what happened into the Done
+// file, and drops the instruction to move it.
+//
+// Files tell the truth: a file moved to Rejected/ by hand is rewritten to
+// status: rejected the first time Find sees it (Reject does it at once), an
+// approval mailgate must refuse is moved to Rejected/ with status: refused
+// and its reason, a Done file says where the email went and what happened,
+// and only a file in Pending_Approval/ is told to be moved to Approved/ (the
+// instruction is worded "While this file is in Pending_Approval/", since a
+// file manager moves files without rewriting them).
+//
+// An identical call after a consumed copy (Done/) gets a new request; when
+// the earlier copy was sent, or may have been, the new one is marked as a
+// repeat in its name (_repeat-<n>) and in a warning at its very top, so a
+// second copy is only ever sent on purpose (Pending.Earlier tells the
+// caller, which tells the agent "already sent at …").
 //
 // # Matching
 //
 // Both modes require: type equal to the call's kind; status pending or
-// approved (rejected, claimed, sent, … are never honoured); the binding (the
-// single `to` address, case-insensitively, for a send; `thread_id` for a
-// reply); an `expires` in the future when the file has one.
+// approved (rejected, refused, claimed, sent, … are never honoured); an
+// `expires` in the future when the file has one.
 //
-// ModeContent (default) additionally requires an `expires`, the exact
-// subject and body (only line endings are normalised), for replies the same
-// message_id and resolved recipient, a content_sha256 (when present) equal to
-// Request.SHA256, and — with a Ledger — a request_id/content_sha256 pair the
-// server issued and nobody consumed. ModeRecipient accepts the contract's
-// hand-written files (type, status: approved, to | thread_id); a file without
-// `expires` is honoured only while its modification time is within the TTL.
+// ModeContent (default) additionally requires an `expires`, a content_sha256
+// equal to Request.SHA256 (the request as the agent asked for it) and — with
+// a Ledger — a request_id/content_sha256 pair the server issued and nobody
+// consumed. The file must carry the call's recipient (case-insensitively)
+// or, for a reply, its thread, message and resolved recipient. Its subject
+// and body are then the email to send (Approval.Final): the human may have
+// corrected them, and the file is the source of truth (Approval.Edited says
+// what changed). Without a ledger nothing proves the file began as
+// mailgate's request, so the subject and body must equal the call's (only
+// line endings are normalised). A ledger-issued request whose recipient,
+// thread or message the human changed is refused for good: an approval can
+// correct what an email says, never to whom it goes. ModeRecipient accepts
+// the contract's hand-written files (type, status: approved, to |
+// thread_id); a file without `expires` is honoured only while its
+// modification time is within the TTL.
 //
 // The parser (see parseApproval) tolerates what editors do — CRLF, a UTF-8
 // BOM, extra fields, quoted values, "Name <addr>" — but refuses what would
 // let mailgate read something other than what the human read: duplicate
-// keys, flow mappings, anchors, aliases and tags, and lists in `to`. Files
-// are read without following symlinks; non-.md, hidden and oversized files
-// are skipped. A file whose lines end in a lone CR (classic Mac) has no
+// keys, flow mappings, anchors, aliases and tags, lists in `to`, and a
+// FormatV2 file whose BodyMarker line is missing. The first BodyMarker line
+// counts, so a body holding that line cannot move the boundary. Files are
+// read without following symlinks; non-.md, hidden and oversized files are
+// skipped. A file whose lines end in a lone CR (classic Mac) has no
 // recognisable frontmatter and is skipped.
 //
 // # Self-approval
@@ -46,14 +80,18 @@
 //     Approved/ is refused, because its request_id was never issued; a Done
 //     file copied back is refused, because its request is consumed; and a
 //     Done file's status (claimed, sent, …) is refused even without a ledger.
-//   - Request files carry a warning when the email contains HTML or
-//     invisible characters that a Markdown preview could hide.
+//   - Request files carry warnings (internal/warnings) for look-alike and
+//     mixed-script addresses, invisible and bidirectional characters,
+//     punycode, a Reply-To elsewhere, a recipient never written to, and body
+//     text a Markdown viewer hides.
 //
 // What is not covered: an agent that can write Pending_Approval/ can rewrite a
-// request file's text after mailgate issued it (the content must still match
-// the issued hash, so only cosmetic parts such as the instructions can
-// change), and an agent that can also move files, or read and write the
-// state store, is indistinguishable from the human. Keep the vault and the
+// request file's text after mailgate issued it, and since the human may
+// correct subject and body, such a rewrite is what would be sent once the
+// human approves the file (the human approves what the file shows; `mailgate
+// approvals show` reads the file as it is). An agent that can also move
+// files, or read and write the state store, is indistinguishable from the
+// human. Keep the vault and the
 // store outside the agent's filesystem roots; an HMAC signed by a human-run
 // tool would be the next step.
 //
@@ -68,14 +106,19 @@
 // The states a process can die in, in order:
 //
 //	step                              on disk afterwards                          next identical call
-//	EnsurePending, ledger issued      orphan ledger row, no file                  issues a new id, writes the file
-//	EnsurePending, renamed            Pending_Approval/<name>.md                  returns the same name
+//	Request, ledger issued            orphan ledger row, no file                  issues a new id, writes the file
+//	Request, renamed                  Pending_Approval/<name>.md                  returns the same name
+//	Find, refusal moved               Rejected/<name>.md, status as it was        refused ("rejected"); Find rewrites
+//	                                  (refused written just after)                its status to rejected
 //	Claim, ledger consumed            file still in Approved/, request consumed   refused ("already used"); new request
-//	Claim, renamed and synced         Done/<name>.<time>-<rand>.md, status as      new request; the Done file is never
-//	                                  moved (pending/approved)                    reusable
-//	Record                            status sent (sent_at, Gmail ids) or          as above
-//	                                  failed / unknown with the error, plus
-//	                                  claimed_at and approval_sha256
+//	Claim, renamed and synced         Done/<name>.<time>-<rand>.md, status as      new request, marked as a repeat;
+//	                                  moved (pending/approved)                    the Done file is never reusable
+//	Record                            status sent (sent_at, Gmail ids) or          as above ("already sent at …" when
+//	                                  failed / unknown with the error, plus       sent)
+//	                                  claimed_at, approval_sha256,
+//	                                  original_sha256, final_sha256
+//	Approve / Reject (terminal)       status rewritten, file not yet moved        a file saying approved in
+//	                                                                              Pending_Approval/ is still current
 //
 // A Done file whose status is not sent, failed or unknown (still pending or
 // approved, as it was moved) was claimed by a process that stopped before

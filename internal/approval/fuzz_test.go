@@ -59,7 +59,11 @@ func FuzzParseApproval(f *testing.F) {
 			// What precedes the body must end with the closing delimiter
 			// line, optionally followed by the one blank separator line.
 			head := strings.TrimSuffix(raw, body)
-			if !closesFrontmatter(head) && !(strings.HasSuffix(head, "\n") && closesFrontmatter(head[:len(head)-1])) {
+			// In a FormatV2 file the notes come first: the body follows the
+			// first BodyMarker line and one blank line.
+			v2 := strings.TrimSpace(p.Format) == FormatV2 && (strings.HasSuffix(head, "\n"+BodyMarker+"\n\n") || strings.HasSuffix(head, "\n"+BodyMarker+"\n")) &&
+				strings.Index(head, "\n"+BodyMarker+"\n") == strings.LastIndex(head, "\n"+BodyMarker+"\n")
+			if !v2 && !closesFrontmatter(head) && !(strings.HasSuffix(head, "\n") && closesFrontmatter(head[:len(head)-1])) {
 				t.Fatalf("accepted body is not the whole text after the frontmatter:\n%q", data)
 			}
 			if p.Subject != req.Subject || Kind(strings.ToLower(strings.TrimSpace(p.Type))) != req.Kind {

@@ -33,6 +33,20 @@ type Item struct {
 	SentAt    time.Time // Done/ only
 	Error     string    // Done/ only: the recorded failure
 	ModTime   time.Time
+	MessageID string
+	// ContentSHA256 is the hash of the request as issued.
+	ContentSHA256 string
+	// Body is the email body as the file holds it, line endings as written
+	// (what is sent, once CRLF and lone CR are made line breaks).
+	Body string
+	// Warnings are the file's warnings (frontmatter `warnings:`), Reason
+	// why it was refused or rejected, Instructions what it says to do.
+	Warnings     []string
+	Reason       string
+	Instructions string
+	Edited       string // Done/ only: what the approver corrected
+	// Moved is the name the file got in its new folder (Approve, Reject).
+	Moved string
 	// Invalid says why the file is not a readable request ("" when it is);
 	// the gate ignores such files, and the listing shows them so a human
 	// notices a broken edit.
@@ -113,10 +127,14 @@ func (v *Vault) List(folders ...string) ([]Item, error) {
 	return items, nil
 }
 
-// doneFields are the outcome keys Record writes into Done files.
-type doneFields struct {
-	SentAt string `yaml:"sent_at"`
-	Error  string `yaml:"error"`
+// extraFields are keys read leniently for the listing: a hand-edited value
+// of the wrong shape loses only that value.
+type extraFields struct {
+	SentAt       string   `yaml:"sent_at"`
+	Error        string   `yaml:"error"`
+	Warnings     []string `yaml:"warnings"`
+	Instructions string   `yaml:"instructions"`
+	Edited       string   `yaml:"edited_by_approver"`
 }
 
 func (v *Vault) item(dir, name string) (Item, error) {
@@ -142,13 +160,15 @@ func (v *Vault) item(dir, name string) (Item, error) {
 	}
 	it.Kind, it.Status, it.RequestID = Kind(p.Type), p.Status, p.RequestID
 	it.To, it.ThreadID, it.Subject = p.To, p.ThreadID, p.Subject
+	it.MessageID, it.ContentSHA256, it.Body, it.Reason = p.MessageID, p.ContentSHA256, p.RawBody, p.Reason
 	it.Created, _ = parseTime(p.Created)
 	it.Expires, _ = parseTime(p.Expires)
-	if dir == DirDone {
-		var d doneFields
-		if _, err := frontmatter.Parse(bytes.NewReader(bytes.TrimPrefix(data, utf8BOM)), &d); err == nil {
+	var d extraFields
+	if _, err := frontmatter.Parse(bytes.NewReader(bytes.TrimPrefix(data, utf8BOM)), &d); err == nil {
+		it.Warnings, it.Instructions = d.Warnings, d.Instructions
+		if dir == DirDone {
 			it.SentAt, _ = parseTime(d.SentAt)
-			it.Error = d.Error
+			it.Error, it.Edited = d.Error, d.Edited
 		}
 	}
 	return it, nil
@@ -156,8 +176,9 @@ func (v *Vault) item(dir, name string) (Item, error) {
 
 // Resolve finds the one item in folders (default ListFolders) that id names:
 // its request_id, its file name (with or without .md), or a unique prefix
-// of either or of the hash after EMAIL_SEND_ / EMAIL_REPLY_. Matching
-// ignores case. Exact matches win over prefixes.
+// of either or of the id in its name (the hex after the last "_" of a
+// request name, or after EMAIL_SEND_ / EMAIL_REPLY_ in older files).
+// Matching ignores case. Exact matches win over prefixes.
 func (v *Vault) Resolve(id string, folders ...string) (*Item, error) {
 	id = strings.TrimSpace(id)
 	if id == "" {
@@ -206,15 +227,27 @@ func matchID(it *Item, id string) int {
 	for _, p := range []string{"email_send_", "email_reply_"} {
 		hash = strings.TrimPrefix(hash, p)
 	}
-	if strings.HasPrefix(name, id) || (rid != "" && strings.HasPrefix(rid, id)) || strings.HasPrefix(hash, id) {
+	nameHash := ""
+	if i := strings.LastIndexByte(base, '_'); i >= 0 {
+		nameHash = base[i+1:]
+		if strings.HasPrefix(nameHash, "repeat-") {
+			if j := strings.LastIndexByte(base[:i], '_'); j >= 0 {
+				nameHash = base[j+1 : i]
+			}
+		}
+	}
+	if strings.HasPrefix(name, id) || (rid != "" && strings.HasPrefix(rid, id)) || strings.HasPrefix(hash, id) ||
+		(nameHash != "" && strings.HasPrefix(nameHash, id)) {
 		return 1
 	}
 	return 0
 }
 
 // Approve moves the request id names from Pending_Approval/ (or Rejected/,
-// for a change of mind) to Approved/, and returns it as it was before the
-// move. An expired request is refused: the gate would ignore it.
+// for a change of mind) to Approved/, marked approved, and returns it as it
+// was before the move. An expired request is refused: the gate would ignore
+// it. A file of that name already in Approved/ (an earlier, unusable copy)
+// is left alone: the request gets a free name that still holds its id.
 func (v *Vault) Approve(id string) (*Item, error) {
 	return v.decide(id, DirApproved, DirPending, DirRejected)
 }
@@ -245,11 +278,32 @@ func (v *Vault) decide(id, to string, from ...string) (*Item, error) {
 		return nil, fmt.Errorf("%s %s: it expired at %s and would be ignored; ask the agent to send again for a fresh request",
 			verb, it.Name, it.Expires.UTC().Format(time.RFC3339))
 	}
-	if err := renameNoReplace(it.Path, v.path(to, it.Name)); err != nil {
-		if isExist(err) {
-			return nil, fmt.Errorf("moving %s/%s: %s/%s already exists", it.Folder, it.Name, to, it.Name)
-		}
-		return nil, fmt.Errorf("moving %s/%s to %s/: %w", it.Folder, it.Name, to, err)
+	if to == DirApproved && it.Status == StatusRefused {
+		return nil, fmt.Errorf("%s %s: mailgate refused it (%s); ask the agent for a new email instead", verb, it.Name, it.Reason)
 	}
-	return it, nil
+	// The file says what it is before it moves, so it never tells a
+	// falsehood where it lands (a crash in between leaves a request that
+	// says approved or rejected in its old folder, which both readers accept).
+	mark := v.markApproved
+	if to == DirRejected {
+		mark = func(p string) error { return v.markRejected(p, "rejected with mailgate approvals reject") }
+	}
+	if err := mark(it.Path); err != nil {
+		return nil, fmt.Errorf("%s %s: %w", verb, it.Name, err)
+	}
+	base := strings.TrimSuffix(it.Name, ".md")
+	for attempt := 1; ; attempt++ {
+		name := it.Name
+		if attempt > 1 {
+			name = fmt.Sprintf("%s-%d.md", base, attempt)
+		}
+		err := renameNoReplace(it.Path, v.path(to, name))
+		if err == nil {
+			it.Moved = name
+			return it, nil
+		}
+		if !isExist(err) || attempt == 20 {
+			return nil, fmt.Errorf("moving %s/%s to %s/: %w", it.Folder, it.Name, to, err)
+		}
+	}
 }

@@ -82,7 +82,7 @@ func TestList(t *testing.T) {
 	}
 	p := byName[names["pending"]]
 	if p.Kind != KindSend || p.Status != "pending" || p.To != "John <john@example.com>" || p.Subject != "Meeting notes" ||
-		!strings.HasPrefix(p.RequestID, strings.TrimSuffix(names["pending"], ".md")+"-") || !p.Created.Equal(t0) ||
+		!strings.Contains(names["pending"], "_"+strings.Split(p.RequestID, "-")[0]+".md") || !p.Created.Equal(t0) ||
 		!p.Expires.Equal(t0.Add(24*time.Hour)) || p.Invalid != "" {
 		t.Errorf("pending item = %+v", p)
 	}
@@ -118,7 +118,8 @@ func TestApproveReject(t *testing.T) {
 			return v.Approve(n["pending"])
 		}},
 		{name: "reject by hash prefix, any case", from: "pending", to: DirRejected, act: func(t *testing.T, v *Vault, n map[string]string) (*Item, error) {
-			return v.Reject(strings.ToUpper(strings.TrimPrefix(n["pending"], "EMAIL_SEND_")[:8]))
+			id := strings.TrimSuffix(n["pending"], ".md")
+			return v.Reject(strings.ToUpper(id[strings.LastIndexByte(id, '_')+1:][:8]))
 		}},
 		{name: "reject withdraws an approval", from: "approved", to: DirRejected, act: func(t *testing.T, v *Vault, n map[string]string) (*Item, error) {
 			return v.Reject(strings.TrimSuffix(n["approved"], ".md"))
@@ -130,7 +131,7 @@ func TestApproveReject(t *testing.T) {
 			return v.Approve("nope")
 		}},
 		{name: "ambiguous", wantErr: ErrAmbiguousID, errText: "give more of the id", act: func(t *testing.T, v *Vault, n map[string]string) (*Item, error) {
-			return v.Approve("EMAIL_SEND_")
+			return v.Approve("2026-02-14")
 		}},
 		{name: "already used", wantErr: ErrUnknownID, errText: "it was already used", act: func(t *testing.T, v *Vault, n map[string]string) (*Item, error) {
 			return v.Approve(n["done"])
@@ -139,9 +140,22 @@ func TestApproveReject(t *testing.T) {
 			v.o.Now = func() time.Time { return t0.Add(48 * time.Hour) }
 			return v.Approve(n["pending"])
 		}},
-		{name: "target exists", errText: "already exists", act: func(t *testing.T, v *Vault, n map[string]string) (*Item, error) {
+		{name: "target exists", from: "pending", to: DirApproved, act: func(t *testing.T, v *Vault, n map[string]string) (*Item, error) {
+			// An unusable earlier copy under the same name never makes
+			// approving fail: the request takes a free name.
 			writeFile(t, v.path(DirApproved, n["pending"]), "x")
-			return v.Approve(n["pending"])
+			it, err := v.Approve(n["pending"])
+			if err == nil {
+				if got := readFile(t, v.path(DirApproved, n["pending"])); got != "x" {
+					t.Errorf("the earlier file was replaced: %q", got)
+				}
+				if it.Moved == it.Name || !strings.HasSuffix(it.Moved, "-2.md") {
+					t.Errorf("moved to %q", it.Moved)
+				}
+				os.Remove(v.path(DirApproved, n["pending"]))
+				os.Rename(v.path(DirApproved, it.Moved), v.path(DirApproved, n["pending"]))
+			}
+			return it, err
 		}},
 	}
 	for _, tt := range tests {

@@ -19,69 +19,99 @@ type matcher struct {
 	now  time.Time
 }
 
-// try reads Approved/<name> and returns the approval when it matches, or the
-// reason it does not. err is reserved for failures that must stop the search
-// (the ledger being unreachable); unreadable files are reasons.
-func (m *matcher) try(name string) (*Approval, string, error) {
+// refusal is a candidate mailgate must take out of Approved/: an issued
+// request for this email whose recipient or thread the human changed.
+type refusal struct {
+	name   string
+	sha    string // the file's hash as read: it is only refused if unchanged
+	reason string
+}
+
+// try reads Approved/<name> and returns the approval when it matches, a
+// refusal, or the reason it does not match. err is reserved for failures
+// that must stop the search (the ledger being unreachable); unreadable
+// files are reasons.
+func (m *matcher) try(name string) (*Approval, string, *refusal, error) {
 	data, mtime, err := readRegular(m.v.path(DirApproved, name), m.v.o.MaxFileSize)
 	switch {
 	case errors.Is(err, errSkipped):
-		return nil, err.Error(), nil
+		return nil, err.Error(), nil, nil
 	case errors.Is(err, fs.ErrNotExist):
-		return nil, "gone", nil
+		return nil, "gone", nil, nil
 	case err != nil:
 		// ELOOP for a symlink (O_NOFOLLOW) lands here too.
-		return nil, "unreadable or a symlink", nil
+		return nil, "unreadable or a symlink", nil, nil
 	}
 	p, err := parseApproval(data)
 	if err != nil {
-		return nil, "unparsable", nil
+		return nil, "unparsable", nil, nil
 	}
-	exp, reason := m.check(p, mtime)
-	if reason != "" {
-		return nil, reason, nil
-	}
-	if m.v.o.Mode == ModeContent && m.v.o.Ledger != nil {
-		ok, err := m.v.o.Ledger.Issued(m.ctx, strings.TrimSpace(p.RequestID), strings.ToLower(strings.TrimSpace(p.ContentSHA256)))
-		if err != nil {
-			return nil, "", fmt.Errorf("checking request ledger: %w", err)
-		}
-		if !ok {
-			return nil, "not a request mailgate issued, or already used", nil
-		}
-	}
-	return &Approval{
+	a := &Approval{
 		Path:          m.v.path(DirApproved, name),
 		Name:          name,
 		Kind:          m.req.Kind,
 		RequestID:     strings.TrimSpace(p.RequestID),
 		ContentSHA256: strings.ToLower(strings.TrimSpace(p.ContentSHA256)),
 		SHA256:        sum(data),
-		Expires:       exp,
-	}, "", nil
-}
-
-// check applies the matching rules to a parsed file and returns its expiry
-// and "" when it matches, else a short reason.
-func (m *matcher) check(p *parsedFile, mtime time.Time) (time.Time, string) {
-	if Kind(strings.ToLower(strings.TrimSpace(p.Type))) != m.req.Kind {
-		return time.Time{}, "type differs"
-	}
-	switch s := strings.ToLower(strings.TrimSpace(p.Status)); s {
-	case "pending", "approved":
-		// The move into Approved/ is the approval; editing status is optional.
-	case "":
-		return time.Time{}, "status missing"
-	default:
-		return time.Time{}, "status " + truncateForError([]byte(s))
+		Final:         m.req,
 	}
 	if m.v.o.Mode == ModeRecipient {
-		if r := bindingReason(p, m.req, m.addr); r != "" {
-			return time.Time{}, r
+		exp, reason := m.checkRecipientMode(p, mtime)
+		if reason != "" {
+			return nil, reason, nil, nil
 		}
-		return m.expiry(p, mtime)
+		a.Expires = exp
+		return a, "", nil, nil
 	}
-	if r := contentReason(p, m.req); r != "" {
+	exp, reason := m.checkCommon(p, mtime)
+	if reason != "" {
+		return nil, reason, nil, nil
+	}
+	a.Expires = exp
+	issued := false
+	if m.v.o.Ledger != nil {
+		ok, err := m.v.o.Ledger.Issued(m.ctx, a.RequestID, a.ContentSHA256)
+		if err != nil {
+			return nil, "", nil, fmt.Errorf("checking request ledger: %w", err)
+		}
+		if !ok {
+			return nil, "not a request mailgate issued, or already used", nil, nil
+		}
+		issued = true
+	}
+	if r := bindingChange(p, m.req); r != "" {
+		if issued {
+			return nil, r, &refusal{name: name, sha: a.SHA256, reason: r}, nil
+		}
+		return nil, r, nil, nil
+	}
+	if p.Subject != m.req.Subject {
+		a.Edited = append(a.Edited, "subject")
+	}
+	if p.Body != normalizeNewlines(m.req.Body) {
+		a.Edited = append(a.Edited, "body")
+	}
+	if len(a.Edited) == 0 {
+		return a, "", nil, nil
+	}
+	if !issued {
+		// Without a ledger nothing proves the file began as mailgate's
+		// request for this email, so it must say exactly what was asked.
+		return nil, strings.Join(a.Edited, " and ") + " differs", nil, nil
+	}
+	a.Final.Subject, a.Final.Body = p.Subject, p.Body
+	if err := a.Final.Validate(); err != nil {
+		r := "the corrected email cannot be sent: " + err.Error()
+		return nil, r, &refusal{name: name, sha: a.SHA256, reason: r}, nil
+	}
+	return a, "", nil, nil
+}
+
+// checkCommon applies content mode's rules that do not depend on the
+// content: type, status, expiry and the content hash the file was issued
+// with. It returns the expiry and "" when they pass, else a short reason.
+func (m *matcher) checkCommon(p *parsedFile, mtime time.Time) (time.Time, string) {
+	if r := m.checkTypeStatus(p); r != "" {
 		return time.Time{}, r
 	}
 	exp, r := m.expiry(p, mtime)
@@ -91,10 +121,63 @@ func (m *matcher) check(p *parsedFile, mtime time.Time) (time.Time, string) {
 	switch h := strings.TrimSpace(p.ContentSHA256); {
 	case h == "" && m.v.o.Ledger != nil:
 		return time.Time{}, "content_sha256 missing"
-	case h != "" && !strings.EqualFold(h, m.sha):
+	case h == "":
+		// A file without a hash must say exactly what was asked.
+		if r := contentReason(p, m.req); r != "" {
+			return time.Time{}, r
+		}
+	case !strings.EqualFold(h, m.sha):
 		return time.Time{}, "content_sha256 differs"
 	}
 	return exp, ""
+}
+
+func (m *matcher) checkTypeStatus(p *parsedFile) string {
+	if Kind(strings.ToLower(strings.TrimSpace(p.Type))) != m.req.Kind {
+		return "type differs"
+	}
+	switch s := strings.ToLower(strings.TrimSpace(p.Status)); s {
+	case "pending", "approved":
+		// The move into Approved/ is the approval; editing status is optional.
+	case "":
+		return "status missing"
+	default:
+		return "status " + truncateForError([]byte(s))
+	}
+	return ""
+}
+
+// checkRecipientMode applies recipient mode's rules: type, status, the
+// binding and the expiry.
+func (m *matcher) checkRecipientMode(p *parsedFile, mtime time.Time) (time.Time, string) {
+	if r := m.checkTypeStatus(p); r != "" {
+		return time.Time{}, r
+	}
+	if r := bindingReason(p, m.req, m.addr); r != "" {
+		return time.Time{}, r
+	}
+	return m.expiry(p, mtime)
+}
+
+// bindingChange says, for the human, how a request file's recipient, thread
+// or answered message differs from the call's ("" when they agree).
+func bindingChange(p *parsedFile, req Request) string {
+	if req.Kind == KindReply {
+		if t := strings.TrimSpace(p.ThreadID); t != req.ThreadID {
+			return fmt.Sprintf("the thread was changed from %s to %s: an approval cannot move a reply to another thread", req.ThreadID, shown(t))
+		}
+		if mid := strings.TrimSpace(p.MessageID); mid != req.MessageID {
+			return fmt.Sprintf("the message answered was changed from %s to %s: an approval cannot change what a reply answers", req.MessageID, shown(mid))
+		}
+		if req.To == "" && strings.TrimSpace(p.To) == "" {
+			return ""
+		}
+	}
+	a, err := parseSingleAddress(p.To)
+	if err != nil || !strings.EqualFold(a, req.Address()) {
+		return fmt.Sprintf("the recipient was changed from %s to %s: an approval cannot change who an email goes to", req.Address(), shown(strings.TrimSpace(p.To)))
+	}
+	return ""
 }
 
 // bindingReason checks what both modes bind: the recipient of a send, the
@@ -164,6 +247,31 @@ func (m *matcher) expiry(p *parsedFile, mtime time.Time) (time.Time, string) {
 	}
 	if !m.now.Before(exp) {
 		return time.Time{}, "expired"
+	}
+	return exp, ""
+}
+
+// shown renders a value a human wrote for a reason line: control
+// characters quoted, cut at 200 bytes.
+func shown(s string) string {
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	return printable(s)
+}
+
+// check applies every rule that needs no ledger, as the fuzz tests see
+// them: without a ledger a file must carry exactly the request.
+func (m *matcher) check(p *parsedFile, mtime time.Time) (time.Time, string) {
+	if m.v.o.Mode == ModeRecipient {
+		return m.checkRecipientMode(p, mtime)
+	}
+	exp, r := m.checkCommon(p, mtime)
+	if r != "" {
+		return time.Time{}, r
+	}
+	if r := contentReason(p, m.req); r != "" {
+		return time.Time{}, r
 	}
 	return exp, ""
 }

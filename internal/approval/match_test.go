@@ -26,10 +26,10 @@ func TestFindRefuses(t *testing.T) {
 			writeFile(t, p, strings.Replace(readFile(t, p), "Notes attached.", "Wire $10k.", 1))
 		}, reason: "body differs"},
 		{name: "subject edited in file", file: func(t *testing.T, p string) { editField(t, p, "subject", `"Invoice"`) }, reason: "subject differs"},
-		{name: "recipient edited in file", file: func(t *testing.T, p string) { editField(t, p, "to", "mallory@example.com") }, reason: "recipient differs"},
+		{name: "recipient edited in file", file: func(t *testing.T, p string) { editField(t, p, "to", "mallory@example.com") }, reason: "the recipient was changed from john@example.com to mallory@example.com"},
 		{name: "second recipient smuggled into to", file: func(t *testing.T, p string) {
 			editField(t, p, "to", `"john@example.com, mallory@example.com"`)
-		}, reason: "recipient is not exactly one address"},
+		}, reason: "the recipient was changed"},
 		{name: "to as a list", file: func(t *testing.T, p string) {
 			editField(t, p, "to", `[john@example.com, mallory@example.com]`)
 		}, reason: "unparsable"},
@@ -185,8 +185,8 @@ func TestRecipientMode(t *testing.T) {
 func TestSelfApproval(t *testing.T) {
 	ctx := context.Background()
 	req := sendReq()
-	forged := string(renderRequest(req, req.SHA256(), "EMAIL_SEND_"+req.SHA256()[:12]+"-deadbeef", t0, t0.Add(time.Hour), ""))
-	name := stem(KindSend, req.SHA256()) + ".md"
+	forged := string(renderRequest(req, req.SHA256(), req.SHA256()[:32]+"-deadbeef", t0, t0.Add(time.Hour), ""))
+	name := requestName(req, req.SHA256(), t0, 0)
 
 	v, _ := newVault(t, Options{Ledger: newLedger(t)})
 	writeFile(t, v.path(DirApproved, name), forged)

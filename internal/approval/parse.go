@@ -25,14 +25,23 @@ type fields struct {
 	Created       string `yaml:"created"`
 	Expires       string `yaml:"expires"`
 	ContentSHA256 string `yaml:"content_sha256"`
+	Format        string `yaml:"format"`
+	Reason        string `yaml:"reason"`
 }
 
 // parsedFile is an approval file as read from disk.
 type parsedFile struct {
 	fields
-	// Body is everything after the frontmatter, minus the one blank line
-	// that separates them, with line endings normalised to LF.
+	// Body is the email body with line endings normalised to LF: in a
+	// FormatV2 file what follows the BodyMarker line and one blank line,
+	// else everything after the frontmatter minus the one blank line that
+	// separates them.
 	Body string
+	// Notes is a FormatV2 file's body area above the BodyMarker line.
+	Notes string
+	// RawBody is Body before line endings were normalised, for showing
+	// the human what the file holds (a lone CR included).
+	RawBody string
 }
 
 var utf8BOM = []byte("\xef\xbb\xbf")
@@ -145,8 +154,42 @@ func parseApproval(data []byte) (*parsedFile, error) {
 	if !bytes.Equal(rest, data[b.end:]) {
 		return nil, fmt.Errorf("ambiguous frontmatter boundary")
 	}
-	p.Body = normalizeNewlines(string(stripSeparator(rest)))
+	if strings.TrimSpace(p.Format) == FormatV2 {
+		notes, body, ok := splitAtMarker(rest)
+		if !ok {
+			return nil, fmt.Errorf("the line %q that starts the email body is missing", BodyMarker)
+		}
+		p.Notes = string(notes)
+		rest = body
+	}
+	p.RawBody = string(stripSeparator(rest))
+	p.Body = normalizeNewlines(p.RawBody)
 	return &p, nil
+}
+
+// splitAtMarker splits a FormatV2 body area at the first line that is
+// exactly BodyMarker (any line ending): the notes before it, and what
+// follows the marker line. The first such line counts, so an email body
+// holding the marker line itself cannot move the boundary: mailgate's notes
+// come first.
+func splitAtMarker(area []byte) (notes, body []byte, ok bool) {
+	off := 0
+	for off <= len(area) {
+		next := bytes.IndexByte(area[off:], '\n')
+		end := len(area)
+		if next >= 0 {
+			end = off + next + 1
+		}
+		line := bytes.TrimRight(area[off:end], "\r\n")
+		if string(line) == BodyMarker {
+			return area[:off], area[end:], true
+		}
+		if next < 0 {
+			break
+		}
+		off = end
+	}
+	return nil, nil, false
 }
 
 // stripSeparator removes the one blank line mailgate writes between the

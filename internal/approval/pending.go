@@ -2,110 +2,323 @@ package approval
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/mailgate/mailgate/internal/warnings"
 )
 
-// Instructions is written into every request file for the human.
-const Instructions = "Move this file to Approved/ to allow this exact email to be sent once, or to Rejected/ to refuse it."
+// Instructions is written into every request file for the human. It is
+// worded for where it is true, because a file manager moves files without
+// rewriting them; mailgate rewrites it whenever it moves or consumes a file
+// itself (see statusNote).
+const Instructions = "While this file is in Pending_Approval/: move it to Approved/ to allow this exact email to be sent once (you may correct the subject or the body first, not the recipient), or to Rejected/ to refuse it."
 
-// EnsurePending writes the request file Pending_Approval/<NAME>.md for req
-// and returns NAME.md, where NAME is EMAIL_SEND_ or EMAIL_REPLY_ followed by
-// the first 12 hex digits of req.SHA256(). It is idempotent: while a current
-// request file for the same content sits in Pending_Approval/ (same
-// content_sha256, not expired, and — with a ledger — still issued) it is
-// returned untouched. An expired, altered or unissued file under that name is
-// replaced. Once the earlier file has left Pending_Approval/ (consumed in
-// Done/, or an unusable copy in Approved/) a fresh request with a new
-// request_id is written, with a note pointing at the earlier one, because a
-// human must be able to approve the same email again, e.g. after a failed
-// send. (A request in Rejected/ never gets here: Find answers ErrRejected.)
+// FormatV2 marks request files whose body area starts with mailgate's notes
+// (warnings, status) and holds the email body after BodyMarker.
+const FormatV2 = "mailgate-request-v2"
+
+// BodyMarker is the line of a FormatV2 file after which (and one blank
+// line) the email body starts. Everything above it is mailgate's notes for
+// the human and is never sent.
+const BodyMarker = "## Email body (everything below this line is sent)"
+
+// Bounds on outstanding requests (issue: an agent wrote 100 × 500 KiB
+// requests in a second). A request that would exceed them is not written;
+// the agent is told to wait for the human. Files already pending for the
+// same email are still returned.
+const (
+	DefaultMaxPending             = 200
+	DefaultMaxPendingPerRecipient = 20
+)
+
+// BacklogError is returned when too many requests are already waiting.
+type BacklogError struct {
+	Limit     int
+	Recipient string // "" when the overall bound was hit
+}
+
+func (e *BacklogError) Error() string {
+	if e.Recipient != "" {
+		return fmt.Sprintf("%d requests to %s are already waiting for approval in %s/ (the most mailgate keeps per recipient)", e.Limit, e.Recipient, DirPending)
+	}
+	return fmt.Sprintf("%d requests are already waiting for approval in %s/ (the most mailgate keeps)", e.Limit, DirPending)
+}
+
+// Pending is a request file in Pending_Approval/.
+type Pending struct {
+	Name, Path string
+	RequestID  string
+	// Warnings are the file's warnings, for the agent's answer.
+	Warnings []string
+	// Earlier is the last consumed copy of this exact email in Done/, if
+	// any: Status is its recorded outcome (sent, failed, unknown, or the
+	// status it was claimed with), SentAt set when it was sent.
+	Earlier *Handled
+}
+
+// Handled describes a consumed copy of a request in Done/.
+type Handled struct {
+	Name   string
+	Status string
+	SentAt time.Time
+	Count  int // consumed copies of this email in Done/
+
+	modTime time.Time
+}
+
+// Repeat reports whether the earlier copy may have left the mailbox, so
+// approving again may send a second one.
+func (h *Handled) Repeat() bool {
+	return h != nil && h.Status != StatusFailed
+}
+
+// EnsurePending writes (or finds) the request file for req and returns its
+// name in Pending_Approval/; see Request.
 func (v *Vault) EnsurePending(ctx context.Context, req Request) (string, error) {
-	if err := req.Validate(); err != nil {
+	p, err := v.Request(ctx, req, nil)
+	if err != nil {
 		return "", err
 	}
-	sha := req.SHA256()
-	st := stem(req.Kind, sha)
-	name := st + ".md"
-	path := v.path(DirPending, name)
-	now := v.o.Now()
-	current, exists, err := v.pendingCurrent(ctx, path, req.Kind, sha, now)
-	if err != nil || current {
-		return name, err
+	return p.Name, nil
+}
+
+// Request writes the request file Pending_Approval/<name>.md for req (see
+// requestName) with the warnings the content itself raises (warnings.Address,
+// warnings.Body) and extra ones the caller knows (Reply-To, a new recipient).
+// It is idempotent: while a current request file for the same content sits
+// in Pending_Approval/ (same content_sha256, status pending or approved, not
+// expired, and — with a ledger — still issued) it is returned untouched, so
+// a human's corrections in progress are never overwritten. A stale file of
+// the same content (expired, unissued) is replaced in place. A file of
+// different content is NEVER replaced: the hash in the name makes a clash
+// impossible by chance, and a planted file under the name only makes the new
+// request take another name. Once the earlier file has been consumed (Done/)
+// a fresh request with a new request_id is written; if the earlier one may
+// have been sent, the new one is marked as a repeat at its top and in its
+// name. (A request in Rejected/ never gets here: Find answers ErrRejected.)
+func (v *Vault) Request(ctx context.Context, req Request, extra []warnings.Warning) (*Pending, error) {
+	if err := req.Validate(); err != nil {
+		return nil, err
 	}
-	id := st + "-" + randomHex(4)
+	sha := req.SHA256()
+	id := nameID(sha)
+	now := v.o.Now()
+	ws := requestWarnings(req, extra)
+	names, err := v.namesWithID(DirPending, id)
+	if err != nil {
+		return nil, fmt.Errorf("writing request: %w", err)
+	}
+	stale := ""
+	for _, n := range names {
+		st, rid, err := v.pendingState(ctx, v.path(DirPending, n), req.Kind, sha, now)
+		if err != nil {
+			return nil, err
+		}
+		switch st {
+		case pendingCurrent:
+			return &Pending{Name: n, Path: v.path(DirPending, n), RequestID: rid, Warnings: warnings.Texts(ws), Earlier: v.earlier(id)}, nil
+		case pendingStale:
+			if stale == "" {
+				stale = n
+			}
+		}
+	}
+	if stale == "" {
+		if err := v.checkBacklog(req); err != nil {
+			return nil, err
+		}
+	}
+	earlier := v.earlier(id)
+	repeat := 0
+	if earlier.Repeat() {
+		repeat = earlier.Count + 1
+		ws = append([]warnings.Warning{{Code: warnings.CodeRepeat, Text: repeatText(earlier)}}, ws...)
+	}
+	rid := id + "-" + randomHex(4)
 	if v.o.Ledger != nil {
 		// Issue before the file exists, so no request file ever names an
 		// id the ledger does not know.
-		if err := v.o.Ledger.Issue(ctx, id, sha, now); err != nil {
-			return "", fmt.Errorf("writing request %s: %w", name, err)
+		if err := v.o.Ledger.Issue(ctx, rid, sha, now); err != nil {
+			return nil, fmt.Errorf("writing request: %w", err)
 		}
 	}
-	data := renderRequest(req, sha, id, now, now.Add(v.o.TTL), v.history(st))
-	err = writeAtomic(path, data, exists)
-	if isExist(err) {
-		// Another process wrote it first; use theirs if it is current.
-		if current, _, cerr := v.pendingCurrent(ctx, path, req.Kind, sha, now); cerr == nil && current {
-			return name, nil
+	data := renderRequestFile(requestFile{req: req, sha: sha, id: rid, created: now, expires: now.Add(v.o.TTL),
+		warnings: warnings.Texts(ws), note: v.history(id, earlier)})
+	p := &Pending{RequestID: rid, Warnings: warnings.Texts(ws), Earlier: earlier}
+	if stale != "" {
+		// Same content, no longer usable: replace it where the human saw it,
+		// after checking once more that it is still this email.
+		path := v.path(DirPending, stale)
+		if st, _, err := v.pendingState(ctx, path, req.Kind, sha, now); err == nil && st == pendingStale {
+			if err := writeAtomic(path, data, true); err != nil {
+				return nil, fmt.Errorf("writing request %s: %w", stale, err)
+			}
+			p.Name, p.Path = stale, path
+			return p, nil
 		}
-		err = writeAtomic(path, data, true)
 	}
-	if err != nil {
-		return "", fmt.Errorf("writing request %s: %w", name, err)
+	base := strings.TrimSuffix(requestName(req, sha, now, repeat), ".md")
+	for attempt := 1; ; attempt++ {
+		name := base + ".md"
+		if attempt > 1 {
+			name = fmt.Sprintf("%s-%d.md", base, attempt)
+		}
+		path := v.path(DirPending, name)
+		err := writeAtomic(path, data, false)
+		if err == nil {
+			p.Name, p.Path = name, path
+			return p, nil
+		}
+		if !isExist(err) || attempt == 20 {
+			return nil, fmt.Errorf("writing request %s: %w", name, err)
+		}
+		// Something is there already. Another process may have written this
+		// very request a moment ago: use it. Anything else stays untouched.
+		if st, rid, err := v.pendingState(ctx, path, req.Kind, sha, now); err == nil && st == pendingCurrent {
+			return &Pending{Name: name, Path: path, RequestID: rid, Warnings: warnings.Texts(ws), Earlier: earlier}, nil
+		}
 	}
-	return name, nil
 }
 
-// pendingCurrent reports whether path holds a usable request for sha, and
-// whether anything is at path at all.
-func (v *Vault) pendingCurrent(ctx context.Context, path string, k Kind, sha string, now time.Time) (current, exists bool, err error) {
-	data, _, err := readRegular(path, v.o.MaxFileSize)
-	if errors.Is(err, fs.ErrNotExist) {
-		return false, false, nil
+// requestWarnings are the warnings a request file carries: the repeat
+// first (added by Request), then the caller's, then what the content raises.
+func requestWarnings(req Request, extra []warnings.Warning) []warnings.Warning {
+	ws := append([]warnings.Warning(nil), extra...)
+	if strings.TrimSpace(req.To) != "" {
+		ws = append(ws, warnings.Address("To", req.To)...)
 	}
+	ws = append(ws, warnings.Text("The subject", req.Subject)...)
+	return append(ws, warnings.Body(req.Body)...)
+}
+
+func repeatText(h *Handled) string {
+	when := "was already handled"
+	switch {
+	case h.Status == StatusSent && !h.SentAt.IsZero():
+		when = "was already sent at " + h.SentAt.UTC().Format(time.RFC3339)
+	case h.Status == StatusSent:
+		when = "was already sent"
+	case h.Status == StatusUnknown:
+		when = "may already have been sent (the outcome of an earlier attempt is unknown: check Sent)"
+	default:
+		when = "may already have been sent (an earlier approval was consumed and its outcome never recorded: check Sent)"
+	}
+	return "REPEAT: this exact email " + when + " (" + DirDone + "/" + h.Name + "). Approving this file sends it again, as a second copy."
+}
+
+type pendingStatus int
+
+const (
+	pendingNone    pendingStatus = iota // nothing, or not this email: never replace
+	pendingCurrent                      // a usable request for this email
+	pendingStale                        // this email, no longer usable: may be replaced
+)
+
+// pendingState reads path and says what it is to a request for sha.
+func (v *Vault) pendingState(ctx context.Context, path string, k Kind, sha string, now time.Time) (pendingStatus, string, error) {
+	data, _, err := readRegular(path, v.o.MaxFileSize)
 	if err != nil {
-		return false, true, nil // a symlink or oversized file: replace it
+		return pendingNone, "", nil // gone, a symlink or oversized: not ours to touch
 	}
 	p, err := parseApproval(data)
-	if err != nil || Kind(p.Type) != k || p.ContentSHA256 != sha || p.Status != "pending" {
-		return false, true, nil
+	if err != nil || Kind(p.Type) != k || !strings.EqualFold(strings.TrimSpace(p.ContentSHA256), sha) {
+		// Unreadable (a human's broken edit), or another email: never
+		// replaced, whatever its name.
+		return pendingNone, "", nil
+	}
+	if s := strings.TrimSpace(p.Status); s != "pending" && s != "approved" {
+		return pendingStale, "", nil
 	}
 	if exp, err := parseTime(p.Expires); err != nil || !now.Before(exp) {
-		return false, true, nil
+		return pendingStale, "", nil
 	}
+	rid := strings.TrimSpace(p.RequestID)
 	if v.o.Ledger != nil {
-		ok, err := v.o.Ledger.Issued(ctx, p.RequestID, sha)
+		ok, err := v.o.Ledger.Issued(ctx, rid, sha)
 		if err != nil {
-			return false, true, fmt.Errorf("checking request ledger: %w", err)
+			return pendingNone, "", fmt.Errorf("checking request ledger: %w", err)
 		}
-		return ok, true, nil
+		if !ok {
+			return pendingStale, "", nil
+		}
 	}
-	return true, true, nil
+	return pendingCurrent, rid, nil
+}
+
+// checkBacklog refuses a new request when too many are waiting, in all or
+// for req's recipient (counted by the recipient part of the file names, so
+// no file is read; a subject whose slug equals a recipient's only makes the
+// bound stricter). Expired requests count until the human clears them.
+func (v *Vault) checkBacklog(req Request) error {
+	names, err := readDirNames(filepath.Join(v.root, DirPending))
+	if err != nil {
+		return fmt.Errorf("writing request: %w", err)
+	}
+	total, mine := 0, 0
+	tag := "_" + recipientSlug(req) + "_"
+	for _, n := range names {
+		if !candidateName(n) {
+			continue
+		}
+		total++
+		if strings.Contains(n, tag) {
+			mine++
+		}
+	}
+	if total >= v.o.MaxPending {
+		return &BacklogError{Limit: v.o.MaxPending}
+	}
+	if mine >= v.o.MaxPendingPerRecipient {
+		r := req.Address()
+		if r == "" {
+			r = "thread " + req.ThreadID
+		}
+		return &BacklogError{Limit: v.o.MaxPendingPerRecipient, Recipient: r}
+	}
+	return nil
+}
+
+// earlier finds the consumed copies of the request id in Done/ and
+// describes the last one (nil when there is none). It reads Done/, so it
+// runs only when a request is answered without an approval, never on the
+// send path.
+func (v *Vault) earlier(id string) *Handled {
+	names, err := v.namesWithID(DirDone, id)
+	if err != nil || len(names) == 0 {
+		return nil
+	}
+	var last *Handled
+	for _, n := range names {
+		it, err := v.item(DirDone, n)
+		if err != nil || it.Invalid != "" {
+			continue
+		}
+		h := &Handled{Name: n, Status: strings.TrimSpace(it.Status), SentAt: it.SentAt}
+		h.modTime = it.ModTime
+		if last == nil || h.modTime.After(last.modTime) {
+			last = h
+		}
+	}
+	if last == nil {
+		return nil
+	}
+	last.Count = len(names)
+	return last
 }
 
 // history describes earlier files of the same request outside
-// Pending_Approval/, for the human. It reads Done/, so it runs only when a
-// new request file is written, never on the send path.
-func (v *Vault) history(st string) string {
+// Pending_Approval/, for the human.
+func (v *Vault) history(id string, earlier *Handled) string {
 	var notes []string
-	if fi, err := os.Lstat(v.path(DirApproved, st+".md")); err == nil && fi.Mode().IsRegular() {
-		notes = append(notes, "Approved/"+st+".md holds an earlier approval of this email that can no longer be used (expired, altered or already used); approve this file instead.")
+	if names, err := v.namesWithID(DirApproved, id); err == nil && len(names) > 0 {
+		notes = append(notes, "Approved/"+names[0]+" holds an earlier approval of this email that can no longer be used (expired, altered or already used); approve this file instead.")
 	}
-	if names, err := readDirNames(filepath.Join(v.root, DirDone)); err == nil {
-		last := ""
-		for _, n := range names {
-			if strings.HasPrefix(n, st+".") && n > last {
-				last = n
-			}
-		}
-		if last != "" {
-			notes = append(notes, "An identical email was handled before: Done/"+last+". Approving this file sends it again.")
-		}
+	if earlier != nil && !earlier.Repeat() {
+		notes = append(notes, "An earlier approval of this email was used and the send failed (Done/"+earlier.Name+"); nothing was sent.")
 	}
 	return strings.Join(notes, " ")
 }
@@ -119,13 +332,13 @@ func (v *Vault) DevLog(req Request, note string) (string, error) {
 		return "", fmt.Errorf("writing dev-mode log: %w", err)
 	}
 	sha := req.SHA256()
-	path := filepath.Join(dir, stem(req.Kind, sha)+".md")
-	kvs := []kv{{"type", string(req.Kind), false}, {"status", "dev_mode", false}}
+	path := filepath.Join(dir, strings.ToUpper(string(req.Kind))+"_"+nameID(sha)+".md")
+	kvs := []kv{{key: "type", value: string(req.Kind)}, {key: "status", value: "dev_mode"}}
 	kvs = append(kvs, requestFields(req)...)
 	kvs = append(kvs,
-		kv{"logged_at", now.Format(time.RFC3339), false},
-		kv{"content_sha256", sha, false},
-		kv{"note", note, true})
+		kv{key: "logged_at", value: now.Format(time.RFC3339)},
+		kv{key: "content_sha256", value: sha},
+		kv{key: "note", value: note, quoted: true})
 	data := renderFile("mailgate DEV_MODE: this email was NOT sent.", kvs, req.Body)
 	if err := writeAtomic(path, data, true); err != nil {
 		return "", fmt.Errorf("writing dev-mode log: %w", err)
@@ -134,46 +347,101 @@ func (v *Vault) DevLog(req Request, note string) (string, error) {
 }
 
 // kv is one frontmatter line; quoted values are written as YAML
-// double-quoted scalars.
+// double-quoted scalars, a list as a block sequence of quoted scalars.
 type kv struct {
 	key, value string
 	quoted     bool
+	list       []string
 }
 
 func requestFields(req Request) []kv {
 	var kvs []kv
 	if req.Kind == KindReply {
-		kvs = append(kvs, kv{"thread_id", req.ThreadID, true}, kv{"message_id", req.MessageID, true})
+		kvs = append(kvs, kv{key: "thread_id", value: req.ThreadID, quoted: true}, kv{key: "message_id", value: req.MessageID, quoted: true})
 	}
 	if req.To != "" {
-		kvs = append(kvs, kv{"to", strings.TrimSpace(req.To), true})
+		kvs = append(kvs, kv{key: "to", value: strings.TrimSpace(req.To), quoted: true})
 	}
-	return append(kvs, kv{"subject", req.Subject, true})
+	return append(kvs, kv{key: "subject", value: req.Subject, quoted: true})
+}
+
+// requestFile is what a request file says.
+type requestFile struct {
+	req              Request
+	sha, id          string
+	created, expires time.Time
+	warnings         []string
+	note             string
 }
 
 func renderRequest(req Request, sha, id string, created, expires time.Time, note string) []byte {
+	return renderRequestFile(requestFile{req: req, sha: sha, id: id, created: created, expires: expires,
+		warnings: warnings.Texts(requestWarnings(req, nil)), note: note})
+}
+
+func renderRequestFile(r requestFile) []byte {
 	kvs := []kv{
-		{"type", string(req.Kind), false},
-		{"status", "pending", false},
-		{"request_id", id, false},
+		{key: "type", value: string(r.req.Kind)},
+		{key: "status", value: "pending"},
+		{key: "request_id", value: r.id},
 	}
-	kvs = append(kvs, requestFields(req)...)
+	kvs = append(kvs, requestFields(r.req)...)
 	kvs = append(kvs,
-		kv{"created", created.UTC().Format(time.RFC3339), false},
-		kv{"expires", expires.UTC().Format(time.RFC3339), false},
-		kv{"content_sha256", sha, false},
-		kv{"instructions", Instructions, true})
-	if w := hiddenContentWarning(req); w != "" {
-		kvs = append(kvs, kv{"warning", w, true})
+		kv{key: "created", value: r.created.UTC().Format(time.RFC3339)},
+		kv{key: "expires", value: r.expires.UTC().Format(time.RFC3339)},
+		kv{key: "content_sha256", value: r.sha},
+		kv{key: "instructions", value: Instructions, quoted: true})
+	if len(r.warnings) > 0 {
+		kvs = append(kvs, kv{key: "warnings", list: r.warnings})
 	}
-	if note != "" {
-		kvs = append(kvs, kv{"note", note, true})
+	if r.note != "" {
+		kvs = append(kvs, kv{key: "note", value: r.note, quoted: true})
 	}
-	return renderFile("mailgate approval request. "+Instructions, kvs, req.Body)
+	kvs = append(kvs, kv{key: "format", value: FormatV2})
+	var b strings.Builder
+	b.WriteString(notesBlock(r.warnings, "**What to do:** "+Instructions))
+	b.WriteString(BodyMarker + "\n\n")
+	b.WriteString(r.req.Body)
+	return renderFile("mailgate approval request: read the notes and the email below, then decide.", kvs, b.String())
+}
+
+// notesBlock is the top of a FormatV2 file's body area: the warnings (a
+// repeat in its own block, first) and a status line, in Markdown callouts
+// that Obsidian and other viewers show prominently. It ends with a blank
+// line.
+func notesBlock(ws []string, status string) string {
+	var b strings.Builder
+	rest := ws
+	if len(ws) > 0 && strings.HasPrefix(ws[0], "REPEAT:") {
+		b.WriteString("> [!danger] " + oneLineMD(ws[0]) + "\n\n")
+		rest = ws[1:]
+	}
+	switch len(rest) {
+	case 0:
+		b.WriteString("> [!note] No warnings: mailgate found nothing hidden or look-alike in the recipient, subject or body.\n\n")
+	default:
+		noun := "warnings"
+		if len(rest) == 1 {
+			noun = "warning"
+		}
+		fmt.Fprintf(&b, "> [!warning] Read before approving: %d %s\n", len(rest), noun)
+		for _, w := range rest {
+			b.WriteString("> - " + oneLineMD(w) + "\n")
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString(oneLineMD(status) + "\n\n")
+	return b.String()
+}
+
+// oneLineMD keeps a note on one line whatever it holds (warnings quote the
+// odd characters escaped already).
+func oneLineMD(s string) string {
+	return strings.NewReplacer("\r", "⟨CR⟩", "\n", "⟨LF⟩").Replace(s)
 }
 
 // renderFile lays out a vault file: frontmatter (a comment line, then the
-// fields), a blank line, and the body byte for byte.
+// fields), a blank line, and the body area byte for byte.
 func renderFile(comment string, kvs []kv, body string) []byte {
 	var b strings.Builder
 	b.WriteString("---\n# " + comment + "\n")
@@ -186,7 +454,15 @@ func renderFile(comment string, kvs []kv, body string) []byte {
 }
 
 func (f kv) line() string {
-	if f.quoted {
+	switch {
+	case f.list != nil:
+		var b strings.Builder
+		b.WriteString(f.key + ":\n")
+		for _, v := range f.list {
+			b.WriteString("  - " + yamlQuote(v) + "\n")
+		}
+		return b.String()
+	case f.quoted:
 		return f.key + ": " + yamlQuote(f.value) + "\n"
 	}
 	return f.key + ": " + f.value + "\n"
@@ -219,41 +495,4 @@ func yamlQuote(s string) string {
 	}
 	b.WriteByte('"')
 	return b.String()
-}
-
-// hiddenContentWarning flags content a Markdown preview may not show as
-// sent: HTML (comments, tags that CSS can hide) and invisible or
-// direction-changing characters. The human is told to read the source.
-func hiddenContentWarning(req Request) string {
-	text := req.Subject + "\n" + req.Body
-	var found []string
-	if strings.Contains(text, "<!--") || hasHTMLTag(text) {
-		found = append(found, "HTML")
-	}
-	if strings.ContainsFunc(text, func(r rune) bool {
-		return r >= 0x200b && r <= 0x200f || r >= 0x202a && r <= 0x202e ||
-			r >= 0x2060 && r <= 0x2064 || r >= 0x2066 && r <= 0x2069 || r == 0xfeff || r == 0xad
-	}) {
-		found = append(found, "invisible or direction-changing characters")
-	}
-	if len(found) == 0 {
-		return ""
-	}
-	return "The email contains " + strings.Join(found, " and ") +
-		" that a Markdown preview may hide or alter; read this file in source mode before approving."
-}
-
-func hasHTMLTag(s string) bool {
-	for i := strings.IndexByte(s, '<'); i >= 0 && i+1 < len(s); {
-		c := s[i+1]
-		if c == '/' || c == '!' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' {
-			return true
-		}
-		j := strings.IndexByte(s[i+1:], '<')
-		if j < 0 {
-			break
-		}
-		i += 1 + j
-	}
-	return false
 }

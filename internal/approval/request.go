@@ -140,12 +140,6 @@ func (r Request) SHA256() string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// stem is the deterministic name of the request's files (without ".md"):
-// EMAIL_SEND_<first 12 hex of SHA256> or EMAIL_REPLY_<…>.
-func stem(k Kind, sha string) string {
-	return strings.ToUpper(string(k)) + "_" + sha[:12]
-}
-
 // parseSingleAddress accepts exactly "addr-spec", "<addr-spec>" or
 // "Display Name <addr-spec>" (the name optionally in double quotes) and
 // returns the addr-spec. Groups, comments, encoded words, lists and control

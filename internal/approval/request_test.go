@@ -117,8 +117,8 @@ func TestSHA256Binding(t *testing.T) {
 			t.Errorf("content edit %d kept the hash", i)
 		}
 	}
-	if stem(KindSend, h) != "EMAIL_SEND_"+h[:12] || stem(KindReply, h) != "EMAIL_REPLY_"+h[:12] {
-		t.Errorf("stems %q %q", stem(KindSend, h), stem(KindReply, h))
+	if got, want := requestName(base, h, t0, 0), "2026-02-14_john-example-com_meeting-notes_"+h[:32]+".md"; got != want {
+		t.Errorf("requestName = %q, want %q", got, want)
 	}
 }
 
@@ -129,7 +129,7 @@ func TestYAMLQuoteRoundTrip(t *testing.T) {
 		"tab\there", "émoji 🚀 日本語", "line\u2028sep\u2029para\u0085nel", "bom\ufeffinside",
 		"del\x7f", "c1\u0080\u009f", "&anchor *alias !tag", "---", "...", "%percent @at `tick`",
 	} {
-		data := renderFile("c", []kv{{"type", "email_send", false}, {"subject", s, true}}, "")
+		data := renderFile("c", []kv{{key: "type", value: "email_send"}, {key: "subject", value: s, quoted: true}}, "")
 		p, err := parseApproval(data)
 		if err != nil {
 			t.Errorf("%q: %v\n%s", s, err, data)

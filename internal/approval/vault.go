@@ -39,8 +39,8 @@ var (
 )
 
 // NoMatchError is returned by Find when no approval matches. Reasons lists,
-// for the log, why the closest candidates were refused ("EMAIL_SEND_….md:
-// subject differs"); it never holds bodies.
+// for the log, why the closest candidates were refused ("<name>.md: subject
+// differs"); it never holds bodies.
 type NoMatchError struct{ Reasons []string }
 
 func (e *NoMatchError) Error() string {
@@ -52,11 +52,21 @@ func (e *NoMatchError) Error() string {
 
 func (e *NoMatchError) Is(target error) bool { return target == ErrNoApproval }
 
-// RejectedError is returned by Find when the request sits in Rejected/.
-type RejectedError struct{ Name string }
+// RejectedError is returned by Find when the request sits in Rejected/:
+// moved there by the approver, or refused by mailgate because the approver
+// changed its recipient or thread (Refused, with the Reason).
+type RejectedError struct {
+	Name    string
+	Reason  string
+	Refused bool
+}
 
 func (e *RejectedError) Error() string {
-	return ErrRejected.Error() + ": " + DirRejected + "/" + e.Name
+	msg := ErrRejected.Error() + ": " + DirRejected + "/" + e.Name
+	if e.Reason != "" {
+		msg += " (" + e.Reason + ")"
+	}
+	return msg
 }
 
 func (e *RejectedError) Is(target error) bool { return target == ErrRejected }
@@ -67,6 +77,9 @@ type Options struct {
 	TTL         time.Duration // expiry written into new requests; default 24h
 	MaxFileSize int64         // larger files are ignored; default 1 MiB
 	Now         func() time.Time
+	// MaxPending and MaxPendingPerRecipient bound the requests waiting in
+	// Pending_Approval/ (defaults DefaultMaxPending, DefaultMaxPendingPerRecipient).
+	MaxPending, MaxPendingPerRecipient int
 	// Ledger, when set, records every request mailgate issues; in content
 	// mode only approvals whose request_id and content_sha256 were issued
 	// and not yet consumed are honoured. nil: no ledger.
@@ -100,6 +113,12 @@ func Open(root string, o Options) (*Vault, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	if o.MaxPending <= 0 {
+		o.MaxPending = DefaultMaxPending
+	}
+	if o.MaxPendingPerRecipient <= 0 {
+		o.MaxPendingPerRecipient = DefaultMaxPendingPerRecipient
+	}
 	for _, d := range []string{DirPending, DirApproved, DirRejected, DirDone, DirLogs} {
 		if err := os.MkdirAll(filepath.Join(root, d), 0o700); err != nil {
 			return nil, fmt.Errorf("opening vault: %w", err)
@@ -122,91 +141,129 @@ type Approval struct {
 	Name string // file name in Approved/
 	Kind Kind
 	// RequestID and ContentSHA256 as the file states them (possibly empty
-	// for a human-written recipient-mode file).
+	// for a human-written recipient-mode file). ContentSHA256 is the hash of
+	// the request as the agent asked for it.
 	RequestID, ContentSHA256 string
 	// SHA256 is the hash of the file's bytes as matched: the exact file the
 	// human approved. Claim re-checks it.
 	SHA256  string
 	Expires time.Time // zero when the file has none (recipient mode)
+	// Final is the email to send: the agent's request, or — when the human
+	// corrected the subject or body before approving — the request with the
+	// file's subject and body. The file is the source of truth.
+	Final Request
+	// Edited lists what the approver changed ("subject", "body"); empty
+	// when Final is the agent's request.
+	Edited []string
 }
 
 // Find looks for an approval of req. It returns a *RejectedError when the
-// request is in Rejected/, a *NoMatchError when nothing in Approved/
-// matches, or the approval.
+// request is in Rejected/ (or an approval of it had to be refused), a
+// *NoMatchError when nothing in Approved/ matches, or the approval.
 //
-// In content mode the request's deterministic name (<stem>.md) is tried
-// first, without listing the folder; only if it is absent or refused are
-// other files whose name starts with the stem (copies such as
-// "<stem> (1).md") considered, in name order. Renaming a request file to
+// In content mode the candidates are the files in Approved/ whose name holds
+// the request's id (the first 128 bits of its content hash, see
+// requestName): the request file as written, a copy ("… (1).md"), or a file
+// the human edited, which keeps its name. Renaming a request file to
 // something else withdraws it. In recipient mode every .md file is a
-// candidate, in name order. Hidden names, non-.md names, symlinks, other
-// non-regular files and files over MaxFileSize are skipped.
+// candidate. Candidates are tried in name order; hidden names, non-.md
+// names, symlinks, other non-regular files and files over MaxFileSize are
+// skipped.
+//
+// A candidate that is a request mailgate issued for exactly this email
+// (content_sha256 and, with a ledger, request_id) but whose recipient or
+// thread the human changed is refused for good: an approval can correct
+// what is said, never to whom. It is moved to Rejected/ with status refused
+// and the reason in its frontmatter, and Find answers *RejectedError with
+// that reason, unless another candidate matches.
 func (v *Vault) Find(ctx context.Context, req Request) (*Approval, error) {
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
 	sha := req.SHA256()
-	st := stem(req.Kind, sha)
-	if rejected, err := v.isRejected(st+".md", req, sha); err != nil {
-		return nil, err
-	} else if rejected {
-		return nil, &RejectedError{Name: st + ".md"}
+	id := nameID(sha)
+	if re, err := v.rejected(id, req, sha); err != nil || re != nil {
+		if err != nil {
+			return nil, err
+		}
+		return nil, re
 	}
 
 	m := matcher{v: v, ctx: ctx, req: req, sha: sha, addr: strings.ToLower(req.Address()), now: v.o.Now()}
-	var reasons []string
-	try := func(name string) (*Approval, error) {
-		a, reason, err := m.try(name)
-		if a == nil && err == nil && len(reasons) < 3 && reason != "gone" {
-			reasons = append(reasons, name+": "+reason)
-		}
-		return a, err
-	}
+	var names []string
+	var err error
 	if v.o.Mode == ModeContent {
-		if a, err := try(st + ".md"); a != nil || err != nil {
-			return a, err
-		}
+		names, err = v.namesWithID(DirApproved, id)
+	} else {
+		names, err = readDirNames(filepath.Join(v.root, DirApproved))
+		sort.Strings(names)
 	}
-	names, err := readDirNames(filepath.Join(v.root, DirApproved))
 	if err != nil {
 		return nil, fmt.Errorf("finding approval: %w", err)
 	}
-	var candidates []string
+	var reasons []string
+	var refusals []refusal
 	for _, name := range names {
 		if !candidateName(name) {
 			continue
 		}
-		if v.o.Mode == ModeContent && (!strings.HasPrefix(name, st) || name == st+".md") {
-			continue
-		}
-		candidates = append(candidates, name)
-	}
-	sort.Strings(candidates)
-	for _, name := range candidates {
-		if a, err := try(name); a != nil || err != nil {
+		a, reason, ref, err := m.try(name)
+		if err != nil || a != nil {
 			return a, err
+		}
+		if ref != nil {
+			refusals = append(refusals, *ref)
+		} else if len(reasons) < 3 && reason != "gone" {
+			reasons = append(reasons, name+": "+reason)
+		}
+	}
+	for _, r := range refusals {
+		if re, err := v.refuse(r); err != nil {
+			return nil, err
+		} else if re != nil {
+			return nil, re
 		}
 	}
 	return nil, &NoMatchError{Reasons: reasons}
 }
 
-// isRejected reports whether Rejected/<name> holds this exact request.
-func (v *Vault) isRejected(name string, req Request, sha string) (bool, error) {
-	data, _, err := readRegular(v.path(DirRejected, name), v.o.MaxFileSize)
+// rejected looks in Rejected/ for this exact request. A file a human moved
+// there still says pending or approved: the first time the gate sees it,
+// its status is rewritten to rejected, so the file tells the truth.
+func (v *Vault) rejected(id string, req Request, sha string) (*RejectedError, error) {
+	names, err := v.namesWithID(DirRejected, id)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, errSkipped) {
-			return false, nil
+		return nil, fmt.Errorf("checking rejected requests: %w", err)
+	}
+	for _, name := range names {
+		path := v.path(DirRejected, name)
+		data, _, err := readRegular(path, v.o.MaxFileSize)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, errSkipped) {
+				continue
+			}
+			return nil, fmt.Errorf("checking rejected requests: %w", err)
 		}
-		return false, fmt.Errorf("checking rejected requests: %w", err)
+		p, err := parseApproval(data)
+		if err != nil {
+			continue
+		}
+		if h := strings.TrimSpace(p.ContentSHA256); h != "" {
+			if !strings.EqualFold(h, sha) {
+				continue
+			}
+		} else if contentReason(p, req) != "" {
+			continue
+		}
+		status := strings.ToLower(strings.TrimSpace(p.Status))
+		if status == "pending" || status == "approved" || status == "" {
+			if err := v.markRejected(path, "moved to Rejected/ by the approver"); err == nil {
+				status = StatusRejected
+			}
+		}
+		return &RejectedError{Name: name, Reason: strings.TrimSpace(p.Reason), Refused: status == StatusRefused}, nil
 	}
-	p, err := parseApproval(data)
-	if err != nil {
-		return false, nil
-	}
-	if p.ContentSHA256 != "" {
-		return strings.EqualFold(strings.TrimSpace(p.ContentSHA256), sha), nil
-	}
-	return contentReason(p, req) == "", nil
+	return nil, nil
 }
 
 // candidateName keeps visible .md names: editors' lock and swap files and

@@ -18,24 +18,26 @@ func TestEnsurePendingWritesReadableRequestOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "EMAIL_SEND_" + req.SHA256()[:12] + ".md"; name != want {
+	if want := "2026-02-14_john-example-com_meeting-notes_" + req.SHA256()[:32] + ".md"; name != want {
 		t.Fatalf("name = %s, want %s", name, want)
 	}
 	path := v.path(DirPending, name)
 	first := readFile(t, path)
 	for _, want := range []string{
-		"---\n# mailgate approval request. Move this file to Approved/",
-		"\ntype: email_send\n", "\nstatus: pending\n", "\nrequest_id: EMAIL_SEND_",
+		"---\n# mailgate approval request: read the notes and the email below, then decide.\n",
+		"\ntype: email_send\n", "\nstatus: pending\n", "\nrequest_id: " + req.SHA256()[:32] + "-",
+		"\ninstructions: \"While this file is in Pending_Approval/: move it to Approved/",
+		"\nformat: mailgate-request-v2\n---\n\n> [!note] No warnings",
 		"\nto: \"John <john@example.com>\"\n", "\nsubject: \"Meeting notes\"\n",
 		"\ncreated: 2026-02-14T10:00:00Z\n", "\nexpires: 2026-02-15T10:00:00Z\n",
 		"\ncontent_sha256: " + req.SHA256() + "\n",
-		"\n---\n\n" + req.Body,
+		"\n" + BodyMarker + "\n\n" + req.Body,
 	} {
 		if !strings.Contains(first, want) {
 			t.Errorf("request file lacks %q:\n%s", want, first)
 		}
 	}
-	if !strings.HasSuffix(first, "\n---\n\n"+req.Body) {
+	if !strings.HasSuffix(first, "\n"+BodyMarker+"\n\n"+req.Body) {
 		t.Errorf("body is not the exact tail of the file")
 	}
 	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
@@ -117,7 +119,8 @@ func TestSendLifecycle(t *testing.T) {
 			if strings.Count(done, "\nstatus:") != 1 {
 				t.Errorf("status written twice:\n%s", done)
 			}
-			if !strings.HasSuffix(done, "\n---\n\n"+req.Body) {
+			if !strings.HasSuffix(done, "\n"+BodyMarker+"\n\n"+req.Body) || !strings.Contains(done, "> [!success] Sent to john@example.com at 2026-02-14T10:00:01Z") ||
+				strings.Contains(done, "Move this file") || strings.Contains(done, "move it to Approved/") {
 				t.Errorf("body changed:\n%s", done)
 			}
 
@@ -138,12 +141,20 @@ func TestSendLifecycle(t *testing.T) {
 			}
 			os.Remove(v.path(DirApproved, name))
 
-			// The same email again needs a new approval, and says so.
-			if _, err := v.EnsurePending(ctx, req); err != nil {
+			// The same email again needs a new approval, and is marked as a
+			// repeat at its top and in its name, never under the Done file's.
+			again, err := v.EnsurePending(ctx, req)
+			if err != nil {
 				t.Fatal(err)
 			}
-			if got := readFile(t, v.path(DirPending, name)); !strings.Contains(got, "An identical email was handled before: Done/"+cl.Name) {
-				t.Errorf("new request lacks history note:\n%s", got)
+			if again == name || !strings.HasSuffix(again, "_repeat-2.md") {
+				t.Errorf("repeat request named %q (first %q)", again, name)
+			}
+			got := readFile(t, v.path(DirPending, again))
+			top := got[strings.Index(got, "\n---\n\n")+6:]
+			if !strings.HasPrefix(top, "> [!danger] REPEAT: this exact email was already sent at 2026-02-14T10:00:01Z (Done/"+cl.Name+")") ||
+				!strings.Contains(got, "  - \"REPEAT: this exact email was already sent") {
+				t.Errorf("new request not marked as a repeat at its top:\n%s", got)
 			}
 		})
 	}

@@ -2,10 +2,15 @@
 // composes the approval vault, the durable send limit and the audit log in a
 // fixed order, so no tool can skip or reorder a step:
 //
-//	validate → DEV_MODE branch → find approval → reserve a slot → audit
-//	"claim" → claim the approval (rename into Done/) → call Gmail → record the
-//	outcome in the Done file → give the slot back only if Google provably
-//	never received the request → audit the outcome
+//	validate → DEV_MODE branch → find approval → compose the final email →
+//	reserve a slot → audit "claim" → claim the approval (rename into Done/) →
+//	call Gmail → record the outcome in the Done file → give the slot back
+//	only if Google provably never received the request → audit the outcome
+//
+// The approved file is the source of truth: when the human corrected the
+// subject or body before approving, the correction is what is composed and
+// sent (approval.Approval.Final), the agent's identical call being only the
+// trigger; the agent is told, with the final text.
 //
 // Sends are at most once. The approval is consumed before Gmail is called
 // and whatever happens afterwards, so a retry, a crash or a concurrent call
@@ -19,7 +24,9 @@
 // leaves, and why it is safe:
 //
 //	after                    state                                            consequence
-//	Find / EnsurePending     at most a request file (atomic)                  the call is simply repeated
+//	Find / Request           at most a request file (atomic), or a refused   the call is simply repeated
+//	                         approval moved to Rejected/ (status written
+//	                         after the move; "rejected" until then)
 //	Reserve                  slot held, approval still in Approved/           the window over-counts by one for an hour;
 //	                                                                          the next identical call reserves and sends
 //	audit "claim"            audit line "pending", approval in Approved/      nothing claimed: the next identical call
@@ -44,12 +51,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/mailgate/mailgate/internal/approval"
 	"github.com/mailgate/mailgate/internal/audit"
 	"github.com/mailgate/mailgate/internal/ratelimit"
+	"github.com/mailgate/mailgate/internal/warnings"
 )
 
 // SendResult is what Gmail answered to a send.
@@ -82,6 +91,23 @@ const (
 	ActionSend      = "gate_send"
 )
 
+// ComposeFunc builds the email to send from the final request (the agent's,
+// or the human's correction of it) and returns the call that sends it. It
+// runs after the approval matched and before anything is reserved or
+// claimed, so a build failure consumes nothing.
+type ComposeFunc func(final approval.Request) (SendFunc, error)
+
+// Call is one send or reply submitted to the gate.
+type Call struct {
+	Tool    string // the MCP tool name, for the audit log
+	Request approval.Request
+	Compose ComposeFunc
+	// Warnings, when set, adds what the caller knows about the email (a
+	// Reply-To elsewhere, a recipient never written to) to a new request
+	// file. It is called only when a request file is written.
+	Warnings func(ctx context.Context) []warnings.Warning
+}
+
 // Gate runs sends and replies through the approval protocol. Vault and
 // Limiter are required; Audit, Now and Logger may be nil.
 type Gate struct {
@@ -106,10 +132,11 @@ const (
 	Unknown                              // Gmail may or may not have sent it; not retried
 	Conflict                             // another call claimed the approval first, or it changed
 	Invalid                              // the request failed validation
+	Backlog                              // too many requests are waiting; none written
 )
 
 var statusNames = [...]string{"unset", "sent", "awaiting_approval", "rejected_by_approver", "rate_limited",
-	"dev_mode", "failed", "unknown", "conflict", "invalid"}
+	"dev_mode", "failed", "unknown", "conflict", "invalid", "backlog"}
 
 func (s Status) String() string {
 	if s < 0 || int(s) >= len(statusNames) {
@@ -126,12 +153,16 @@ type Outcome struct {
 	Subject     string // for the DEV_MODE text
 	BodyChars   int    // for the DEV_MODE reply text
 	PendingFile string // name in Pending_Approval/ (AwaitingApproval; DEV_MODE without approval)
-	Approval    *approval.Approval
-	DoneFile    string // name in Done/ once the approval was consumed
-	RetryAfter  time.Duration
-	Limit       int
-	Result      SendResult
-	Err         error
+	// Pending is the request file written or found (its absolute path,
+	// warnings, and the earlier consumed copy of this email, if any).
+	Pending    *approval.Pending
+	Request    approval.Request // as the agent asked
+	Approval   *approval.Approval
+	DoneFile   string // name in Done/ once the approval was consumed
+	RetryAfter time.Duration
+	Limit      int
+	Result     SendResult
+	Err        error
 	// DEV_MODE only: what would have happened.
 	DevApprovalFound bool
 	DevRejected      bool
@@ -140,17 +171,33 @@ type Outcome struct {
 	CorrelationID    string
 }
 
-// Submit runs req through the gate; send is called at most once, and only
-// with a claimed approval outside DEV_MODE. tool is the MCP tool name, for
-// the audit log. The correlation id comes from ctx (audit.WithCorrelationID)
-// or is generated.
+// ErrCannotSendEdited is the Compose error of Submit's callers, which can
+// only send exactly what the agent asked: an approval the human corrected
+// stays in Approved/ for a caller that can.
+var ErrCannotSendEdited = errors.New("the approver corrected this email, and this caller can only send it as first asked")
+
+// Submit runs req through the gate with a send that sends exactly req; an
+// approval the human corrected is not used (ErrCannotSendEdited). See Run.
 func (g *Gate) Submit(ctx context.Context, tool string, req approval.Request, send SendFunc) Outcome {
-	s := &submission{g: g, ctx: ctx, tool: tool, req: req, start: g.now()}
+	return g.Run(ctx, Call{Tool: tool, Request: req, Compose: func(final approval.Request) (SendFunc, error) {
+		if final != req {
+			return nil, ErrCannotSendEdited
+		}
+		return send, nil
+	}})
+}
+
+// Run runs c through the gate; the composed send is called at most once,
+// and only with a claimed approval outside DEV_MODE. The correlation id
+// comes from ctx (audit.WithCorrelationID) or is generated.
+func (g *Gate) Run(ctx context.Context, c Call) Outcome {
+	tool, req := c.Tool, c.Request
+	s := &submission{g: g, ctx: ctx, tool: tool, req: req, call: c, start: g.now()}
 	s.cid = audit.CorrelationID(ctx)
 	if s.cid == "" {
 		s.cid = audit.NewCorrelationID()
 	}
-	s.out = Outcome{Kind: req.Kind, Target: target(req), Subject: req.Subject,
+	s.out = Outcome{Kind: req.Kind, Target: target(req), Subject: req.Subject, Request: req,
 		BodyChars: utf8.RuneCountInString(req.Body), CorrelationID: s.cid}
 	if err := req.Validate(); err != nil {
 		detail := "invalid request"
@@ -163,7 +210,7 @@ func (g *Gate) Submit(ctx context.Context, tool string, req approval.Request, se
 	if g.DevMode {
 		return s.dev()
 	}
-	return s.live(send)
+	return s.live()
 }
 
 // submission carries one Submit's state.
@@ -172,18 +219,23 @@ type submission struct {
 	ctx   context.Context
 	tool  string
 	req   approval.Request
+	call  Call
 	start time.Time
 	cid   string
 	out   Outcome
 }
 
-func (s *submission) live(send SendFunc) Outcome {
+func (s *submission) live() Outcome {
 	g, ctx := s.g, s.ctx
 	a, err := g.Vault.Find(ctx, s.req)
 	if out, done := s.afterFind(a, err); done {
 		return out
 	}
 	s.out.Approval = a
+	send, err := s.call.Compose(a.Final)
+	if err != nil {
+		return s.end(Failed, err, s.entry(ActionApproval, audit.ResultError, "Approved/"+a.Name, "composing the approved email: "+err.Error()))
+	}
 	res, err := g.Limiter.Reserve(ctx, g.now(), refFor(a))
 	var le *ratelimit.LimitError
 	if errors.As(err, &le) {
@@ -222,19 +274,19 @@ func (s *submission) live(send SendFunc) Outcome {
 	case err == nil:
 		s.out.Result = sr
 		s.record(c, approval.Outcome{Status: approval.StatusSent, SentAt: g.now(), GmailMessageID: sr.MessageID, GmailThreadID: sr.ThreadID})
-		e := s.entry(ActionSend, audit.ResultSuccess, "Done/"+c.Name, "")
+		e := s.entry(ActionSend, audit.ResultSuccess, "Done/"+c.Name, hashes(a))
 		e.GmailMessageID, e.GmailThreadID = sr.MessageID, sr.ThreadID
 		return s.end(Sent, nil, e)
 	case is[NeverReached](err, NeverReached.NeverReached):
 		s.record(c, approval.Outcome{Status: approval.StatusFailed, Error: err.Error()})
 		s.release(bg, res)
-		return s.end(Failed, err, s.entry(ActionSend, audit.ResultError, "Done/"+c.Name, "never reached Google: "+err.Error()))
+		return s.end(Failed, err, s.entry(ActionSend, audit.ResultError, "Done/"+c.Name, "never reached Google: "+err.Error()+"; "+hashes(a)))
 	case is[Refused](err, Refused.Refused):
 		s.record(c, approval.Outcome{Status: approval.StatusFailed, Error: err.Error()})
-		return s.end(Failed, err, s.entry(ActionSend, audit.ResultError, "Done/"+c.Name, "refused by Google: "+err.Error()))
+		return s.end(Failed, err, s.entry(ActionSend, audit.ResultError, "Done/"+c.Name, "refused by Google: "+err.Error()+"; "+hashes(a)))
 	default:
 		s.record(c, approval.Outcome{Status: approval.StatusUnknown, Error: err.Error()})
-		return s.end(Unknown, err, s.entry(ActionSend, audit.ResultUnknown, "Done/"+c.Name, "may have been sent: "+err.Error()))
+		return s.end(Unknown, err, s.entry(ActionSend, audit.ResultUnknown, "Done/"+c.Name, "may have been sent: "+err.Error()+"; "+hashes(a)))
 	}
 }
 
@@ -245,14 +297,25 @@ func (s *submission) afterFind(a *approval.Approval, err error) (Outcome, bool) 
 	case err == nil:
 		return Outcome{}, false
 	case errors.As(err, &re):
-		return s.end(RejectedByApprover, err, s.entry(ActionApproval, audit.ResultRejected, "Rejected/"+re.Name, "rejected by the approver")), true
+		detail := "rejected by the approver"
+		if re.Refused {
+			detail = "refused: " + re.Reason
+		}
+		return s.end(RejectedByApprover, err, s.entry(ActionApproval, audit.ResultRejected, "Rejected/"+re.Name, detail)), true
 	case errors.Is(err, approval.ErrNoApproval):
-		name, perr := s.g.Vault.EnsurePending(s.ctx, s.req)
+		p, perr := s.request()
+		var be *approval.BacklogError
+		if errors.As(perr, &be) {
+			return s.end(Backlog, perr, s.entry(ActionApproval, audit.ResultRejected, "", perr.Error())), true
+		}
 		if perr != nil {
 			return s.end(Failed, perr, s.entry(ActionApproval, audit.ResultError, "", perr.Error())), true
 		}
-		s.out.PendingFile = name
-		return s.end(AwaitingApproval, err, s.entry(ActionApproval, audit.ResultRejected, "Pending_Approval/"+name, "awaiting approval; "+err.Error())), true
+		detail := "awaiting approval; " + err.Error()
+		if p.Earlier.Repeat() {
+			detail = "awaiting approval of a repeat of Done/" + p.Earlier.Name + " (" + p.Earlier.Status + "); " + err.Error()
+		}
+		return s.end(AwaitingApproval, err, s.entry(ActionApproval, audit.ResultRejected, "Pending_Approval/"+p.Name, detail)), true
 	default:
 		return s.end(Failed, err, s.entry(ActionApproval, audit.ResultError, "", err.Error())), true
 	}
@@ -270,12 +333,15 @@ func (s *submission) dev() Outcome {
 	case s.out.DevRejected:
 		approvalNote = "rejected by the approver"
 	case errors.Is(err, approval.ErrNoApproval):
-		name, perr := g.Vault.EnsurePending(ctx, s.req)
+		p, perr := s.request()
+		var be *approval.BacklogError
+		if errors.As(perr, &be) {
+			return s.end(Backlog, perr, s.entry(ActionDevMode, audit.ResultRejected, "", perr.Error()))
+		}
 		if perr != nil {
 			return s.end(Failed, perr, s.entry(ActionDevMode, audit.ResultError, "", perr.Error()))
 		}
-		s.out.PendingFile = name
-		approvalNote = "none (request written to Pending_Approval/" + name + ")"
+		approvalNote = "none (request written to Pending_Approval/" + p.Name + ")"
 	default:
 		return s.end(Failed, err, s.entry(ActionDevMode, audit.ResultError, "", err.Error()))
 	}
@@ -295,6 +361,30 @@ func (s *submission) dev() Outcome {
 	}
 	s.out.DevLogPath = path
 	return s.end(DevMode, nil, s.entry(ActionDevMode, audit.ResultDevMode, approvalFile(a), note))
+}
+
+// request writes (or finds) the request file, with the caller's warnings.
+func (s *submission) request() (*approval.Pending, error) {
+	var extra []warnings.Warning
+	if s.call.Warnings != nil {
+		extra = s.call.Warnings(s.ctx)
+	}
+	p, err := s.g.Vault.Request(s.ctx, s.req, extra)
+	if err != nil {
+		return nil, err
+	}
+	s.out.Pending, s.out.PendingFile = p, p.Name
+	return p, nil
+}
+
+// hashes is the audit detail that ties a send to the request the agent made
+// and to what was sent, which differ when the approver corrected it.
+func hashes(a *approval.Approval) string {
+	d := "original_sha256=" + a.ContentSHA256 + " final_sha256=" + a.Final.SHA256()
+	if len(a.Edited) > 0 {
+		d += " edited_by_approver=" + strings.Join(a.Edited, ",")
+	}
+	return d
 }
 
 // entry builds an audit entry for this submission.

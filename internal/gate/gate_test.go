@@ -25,7 +25,7 @@ func TestRequestApproveSendDone(t *testing.T) {
 	if out.Status != AwaitingApproval || f.calls.Load() != 0 {
 		t.Fatalf("first call: %v (%v), %d sends", out.Status, out.Err, f.calls.Load())
 	}
-	if want := "EMAIL_SEND_" + req.SHA256()[:12] + ".md"; out.PendingFile != want {
+	if want := "2026-02-14_john-example-com_meeting-notes_" + req.SHA256()[:32] + ".md"; out.PendingFile != want {
 		t.Fatalf("pending file %q, want %q", out.PendingFile, want)
 	}
 	msg := out.Message()
@@ -98,7 +98,7 @@ func TestRefusedWithoutSend(t *testing.T) {
 		{name: "second recipient in call", call: func(r *approval.Request) { r.To = "john@example.com, mallory@example.com" }, status: Invalid},
 		{name: "second recipient in file", edit: func(t *testing.T, p string) {
 			replaceIn(t, p, `to: "John <john@example.com>"`, `to: "john@example.com, mallory@example.com"`)
-		}, status: AwaitingApproval},
+		}, status: RejectedByApprover}, // refused for good: an approval cannot change the recipient
 		{name: "status rejected", edit: func(t *testing.T, p string) { replaceIn(t, p, "status: pending", "status: rejected") }, status: AwaitingApproval},
 		{name: "expired", edit: func(t *testing.T, p string) {
 			replaceIn(t, p, "expires: 2026-02-15T10:00:00Z", "expires: 2026-02-14T09:59:59Z")
@@ -159,7 +159,7 @@ func TestRejectedByApprover(t *testing.T) {
 	if out.Status != RejectedByApprover || f.calls.Load() != 0 {
 		t.Fatalf("status %v, %d sends", out.Status, f.calls.Load())
 	}
-	if want := "Rejected: The approver rejected this email (vault/Rejected/" + out.PendingFile; !strings.HasPrefix(out.Message(), "Rejected: The approver rejected this email (vault/Rejected/EMAIL_REPLY_") {
+	if want := "Rejected: The approver rejected this email (vault/Rejected/" + out.PendingFile; !strings.HasPrefix(out.Message(), want) {
 		t.Errorf("message %q, want prefix %q", out.Message(), want)
 	}
 }
@@ -250,7 +250,7 @@ func TestDevMode(t *testing.T) {
 		t.Fatalf("dev log: %v", err)
 	}
 	want := "[DEV_MODE] Send logged but not executed. To: j***@example.com, Subject: Meeting notes. Approval: none; a request was written to vault/Pending_Approval/" + out.PendingFile + ". Rate limit: ok. Nothing was sent (DEV_MODE=true)."
-	if got := out.Message(); got != want {
+	if got := out.Message(); !strings.HasPrefix(got, want+"\nRequest file: "+filepath.Join(e.vaultDir(), approval.DirPending, out.PendingFile)+"\n") {
 		t.Errorf("message\n%s\nwant\n%s", got, want)
 	}
 

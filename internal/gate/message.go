@@ -4,16 +4,20 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/mailgate/mailgate/internal/approval"
 	"github.com/mailgate/mailgate/internal/ratelimit"
+	"github.com/mailgate/mailgate/internal/warnings"
 )
 
-// Message renders the outcome as the text the agent receives, using the
-// email tool contracts' wording where they define one
-// (specs/email-mcp-tool-contracts.md) and adding what the agent and the
-// human must do next. Addresses are masked; paths are relative to the vault
-// as "vault/…".
+// Message renders the outcome as the text the agent receives: the email tool
+// contracts' wording first where they define one
+// (specs/email-mcp-tool-contracts.md; addresses masked there, as the
+// contract shows them), then what the agent and the human must do next and
+// exactly what the human is asked to approve: the recipient unmasked after
+// Reply-To resolution, the final subject, the warnings, the body, and the
+// request file's absolute path.
 func (o Outcome) Message() string {
 	send := o.Kind != approval.KindReply
 	switch o.Status {
@@ -22,7 +26,12 @@ func (o Outcome) Message() string {
 		if !send {
 			what = "Reply"
 		}
-		return fmt.Sprintf("%s sent successfully. Message ID: %s Thread ID: %s", what, o.Result.MessageID, o.Result.ThreadID)
+		msg := fmt.Sprintf("%s sent successfully. Message ID: %s Thread ID: %s", what, o.Result.MessageID, o.Result.ThreadID)
+		if a := o.Approval; a != nil && len(a.Edited) > 0 {
+			msg += fmt.Sprintf("\nThe approver corrected the %s before approving, so what was sent differs from your request. What was sent:\n%s",
+				strings.Join(a.Edited, " and "), emailBlock(a.Final, nil, false))
+		}
+		return msg
 
 	case AwaitingApproval:
 		var b strings.Builder
@@ -31,10 +40,18 @@ func (o Outcome) Message() string {
 		} else {
 			fmt.Fprintf(&b, "Rejected: No matching approval file found in vault/Approved/ for replying to thread %s. Create an approval file with type: email_reply and move it to vault/Approved/.", strings.TrimPrefix(o.Target, "thread:"))
 		}
-		fmt.Fprintf(&b, " A request for this exact email has been written to vault/%s/%s. "+
+		p := o.Pending
+		if p != nil && p.Earlier.Repeat() {
+			fmt.Fprintf(&b, "\n%s Do not send it again unless the human asks for a second copy: the new request is marked as a repeat, and only if the human approves it will your next identical call send a second copy.",
+				earlierText(p.Earlier))
+		}
+		fmt.Fprintf(&b, "\nA request for this exact email has been written to vault/%s/%s. "+
 			"Ask the human to review it and move it to vault/%s/ to allow it to be sent once (or to vault/%s/ to refuse it), "+
 			"then call %s again with exactly the same content. Do not retry before then.",
 			approval.DirPending, o.PendingFile, approval.DirApproved, approval.DirRejected, toolName(send))
+		if p != nil {
+			fmt.Fprintf(&b, "\nRequest file: %s\nThe human is asked to approve exactly this (they may correct the subject or body first):\n%s", p.Path, emailBlock(o.Request, p.Warnings, true))
+		}
 		return b.String()
 
 	case RejectedByApprover:
@@ -43,7 +60,14 @@ func (o Outcome) Message() string {
 		if errors.As(o.Err, &re) {
 			name = re.Name
 		}
+		if re != nil && re.Refused {
+			return fmt.Sprintf("Rejected: The approver changed this email in a way an approval cannot allow: %s. Nothing was sent, and this request will not be sent (vault/%s/%s records why); do not retry it. "+
+				"If the email should go elsewhere, send a new request with that recipient.", re.Reason, approval.DirRejected, name)
+		}
 		return fmt.Sprintf("Rejected: The approver rejected this email (vault/%s/%s). It will not be sent; do not retry it.", approval.DirRejected, name)
+
+	case Backlog:
+		return fmt.Sprintf("Rejected: %s. Nothing was written and nothing was sent. Ask the human to approve or reject the waiting requests (mailgate approvals) before asking for more.", errText(o.Err))
 
 	case RateLimited:
 		le := &ratelimit.LimitError{Limit: o.Limit, RetryAfter: o.RetryAfter}
@@ -87,6 +111,9 @@ func (o Outcome) devMessage(send bool) string {
 	switch {
 	case o.DevApprovalFound:
 		fmt.Fprintf(&b, ". Approval: found (vault/%s/%s), would be consumed", approval.DirApproved, o.Approval.Name)
+		if len(o.Approval.Edited) > 0 {
+			fmt.Fprintf(&b, "; the approver corrected the %s, and the corrected email would be sent", strings.Join(o.Approval.Edited, " and "))
+		}
 	case o.DevRejected:
 		b.WriteString(". Approval: rejected by the approver")
 	default:
@@ -99,6 +126,53 @@ func (o Outcome) devMessage(send bool) string {
 			(&ratelimit.LimitError{RetryAfter: o.RetryAfter}).RetryMinutes())
 	}
 	b.WriteString(". Nothing was sent (DEV_MODE=true).")
+	if p := o.Pending; p != nil {
+		if p.Earlier.Repeat() {
+			b.WriteString("\n" + earlierText(p.Earlier) + " The new request is marked as a repeat.")
+		}
+		fmt.Fprintf(&b, "\nRequest file: %s\nThe human is asked to approve exactly this:\n%s", p.Path, emailBlock(o.Request, p.Warnings, true))
+	}
+	return b.String()
+}
+
+// earlierText says what became of the last consumed copy of this email.
+func earlierText(h *approval.Handled) string {
+	switch {
+	case h.Status == approval.StatusSent && !h.SentAt.IsZero():
+		return fmt.Sprintf("This exact email was already sent at %s (vault/%s/%s).", h.SentAt.UTC().Format(time.RFC3339), approval.DirDone, h.Name)
+	case h.Status == approval.StatusSent:
+		return fmt.Sprintf("This exact email was already sent (vault/%s/%s).", approval.DirDone, h.Name)
+	}
+	return fmt.Sprintf("This exact email may already have been sent: an earlier approval of it was used and its outcome is not known (vault/%s/%s); the human should check Sent.", approval.DirDone, h.Name)
+}
+
+// emailBlock shows an email as the approver sees it: recipient unmasked,
+// subject, warnings, and the body between markers.
+func emailBlock(r approval.Request, ws []string, showWarnings bool) string {
+	var b strings.Builder
+	to := r.Address()
+	if to == "" {
+		to = "(the sender of message " + r.MessageID + ")"
+	}
+	if r.Kind == approval.KindReply {
+		fmt.Fprintf(&b, "To: %s (reply in thread %s, answering message %s)\n", to, r.ThreadID, r.MessageID)
+	} else {
+		fmt.Fprintf(&b, "To: %s\n", to)
+	}
+	fmt.Fprintf(&b, "Subject: %s\n", warnings.Escape(r.Subject))
+	switch {
+	case !showWarnings:
+	case len(ws) == 0:
+		b.WriteString("Warnings: none\n")
+	default:
+		b.WriteString("Warnings:\n")
+		for _, w := range ws {
+			b.WriteString("- " + w + "\n")
+		}
+	}
+	b.WriteString("--- body ---\n")
+	b.WriteString(strings.TrimRight(warnings.Escape(r.Body), "\n"))
+	b.WriteString("\n--- end of body ---")
 	return b.String()
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/mailgate/mailgate/internal/gate"
 	"github.com/mailgate/mailgate/internal/gmail"
 	"github.com/mailgate/mailgate/internal/mailmsg"
+	"github.com/mailgate/mailgate/internal/warnings"
 )
 
 func (h *emailHandlers) search(ctx context.Context, _ *mcp.CallToolRequest, in emailSearchIn) (*mcp.CallToolResult, any, error) {
@@ -262,19 +263,29 @@ func (h *emailHandlers) doSend(ctx context.Context, in emailComposeIn) (*mcp.Cal
 	// Only the address is bound by an approval, so only the address is sent:
 	// a display name the human never approved cannot ride along.
 	to = &mail.Address{Address: to.Address}
-	// Built before the gate: nothing after an approval is claimed may fail
-	// for a reason that was knowable earlier.
-	raw, err := mailmsg.Build(mailmsg.Outgoing{From: h.d.From, To: to, Subject: in.Subject, Body: in.Body})
-	if err != nil {
+	// Built before the gate, so that a request that could never be sent
+	// writes no request file; built again from the approved file (the
+	// approver may have corrected it) before anything is claimed, so nothing
+	// after the claim may fail for a reason that was knowable earlier.
+	compose := func(final approval.Request) (gate.SendFunc, error) {
+		raw, err := mailmsg.Build(mailmsg.Outgoing{From: h.d.From, To: to, Subject: final.Subject, Body: final.Body})
+		if err != nil {
+			return nil, err
+		}
+		return func(ctx context.Context) (gate.SendResult, error) {
+			sent, err := h.d.Mailbox.Send(ctx, raw, "")
+			if err != nil {
+				return gate.SendResult{}, err
+			}
+			h.sent.remember(to.Address)
+			return gate.SendResult{MessageID: sent.ID, ThreadID: sent.ThreadID}, nil
+		}, nil
+	}
+	if _, err := compose(req); err != nil {
 		return errorResult("Error: " + err.Error()), gate.Outcome{}
 	}
-	out := h.d.Gate.Submit(ctx, "send_email", req, func(ctx context.Context) (gate.SendResult, error) {
-		sent, err := h.d.Mailbox.Send(ctx, raw, "")
-		if err != nil {
-			return gate.SendResult{}, err
-		}
-		return gate.SendResult{MessageID: sent.ID, ThreadID: sent.ThreadID}, nil
-	})
+	out := h.d.Gate.Run(ctx, gate.Call{Tool: "send_email", Request: req, Compose: compose,
+		Warnings: func(ctx context.Context) []warnings.Warning { return h.sent.warn(ctx, h.d.Mailbox, to.Address) }})
 	return gateResult(out), out
 }
 
@@ -323,21 +334,35 @@ func (h *emailHandlers) doReply(ctx context.Context, in emailReplyIn) (*mcp.Call
 	}
 	subject := mailmsg.ReplySubject(parent.Subject)
 	req := approval.Request{Kind: approval.KindReply, To: to.Address, ThreadID: threadID, MessageID: msgID, Subject: subject, Body: in.Body}
-	raw, err := mailmsg.Build(mailmsg.Outgoing{
-		From: h.d.From, To: to, Subject: subject, Body: in.Body,
-		InReplyTo:  parent.MessageID,
-		References: mailmsg.ReplyReferences(parent.References, parent.InReplyTo, parent.MessageID),
-	})
-	if err != nil {
+	compose := func(final approval.Request) (gate.SendFunc, error) {
+		raw, err := mailmsg.Build(mailmsg.Outgoing{
+			From: h.d.From, To: to, Subject: final.Subject, Body: final.Body,
+			InReplyTo:  parent.MessageID,
+			References: mailmsg.ReplyReferences(parent.References, parent.InReplyTo, parent.MessageID),
+		})
+		if err != nil {
+			return nil, err
+		}
+		return func(ctx context.Context) (gate.SendResult, error) {
+			sent, err := h.d.Mailbox.Send(ctx, raw, threadID)
+			if err != nil {
+				return gate.SendResult{}, err
+			}
+			h.sent.remember(to.Address)
+			return gate.SendResult{MessageID: sent.ID, ThreadID: sent.ThreadID}, nil
+		}, nil
+	}
+	if _, err := compose(req); err != nil {
 		return errorResult("Error: " + err.Error()), gate.Outcome{}
 	}
-	out := h.d.Gate.Submit(ctx, "reply_email", req, func(ctx context.Context) (gate.SendResult, error) {
-		sent, err := h.d.Mailbox.Send(ctx, raw, threadID)
-		if err != nil {
-			return gate.SendResult{}, err
-		}
-		return gate.SendResult{MessageID: sent.ID, ThreadID: sent.ThreadID}, nil
-	})
+	// The approver sees where the reply really goes: Reply-To, when the
+	// message has one, and how it differs from the sender.
+	out := h.d.Gate.Run(ctx, gate.Call{Tool: "reply_email", Request: req, Compose: compose,
+		Warnings: func(ctx context.Context) []warnings.Warning {
+			ws := warnings.ReplyTo(parent.From, parent.ReplyTo)
+			ws = append(ws, warnings.DisplayName("Reply-To", toHeader)...)
+			return append(ws, h.sent.warn(ctx, h.d.Mailbox, to.Address)...)
+		}})
 	return gateResult(out), out
 }
 

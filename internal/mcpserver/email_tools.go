@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -16,6 +17,7 @@ import (
 	"github.com/mailgate/mailgate/internal/audit"
 	"github.com/mailgate/mailgate/internal/gate"
 	"github.com/mailgate/mailgate/internal/gmail"
+	"github.com/mailgate/mailgate/internal/warnings"
 )
 
 // Mailbox is what the email tools need from Gmail (internal/gmail.Client).
@@ -100,13 +102,13 @@ func emailTools(d *EmailDeps) []toolSpec {
 		},
 		{
 			tool: &mcp.Tool{Name: "send_email", Title: "Send email (needs the user's approval)",
-				Description: "Send an email to one recipient, only after the user approved exactly this email. The first call is rejected and writes a request file to the user's vault; once the user has moved it to Approved/, call again with exactly the same arguments and it is sent once. Rate limited per hour.",
+				Description: "Send an email to one recipient, only after the user approved exactly this email. The first call is rejected and writes a request file to the user's vault; once the user has moved it to Approved/, call again with exactly the same arguments and it is sent once (as the user corrected it, if they did: the answer then shows what was sent). Rate limited per hour.",
 				Annotations: annotations(false, false, true)},
 			register: func(s *mcp.Server, t *mcp.Tool) { mcp.AddTool(s, t, h.send) },
 		},
 		{
 			tool: &mcp.Tool{Name: "reply_email", Title: "Reply to email (needs the user's approval)",
-				Description: "Reply in a Gmail thread to the sender of message_id (its Reply-To if set), threaded correctly, only after the user approved exactly this reply. The first call is rejected and writes a request file; once the user has moved it to Approved/, call again with the same arguments and it is sent once. Rate limited per hour.",
+				Description: "Reply in a Gmail thread to the sender of message_id (its Reply-To if set), threaded correctly, only after the user approved exactly this reply. The first call is rejected and writes a request file; once the user has moved it to Approved/, call again with the same arguments and it is sent once (as the user corrected it, if they did: the answer then shows what was sent). Rate limited per hour.",
 				Annotations: annotations(false, false, true)},
 			register: func(s *mcp.Server, t *mcp.Tool) { mcp.AddTool(s, t, h.reply) },
 		},
@@ -152,7 +154,68 @@ func boundMaxResults(s *jsonschema.Schema) {
 	p.Default = json.RawMessage("5")
 }
 
-type emailHandlers struct{ d *EmailDeps }
+type emailHandlers struct {
+	d    *EmailDeps
+	sent sentCache
+}
+
+// SentHistory is what the gate's "never written to" warning asks Gmail
+// (internal/gmail.Client.HasSentTo: one query on the Sent folder). A Mailbox
+// that does not implement it gives no such warning.
+type SentHistory interface {
+	HasSentTo(ctx context.Context, addr string) (bool, error)
+}
+
+var _ SentHistory = (*gmail.Client)(nil)
+
+// sentCache remembers, for this process, which recipients the Sent folder
+// (or a send of this process) showed: Gmail is asked once per address, and
+// only when a request file is written.
+type sentCache struct {
+	mu   sync.Mutex
+	seen map[string]bool
+}
+
+func (c *sentCache) remember(addr string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.seen == nil {
+		c.seen = map[string]bool{}
+	}
+	c.seen[strings.ToLower(addr)] = true
+}
+
+// warn returns the "never written to" warning for addr, or nothing when
+// mail was sent to it before or the question cannot be answered (an error
+// is not a reason to alarm the human; it is logged by nobody's choice: the
+// warning is advice, never a gate).
+func (c *sentCache) warn(ctx context.Context, mb Mailbox, addr string) []warnings.Warning {
+	key := strings.ToLower(addr)
+	c.mu.Lock()
+	known, ok := c.seen[key]
+	c.mu.Unlock()
+	if !ok {
+		sh, isSH := mb.(SentHistory)
+		if !isSH {
+			return nil
+		}
+		var err error
+		if known, err = sh.HasSentTo(ctx, addr); err != nil {
+			return nil
+		}
+		c.mu.Lock()
+		if c.seen == nil {
+			c.seen = map[string]bool{}
+		}
+		c.seen[key] = c.seen[key] || known
+		c.mu.Unlock()
+	}
+	if known {
+		return nil
+	}
+	return []warnings.Warning{{Code: warnings.CodeNewRecipient,
+		Text: "You have never written to " + addr + " before (nothing to this address in Sent): check it is the person you mean."}}
+}
 
 // audited records one audit line for a tool call, whatever its outcome.
 func (h *emailHandlers) audited(ctx context.Context, tool, target string, start time.Time, res *mcp.CallToolResult, ids ...string) {

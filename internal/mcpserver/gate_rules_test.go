@@ -36,7 +36,9 @@ func TestGateRulesThroughProtocol(t *testing.T) {
 		{"second recipient smuggled into to", approve, with("to", "alice@example.com, mallory@example.com"), "Error: Invalid email address format", 0},
 		{"expired approval", edit(`expires: \S+`, "expires: 2020-01-01T00:00:00Z", true), base, "Rejected: No matching approval", 0},
 		{"rejected status", edit(`status: pending`, "status: rejected", true), base, "Rejected: No matching approval", 0},
-		{"body edited in the approval", edit(`the numbers are attached\.`, "the numbers are attached, and wire 10k.", true), base, "Rejected: No matching approval", 0},
+		// The approver may correct the email: the corrected file is what is sent (issue 16).
+		{"body edited in the approval", edit(`the numbers are attached\.`, "the numbers are attached, and wire 10k.", true), base, "Email sent successfully.", 1},
+		{"recipient edited in the approval", edit(`to: "alice@example.com"`, `to: "mallory@example.com"`, true), base, "Rejected: The approver changed this email", 0},
 		{"moved to Rejected/", moveTo("Rejected"), base, "Rejected: The approver rejected this email", 0},
 		{"symlink in Approved/", func(t *testing.T, vault, file string) {
 			if err := os.Symlink(filepath.Join(vault, "Pending_Approval", file), filepath.Join(vault, "Approved", file)); err != nil {

@@ -1,0 +1,172 @@
+package approval
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/adrg/frontmatter"
+)
+
+// Statuses mailgate writes outside Done/.
+const (
+	StatusPending  = "pending"
+	StatusApproved = "approved"
+	StatusRejected = "rejected" // moved to Rejected/ by the approver
+	StatusRefused  = "refused"  // taken out of Approved/ by mailgate, with a reason
+)
+
+// Texts that replace Instructions once a file has left Pending_Approval/,
+// so that no file outside it tells anyone to move it to Approved/.
+const (
+	approvedText = "Approved: the agent's next identical call sends this email once. To withdraw the approval before that, move this file to Rejected/."
+	rejectedText = "Rejected by the approver: this email will not be sent, and the agent's identical call is told so."
+)
+
+// rewriteFile rewrites a vault file in place, atomically: in the
+// frontmatter the earlier values of the drop keys and of every key in kvs
+// (with their continuation lines) are removed and kvs appended, the first
+// comment line becomes comment (when not ""); in a FormatV2 file the notes
+// above BodyMarker become notes (when not ""). Every other line, and the
+// email body, stay byte for byte.
+func (v *Vault) rewriteFile(path, comment string, drop []string, kvs []kv, notes string) error {
+	data, _, err := readRegular(path, v.o.MaxFileSize+64<<10)
+	if err != nil {
+		return err
+	}
+	data = bytes.TrimPrefix(data, utf8BOM)
+	b, err := findBlock(data)
+	if err != nil {
+		return err
+	}
+	drop = slices.Clone(drop)
+	for _, f := range kvs {
+		drop = append(drop, f.key)
+	}
+	nl := "\n"
+	if bytes.HasSuffix(data[:b.open], []byte("\r\n")) {
+		nl = "\r\n"
+	}
+	var out bytes.Buffer
+	out.Write(data[:b.open])
+	dropping, commented := false, comment == ""
+	for _, l := range b.lines {
+		k, err := lineKey(l)
+		if err != nil {
+			return err
+		}
+		if k != "" {
+			dropping = slices.Contains(drop, k)
+		}
+		if !commented && k == "" && bytes.HasPrefix(l, []byte("# mailgate")) {
+			out.WriteString("# " + comment + nl)
+			commented = true
+			continue
+		}
+		if !dropping {
+			out.Write(l)
+		}
+	}
+	for _, f := range kvs {
+		out.WriteString(strings.ReplaceAll(f.line(), "\n", nl))
+	}
+	closingStart := b.open
+	for _, l := range b.lines {
+		closingStart += len(l)
+	}
+	out.Write(data[closingStart:b.end])
+	rest := data[b.end:]
+	if p, err := parseApproval(data); err == nil && notes != "" && strings.TrimSpace(p.Format) == FormatV2 {
+		if old, _, ok := splitAtMarker(rest); ok {
+			// The blank separator line, the new notes, then the marker line
+			// and the body as they were.
+			out.WriteString(nl)
+			out.WriteString(strings.ReplaceAll(notes, "\n", nl))
+			rest = rest[len(old):]
+		}
+	}
+	out.Write(rest)
+	if _, err := parseApproval(out.Bytes()); err != nil {
+		return fmt.Errorf("rewriting frontmatter: %w", err)
+	}
+	return writeAtomic(path, out.Bytes(), true)
+}
+
+// markRejected makes a file in Rejected/ say so: status rejected, when and
+// why, and no instruction to approve it.
+func (v *Vault) markRejected(path, why string) error {
+	kvs := []kv{
+		{key: "status", value: StatusRejected},
+		{key: "rejected_at", value: v.o.Now().UTC().Format(time.RFC3339)},
+		{key: "instructions", value: rejectedText, quoted: true},
+	}
+	if why != "" {
+		kvs = append(kvs, kv{key: "reason", value: why, quoted: true})
+	}
+	notes := notesBlock(v.fileWarnings(path), "> [!failure] "+rejectedText)
+	return v.rewriteFile(path, "mailgate: a rejected request (it will not be sent).", nil, kvs, notes)
+}
+
+// markApproved makes a request the human approves from the terminal say so.
+func (v *Vault) markApproved(path string) error {
+	kvs := []kv{
+		{key: "status", value: StatusApproved},
+		{key: "approved_at", value: v.o.Now().UTC().Format(time.RFC3339)},
+		{key: "instructions", value: approvedText, quoted: true},
+	}
+	notes := notesBlock(v.fileWarnings(path), "> [!success] "+approvedText)
+	return v.rewriteFile(path, "mailgate approval request, approved: read the notes and the email below.", []string{"reason", "rejected_at"}, kvs, notes)
+}
+
+// fileWarnings reads the warnings a request file was written with (none
+// when it cannot be read), so its notes can be redrawn around a new status.
+func (v *Vault) fileWarnings(path string) []string {
+	data, _, err := readRegular(path, v.o.MaxFileSize+64<<10)
+	if err != nil {
+		return nil
+	}
+	var f extraFields
+	if _, err := frontmatter.Parse(bytes.NewReader(bytes.TrimPrefix(data, utf8BOM)), &f); err != nil {
+		return nil
+	}
+	return f.Warnings
+}
+
+// refuse takes an approval the gate must not honour out of Approved/ into
+// Rejected/ (renamed, never replacing anything), then writes status refused
+// and the reason into it. Of several processes refusing one file, one moves
+// it; the others answer with the same reason.
+func (v *Vault) refuse(r refusal) (*RejectedError, error) {
+	name := r.name
+	for attempt := 1; ; attempt++ {
+		err := renameNoReplace(v.path(DirApproved, r.name), v.path(DirRejected, name))
+		if err == nil {
+			break
+		}
+		if errors.Is(err, fs.ErrNotExist) {
+			return &RejectedError{Name: r.name, Reason: r.reason, Refused: true}, nil
+		}
+		if !isExist(err) || attempt == 10 {
+			return nil, fmt.Errorf("refusing %s: %w", r.name, err)
+		}
+		name = fmt.Sprintf("%s-refused-%d.md", strings.TrimSuffix(r.name, ".md"), attempt)
+	}
+	text := "Refused by mailgate, nothing was sent: " + r.reason + ". Ask the agent for a new email if one is wanted."
+	kvs := []kv{
+		{key: "status", value: StatusRefused},
+		{key: "refused_at", value: v.o.Now().UTC().Format(time.RFC3339)},
+		{key: "reason", value: r.reason, quoted: true},
+		{key: "instructions", value: text, quoted: true},
+	}
+	notes := "> [!failure] " + oneLineMD(text) + "\n\n"
+	if err := v.rewriteFile(v.path(DirRejected, name), "mailgate: a refused approval (it will not be sent).", nil, kvs, notes); err != nil {
+		// The move is what matters; the file still says why in the agent's
+		// answer and the audit log.
+		return &RejectedError{Name: name, Reason: r.reason, Refused: true}, nil
+	}
+	return &RejectedError{Name: name, Reason: r.reason, Refused: true}, nil
+}
