@@ -1,0 +1,93 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/joho/godotenv"
+)
+
+// WriteSetting keeps comments and other lines, replaces every line of the
+// variable with one, removes it for "", and writes 0600; what it writes
+// reads back unchanged.
+func TestWriteSetting(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "home")
+	path := filepath.Join(dir, ".env")
+	if err := WriteSetting(path, "DEV_MODE", "false"); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("settings file: %v %v", fi, err)
+	}
+	if fi, err := os.Stat(dir); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Fatalf("home: %v %v", fi, err)
+	}
+	os.WriteFile(path, []byte("# mine\nDEV_MODE=true\nexport SEND_LIMIT_PER_HOUR=3\nDEV_MODE = maybe\n"), 0o600)
+	if err := WriteSetting(path, "DEV_MODE", "false"); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "# mine\nDEV_MODE=false\nexport SEND_LIMIT_PER_HOUR=3\n" {
+		t.Fatalf("got %q", b)
+	}
+	if err := WriteSetting(path, "SEND_LIMIT_PER_HOUR", ""); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "# mine\nDEV_MODE=false\n" {
+		t.Fatalf("got %q", b)
+	}
+	for _, v := range []string{"/a b/c", "it's", `a\b "c"`, "#x", "$HOME", "~/v", "postgres://u:p@h:5432/d?sslmode=require"} {
+		if err := WriteSetting(path, "VAULT_PATH", v); err != nil {
+			t.Fatal(err)
+		}
+		m, err := godotenv.Read(path)
+		if err != nil || m["VAULT_PATH"] != v {
+			b, _ := os.ReadFile(path)
+			t.Errorf("%q read back as %q (%v); file:\n%s", v, m["VAULT_PATH"], err, b)
+		}
+	}
+	if err := WriteSetting(path, "VAULT_PATH", `it's \ "x"`); err == nil {
+		t.Error("an unwritable value accepted")
+	}
+	for _, name := range []string{"MAILGATE_HOME", "PATH", "dev_mode"} {
+		if err := WriteSetting(path, name, "x"); err == nil {
+			t.Errorf("%s accepted", name)
+		}
+	}
+	if err := WriteSetting(path, "DEV_MODE", "true\nMAILGATE_TOOLS=mailbox"); err == nil {
+		t.Error("a line break accepted")
+	}
+}
+
+// A working directory used as a home before the default moved is found;
+// a clone of the repository (README files only) is not.
+func TestLegacyHome(t *testing.T) {
+	home := t.TempDir()
+	cwd := t.TempDir()
+	for _, d := range []string{"vault", "auth", "audit"} {
+		os.MkdirAll(filepath.Join(cwd, d), 0o755)
+		os.WriteFile(filepath.Join(cwd, d, "README.md"), nil, 0o644)
+	}
+	c := &Config{Home: filepath.Join(home, ".mailgate"), HomeIsDefault: true}
+	if got := c.LegacyHome(cwd); got != nil {
+		t.Fatalf("clone taken for a home: %v", got)
+	}
+	os.MkdirAll(filepath.Join(cwd, "vault", "Done"), 0o700)
+	os.WriteFile(filepath.Join(cwd, "auth", "token.json"), nil, 0o600)
+	want := []string{filepath.Join("vault", "Done"), filepath.Join("auth", "token.json")}
+	if got := c.LegacyHome(cwd); !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	if got := c.LegacyHome(filepath.Join(c.Home, "x")); got != nil {
+		t.Fatalf("inside the home: %v", got)
+	}
+	c.HomeIsDefault = false
+	if got := c.LegacyHome(cwd); got != nil {
+		t.Fatalf("MAILGATE_HOME given: %v", got)
+	}
+	if !strings.HasSuffix(c.Home, DefaultHomeName) {
+		t.Fatal(c.Home)
+	}
+}
