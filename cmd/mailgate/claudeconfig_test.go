@@ -64,7 +64,7 @@ func TestClaudeConfig(t *testing.T) {
 			wantArgs: []string{"serve", "--sandbox"}, wantEnv: map[string]string{"MAILGATE_HOME": home},
 			wantErr: []string{"DEV_MODE=false is set in this shell only", "mailgate config set DEV_MODE false"}},
 		{name: "flags are saved in the settings file, secrets never shown",
-			vars: []string{"MAILGATE_HOME=" + home, "MAILGATE_TOOLS=email", "AGENT_MAIL_BEARER_TOKEN=s3cret"},
+			vars:      []string{"MAILGATE_HOME=" + home, "MAILGATE_TOOLS=email", "AGENT_MAIL_BEARER_TOKEN=s3cret"},
 			args:      []string{"--db", "state/x.db", "--dev-mode=false", "--name", "mail"},
 			wantArgs:  []string{"serve"},
 			wantEnv:   map[string]string{"MAILGATE_HOME": home},
