@@ -270,3 +270,36 @@ func TestConfigSet(t *testing.T) {
 		t.Fatalf("approvals after unset:\n%s", out)
 	}
 }
+
+// TestDoctorVaultExposure: doctor warns when the vault sits in a git work
+// tree (a home inside a clone, as the old default made it) or in a folder
+// Claude Desktop's filesystem server exposes; the default home is clean.
+func TestDoctorVaultExposure(t *testing.T) {
+	userHome := t.TempDir()
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + userHome, "XDG_CONFIG_HOME=" + filepath.Join(userHome, ".config"), "MAILGATE_TOOLS=email"}
+	line := func(out string) string {
+		for _, l := range strings.Split(out, "\n") {
+			if strings.Contains(l, "vault exposure") {
+				return l
+			}
+		}
+		return ""
+	}
+	out, _ := runIn(t, "/", env, "doctor")
+	if l := line(out); !strings.HasPrefix(strings.TrimSpace(l), "ok") {
+		t.Fatalf("default home: %q\n%s", l, out)
+	}
+	clone := filepath.Join(userHome, "src", "mailgate")
+	os.MkdirAll(filepath.Join(clone, ".git"), 0o700)
+	out, _ = runIn(t, "/", append(env, "MAILGATE_HOME="+clone), "doctor")
+	if l := line(out); !strings.HasPrefix(strings.TrimSpace(l), "warn") || !strings.Contains(l, "git work tree "+clone) {
+		t.Fatalf("home in a clone: %q\n%s", l, out)
+	}
+	cfg := filepath.Join(userHome, ".config", "Claude", "claude_desktop_config.json")
+	os.MkdirAll(filepath.Dir(cfg), 0o700)
+	os.WriteFile(cfg, []byte(`{"mcpServers": {"filesystem": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "`+userHome+`"]}}}`), 0o600)
+	out, _ = runIn(t, "/", env, "doctor")
+	if l := line(out); !strings.HasPrefix(strings.TrimSpace(l), "warn") || !strings.Contains(l, `filesystem server "filesystem" `+userHome) {
+		t.Fatalf("filesystem server: %q\n%s", l, out)
+	}
+}

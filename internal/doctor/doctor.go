@@ -70,6 +70,11 @@ type Options struct {
 	// GOOS decides whether Unix permission bits mean anything; default
 	// runtime.GOOS.
 	GOOS string
+	// ClientConfigs are MCP clients' configuration files to look for
+	// filesystem servers and project folders that hold the vault.
+	ClientConfigs []ClientConfig
+	// UserHome expands "~" in those files; default os.UserHomeDir.
+	UserHome string
 }
 
 // Run runs every check that applies to cfg, in a fixed order.
@@ -84,6 +89,9 @@ func Run(ctx context.Context, cfg *config.Config, o Options) []Check {
 	r.add(configCheck(cfg))
 	r.add(devModeCheck(cfg))
 	r.add(r.vault())
+	if cfg.HasTools(config.ToolsEmail) {
+		r.add(r.vaultExposure())
+	}
 	r.add(r.auditDir())
 	r.add(r.store())
 	if !cfg.HasTools(config.ToolsEmail) && cfg.Mirror != "gmail" {
