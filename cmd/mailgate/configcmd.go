@@ -254,8 +254,13 @@ func migrateHome(ctx context.Context, env *environment, cfg *config.Config, dir 
 		}
 		fmt.Fprintf(env.stdout, "moved %s → %s\n", filepath.Join(src, m.from), to)
 	}
+	// The old .env may name the old home; the home's own settings file
+	// cannot point elsewhere, so the line goes.
 	if file, err := godotenv.Read(filepath.Join(dst, ".env")); err == nil && file["MAILGATE_HOME"] != "" {
-		fmt.Fprintf(env.stdout, "Note: %s sets MAILGATE_HOME; remove that line (the home's own settings file cannot point elsewhere).\n", filepath.Join(dst, ".env"))
+		if err := config.WriteSetting(filepath.Join(dst, ".env"), "MAILGATE_HOME", ""); err != nil {
+			return err
+		}
+		fmt.Fprintf(env.stdout, "removed MAILGATE_HOME=%s from %s\n", file["MAILGATE_HOME"], filepath.Join(dst, ".env"))
 	}
 	fmt.Fprintf(env.stdout, "Done: %s is the home. Run \"mailgate doctor\"; if a client's configuration sets MAILGATE_HOME=%s, remove it (mailgate claude-config prints the entry).\n", dst, src)
 	return nil

@@ -190,6 +190,7 @@ func TestLegacyHomeIsPointedOut(t *testing.T) {
 	write("vault/Done/EMAIL_SEND_1.md", "done")
 	write("auth/token.json", "{}")
 	write("audit/2026-11-01.jsonl", "{}\n")
+	write(".env", "MAILGATE_HOME="+old+"\nSEND_LIMIT_PER_HOUR=4\n")
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + userHome}
 	// The old store: a server ran there.
 	if out, code := runIn(t, old, append(env, "MAILGATE_HOME="+old, "MAILGATE_TOOLS=agentmail"), "doctor"); code != 0 {
@@ -223,6 +224,9 @@ func TestLegacyHomeIsPointedOut(t *testing.T) {
 	}
 	if out, _ := runIn(t, old, env, "approvals"); strings.Contains(out, "older mailgate home") || !strings.Contains(out, "Done/ (1)") {
 		t.Errorf("after the move:\n%s", out)
+	}
+	if b, _ := os.ReadFile(filepath.Join(home, ".env")); string(b) != "SEND_LIMIT_PER_HOUR=4\n" {
+		t.Errorf("moved settings file = %q", b)
 	}
 	// A second move finds nothing to move, and says so.
 	if out, code := runIn(t, "/", env, "home", "--migrate-from", old); code == 0 || !strings.Contains(out, "holds no mailgate home files") {

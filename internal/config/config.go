@@ -126,10 +126,12 @@ func (e *Error) Error() string {
 // Load reads the configuration. args are the flags of the subcommand (the
 // common flags below are registered on fs, which the caller may have
 // extended with its own); getenv reads the process environment; cwd is the
-// working directory used to resolve MAILGATE_HOME when it is relative or unset.
+// working directory, used only for a relative MAILGATE_HOME or --env-file
+// (never for the default home, ~/.mailgate).
 //
 // Precedence: flags > environment > .env file > defaults. The .env file is
-// $MAILGATE_HOME/.env (or --env-file); a missing default .env is not an error.
+// the home's settings file, $MAILGATE_HOME/.env (or --env-file); a missing
+// settings file is not an error.
 func Load(fs *flag.FlagSet, args []string, getenv func(string) string, cwd string) (*Config, error) {
 	flags := map[string]*string{}
 	for _, v := range Vars {

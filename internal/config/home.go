@@ -84,9 +84,10 @@ var settingLine = regexp.MustCompile(`^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)
 // removes it), keeping every other line, comments included, and creating
 // the file (0600) and its folder (0700) when missing. The file is replaced
 // atomically, so a server reading it at start sees the old or the new one.
-// The caller validates the value (see Load).
+// The caller validates the value (see Load). MAILGATE_HOME can only be
+// removed: a home's settings file cannot point elsewhere.
 func WriteSetting(path, name, value string) error {
-	if !Settable(name) {
+	if !Settable(name) && (name != "MAILGATE_HOME" || value != "") {
 		return &Error{Var: name, Msg: "is not a setting of the home's settings file"}
 	}
 	if strings.ContainsAny(value, "\r\n") {

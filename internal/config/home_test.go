@@ -51,6 +51,9 @@ func TestWriteSetting(t *testing.T) {
 	if err := WriteSetting(path, "VAULT_PATH", `it's \ "x"`); err == nil {
 		t.Error("an unwritable value accepted")
 	}
+	if err := WriteSetting(path, "MAILGATE_HOME", ""); err != nil {
+		t.Errorf("removing MAILGATE_HOME: %v", err)
+	}
 	for _, name := range []string{"MAILGATE_HOME", "PATH", "dev_mode"} {
 		if err := WriteSetting(path, name, "x"); err == nil {
 			t.Errorf("%s accepted", name)
