@@ -49,7 +49,7 @@ func approvalModeLines(ctx context.Context, env *environment, cfg *config.Config
 		}
 	}
 	if len(here) == 0 {
-		first := "No mailgate server with the email tools is running on this vault, so nothing acts on an approval now."
+		first := fmt.Sprintf("No mailgate server with the email tools is running on this store (%s) for this vault.", store.Describe(cfg.DB))
 		if others > 0 {
 			first += fmt.Sprintf(" (%d other server(s) on this store serve other tools or another vault.)", others)
 		}

@@ -47,7 +47,7 @@ func doctorCmd(ctx context.Context, env *environment, args []string) error {
 	doctor.Write(env.stdout, cfg.Home, checks)
 	fails, warns := doctor.Counts(checks)
 	if fails > 0 || (*strict && warns > 0) {
-		return fmt.Errorf("%w: %d failed, %d warnings", errDoctorProblems, fails, warns)
+		return fmt.Errorf("%w: %d failed, %d warning(s)", errDoctorProblems, fails, warns) // not printed: the report says it
 	}
 	return nil
 }

@@ -114,7 +114,7 @@ func TestOneHomeAndTheTruthAboutTheMode(t *testing.T) {
 
 	cs.Close() // stdin closes; the server stops cleanly
 	out, code = runIn(t, terminalDir, terminal, "approvals")
-	if code != 0 || !strings.Contains(out, "No mailgate server with the email tools is running on this vault") ||
+	if code != 0 || !strings.Contains(out, "No mailgate server with the email tools is running on this store (") ||
 		!strings.Contains(out, "would send nothing (DEV_MODE=true)") || strings.Contains(out, "server running") {
 		t.Fatalf("approvals after the server stopped (exit %d):\n%s", code, out)
 	}

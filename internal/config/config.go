@@ -45,7 +45,7 @@ const (
 // Config is the resolved configuration. Paths are absolute.
 type Config struct {
 	Home            string        // MAILGATE_HOME
-	HomeIsDefault   bool          // Home is the per-user default (MAILGATE_HOME was not given)
+	HomeIsDefault   bool          // Home is the per-user default, ~/.mailgate (given or not)
 	EnvFile         string        // the .env file read, "" if none
 	SettingsFile    string        // the home's settings file, $MAILGATE_HOME/.env (read when it exists)
 	VaultPath       string        // VAULT_PATH
@@ -178,15 +178,13 @@ func Load(fs *flag.FlagSet, args []string, getenv func(string) string, cwd strin
 			home = absFrom(filepath.Dir(path), h)
 		}
 	}
-	isDefault := home == ""
-	if isDefault {
-		base := userHome(getenv)
-		if base == "" {
+	if home == "" {
+		if home = DefaultHome(getenv); home == "" {
 			return nil, &Error{Var: "MAILGATE_HOME", Msg: "not set, and HOME (which locates the default home ~/" + DefaultHomeName + ") is not set either: set MAILGATE_HOME to an absolute path"}
 		}
-		home = filepath.Join(base, DefaultHomeName)
 	}
 	home = absFrom(cwd, home)
+	isDefault := home == DefaultHome(getenv)
 	if filepath.Dir(home) == home {
 		return nil, &Error{Var: "MAILGATE_HOME", Msg: fmt.Sprintf("%q is the root folder, not a home: unset it to use ~/%s, or give a folder of its own", home, DefaultHomeName)}
 	}
@@ -313,6 +311,15 @@ const DefaultHomeName = ".mailgate"
 
 // legacyDB is where homes made before state.db kept the store.
 var legacyDB = filepath.Join(".mailgate", "state.db")
+
+// DefaultHome is the home used when MAILGATE_HOME is not given:
+// ~/.mailgate, or "" when the user's home folder is unknown.
+func DefaultHome(getenv func(string) string) string {
+	if h := userHome(getenv); h != "" {
+		return filepath.Join(filepath.Clean(h), DefaultHomeName)
+	}
+	return ""
+}
 
 // userHome is the user's home folder: HOME, or on Windows USERPROFILE.
 func userHome(getenv func(string) string) string {

@@ -73,6 +73,13 @@ func TestDefaultHome(t *testing.T) {
 			t.Fatalf("cwd %s: %+v %v", cwd, c, err)
 		}
 	}
+	// The default home named explicitly is still the default one.
+	if c, err := load(t, map[string]string{"MAILGATE_HOME": "~/.mailgate/"}); err != nil || !c.HomeIsDefault || c.Home != "/home/u/.mailgate" {
+		t.Fatalf("explicit default: %+v %v", c, err)
+	}
+	if c, err := load(t, map[string]string{"MAILGATE_HOME": "/home/u/other"}); err != nil || c.HomeIsDefault {
+		t.Fatalf("another home: %+v %v", c, err)
+	}
 	for _, env := range []map[string]string{{"HOME": ""}, {"MAILGATE_HOME": "/"}, {"MAILGATE_HOME": "/..", "HOME": "/home/u"}} {
 		_, err := load(t, env)
 		var cerr *Error

@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/joho/godotenv"
 )
 
 // EnsureHome creates the home folder, readable by its owner only (it holds
@@ -123,6 +125,14 @@ func WriteSetting(path, name, value string) error {
 	if !done {
 		out.WriteString(line + "\n")
 	}
+	// The file is rewritten line by line; check that it reads back as the
+	// old one with only name changed (a multi-line value, or a line the
+	// parser tolerated only at the end, could otherwise shift meaning).
+	before, _ := godotenv.UnmarshalBytes(old)
+	after, perr := godotenv.UnmarshalBytes(out.Bytes())
+	if perr != nil || !sameBut(before, after, name, value) {
+		return &Error{Var: name, Msg: fmt.Sprintf("%s has lines mailgate cannot rewrite safely: edit it by hand", path)}
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
@@ -146,6 +156,26 @@ func WriteSetting(path, name, value string) error {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return nil
+}
+
+// sameBut reports whether after is before with name set to value (or
+// removed, for "").
+func sameBut(before, after map[string]string, name, value string) bool {
+	for k, v := range before {
+		if w, ok := after[k]; k != name && (!ok || w != v) {
+			return false
+		}
+	}
+	for k := range after {
+		if _, ok := before[k]; !ok && k != name {
+			return false
+		}
+	}
+	got, ok := after[name]
+	if value == "" {
+		return !ok
+	}
+	return ok && got == value
 }
 
 var plainValue = regexp.MustCompile(`^[A-Za-z0-9_./:@,~+%-]*$`)

@@ -94,3 +94,44 @@ func TestLegacyHome(t *testing.T) {
 		t.Fatal(c.Home)
 	}
 }
+
+// FuzzWriteSetting: whatever value a person gives `mailgate config set`, the
+// settings file either refuses it or holds it so that it reads back
+// unchanged, with the other settings (and comments) intact: a value can
+// never smuggle in a second setting.
+func FuzzWriteSetting(f *testing.F) {
+	for _, v := range []string{"false", "/a b/c", "it's", `a\b "c"`, "#x", "$HOME", "x=y", "'", `"`, " lead", "trail ", "a\tb", "é", "`cmd`", "${X}"} {
+		f.Add("# keep\nDEV_MODE=true\nSEND_LIMIT_PER_HOUR=4\n", v)
+	}
+	f.Fuzz(func(t *testing.T, before, value string) {
+		dir := t.TempDir()
+		path := filepath.Join(dir, ".env")
+		if err := os.WriteFile(path, []byte(before), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		orig, err := godotenv.Read(path)
+		if err != nil {
+			return // not a file godotenv reads: nothing to keep
+		}
+		if err := WriteSetting(path, "VAULT_PATH", value); err != nil {
+			return
+		}
+		got, err := godotenv.Read(path)
+		if err != nil {
+			t.Fatalf("the written file does not parse: %v", err)
+		}
+		if value != "" && got["VAULT_PATH"] != value {
+			t.Fatalf("VAULT_PATH = %q, want %q", got["VAULT_PATH"], value)
+		}
+		for k, v := range orig {
+			if k != "VAULT_PATH" && got[k] != v {
+				t.Fatalf("%s changed from %q to %q", k, v, got[k])
+			}
+		}
+		for k := range got {
+			if _, ok := orig[k]; !ok && k != "VAULT_PATH" {
+				t.Fatalf("a new setting %s appeared", k)
+			}
+		}
+	})
+}
