@@ -81,13 +81,28 @@ func approvalModeLines(ctx context.Context, env *environment, cfg *config.Config
 			lines = append(lines, fmt.Sprintf("  %s: %s", describeServers(groups[k]), verdict(k.dev, k.mailbox, k.limit, k.mode)))
 		}
 	}
+	// The terminal's own settings are not what the servers use; when they
+	// differ, say so, and where the setting belongs.
+	var differ []string
+	seen := map[string]bool{}
 	for _, s := range here {
-		if s.DevMode != cfg.DevMode {
-			lines = append(lines, fmt.Sprintf("Note: this terminal's settings say DEV_MODE=%t, but a running server has DEV_MODE=%t (from its client's configuration or environment). "+
-				"Keep DEV_MODE in one place: mailgate config set DEV_MODE %t (it writes %s), and remove it from the client's configuration.",
-				cfg.DevMode, s.DevMode, s.DevMode, cfg.SettingsFile))
-			break
+		for _, d := range []struct {
+			name, terminal, server string
+		}{
+			{"DEV_MODE", fmt.Sprint(cfg.DevMode), fmt.Sprint(s.DevMode)},
+			{"SEND_LIMIT_PER_HOUR", fmt.Sprint(cfg.SendLimit), fmt.Sprint(s.SendLimit)},
+			{"APPROVAL_MODE", cfg.ApprovalMode, s.ApprovalMode},
+		} {
+			if d.terminal != d.server && !seen[d.name+d.server] {
+				seen[d.name+d.server] = true
+				differ = append(differ, fmt.Sprintf("%s=%s here, %s=%s in a running server", d.name, d.terminal, d.name, d.server))
+			}
 		}
+	}
+	if len(differ) > 0 {
+		lines = append(lines, fmt.Sprintf("Note: this terminal's settings differ (%s): the server's came from its client's configuration or environment. "+
+			"Keep settings in one place, the home's settings file %s (mailgate config set NAME VALUE), and remove them from the client's configuration.",
+			strings.Join(differ, "; "), cfg.SettingsFile))
 	}
 	return lines
 }

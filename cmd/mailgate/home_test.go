@@ -90,7 +90,7 @@ func TestOneHomeAndTheTruthAboutTheMode(t *testing.T) {
 		"Pending_Approval/ (1)",
 		"1 server running (pid " + pid + ",",
 		"DEV_MODE=false — an approved email WILL be sent",
-		"this terminal's settings say DEV_MODE=true, but a running server has DEV_MODE=false",
+		"this terminal's settings differ (DEV_MODE=true here, DEV_MODE=false in a running server)",
 	} {
 		if code != 0 || !strings.Contains(out, want) {
 			t.Fatalf("approvals (exit %d) lacks %q:\n%s", code, want, out)
