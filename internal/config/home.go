@@ -46,7 +46,9 @@ func (c *Config) LegacyHome(dir string) []string {
 	}
 	var found []string
 	for _, m := range legacyMarkers {
-		if exists(filepath.Join(dir, m)) {
+		// Run from the user's home folder, .mailgate/state.db is the
+		// home's own store, not a sign of an older one.
+		if p := filepath.Join(dir, m); !within(c.Home, p) && exists(p) {
 			found = append(found, m)
 		}
 	}

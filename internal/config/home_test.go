@@ -86,6 +86,14 @@ func TestLegacyHome(t *testing.T) {
 	if got := c.LegacyHome(filepath.Join(c.Home, "x")); got != nil {
 		t.Fatalf("inside the home: %v", got)
 	}
+	// From the user's home folder, the home's own files are not an older
+	// home's.
+	os.MkdirAll(filepath.Join(c.Home, ".mailgate"), 0o700)
+	os.WriteFile(filepath.Join(c.Home, ".mailgate", "state.db"), nil, 0o600)
+	os.WriteFile(filepath.Join(c.Home, "state.db"), nil, 0o600)
+	if got := c.LegacyHome(home); got != nil {
+		t.Fatalf("the user's home folder taken for an older home: %v", got)
+	}
 	c.HomeIsDefault = false
 	if got := c.LegacyHome(cwd); got != nil {
 		t.Fatalf("MAILGATE_HOME given: %v", got)
