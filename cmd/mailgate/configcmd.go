@@ -194,6 +194,13 @@ func migrateHome(ctx context.Context, env *environment, cfg *config.Config, dir 
 	if src == dst {
 		return fmt.Errorf("%s is already the home", src)
 	}
+	if inside(src, dst) || inside(dst, src) {
+		return fmt.Errorf("%s and the home %s are inside one another: move the files by hand", src, dst)
+	}
+	probe := &config.Config{Home: dst, HomeIsDefault: true}
+	if len(probe.LegacyHome(src)) == 0 {
+		return fmt.Errorf("%s holds no mailgate home files (vault requests, auth/token.json or credentials.json, .mailgate/state.db)", src)
+	}
 	var moves []homeMove
 	for _, sub := range []string{"vault", "audit"} {
 		entries, err := os.ReadDir(filepath.Join(src, sub))
@@ -212,7 +219,20 @@ func migrateHome(ctx context.Context, env *environment, cfg *config.Config, dir 
 	for _, suffix := range []string{"", "-wal", "-shm"} {
 		moves = append(moves, homeMove{filepath.Join(".mailgate", "state.db"+suffix), "state.db" + suffix})
 	}
-	moves = append(moves, homeMove{".env", ".env"})
+	// The .env moves only when it is mailgate's alone: a project's .env
+	// with other variables stays where it is.
+	var notes []string
+	if file, err := godotenv.Read(filepath.Join(src, ".env")); err == nil {
+		own := true
+		for k := range file {
+			own = own && (config.Settable(k) || k == "MAILGATE_HOME")
+		}
+		if own {
+			moves = append(moves, homeMove{".env", ".env"})
+		} else {
+			notes = append(notes, fmt.Sprintf("left %s in place: it holds variables that are not mailgate's; copy mailgate's settings with mailgate config set NAME VALUE", filepath.Join(src, ".env")))
+		}
+	}
 
 	var todo []homeMove
 	var conflicts []string
@@ -262,8 +282,17 @@ func migrateHome(ctx context.Context, env *environment, cfg *config.Config, dir 
 		}
 		fmt.Fprintf(env.stdout, "removed MAILGATE_HOME=%s from %s\n", file["MAILGATE_HOME"], filepath.Join(dst, ".env"))
 	}
+	for _, n := range notes {
+		fmt.Fprintln(env.stdout, n)
+	}
 	fmt.Fprintf(env.stdout, "Done: %s is the home. Run \"mailgate doctor\"; if a client's configuration sets MAILGATE_HOME=%s, remove it (mailgate claude-config prints the entry).\n", dst, src)
 	return nil
+}
+
+// inside reports whether path is dir or inside it.
+func inside(dir, path string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 func emptyDir(path string, fi fs.FileInfo) bool {

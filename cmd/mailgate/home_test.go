@@ -232,6 +232,24 @@ func TestLegacyHomeIsPointedOut(t *testing.T) {
 	if out, code := runIn(t, "/", env, "home", "--migrate-from", old); code == 0 || !strings.Contains(out, "holds no mailgate home files") {
 		t.Errorf("second move: %d\n%s", code, out)
 	}
+	// The user's home folder holds the home: never a source.
+	if out, code := runIn(t, "/", env, "home", "--migrate-from", userHome); code == 0 || !strings.Contains(out, "inside one another") {
+		t.Errorf("migrate from the user's home folder: %d\n%s", code, out)
+	}
+	// A project's .env with other variables stays; mailgate's files move.
+	proj := t.TempDir()
+	os.MkdirAll(filepath.Join(proj, "vault", "Rejected"), 0o700)
+	os.WriteFile(filepath.Join(proj, "vault", "Rejected", "EMAIL_SEND_2.md"), []byte("x"), 0o600)
+	os.WriteFile(filepath.Join(proj, ".env"), []byte("DATABASE_URL=x\nDEV_MODE=false\n"), 0o600)
+	if out, code := runIn(t, "/", env, "home", "--migrate-from", proj); code != 0 || !strings.Contains(out, "left "+filepath.Join(proj, ".env")+" in place") {
+		t.Errorf("migrate a project: %d\n%s", code, out)
+	}
+	if _, err := os.Stat(filepath.Join(proj, ".env")); err != nil {
+		t.Errorf("the project's .env moved: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(home, "vault", "Rejected", "EMAIL_SEND_2.md")); err != nil {
+		t.Errorf("the project's request did not move: %v", err)
+	}
 	if out, code := runIn(t, "/", []string{"PATH=" + os.Getenv("PATH")}, "approvals"); code != 1 || !strings.Contains(out, "MAILGATE_HOME") || strings.Count(out, "\n") != 1 {
 		t.Errorf("without HOME: exit %d\n%s", code, out)
 	}

@@ -30,7 +30,9 @@ func (c *Config) EnsureHome() error {
 var legacyMarkers = []string{
 	filepath.Join("vault", "Pending_Approval"),
 	filepath.Join("vault", "Approved"),
+	filepath.Join("vault", "Rejected"),
 	filepath.Join("vault", "Done"),
+	filepath.Join("vault", "Logs"),
 	filepath.Join("auth", "token.json"),
 	filepath.Join("auth", "credentials.json"),
 	filepath.Join(".mailgate", "state.db"),
