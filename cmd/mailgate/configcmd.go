@@ -149,9 +149,10 @@ const homeUsage = `Usage:
   mailgate home --migrate-from DIR      move an older home's files (vault, token, audit log, store, .env) into it
 
 Before mailgate used one home per user (~/.mailgate), the default home was the
-working directory. --migrate-from moves such a folder's files into the home,
-refusing if the same file exists on both sides or a server still runs on the
-older store. A clone of the repository keeps its README files.
+working directory. --migrate-from moves such a folder's files into the home
+(its .env only if it holds mailgate's settings alone), refusing if the same
+file exists on both sides or a server still runs on either store. A clone of
+the repository keeps its README files.
 `
 
 func homeCmd(ctx context.Context, env *environment, args []string) error {
