@@ -41,7 +41,7 @@ func TestDoctorHealthy(t *testing.T) {
 	}
 	out := r.stdout.String()
 	for _, c := range []struct{ name, detail string }{
-		{"config", "tools email"}, {"dev mode", "nothing is sent"}, {"vault", "will be created"}, {"audit log", "will be created"},
+		{"config", "tools email"}, {"dev mode", "sends nothing"}, {"vault", "will be created"}, {"audit log", "will be created"},
 		{"store", "migrations applied, quick_check ok"}, {"credentials", "Desktop client"}, {"token", "(0600) has a refresh token"},
 		{"token refresh", "new access token"}, {"scopes", "gmail.readonly, gmail.compose"}, {"gmail api", "signed in as me@example.com"},
 	} {
@@ -172,7 +172,7 @@ func TestDoctorBinary(t *testing.T) {
 		return stdout.String(), stderr.String(), code
 	}
 	out, errOut, code := run()
-	if _, _, ok := doctorLine(out, "ok", "dev mode"); code != 0 || !ok || !strings.Contains(out, "DEV_MODE=false: approved emails are really sent") {
+	if _, _, ok := doctorLine(out, "ok", "dev mode"); code != 0 || !ok || !strings.Contains(out, "DEV_MODE=false: a server started with these settings really sends approved emails") {
 		t.Fatalf("healthy: exit %d\n%s\n%s", code, out, errOut)
 	}
 	brkRevoke(t, w)
