@@ -94,7 +94,13 @@ func claudeConfigCmd(ctx context.Context, env *environment, args []string) error
 			fmt.Fprintf(env.stderr, "No Gmail token at %s yet: run \"mailgate auth\" first (or use --sandbox to try without Google).\n", cfg.TokenFile)
 		}
 	}
-	fmt.Fprintf(env.stderr, "Home %s; DEV_MODE=%t (change it with: mailgate config set DEV_MODE …). Run \"mailgate doctor\" to check everything first.\n", cfg.Home, cfg.DevMode)
+	// What the server started from this entry will have: the home's
+	// settings, not this shell's.
+	dev := cfg.DevMode
+	if c, err := homeSettingsOnly(env, cfg); err == nil {
+		dev = c.DevMode
+	}
+	fmt.Fprintf(env.stderr, "Home %s; a server started from this entry gets DEV_MODE=%t (change it with: mailgate config set DEV_MODE …). Run \"mailgate doctor\" to check everything first.\n", cfg.Home, dev)
 	return nil
 }
 
