@@ -31,7 +31,7 @@ test-go: build
 # one database): on the database MAILGATE_TEST_POSTGRES names, else on a
 # throwaway cluster on loopback (.ci/pgtest.sh; needs Debian's postgresql).
 PG_PACKAGES := ./internal/store/... ./internal/agentmail/... ./internal/ratelimit ./internal/approval \
-	./internal/gate ./internal/mirror ./internal/mcpserver ./cmd/mailgate-load
+	./internal/gate ./internal/mirror ./internal/mcpserver ./internal/presence ./cmd/mailgate-load
 test-pg: build
 	@set -eo pipefail; url="$$MAILGATE_TEST_POSTGRES"; \
 	if [ -z "$$url" ]; then url=$$(.ci/pgtest.sh start 55433); trap '.ci/pgtest.sh stop 55433' EXIT; fi; \
@@ -72,6 +72,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzTsquery$$' -fuzztime $(FUZZTIME) ./internal/agentmail/postgres
 	$(GO) test -run '^$$' -fuzz '^FuzzParseQuery$$' -fuzztime $(FUZZTIME) ./internal/localgmail
 	$(GO) test -run '^$$' -fuzz '^FuzzParseMessage$$' -fuzztime $(FUZZTIME) ./internal/localgmail
+	$(GO) test -run '^$$' -fuzz '^FuzzWriteSetting$$' -fuzztime $(FUZZTIME) ./internal/config
 
 # Release binaries for every platform README lists, with SHA-256 checksums.
 # The store is pure Go (modernc.org/sqlite), so every target cross-compiles

@@ -61,6 +61,7 @@ func approvalsCmd(ctx context.Context, env *environment, args []string) error {
 			return err
 		}
 		printApprovals(env.stdout, v.Root(), items, time.Now())
+		printApprovalMode(ctx, env.stdout, env, cfg, false)
 		return nil
 	case verb == "show" && len(rest) == 2:
 		it, err := v.Resolve(rest[1])
@@ -93,10 +94,7 @@ func approvalsCmd(ctx context.Context, env *environment, args []string) error {
 		}
 		fmt.Fprintf(env.stdout, "%s/%s → %s/%s\n  %s\n", it.Folder, it.Name, moved, it.Moved, approvalSummary(it, time.Now()))
 		if verb == "approve" {
-			fmt.Fprintln(env.stdout, "The agent's next identical call sends it, once.")
-			if cfg.DevMode {
-				fmt.Fprintln(env.stdout, "DEV_MODE is on: that call will say what it would do and send nothing.")
-			}
+			printApprovalMode(ctx, env.stdout, env, cfg, true) // what the running servers will do: approvals_mode.go
 		} else {
 			fmt.Fprintln(env.stdout, "The agent's next identical call is told the approver rejected it.")
 		}

@@ -8,17 +8,19 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 
+	"github.com/joho/godotenv"
+
 	"github.com/mailgate/mailgate/internal/config"
+	"github.com/mailgate/mailgate/internal/store"
 )
 
 // claudeServer is one entry of claude_desktop_config.json's mcpServers.
 type claudeServer struct {
 	Command string            `json:"command"`
 	Args    []string          `json:"args"`
-	Env     map[string]string `json:"env"`
+	Env     map[string]string `json:"env,omitempty"`
 }
 
 // claudeConfigCmd prints a claude_desktop_config.json holding a mailgate
@@ -27,11 +29,14 @@ type claudeServer struct {
 //
 // Claude Desktop starts servers with an undefined working directory and a
 // thin environment, so the command is this binary's absolute path (symlinks
-// resolved: a Homebrew-style link may move) and env carries MAILGATE_HOME,
-// DEV_MODE and whatever this shell or these flags set that differs from the
-// defaults, paths made absolute. Values from the .env file are not copied:
-// serve reads that file itself, and a copy in env would silently override
-// later edits to it.
+// resolved: a Homebrew-style link may move). The entry carries nothing else
+// the server can find itself: the home is the per-user default, and
+// settings live in the home's settings file, which the server and every
+// terminal command read, so they cannot disagree (a DEV_MODE kept in the
+// client's JSON once made `mailgate approvals approve` promise that nothing
+// would be sent while the server sent). So env holds MAILGATE_HOME only when
+// it is not the default, and the configuration flags given here (such as
+// --dev-mode=false) are saved into the settings file.
 func claudeConfigCmd(ctx context.Context, env *environment, args []string) error {
 	fset := flag.NewFlagSet("claude-config", flag.ContinueOnError)
 	sandbox := fset.Bool("sandbox", false, `add --sandbox to "args": Claude Desktop gets the built-in sandbox mailbox (no Google account)`)
@@ -51,8 +56,15 @@ func claudeConfigCmd(ctx context.Context, env *environment, args []string) error
 	if err != nil {
 		return fmt.Errorf("finding this binary's path: %w", err)
 	}
-	entry := claudeServer{Command: self, Args: []string{"serve"}, Env: claudeEnv(fset, cfg, env.getenv)}
-	if cfg.EnvFile != "" && cfg.EnvFile != filepath.Join(cfg.Home, ".env") {
+	saved, err := saveFlagSettings(fset, cfg)
+	if err != nil {
+		return err
+	}
+	entry := claudeServer{Command: self, Args: []string{"serve"}}
+	if !cfg.HomeIsDefault {
+		entry.Env = map[string]string{"MAILGATE_HOME": cfg.Home}
+	}
+	if cfg.EnvFile != "" && cfg.EnvFile != cfg.SettingsFile {
 		// serve would look in $MAILGATE_HOME/.env, not here.
 		entry.Args = append(entry.Args, "--env-file", cfg.EnvFile)
 	}
@@ -73,48 +85,72 @@ func claudeConfigCmd(ctx context.Context, env *environment, args []string) error
 	if strings.Contains(self, string(filepath.Separator)+"go-build") {
 		fmt.Fprintf(env.stderr, "Warning: %s is a temporary build of go run: build mailgate (make build) and run bin/mailgate claude-config.\n", self)
 	}
+	for _, s := range saved {
+		fmt.Fprintf(env.stderr, "Saved %s in %s: the server and every mailgate command read it.\n", s, cfg.SettingsFile)
+	}
+	warnShellOnly(env, cfg, fset)
 	if !*sandbox && cfg.HasTools(config.ToolsEmail) {
 		if _, err := os.Stat(cfg.TokenFile); err != nil {
 			fmt.Fprintf(env.stderr, "No Gmail token at %s yet: run \"mailgate auth\" first (or use --sandbox to try without Google).\n", cfg.TokenFile)
 		}
 	}
-	fmt.Fprintf(env.stderr, "Run \"mailgate doctor\" to check everything first; DEV_MODE=%t.\n", cfg.DevMode)
+	// What the server started from this entry will have: the home's
+	// settings, not this shell's.
+	dev := cfg.DevMode
+	if c, err := homeSettingsOnly(env, cfg); err == nil {
+		dev = c.DevMode
+	}
+	fmt.Fprintf(env.stderr, "Home %s; a server started from this entry gets DEV_MODE=%t (change it with: mailgate config set DEV_MODE …). Run \"mailgate doctor\" to check everything first.\n", cfg.Home, dev)
 	return nil
 }
 
-// claudeEnv is the env block: MAILGATE_HOME and DEV_MODE always, and every
-// other variable set in the environment or by a flag. Settings that only
-// concern serve --http (including the bearer token, a secret) are left out:
-// Claude Desktop talks over stdio.
-func claudeEnv(fset *flag.FlagSet, cfg *config.Config, getenv func(string) string) map[string]string {
-	out := map[string]string{"MAILGATE_HOME": cfg.Home, "DEV_MODE": strconv.FormatBool(cfg.DevMode)}
-	setFlags := map[string]bool{}
-	fset.Visit(func(f *flag.Flag) { setFlags[f.Name] = true })
-	paths := map[string]string{
-		"VAULT_PATH": cfg.VaultPath, "GMAIL_CREDENTIALS_FILE": cfg.CredentialsFile, "GMAIL_TOKEN_FILE": cfg.TokenFile,
-		"AUDIT_LOG_DIR": cfg.AuditDir, "MAILGATE_DB": cfg.DB,
-	}
+// saveFlagSettings writes the configuration flags given on the command
+// line (other than --home and --env-file) into the home's settings file, so
+// that the server and the terminal both see them. Load has validated them.
+// It returns "NAME=value" for each.
+func saveFlagSettings(fset *flag.FlagSet, cfg *config.Config) ([]string, error) {
+	var saved []string
+	var err error
+	fset.Visit(func(f *flag.Flag) {
+		name := config.FlagVar(f.Name)
+		if err != nil || name == "" || name == "MAILGATE_HOME" {
+			return
+		}
+		if err = cfg.EnsureHome(); err == nil {
+			err = config.WriteSetting(cfg.SettingsFile, name, f.Value.String())
+		}
+		saved = append(saved, name+"="+shownValue(name, f.Value.String()))
+	})
+	return saved, err
+}
+
+// warnShellOnly names the settings this shell's environment sets that the
+// home's settings file does not hold: a server started by a client does not
+// see them, so this terminal and that server would disagree.
+func warnShellOnly(env *environment, cfg *config.Config, fset *flag.FlagSet) {
+	file, _ := godotenv.Read(cfg.SettingsFile)
+	set := map[string]bool{}
+	fset.Visit(func(f *flag.Flag) { set[config.FlagVar(f.Name)] = true })
 	for _, v := range config.Vars {
-		switch v.Name {
-		case "MAILGATE_HOME", "DEV_MODE", "AGENT_MAIL_HTTP_ADDR", "AGENT_MAIL_PATH", "AGENT_MAIL_BEARER_TOKEN":
+		val := strings.TrimSpace(env.getenv(v.Name))
+		if v.Name == "MAILGATE_HOME" || val == "" || set[v.Name] || file[v.Name] == val {
 			continue
 		}
-		raw := getenv(v.Name)
-		if setFlags[v.Flag] {
-			raw = fset.Lookup(v.Flag).Value.String()
-		}
-		if strings.TrimSpace(raw) == "" {
-			continue
-		}
-		if p, ok := paths[v.Name]; ok {
-			raw = p // absolute, resolved as serve resolves it
-		}
-		out[v.Name] = raw
+		val = shownValue(v.Name, val)
+		fmt.Fprintf(env.stderr, "Note: %s=%s is set in this shell only; a server started by Claude Desktop will not see it. To make it a setting: mailgate config set %s %s\n",
+			v.Name, val, v.Name, val)
 	}
-	if lvl := getenv("MAILGATE_LOG_LEVEL"); lvl != "" {
-		out["MAILGATE_LOG_LEVEL"] = lvl
+}
+
+// shownValue is a setting as it may be printed: never a secret.
+func shownValue(name, val string) string {
+	switch {
+	case name == "AGENT_MAIL_BEARER_TOKEN":
+		return "…"
+	case name == "MAILGATE_DB" && store.IsURL(val):
+		return store.Describe(val)
 	}
-	return out
+	return val
 }
 
 // claudeDesktopPaths returns where Claude Desktop keeps its configuration

@@ -33,36 +33,51 @@ func decodeClaudeConfig(t *testing.T, stdout []byte, name string) claudeServer {
 	return e
 }
 
+// The entry holds the command and, only when it is not the default,
+// MAILGATE_HOME: settings live in the home's settings file, which the server
+// and the terminal both read. Flags given to claude-config are saved there;
+// settings only in this shell are pointed out (never a secret's value).
 func TestClaudeConfig(t *testing.T) {
 	home := t.TempDir()
+	userHome := t.TempDir()
 	self, _ := os.Executable()
 	self, _ = filepath.EvalSymlinks(self)
 	envFile := filepath.Join(t.TempDir(), "other.env")
 	os.WriteFile(envFile, []byte("SEND_LIMIT_PER_HOUR=3\n"), 0o600)
 	tests := []struct {
-		name     string
-		vars     []string
-		args     []string
-		wantArgs []string
-		wantEnv  map[string]string
+		name      string
+		vars      []string
+		args      []string
+		wantArgs  []string
+		wantEnv   map[string]string
+		wantSaved string   // the settings file afterwards
+		wantErr   []string // in stderr
+		notErr    []string // not in stderr
 	}{
-		{name: "defaults", vars: []string{"MAILGATE_HOME=" + home},
-			wantArgs: []string{"serve"}, wantEnv: map[string]string{"MAILGATE_HOME": home, "DEV_MODE": "true"}},
-		{name: "sandbox", vars: []string{"MAILGATE_HOME=" + home, "DEV_MODE=false"}, args: []string{"--sandbox"},
-			wantArgs: []string{"serve", "--sandbox"}, wantEnv: map[string]string{"MAILGATE_HOME": home, "DEV_MODE": "false"}},
-		{name: "set paths are absolute, secrets and HTTP settings left out",
-			vars: []string{"MAILGATE_HOME=" + home, "VAULT_PATH=notes/vault", "MAILGATE_TOOLS=email", "MAILGATE_LOG_LEVEL=debug",
-				"AGENT_MAIL_BEARER_TOKEN=s3cret", "AGENT_MAIL_HTTP_ADDR=127.0.0.1:9999"},
-			args:     []string{"--db", "state/x.db", "--name", "mail"},
-			wantArgs: []string{"serve"},
-			wantEnv: map[string]string{"MAILGATE_HOME": home, "DEV_MODE": "true", "VAULT_PATH": filepath.Join(home, "notes", "vault"),
-				"MAILGATE_DB": filepath.Join(home, "state", "x.db"), "MAILGATE_TOOLS": "email", "MAILGATE_LOG_LEVEL": "debug"}},
+		{name: "default home: nothing but the command", vars: nil,
+			wantArgs: []string{"serve"}, wantEnv: nil},
+		{name: "another home", vars: []string{"MAILGATE_HOME=" + home},
+			wantArgs: []string{"serve"}, wantEnv: map[string]string{"MAILGATE_HOME": home}},
+		{name: "the default home given explicitly", vars: []string{"MAILGATE_HOME=~/.mailgate"},
+			wantArgs: []string{"serve"}, wantEnv: nil},
+		{name: "sandbox, DEV_MODE in the shell only", vars: []string{"MAILGATE_HOME=" + home, "DEV_MODE=false"}, args: []string{"--sandbox"},
+			wantArgs: []string{"serve", "--sandbox"}, wantEnv: map[string]string{"MAILGATE_HOME": home},
+			wantErr: []string{"DEV_MODE=false is set in this shell only", "mailgate config set DEV_MODE false", "a server started from this entry gets DEV_MODE=true"}},
+		{name: "flags are saved in the settings file, secrets never shown",
+			vars:      []string{"MAILGATE_HOME=" + home, "MAILGATE_TOOLS=email", "AGENT_MAIL_BEARER_TOKEN=s3cret"},
+			args:      []string{"--db", "state/x.db", "--dev-mode=false", "--name", "mail"},
+			wantArgs:  []string{"serve"},
+			wantEnv:   map[string]string{"MAILGATE_HOME": home},
+			wantSaved: "MAILGATE_DB=state/x.db\nDEV_MODE=false\n",
+			wantErr:   []string{"Saved MAILGATE_DB=state/x.db in " + filepath.Join(home, ".env"), "Saved DEV_MODE=false", "gets DEV_MODE=false", "MAILGATE_TOOLS=email is set in this shell only", "AGENT_MAIL_BEARER_TOKEN=… is set"},
+			notErr:    []string{"s3cret"}},
 		{name: "env file elsewhere", vars: []string{"MAILGATE_HOME=" + home}, args: []string{"--env-file", envFile},
-			wantArgs: []string{"serve", "--env-file", envFile}, wantEnv: map[string]string{"MAILGATE_HOME": home, "DEV_MODE": "true"}},
+			wantArgs: []string{"serve", "--env-file", envFile}, wantEnv: map[string]string{"MAILGATE_HOME": home}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := newSetupRun(append(tt.vars, "HOME=/home/u"), nil, append([]string{"claude-config"}, tt.args...)...)
+			os.Remove(filepath.Join(home, ".env"))
+			r := newSetupRun(append(tt.vars, "HOME="+userHome), nil, append([]string{"claude-config"}, tt.args...)...)
 			if code := r.run(t); code != 0 {
 				t.Fatalf("exit %d: %s", code, r.stderr)
 			}
@@ -77,22 +92,28 @@ func TestClaudeConfig(t *testing.T) {
 			if !reflect.DeepEqual(e.Args, tt.wantArgs) || !reflect.DeepEqual(e.Env, tt.wantEnv) {
 				t.Errorf("args %q env %v, want %q %v", e.Args, e.Env, tt.wantArgs, tt.wantEnv)
 			}
-			for k, v := range e.Env {
-				if strings.Contains(k, "PATH") || k == "MAILGATE_HOME" || k == "MAILGATE_DB" {
-					if !filepath.IsAbs(v) {
-						t.Errorf("%s = %q is not absolute", k, v)
-					}
+			saved, _ := os.ReadFile(filepath.Join(home, ".env"))
+			if string(saved) != tt.wantSaved {
+				t.Errorf("settings file = %q, want %q", saved, tt.wantSaved)
+			}
+			for _, want := range append(tt.wantErr, "claude_desktop_config.json", "quit Claude Desktop completely") {
+				if !strings.Contains(r.stderr.String(), want) {
+					t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
 				}
 			}
-			if !strings.Contains(r.stderr.String(), "claude_desktop_config.json") || !strings.Contains(r.stderr.String(), "quit Claude Desktop completely") {
-				t.Errorf("stderr = %q", r.stderr)
+			for _, not := range tt.notErr {
+				if strings.Contains(r.stderr.String()+r.stdout.String(), not) {
+					t.Errorf("output shows %q:\n%s", not, r.stderr)
+				}
 			}
 		})
 	}
 }
 
 // TestClaudeConfigBinary: the command is the real binary's resolved path,
-// even when it is started through a symlink, and stdout is only JSON.
+// even when it is started through a symlink, and stdout is only JSON. Run
+// from / with the default home, the entry names no home at all (it once
+// wrote "MAILGATE_HOME": "/"); a home of / is refused.
 func TestClaudeConfigBinary(t *testing.T) {
 	bin, _ := filepath.EvalSymlinks(builtBinary(t))
 	link := filepath.Join(t.TempDir(), "mailgate-link")
@@ -101,20 +122,27 @@ func TestClaudeConfigBinary(t *testing.T) {
 	}
 	home := t.TempDir()
 	cmd := exec.Command(link, "claude-config")
-	cmd.Dir = home
-	cmd.Env = []string{"HOME=" + home} // no MAILGATE_HOME: the working directory
+	cmd.Dir = "/"
+	cmd.Env = []string{"HOME=" + home} // no MAILGATE_HOME
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("%v: %s", err, stderr.String())
 	}
 	e := decodeClaudeConfig(t, stdout.Bytes(), "mailgate")
-	realHome, _ := filepath.EvalSymlinks(home)
-	if e.Command != bin || (e.Env["MAILGATE_HOME"] != home && e.Env["MAILGATE_HOME"] != realHome) {
-		t.Fatalf("command %q (want %q), home %q (want %q)", e.Command, bin, e.Env["MAILGATE_HOME"], home)
+	if e.Command != bin || e.Env != nil || strings.Contains(stdout.String(), `"/"`) || strings.Contains(stdout.String(), "MAILGATE_HOME") {
+		t.Fatalf("command %q (want %q), env %v; stdout:\n%s", e.Command, bin, e.Env, stdout.String())
 	}
-	if !strings.Contains(stderr.String(), "run \"mailgate auth\" first") {
+	if !strings.Contains(stderr.String(), "run \"mailgate auth\" first") || !strings.Contains(stderr.String(), filepath.Join(home, ".mailgate")) {
 		t.Errorf("stderr = %s", stderr.String())
+	}
+
+	cmd = exec.Command(link, "claude-config")
+	cmd.Dir = "/"
+	cmd.Env = []string{"HOME=" + home, "MAILGATE_HOME=/"}
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "MAILGATE_HOME") || strings.Contains(string(out), "mcpServers") {
+		t.Fatalf("MAILGATE_HOME=/: %v\n%s", err, out)
 	}
 }
 

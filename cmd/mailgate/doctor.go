@@ -5,6 +5,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
 	"time"
 
 	"github.com/mailgate/mailgate/internal/agentmail/amstore"
@@ -37,13 +40,42 @@ func doctorCmd(ctx context.Context, env *environment, args []string) error {
 		fmt.Fprintf(env.stderr, "mailgate doctor: unexpected argument %q\n", fset.Arg(0))
 		return errUsage
 	}
-	checks := doctor.Run(ctx, cfg, doctor.Options{Scopes: neededScopes(cfg), Migrate: serveMigrations(cfg)})
+	checks := doctor.Run(ctx, cfg, doctor.Options{
+		Scopes: neededScopes(cfg), Migrate: serveMigrations(cfg),
+		ClientConfigs: clientConfigFiles(env.getenv), UserHome: userHomeDir(env.getenv),
+	})
 	doctor.Write(env.stdout, cfg.Home, checks)
 	fails, warns := doctor.Counts(checks)
 	if fails > 0 || (*strict && warns > 0) {
-		return fmt.Errorf("%w: %d failed, %d warnings", errDoctorProblems, fails, warns)
+		return fmt.Errorf("%w: %d failed, %d warning(s)", errDoctorProblems, fails, warns) // not printed: the report says it
 	}
 	return nil
+}
+
+// clientConfigFiles are the MCP clients' configuration files doctor reads
+// for filesystem servers and project folders that could expose the vault.
+func clientConfigFiles(getenv func(string) string) []doctor.ClientConfig {
+	desktop, _ := claudeDesktopPaths(runtime.GOOS, getenv)
+	home := userHomeDir(getenv)
+	return []doctor.ClientConfig{
+		{Client: "Claude Desktop", Path: desktop},
+		{Client: "Claude Code", Path: filepath.Join(home, ".claude.json")},
+		{Client: "Cursor", Path: filepath.Join(home, ".cursor", "mcp.json")},
+		{Client: "Gemini CLI", Path: filepath.Join(home, ".gemini", "settings.json")},
+		{Client: "Windsurf", Path: filepath.Join(home, ".codeium", "windsurf", "mcp_config.json")},
+	}
+}
+
+// userHomeDir is the user's home folder as this environment names it.
+func userHomeDir(getenv func(string) string) string {
+	if h := getenv("HOME"); h != "" {
+		return h
+	}
+	if h := getenv("USERPROFILE"); h != "" && runtime.GOOS == "windows" {
+		return h
+	}
+	h, _ := os.UserHomeDir()
+	return h
 }
 
 // serveMigrations applies the schema migrations serve applies for cfg (see

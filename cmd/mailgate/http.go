@@ -30,6 +30,9 @@ func serveHTTP(ctx context.Context, env *environment, cfg *config.Config, logger
 		return err
 	}
 	defer app.Close()
+	if err := app.announce(ctx, cfg, logger, "http", useSandbox); err != nil {
+		return err
+	}
 
 	// AGENT_MAIL_HTTP_RATE_LIMIT per client, bursts of twice that; 0 is
 	// "no limit", which httpserver spells as a negative rate.

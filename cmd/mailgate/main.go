@@ -49,9 +49,13 @@ Usage:
   mailgate doctor                      check the configuration, files, token and store; one fix per problem
   mailgate approvals [approve|reject ID]  list or decide pending approvals from the terminal
   mailgate claude-config               print a ready claude_desktop_config.json entry
+  mailgate config [set NAME VALUE | unset NAME]  show or change the home's settings (DEV_MODE, …)
+  mailgate home [--migrate-from DIR]   show the home, or move an older home (a folder used before) into it
   mailgate demo                        walk through every email tool on the sandbox mailbox
   mailgate version                     print the version
 
+Every command and every agent's server uses one home, $MAILGATE_HOME or by
+default ~/.mailgate, and reads its settings file ~/.mailgate/.env.
 Run "mailgate serve -h" for the configuration flags; every flag has an
 environment variable (see .env.example).
 `
@@ -75,6 +79,10 @@ func run(ctx context.Context, env *environment) error {
 		return approvalsCmd(ctx, env, args)
 	case "claude-config":
 		return claudeConfigCmd(ctx, env, args)
+	case "config":
+		return configCmd(ctx, env, args)
+	case "home":
+		return homeCmd(ctx, env, args)
 	case "version", "--version", "-version":
 		fmt.Fprintln(env.stdout, "mailgate", versionString())
 		return nil
@@ -96,6 +104,8 @@ func exitCode(err error, stderr io.Writer) int {
 		return 0
 	case errors.Is(err, errUsage):
 		return 2
+	case errors.Is(err, errDoctorProblems):
+		return 1 // the report on stdout already ends with the summary
 	case errors.Is(err, context.Canceled):
 		return 0
 	default:

@@ -40,8 +40,19 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 	}
+	// With MAILGATE_HOME unset, mailgate uses ~/.mailgate: no test may
+	// reach the real one. Subprocesses that inherit this environment, and
+	// in-process runs that read it, get a throwaway HOME (after the build
+	// above, which needs the real one for Go's caches).
+	fakeHome, err := os.MkdirTemp("", "mailgate-test-home-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Setenv("HOME", fakeHome)
 	code := m.Run()
 	cleanup()
+	os.RemoveAll(fakeHome)
 	os.Exit(code)
 }
 

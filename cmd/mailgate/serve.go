@@ -22,6 +22,7 @@ import (
 	"github.com/mailgate/mailgate/internal/gate"
 	"github.com/mailgate/mailgate/internal/gmail"
 	"github.com/mailgate/mailgate/internal/mcpserver"
+	"github.com/mailgate/mailgate/internal/presence"
 	"github.com/mailgate/mailgate/internal/ratelimit"
 	"github.com/mailgate/mailgate/internal/sandbox"
 	"github.com/mailgate/mailgate/internal/store"
@@ -72,6 +73,9 @@ func serve(ctx context.Context, env *environment, args []string) error {
 		return err
 	}
 	defer app.Close()
+	if err := app.announce(ctx, cfg, logger, "stdio", *useSandbox); err != nil {
+		return err
+	}
 	logger.Info("mailgate serving over stdio", "version", versionString(), "tools", strings.Join(cfg.Tools, ","),
 		"dev_mode", cfg.DevMode, "sandbox", *useSandbox, "home", cfg.Home, "vault", cfg.VaultPath, "db", store.Describe(cfg.DB))
 	if cfg.DevMode && cfg.HasTools(config.ToolsEmail) {
@@ -101,12 +105,25 @@ func serve(ctx context.Context, env *environment, args []string) error {
 	return nil
 }
 
+// loadConfig loads the configuration as every command does. When the home
+// is the per-user default and the working directory holds an older home
+// (the default used to be the working directory), it says so in one line
+// on stderr, with the way to move it: that data is not abandoned silently.
 func loadConfig(fs *flag.FlagSet, args []string, env *environment) (*config.Config, error) {
 	cwd, err := os.Getwd()
 	if err != nil {
 		cwd = "/"
 	}
-	return config.Load(fs, args, env.getenv, cwd)
+	cfg, err := config.Load(fs, args, env.getenv, cwd)
+	if err != nil {
+		return nil, err
+	}
+	if found := cfg.LegacyHome(cwd); len(found) > 0 {
+		fmt.Fprintf(env.stderr, "mailgate: %s holds an older mailgate home (%s), which is no longer used: this command uses %s. "+
+			"Move it there with \"mailgate home --migrate-from %s\", or keep using it with MAILGATE_HOME=%s.\n",
+			cwd, strings.Join(found, ", "), cfg.Home, cwd, cwd)
+	}
+	return cfg, nil
 }
 
 func printFlags(fs *flag.FlagSet, w io.Writer) {
@@ -137,6 +154,29 @@ func (a *app) Close() {
 	for i := len(a.closers) - 1; i >= 0; i-- {
 		a.closers[i]()
 	}
+}
+
+// announce records this server in the store's presence table until Close,
+// so that `mailgate approvals` can say what the running servers will do
+// with an approval. A server that cannot record itself does not start:
+// otherwise the terminal would say no server is running while one sends.
+func (a *app) announce(ctx context.Context, cfg *config.Config, logger *slog.Logger, transport string, useSandbox bool) error {
+	mailbox := "gmail"
+	switch {
+	case useSandbox:
+		mailbox = "sandbox"
+	case cfg.GmailEndpoint != "":
+		mailbox = cfg.GmailEndpoint
+	}
+	reg, err := presence.Register(ctx, a.DB, presence.Server{
+		DevMode: cfg.DevMode, SendLimit: cfg.SendLimit, ApprovalMode: cfg.ApprovalMode, Vault: cfg.VaultPath,
+		Transport: transport, Tools: strings.Join(cfg.Tools, ","), Mailbox: mailbox, Version: versionString(),
+	}, presence.Options{Logger: logger})
+	if err != nil {
+		return err
+	}
+	a.closers = append(a.closers, reg.Close)
+	return nil
 }
 
 // open builds every dependency the configuration asks for, failing fast with

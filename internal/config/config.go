@@ -2,6 +2,16 @@
 // "Configuration contract") from flags, the environment and a .env file, in
 // that order of precedence, and resolves every path to an absolute one.
 //
+// Every command and every agent's server on a machine must find the same
+// home without being told, or a request written by one server is invisible
+// to the terminal and two agents' messages land in two stores. So the home
+// is never the working directory: it is MAILGATE_HOME when given, else one
+// fixed per-user folder, ~/.mailgate (DefaultHomeName). One folder, not the
+// OS's config and data folders, because it holds what a person opens and
+// backs up as one: the vault (an Obsidian vault), the token, the audit log,
+// the store and the settings file ($MAILGATE_HOME/.env, which the terminal
+// and the servers both read, so they agree on DEV_MODE and the rest).
+//
 // Claude Desktop starts servers with an undefined working directory and a thin
 // environment, so nothing here may depend on the working directory after Load
 // returns: every path in Config is absolute, and a bad value stops the program
@@ -15,6 +25,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -34,7 +45,9 @@ const (
 // Config is the resolved configuration. Paths are absolute.
 type Config struct {
 	Home            string        // MAILGATE_HOME
+	HomeIsDefault   bool          // Home is the per-user default, ~/.mailgate (given or not)
 	EnvFile         string        // the .env file read, "" if none
+	SettingsFile    string        // the home's settings file, $MAILGATE_HOME/.env (read when it exists)
 	VaultPath       string        // VAULT_PATH
 	CredentialsFile string        // GMAIL_CREDENTIALS_FILE
 	TokenFile       string        // GMAIL_TOKEN_FILE
@@ -73,13 +86,13 @@ type Var struct {
 
 // Vars lists every variable of the configuration contract.
 var Vars = []Var{
-	{"MAILGATE_HOME", "home", "current directory", "base for the default paths below"},
+	{"MAILGATE_HOME", "home", "~/.mailgate", "the one folder every command and every agent's server uses (never the working directory): vault, auth, audit log, store and the settings file .env"},
 	{"VAULT_PATH", "vault", "$MAILGATE_HOME/vault", "approval vault: Pending_Approval/, Approved/, Rejected/, Done/, Logs/ (created if missing)"},
 	{"GMAIL_CREDENTIALS_FILE", "credentials", "$MAILGATE_HOME/auth/credentials.json", "Google OAuth client (installed-app JSON; its token_uri is honoured)"},
 	{"GMAIL_TOKEN_FILE", "token", "$MAILGATE_HOME/auth/token.json", "OAuth token, mode 0600, rewritten atomically after a refresh"},
 	{"GMAIL_API_ENDPOINT", "gmail-endpoint", "Google's", "base URL of the Gmail REST API (the sandbox and tests point it at a local server)"},
 	{"AUDIT_LOG_DIR", "audit-dir", "$MAILGATE_HOME/audit", "append-only JSONL audit log, one file per day"},
-	{"MAILGATE_DB", "db", "$MAILGATE_HOME/.mailgate/state.db", "state store: a SQLite file, or a postgres:// URL for servers on several hosts"},
+	{"MAILGATE_DB", "db", "$MAILGATE_HOME/state.db", "state store: a SQLite file, or a postgres:// URL for servers on several hosts"},
 	{"DEV_MODE", "dev-mode", "true", "false is required for anything to leave the machine"},
 	{"APPROVAL_MODE", "approval-mode", "content", "content: the approval must match the exact content; recipient: match on to / thread_id alone"},
 	{"APPROVAL_TTL", "approval-ttl", "24h", "expiry written into new requests"},
@@ -113,10 +126,12 @@ func (e *Error) Error() string {
 // Load reads the configuration. args are the flags of the subcommand (the
 // common flags below are registered on fs, which the caller may have
 // extended with its own); getenv reads the process environment; cwd is the
-// working directory used to resolve MAILGATE_HOME when it is relative or unset.
+// working directory, used only for a relative MAILGATE_HOME or --env-file
+// (never for the default home, ~/.mailgate).
 //
 // Precedence: flags > environment > .env file > defaults. The .env file is
-// $MAILGATE_HOME/.env (or --env-file); a missing default .env is not an error.
+// the home's settings file, $MAILGATE_HOME/.env (or --env-file); a missing
+// settings file is not an error.
 func Load(fs *flag.FlagSet, args []string, getenv func(string) string, cwd string) (*Config, error) {
 	flags := map[string]*string{}
 	for _, v := range Vars {
@@ -143,24 +158,59 @@ func Load(fs *flag.FlagSet, args []string, getenv func(string) string, cwd strin
 	if err != nil {
 		return nil, err
 	}
-	if home == "" {
-		home = cwd
-	}
-	home = absFrom(cwd, home)
-
 	dotenv := map[string]string{}
 	path := *envFile
 	explicit := path != ""
-	if !explicit {
-		path = filepath.Join(home, ".env")
-	}
-	path = absFrom(cwd, path)
-	if m, err := godotenv.Read(path); err == nil {
+	if explicit {
+		path = absFrom(cwd, path)
+		m, err := godotenv.Read(path)
+		if err != nil {
+			return nil, &Error{Var: "--env-file", Msg: fmt.Sprintf("reading %s: %v", path, err)}
+		}
 		dotenv = m
-	} else if explicit || !errors.Is(err, os.ErrNotExist) {
-		return nil, &Error{Var: "--env-file", Msg: fmt.Sprintf("reading %s: %v", path, err)}
-	} else {
-		path = ""
+		// A home given only in an --env-file still counts, so such a file
+		// can be self-contained.
+		if home == "" && m["MAILGATE_HOME"] != "" {
+			h, err := expandHome("MAILGATE_HOME", m["MAILGATE_HOME"], getenv)
+			if err != nil {
+				return nil, err
+			}
+			home = absFrom(filepath.Dir(path), h)
+		}
+	}
+	if home == "" {
+		if home = DefaultHome(getenv); home == "" {
+			return nil, &Error{Var: "MAILGATE_HOME", Msg: "not set, and HOME (which locates the default home ~/" + DefaultHomeName + ") is not set either: set MAILGATE_HOME to an absolute path"}
+		}
+	}
+	home = absFrom(cwd, home)
+	isDefault := home == DefaultHome(getenv)
+	if filepath.Dir(home) == home {
+		return nil, &Error{Var: "MAILGATE_HOME", Msg: fmt.Sprintf("%q is the root folder, not a home: unset it to use ~/%s, or give a folder of its own", home, DefaultHomeName)}
+	}
+	settings := filepath.Join(home, ".env")
+	if !explicit {
+		path = settings
+		m, err := godotenv.Read(path)
+		switch {
+		case err == nil:
+			dotenv = m
+		case errors.Is(err, os.ErrNotExist):
+			path = ""
+		default:
+			return nil, &Error{Var: "--env-file", Msg: fmt.Sprintf("reading %s: %v", path, err)}
+		}
+		// The home's own settings file cannot move the home: the file
+		// was found by the home. Only a line naming this home is allowed.
+		if h := m["MAILGATE_HOME"]; h != "" {
+			h, err := expandHome("MAILGATE_HOME", h, getenv)
+			if err != nil {
+				return nil, err
+			}
+			if absFrom(home, h) != home {
+				return nil, &Error{Var: "MAILGATE_HOME", Msg: fmt.Sprintf("%s sets MAILGATE_HOME=%s, but a home's own settings file cannot point elsewhere: remove that line, or set MAILGATE_HOME in the environment", path, h)}
+			}
+		}
 	}
 	get := func(name string) string {
 		if v := lookup(name); v != "" {
@@ -168,16 +218,8 @@ func Load(fs *flag.FlagSet, args []string, getenv func(string) string, cwd strin
 		}
 		return dotenv[name]
 	}
-	// A home given only in .env still counts, so a .env can be self-contained.
-	if getenv("MAILGATE_HOME") == "" && !setFlags["home"] && dotenv["MAILGATE_HOME"] != "" {
-		h, err := expandHome("MAILGATE_HOME", dotenv["MAILGATE_HOME"], getenv)
-		if err != nil {
-			return nil, err
-		}
-		home = absFrom(filepath.Dir(path), h)
-	}
 
-	c := &Config{Home: home, EnvFile: path}
+	c := &Config{Home: home, HomeIsDefault: isDefault, EnvFile: path, SettingsFile: settings}
 	var pathErr error // the first path that could not be resolved
 	pathVar := func(name, def string) string {
 		v := get(name)
@@ -196,10 +238,14 @@ func Load(fs *flag.FlagSet, args []string, getenv func(string) string, cwd strin
 	c.CredentialsFile = pathVar("GMAIL_CREDENTIALS_FILE", filepath.Join("auth", "credentials.json"))
 	c.TokenFile = pathVar("GMAIL_TOKEN_FILE", filepath.Join("auth", "token.json"))
 	c.AuditDir = pathVar("AUDIT_LOG_DIR", "audit")
-	if v := get("MAILGATE_DB"); isDBURL(v) {
+	switch v := get("MAILGATE_DB"); {
+	case isDBURL(v):
 		c.DB = v // a PostgreSQL URL, checked below
-	} else {
-		c.DB = pathVar("MAILGATE_DB", filepath.Join(".mailgate", "state.db"))
+	case v == "" && !exists(filepath.Join(home, "state.db")) && exists(filepath.Join(home, legacyDB)):
+		// Homes made before the store moved to state.db keep theirs.
+		c.DB = filepath.Join(home, legacyDB)
+	default:
+		c.DB = pathVar("MAILGATE_DB", "state.db")
 	}
 	if pathErr != nil {
 		return nil, pathErr
@@ -258,6 +304,37 @@ func Load(fs *flag.FlagSet, args []string, getenv func(string) string, cwd strin
 		}
 	}
 	return c, nil
+}
+
+// DefaultHomeName is the default home's name in the user's home folder.
+const DefaultHomeName = ".mailgate"
+
+// legacyDB is where homes made before state.db kept the store.
+var legacyDB = filepath.Join(".mailgate", "state.db")
+
+// DefaultHome is the home used when MAILGATE_HOME is not given:
+// ~/.mailgate, or "" when the user's home folder is unknown.
+func DefaultHome(getenv func(string) string) string {
+	if h := userHome(getenv); h != "" {
+		return filepath.Join(filepath.Clean(h), DefaultHomeName)
+	}
+	return ""
+}
+
+// userHome is the user's home folder: HOME, or on Windows USERPROFILE.
+func userHome(getenv func(string) string) string {
+	if h := getenv("HOME"); h != "" {
+		return h
+	}
+	if runtime.GOOS == "windows" {
+		return getenv("USERPROFILE")
+	}
+	return ""
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
 
 func parseTools(s string) ([]string, error) {

@@ -10,9 +10,17 @@ import (
 	"time"
 )
 
+// load runs Load with env, working directory /work/dir, and HOME=/home/u
+// unless env has HOME (set "HOME": "" for an environment without it).
 func load(t *testing.T, env map[string]string, args ...string) (*Config, error) {
 	t.Helper()
-	return Load(flag.NewFlagSet("t", flag.ContinueOnError), args, func(k string) string { return env[k] }, "/work/dir")
+	getenv := func(k string) string {
+		if v, ok := env[k]; ok || k != "HOME" {
+			return v
+		}
+		return "/home/u"
+	}
+	return Load(flag.NewFlagSet("t", flag.ContinueOnError), args, getenv, "/work/dir")
 }
 
 func TestDefaults(t *testing.T) {
@@ -22,7 +30,7 @@ func TestDefaults(t *testing.T) {
 	}
 	for got, want := range map[string]string{
 		c.VaultPath: "/home/u/mg/vault", c.CredentialsFile: "/home/u/mg/auth/credentials.json",
-		c.TokenFile: "/home/u/mg/auth/token.json", c.AuditDir: "/home/u/mg/audit", c.DB: "/home/u/mg/.mailgate/state.db",
+		c.TokenFile: "/home/u/mg/auth/token.json", c.AuditDir: "/home/u/mg/audit", c.DB: "/home/u/mg/state.db",
 		c.HTTPAddr: "127.0.0.1:8765", c.HTTPPath: "/mcp/", c.ApprovalMode: "content", c.Mirror: "off",
 		strings.Join(c.Tools, ","): "email,agentmail", c.NameMode: "coerce", c.ToolsProfile: "full",
 	} {
@@ -36,13 +44,77 @@ func TestDefaults(t *testing.T) {
 }
 
 func TestPathsAreAbsolute(t *testing.T) {
-	// No MAILGATE_HOME: the working directory; relative paths from the home.
+	// No MAILGATE_HOME: ~/.mailgate, never the working directory; relative
+	// paths from the home.
 	c, err := load(t, map[string]string{"VAULT_PATH": "v", "MAILGATE_DB": "../db/s.db", "GMAIL_TOKEN_FILE": "~/tok.json", "HOME": "/home/u"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Home != "/work/dir" || c.VaultPath != "/work/dir/v" || c.DB != "/work/db/s.db" || c.TokenFile != "/home/u/tok.json" {
+	if c.Home != "/home/u/.mailgate" || !c.HomeIsDefault || c.VaultPath != "/home/u/.mailgate/v" || c.DB != "/home/u/db/s.db" || c.TokenFile != "/home/u/tok.json" {
 		t.Fatalf("%+v", c)
+	}
+	if c.SettingsFile != "/home/u/.mailgate/.env" {
+		t.Fatalf("settings file %q", c.SettingsFile)
+	}
+	// A relative MAILGATE_HOME is the user's explicit choice, taken from
+	// the working directory.
+	if c, err := load(t, map[string]string{"MAILGATE_HOME": "mg"}); err != nil || c.Home != "/work/dir/mg" || c.HomeIsDefault {
+		t.Fatalf("relative home: %+v %v", c, err)
+	}
+}
+
+// The default home is the same from every working directory; without HOME
+// it is refused with one line naming MAILGATE_HOME, and the root folder is
+// never a home (claude-config run from / once wrote "MAILGATE_HOME": "/").
+func TestDefaultHome(t *testing.T) {
+	for _, cwd := range []string{"/", "/work/dir", "/tmp/x"} {
+		c, err := Load(flag.NewFlagSet("t", flag.ContinueOnError), nil, func(k string) string { return map[string]string{"HOME": "/home/u"}[k] }, cwd)
+		if err != nil || c.Home != "/home/u/.mailgate" || c.VaultPath != "/home/u/.mailgate/vault" || c.DB != "/home/u/.mailgate/state.db" {
+			t.Fatalf("cwd %s: %+v %v", cwd, c, err)
+		}
+	}
+	// The default home named explicitly is still the default one.
+	if c, err := load(t, map[string]string{"MAILGATE_HOME": "~/.mailgate/"}); err != nil || !c.HomeIsDefault || c.Home != "/home/u/.mailgate" {
+		t.Fatalf("explicit default: %+v %v", c, err)
+	}
+	if c, err := load(t, map[string]string{"MAILGATE_HOME": "/home/u/other"}); err != nil || c.HomeIsDefault {
+		t.Fatalf("another home: %+v %v", c, err)
+	}
+	for _, env := range []map[string]string{{"HOME": ""}, {"MAILGATE_HOME": "/"}, {"MAILGATE_HOME": "/..", "HOME": "/home/u"}} {
+		_, err := load(t, env)
+		var cerr *Error
+		if !errors.As(err, &cerr) || cerr.Var != "MAILGATE_HOME" || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%v: %v, want an error naming MAILGATE_HOME", env, err)
+		}
+	}
+}
+
+// A home made when the store was .mailgate/state.db keeps its store.
+func TestLegacyStoreInHome(t *testing.T) {
+	home := t.TempDir()
+	os.MkdirAll(filepath.Join(home, ".mailgate"), 0o700)
+	os.WriteFile(filepath.Join(home, ".mailgate", "state.db"), nil, 0o600)
+	c, err := load(t, map[string]string{"MAILGATE_HOME": home})
+	if err != nil || c.DB != filepath.Join(home, ".mailgate", "state.db") {
+		t.Fatalf("%v %v", c, err)
+	}
+	os.WriteFile(filepath.Join(home, "state.db"), nil, 0o600)
+	if c, err := load(t, map[string]string{"MAILGATE_HOME": home}); err != nil || c.DB != filepath.Join(home, "state.db") {
+		t.Fatalf("%v %v", c, err)
+	}
+}
+
+// The home's own .env may repeat the home but not point elsewhere.
+func TestSettingsFileCannotMoveHome(t *testing.T) {
+	home := t.TempDir()
+	os.WriteFile(filepath.Join(home, ".env"), []byte("MAILGATE_HOME="+home+"\nDEV_MODE=false\n"), 0o600)
+	if c, err := load(t, map[string]string{"MAILGATE_HOME": home}); err != nil || c.DevMode {
+		t.Fatalf("%v %v", c, err)
+	}
+	os.WriteFile(filepath.Join(home, ".env"), []byte("MAILGATE_HOME=/elsewhere\n"), 0o600)
+	var cerr *Error
+	if _, err := load(t, map[string]string{"MAILGATE_HOME": home}); !errors.As(err, &cerr) || cerr.Var != "MAILGATE_HOME" {
+		t.Fatalf("got %v", err)
 	}
 }
 
@@ -71,10 +143,10 @@ func TestTildePaths(t *testing.T) {
 		args []string
 		want string
 	}{
-		{map[string]string{"MAILGATE_HOME": "~/mg"}, nil, "MAILGATE_HOME"},
-		{map[string]string{"MAILGATE_DB": "~/agents.db"}, nil, "MAILGATE_DB"},
-		{map[string]string{"VAULT_PATH": "~"}, nil, "VAULT_PATH"},
-		{nil, []string{"-env-file", envFile}, "MAILGATE_HOME"},
+		{map[string]string{"MAILGATE_HOME": "~/mg", "HOME": ""}, nil, "MAILGATE_HOME"},
+		{map[string]string{"MAILGATE_HOME": "/m", "MAILGATE_DB": "~/agents.db", "HOME": ""}, nil, "MAILGATE_DB"},
+		{map[string]string{"MAILGATE_HOME": "/m", "VAULT_PATH": "~", "HOME": ""}, nil, "VAULT_PATH"},
+		{map[string]string{"HOME": ""}, []string{"-env-file", envFile}, "MAILGATE_HOME"},
 	} {
 		_, err := load(t, tc.env, tc.args...)
 		var cerr *Error
@@ -83,7 +155,7 @@ func TestTildePaths(t *testing.T) {
 		}
 	}
 	// "~user/…" and "~" inside a path are not expanded: only a leading "~/".
-	if c, err := load(t, map[string]string{"VAULT_PATH": "a~/v", "HOME": "/home/u"}); err != nil || c.VaultPath != "/work/dir/a~/v" {
+	if c, err := load(t, map[string]string{"VAULT_PATH": "a~/v", "HOME": "/home/u"}); err != nil || c.VaultPath != "/home/u/.mailgate/a~/v" {
 		t.Fatalf("a~/v: %v %v", c, err)
 	}
 }

@@ -70,6 +70,11 @@ type Options struct {
 	// GOOS decides whether Unix permission bits mean anything; default
 	// runtime.GOOS.
 	GOOS string
+	// ClientConfigs are MCP clients' configuration files to look for
+	// filesystem servers and project folders that hold the vault.
+	ClientConfigs []ClientConfig
+	// UserHome expands "~" in those files; default os.UserHomeDir.
+	UserHome string
 }
 
 // Run runs every check that applies to cfg, in a fixed order.
@@ -84,6 +89,9 @@ func Run(ctx context.Context, cfg *config.Config, o Options) []Check {
 	r.add(configCheck(cfg))
 	r.add(devModeCheck(cfg))
 	r.add(r.vault())
+	if cfg.HasTools(config.ToolsEmail) {
+		r.add(r.vaultExposure())
+	}
 	r.add(r.auditDir())
 	r.add(r.store())
 	if !cfg.HasTools(config.ToolsEmail) && cfg.Mirror != "gmail" {
@@ -128,10 +136,14 @@ func devModeCheck(cfg *config.Config) Check {
 	if !cfg.HasTools(config.ToolsEmail) {
 		return Check{Name: "dev mode", Detail: "no email tools, nothing to send"}
 	}
+	// This is the configuration doctor loaded, not necessarily a running
+	// server's (a client may set DEV_MODE in its own configuration): the
+	// line says so, and where to see the servers' own.
 	if cfg.DevMode {
-		return Check{Name: "dev mode", Detail: "DEV_MODE=true: every gate runs and nothing is sent (set DEV_MODE=false to send approved emails)"}
+		return Check{Name: "dev mode", Detail: "DEV_MODE=true: a server started with these settings runs every gate and sends nothing " +
+			"(mailgate config set DEV_MODE false to send approved emails; mailgate approvals shows what running servers do)"}
 	}
-	return Check{Name: "dev mode", Detail: "DEV_MODE=false: approved emails are really sent"}
+	return Check{Name: "dev mode", Detail: "DEV_MODE=false: a server started with these settings really sends approved emails (mailgate approvals shows what running servers do)"}
 }
 
 // Counts returns the number of failures and warnings.
