@@ -57,7 +57,10 @@ func startMirror(ctx context.Context, cfg *config.Config, logger *slog.Logger, d
 			var err error
 			client, err = gmail.New(ctx, gmail.Options{CredentialsFile: cfg.CredentialsFile, TokenFile: cfg.TokenFile, Endpoint: cfg.GmailEndpoint, Logger: logger})
 			if err != nil {
-				return fmt.Errorf("AGENT_MAIL_MIRROR=gmail: %w", err)
+				// The outbox keeps every message: the mirror catches up
+				// when a server starts with Gmail connected.
+				logger.Warn("AGENT_MAIL_MIRROR=gmail: Gmail is not connected, so agent mail is not mirrored until a server starts after `mailgate auth`", "err", err)
+				return nil
 			}
 		}
 		hc, endpoint := client.HTTPClient(), client.Endpoint()

@@ -274,16 +274,30 @@ func openEmail(ctx context.Context, cfg *config.Config, logger *slog.Logger, db 
 		gopts.TokenSource = oauth2.StaticTokenSource(&oauth2.Token{AccessToken: "sandbox", TokenType: "Bearer"})
 		logger.Info("sandbox mailbox started", "address", sandbox.Email, "endpoint", srv.URL())
 	}
-	client, err := gmail.New(ctx, gopts)
-	if err != nil {
-		return nil, err
-	}
-	a.Gmail = client
 	g := &gate.Gate{Vault: vault, Limiter: limiter, Audit: auditLog, DevMode: cfg.DevMode, Logger: logger}
-	return &mcpserver.EmailDeps{
-		Mailbox: client, Gate: g, Vault: vault, Audit: auditLog,
-		DevMode: cfg.DevMode, Logger: logger,
-	}, nil
+	deps := &mcpserver.EmailDeps{Gate: g, Vault: vault, Audit: auditLog, DevMode: cfg.DevMode, Logger: logger}
+	if gopts.TokenSource != nil {
+		client, err := gmail.New(ctx, gopts)
+		if err != nil {
+			return nil, err
+		}
+		a.Gmail, deps.Mailbox = client, client
+		return deps, nil
+	}
+	// A bad endpoint is a configuration error, refused at start like any
+	// other; missing or unusable OAuth files are not: the server starts,
+	// and the email tools say how to connect Gmail (gmailConn).
+	if _, err := gmail.New(ctx, gmail.Options{Endpoint: gopts.Endpoint, TokenSource: oauth2.StaticTokenSource(&oauth2.Token{})}); err != nil {
+		return nil, &config.Error{Var: "GMAIL_API_ENDPOINT", Msg: err.Error()}
+	}
+	conn := newGmailConn(ctx, gopts, cfg.Home)
+	if err := conn.Connected(ctx); err != nil {
+		logger.Warn("Gmail is not connected yet: the email tools say so until `mailgate auth` has saved a token (no restart needed)",
+			"token", cfg.TokenFile, "reason", errors.Unwrap(err))
+	}
+	a.Gmail = conn.Client()
+	deps.Mailbox, deps.Connected = conn, conn.Connected
+	return deps, nil
 }
 
 func firstNonEmpty(vs ...string) string {

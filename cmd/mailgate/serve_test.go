@@ -207,7 +207,7 @@ func TestServeFailsFast(t *testing.T) {
 		{"bad limit", []string{"SEND_LIMIT_PER_HOUR=ten"}, "SEND_LIMIT_PER_HOUR"},
 		{"unknown tool set", []string{"MAILGATE_TOOLS=email,fax"}, "MAILGATE_TOOLS"},
 		{"vault under a file", []string{"VAULT_PATH=" + filepath.Join(blocker, "vault")}, "VAULT_PATH"},
-		{"missing credentials", []string{"GMAIL_CREDENTIALS_FILE=/nonexistent/credentials.json"}, "/nonexistent/credentials.json"},
+		{"bad Gmail endpoint", []string{"GMAIL_API_ENDPOINT=ftp://example.com"}, "GMAIL_API_ENDPOINT"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

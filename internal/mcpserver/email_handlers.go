@@ -28,6 +28,9 @@ func (h *emailHandlers) search(ctx context.Context, _ *mcp.CallToolRequest, in e
 }
 
 func (h *emailHandlers) doSearch(ctx context.Context, in emailSearchIn) *mcp.CallToolResult {
+	if res := h.notConnected(ctx); res != nil {
+		return res
+	}
 	max := in.MaxResults
 	if max == 0 {
 		max = 5
@@ -78,6 +81,9 @@ func (h *emailHandlers) read(ctx context.Context, _ *mcp.CallToolRequest, in ema
 }
 
 func (h *emailHandlers) doRead(ctx context.Context, in emailReadIn) *mcp.CallToolResult {
+	if res := h.notConnected(ctx); res != nil {
+		return res
+	}
 	msgID, threadID := strings.TrimSpace(in.MessageID), strings.TrimSpace(in.ThreadID)
 	switch {
 	case msgID == "" && threadID == "":
@@ -194,6 +200,9 @@ func (h *emailHandlers) draft(ctx context.Context, _ *mcp.CallToolRequest, in em
 }
 
 func (h *emailHandlers) doDraft(ctx context.Context, in emailComposeIn) (*mcp.CallToolResult, string) {
+	if res := h.notConnected(ctx); res != nil {
+		return res, ""
+	}
 	to, err := validateCompose(in)
 	if err != nil {
 		return errorResult("Error: " + err.Error()), ""
@@ -255,6 +264,9 @@ func (h *emailHandlers) send(ctx context.Context, _ *mcp.CallToolRequest, in ema
 }
 
 func (h *emailHandlers) doSend(ctx context.Context, in emailComposeIn) (*mcp.CallToolResult, gate.Outcome) {
+	if res := h.notConnected(ctx); res != nil {
+		return res, gate.Outcome{}
+	}
 	to, err := validateCompose(in)
 	if err != nil {
 		return errorResult("Error: " + err.Error()), gate.Outcome{}
@@ -298,6 +310,9 @@ func (h *emailHandlers) reply(ctx context.Context, _ *mcp.CallToolRequest, in em
 }
 
 func (h *emailHandlers) doReply(ctx context.Context, in emailReplyIn) (*mcp.CallToolResult, gate.Outcome) {
+	if res := h.notConnected(ctx); res != nil {
+		return res, gate.Outcome{}
+	}
 	threadID, msgID := strings.TrimSpace(in.ThreadID), strings.TrimSpace(in.MessageID)
 	if threadID == "" || msgID == "" {
 		return errorResult("Error: thread_id and message_id are both required"), gate.Outcome{}

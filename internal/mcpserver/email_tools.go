@@ -41,6 +41,13 @@ type EmailDeps struct {
 	DevMode bool
 	From    string // optional From header; "" lets Gmail use the account
 	Logger  *slog.Logger
+	// Connected, when set, is asked before every email tool call: a
+	// server started before `mailgate auth` serves every tool from the
+	// first second, and until Gmail is connected each email tool answers
+	// Connected's error (phrased for the user: what to run, where the
+	// token goes) and does nothing else: no request file is written for
+	// an email that could not be sent.
+	Connected func(context.Context) error
 }
 
 // Size bounds on what an agent may submit or receive.
@@ -265,6 +272,18 @@ func withCorrelation(ctx context.Context) context.Context {
 
 // userError formats an error from Gmail for the agent, keeping re-auth and
 // rate-limit guidance intact.
+// notConnected is the answer every email tool gives while Gmail is not
+// connected (EmailDeps.Connected), or nil when it is.
+func (h *emailHandlers) notConnected(ctx context.Context) *mcp.CallToolResult {
+	if h.d.Connected == nil {
+		return nil
+	}
+	if err := h.d.Connected(ctx); err != nil {
+		return errorResult(err.Error())
+	}
+	return nil
+}
+
 func userError(err error) string {
 	var reauth *gmail.ReauthError
 	if errors.As(err, &reauth) {
