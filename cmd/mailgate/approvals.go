@@ -39,11 +39,7 @@ func approvalsCmd(ctx context.Context, env *environment, args []string) error {
 	fset := flag.NewFlagSet("approvals", flag.ContinueOnError)
 	cfg, err := loadConfig(fset, args, env)
 	if err != nil {
-		if herr := helpOrError(fset, err, env.stderr); herr == nil {
-			fmt.Fprint(env.stderr, "\n"+approvalsUsage)
-			return nil
-		}
-		return err
+		return helpOrError(fset, err, env.stdout)
 	}
 	v, err := approval.Open(cfg.VaultPath, approval.Options{Mode: approval.Mode(cfg.ApprovalMode), TTL: cfg.ApprovalTTL})
 	if err != nil {

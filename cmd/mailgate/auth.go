@@ -37,7 +37,7 @@ func runAuth(ctx context.Context, env *environment, args []string, browser func(
 	manual := fset.Bool("manual", false, "also accept, on stdin, the address the browser was sent to (for a browser on another machine)")
 	cfg, err := loadConfig(fset, args, env)
 	if err != nil {
-		return helpOrError(fset, err, env.stderr)
+		return helpOrError(fset, err, env.stdout)
 	}
 	if fset.NArg() > 0 {
 		fmt.Fprintf(env.stderr, "mailgate auth: unexpected argument %q\n", fset.Arg(0))
@@ -134,15 +134,6 @@ func gmailProfile(ctx context.Context, cfg *config.Config, tok *oauth2.Token) (s
 		return "", err
 	}
 	return c.Profile(ctx)
-}
-
-// helpOrError prints the flags for -h and passes other errors on.
-func helpOrError(fset *flag.FlagSet, err error, stderr io.Writer) error {
-	if errors.Is(err, flag.ErrHelp) {
-		printFlags(fset, stderr)
-		return nil
-	}
-	return err
 }
 
 const authCredentialsHelp = `

@@ -43,7 +43,7 @@ func claudeConfigCmd(ctx context.Context, env *environment, args []string) error
 	name := fset.String("name", "mailgate", "the server's name in mcpServers")
 	cfg, err := loadConfig(fset, args, env)
 	if err != nil {
-		return helpOrError(fset, err, env.stderr)
+		return helpOrError(fset, err, env.stdout)
 	}
 	if fset.NArg() > 0 {
 		fmt.Fprintf(env.stderr, "mailgate claude-config: unexpected argument %q\n", fset.Arg(0))

@@ -35,11 +35,7 @@ func configCmd(ctx context.Context, env *environment, args []string) error {
 	fset := flag.NewFlagSet("config", flag.ContinueOnError)
 	cfg, err := loadConfig(fset, args, env)
 	if err != nil {
-		if herr := helpOrError(fset, err, env.stderr); herr == nil {
-			fmt.Fprint(env.stderr, "\n"+configUsage)
-			return nil
-		}
-		return err
+		return helpOrError(fset, err, env.stdout)
 	}
 	rest := fset.Args()
 	switch {
@@ -160,11 +156,7 @@ func homeCmd(ctx context.Context, env *environment, args []string) error {
 	from := fset.String("migrate-from", "", "move the files of the older home in `DIR` into this home")
 	cfg, err := loadConfig(fset, args, env)
 	if err != nil {
-		if herr := helpOrError(fset, err, env.stderr); herr == nil {
-			fmt.Fprint(env.stderr, "\n"+homeUsage)
-			return nil
-		}
-		return err
+		return helpOrError(fset, err, env.stdout)
 	}
 	if fset.NArg() > 0 {
 		fmt.Fprint(env.stderr, homeUsage)

@@ -22,10 +22,17 @@ import (
 // file), and prints each step.
 func demo(ctx context.Context, env *environment, args []string) error {
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
-	fs.SetOutput(env.stderr)
+	fs.SetOutput(io.Discard)
 	keep := fs.Bool("keep", false, "keep the throwaway home (vault, audit log, store) for a look afterwards")
 	if err := fs.Parse(args); err != nil {
-		return errUsage
+		if errors.Is(err, flag.ErrHelp) {
+			printHelp(fs, env.stdout)
+			return nil
+		}
+		return &flagError{cmd: "demo", err: err}
+	}
+	if fs.NArg() > 0 {
+		return usageError("demo", "unexpected argument %q", fs.Arg(0))
 	}
 	self, err := os.Executable()
 	if err != nil {

@@ -30,8 +30,8 @@ func doctorCmd(ctx context.Context, env *environment, args []string) error {
 	strict := fset.Bool("strict", false, "exit with status 1 on warnings too")
 	cfg, err := loadConfig(fset, args, env)
 	if err != nil {
-		if herr := helpOrError(fset, err, env.stderr); herr == nil {
-			return nil
+		if herr := helpOrError(fset, err, env.stdout); herr == nil || errors.Is(herr, errUsage) {
+			return herr
 		}
 		doctor.Write(env.stdout, "the configuration does not load", []doctor.Check{doctor.ConfigError(err)})
 		return fmt.Errorf("%w: 1 problem", errDoctorProblems)

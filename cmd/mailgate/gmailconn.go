@@ -25,6 +25,7 @@ type gmailConn struct {
 
 	mu     sync.Mutex
 	client *gmail.Client // set once connected, then never changes
+	tried  bool          // a first attempt was made (and failed, if client is nil)
 }
 
 // newGmailConn connects at once when it can (the usual case: a configured
@@ -67,13 +68,14 @@ func (g *gmailConn) get(ctx context.Context) (*gmail.Client, error) {
 		return g.client, nil
 	}
 	c, err := gmail.New(ctx, g.opts)
+	defer func() { g.tried = true }()
 	if err != nil {
 		return nil, &notConnectedError{home: g.home, credentials: g.opts.CredentialsFile, token: g.opts.TokenFile, cause: err}
 	}
-	g.client = c
-	if g.opts.Logger != nil {
-		g.opts.Logger.Info("Gmail connected", "token", g.opts.TokenFile)
+	if g.opts.Logger != nil && g.tried {
+		g.opts.Logger.Info("Gmail connected: the email tools use the new token", "token", g.opts.TokenFile)
 	}
+	g.client = c
 	return c, nil
 }
 

@@ -4,11 +4,9 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"strings"
 
 	"github.com/mailgate/mailgate/internal/config"
 	"github.com/mailgate/mailgate/internal/httpserver"
-	"github.com/mailgate/mailgate/internal/store"
 	"golang.org/x/time/rate"
 )
 
@@ -53,12 +51,7 @@ func serveHTTP(ctx context.Context, env *environment, cfg *config.Config, logger
 		return fmt.Errorf("serving HTTP: %w", err)
 	}
 	base := "http://" + ln.Addr().String()
-	logger.Info("mailgate serving over HTTP", "version", versionString(), "url", base+cfg.HTTPPath, "sse", base+httpserver.SSEPath,
-		"auth", authMode(cfg), "tools", strings.Join(cfg.Tools, ","), "dev_mode", cfg.DevMode, "sandbox", useSandbox,
-		"home", cfg.Home, "db", store.Describe(cfg.DB))
-	if cfg.DevMode && cfg.HasTools(config.ToolsEmail) {
-		logger.Info("DEV_MODE is on: every gate runs, nothing is sent or drafted; set DEV_MODE=false to send")
-	}
+	logger.Info("mailgate serving over HTTP", app.startAttrs(cfg, "url", base+cfg.HTTPPath, "sse", base+httpserver.SSEPath, "auth", authMode(cfg))...)
 	if n := len(cfg.BearerToken); n > 0 && n < 16 {
 		logger.Warn("AGENT_MAIL_BEARER_TOKEN is short; use at least 32 random characters", "length", n)
 	}

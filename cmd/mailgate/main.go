@@ -47,17 +47,20 @@ Usage:
   mailgate serve --http [ADDR]         serve MCP over Streamable HTTP (and legacy SSE) for many agents
   mailgate auth                        sign in to Gmail (OAuth in the browser) and save the token
   mailgate doctor                      check the configuration, files, token and store; one fix per problem
-  mailgate approvals [approve|reject ID]  list or decide pending approvals from the terminal
-  mailgate claude-config               print a ready claude_desktop_config.json entry
+  mailgate claude-config [--install]   print, or write into the client's config, the entry that starts mailgate
+  mailgate approvals [show|approve|reject ID]  list, show or decide approval requests from the terminal
   mailgate config [set NAME VALUE | unset NAME]  show or change the home's settings (DEV_MODE, …)
   mailgate home [--migrate-from DIR]   show the home, or move an older home (a folder used before) into it
-  mailgate demo                        walk through every email tool on the sandbox mailbox
-  mailgate version                     print the version
+  mailgate agents-snippet              print the lines for a project's AGENTS.md / CLAUDE.md (agent teams)
+  mailgate watch [--once]              follow agent-mail traffic and file reservations in the terminal
+  mailgate demo [--keep]               walk through every email tool on the sandbox mailbox
+  mailgate version, --version          print the version
 
 Every command and every agent's server uses one home, $MAILGATE_HOME or by
 default ~/.mailgate, and reads its settings file ~/.mailgate/.env.
-Run "mailgate serve -h" for the configuration flags; every flag has an
-environment variable (see .env.example).
+"mailgate COMMAND -h" shows a command's flags and their defaults; every
+configuration flag (mailgate serve -h) also has an environment variable.
+Exit status: 0 done, 1 failed, 2 the command line was wrong.
 `
 
 func run(ctx context.Context, env *environment) error {
@@ -84,10 +87,13 @@ func run(ctx context.Context, env *environment) error {
 	case "home":
 		return homeCmd(ctx, env, args)
 	case "version", "--version", "-version":
+		if len(args) > 0 {
+			return usageError(cmd, "unexpected argument %q", args[0])
+		}
 		fmt.Fprintln(env.stdout, "mailgate", versionString())
 		return nil
 	case "help", "-h", "--help":
-		fmt.Fprint(env.stderr, usage)
+		fmt.Fprint(env.stdout, usage)
 		return nil
 	default:
 		fmt.Fprintf(env.stderr, "mailgate: unknown command %q\n\n%s", cmd, usage)
@@ -102,6 +108,9 @@ func exitCode(err error, stderr io.Writer) int {
 	switch {
 	case err == nil:
 		return 0
+	case errors.As(err, new(*flagError)):
+		fmt.Fprintln(stderr, "mailgate", err)
+		return 2
 	case errors.Is(err, errUsage):
 		return 2
 	case errors.Is(err, errDoctorProblems):

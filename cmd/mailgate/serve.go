@@ -38,11 +38,12 @@ func serve(ctx context.Context, env *environment, args []string) error {
 	fs.Var(&httpMode, "http", "serve MCP over HTTP instead of stdio, on ADDR (--http=ADDR or --http ADDR; default AGENT_MAIL_HTTP_ADDR)")
 	cfg, err := loadConfig(fs, args, env)
 	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			printFlags(fs, env.stderr)
-			return nil
-		}
-		return err
+		return helpOrError(fs, err, env.stdout)
+	}
+	// The only argument serve takes is --http's address; anything else
+	// (serve sandbox, for serve --sandbox) is a mistake, not ignored.
+	if n := fs.NArg(); n > 1 || (n == 1 && (!httpMode.set || httpMode.value != "")) {
+		return usageError("serve", "unexpected argument %q", fs.Arg(fs.NArg()-1))
 	}
 	logger, err := newLogger(env.stderr, firstNonEmpty(*logLevel, env.getenv("MAILGATE_LOG_LEVEL")))
 	if err != nil {
@@ -76,11 +77,7 @@ func serve(ctx context.Context, env *environment, args []string) error {
 	if err := app.announce(ctx, cfg, logger, "stdio", *useSandbox); err != nil {
 		return err
 	}
-	logger.Info("mailgate serving over stdio", "version", versionString(), "tools", strings.Join(cfg.Tools, ","),
-		"dev_mode", cfg.DevMode, "sandbox", *useSandbox, "home", cfg.Home, "vault", cfg.VaultPath, "db", store.Describe(cfg.DB))
-	if cfg.DevMode && cfg.HasTools(config.ToolsEmail) {
-		logger.Info("DEV_MODE is on: every gate runs, nothing is sent or drafted; set DEV_MODE=false to send")
-	}
+	logger.Info("mailgate serving over stdio", app.startAttrs(cfg)...)
 	// The mailbox set's clients live in tmux windows: when the tmux session
 	// ends, the server must end too (exit status 1), not linger.
 	runCtx := ctx
@@ -126,12 +123,6 @@ func loadConfig(fs *flag.FlagSet, args []string, env *environment) (*config.Conf
 	return cfg, nil
 }
 
-func printFlags(fs *flag.FlagSet, w io.Writer) {
-	fs.SetOutput(w)
-	fmt.Fprintf(w, "Usage of mailgate %s:\n", fs.Name())
-	fs.PrintDefaults()
-}
-
 func newLogger(w io.Writer, level string) (*slog.Logger, error) {
 	var l slog.Level
 	if level != "" {
@@ -145,9 +136,28 @@ func newLogger(w io.Writer, level string) (*slog.Logger, error) {
 // app is everything a serving process holds open.
 type app struct {
 	Server  *mcp.Server
-	Gmail   *gmail.Client // set when the email tools are served (the mirror reuses it)
+	Gmail   *gmail.Client // set when the email tools are served and connected (the mirror reuses it)
 	DB      *store.DB     // for readiness checks (serve --http)
+	gmail   string        // the mailbox's state for the start line; "" when the email tools are not served
 	closers []func() error
+}
+
+// startAttrs are the attributes of the one line a server logs at start at
+// info level: what it serves, where its home is, what an approval does,
+// and whether Gmail is connected. Everything else a healthy start does is
+// logged at debug.
+func (a *app) startAttrs(cfg *config.Config, more ...any) []any {
+	attrs := append([]any{"version", versionString(), "tools", strings.Join(cfg.Tools, ",")}, more...)
+	attrs = append(attrs, "home", cfg.Home)
+	if a.gmail != "" {
+		attrs = append(attrs, "gmail", a.gmail)
+		if cfg.DevMode {
+			attrs = append(attrs, "dev_mode", "on: every gate runs, nothing is sent or drafted (to send: mailgate config set DEV_MODE false)")
+		} else {
+			attrs = append(attrs, "dev_mode", "off: approved emails are sent")
+		}
+	}
+	return append(attrs, "db", store.Describe(cfg.DB))
 }
 
 func (a *app) Close() {
@@ -272,7 +282,8 @@ func openEmail(ctx context.Context, cfg *config.Config, logger *slog.Logger, db 
 		a.closers = append(a.closers, srv.Close)
 		gopts.Endpoint = srv.URL()
 		gopts.TokenSource = oauth2.StaticTokenSource(&oauth2.Token{AccessToken: "sandbox", TokenType: "Bearer"})
-		logger.Info("sandbox mailbox started", "address", sandbox.Email, "endpoint", srv.URL())
+		logger.Debug("sandbox mailbox started", "address", sandbox.Email, "endpoint", srv.URL())
+		a.gmail = "sandbox mailbox " + sandbox.Email + " (local; nothing leaves this machine)"
 	}
 	g := &gate.Gate{Vault: vault, Limiter: limiter, Audit: auditLog, DevMode: cfg.DevMode, Logger: logger}
 	deps := &mcpserver.EmailDeps{Gate: g, Vault: vault, Audit: auditLog, DevMode: cfg.DevMode, Logger: logger}
@@ -291,9 +302,10 @@ func openEmail(ctx context.Context, cfg *config.Config, logger *slog.Logger, db 
 		return nil, &config.Error{Var: "GMAIL_API_ENDPOINT", Msg: err.Error()}
 	}
 	conn := newGmailConn(ctx, gopts, cfg.Home)
+	a.gmail = "connected"
 	if err := conn.Connected(ctx); err != nil {
-		logger.Warn("Gmail is not connected yet: the email tools say so until `mailgate auth` has saved a token (no restart needed)",
-			"token", cfg.TokenFile, "reason", errors.Unwrap(err))
+		a.gmail = "not connected yet: run mailgate auth (the email tools say so until it has saved " + cfg.TokenFile + "; no restart needed)"
+		logger.Debug("Gmail is not connected", "reason", errors.Unwrap(err))
 	}
 	a.Gmail = conn.Client()
 	deps.Mailbox, deps.Connected = conn, conn.Connected

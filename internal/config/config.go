@@ -107,6 +107,11 @@ var Vars = []Var{
 	{"TOOLS_FILTER_PROFILE", "tools-profile", "full", "agentmail tools to list: full (all), or minimal (health_check, ensure_project, register_agent, send_message, fetch_inbox, acknowledge_message)"},
 }
 
+// ErrBadFlag is inside the error of a command line whose flags do not
+// parse (an unknown flag, a missing value): a usage error, which commands
+// report with exit status 2 rather than as a configuration problem.
+var ErrBadFlag = errors.New("bad command line")
+
 // Error is a configuration problem, phrased for the person fixing it.
 type Error struct {
 	Var string // the variable at fault, "" if none
@@ -140,7 +145,11 @@ func Load(fs *flag.FlagSet, args []string, getenv func(string) string, cwd strin
 	envFile := fs.String("env-file", "", "read variables from this .env file (default $MAILGATE_HOME/.env)")
 	fs.SetOutput(io.Discard)
 	if err := fs.Parse(args); err != nil {
-		return nil, &Error{Msg: err.Error(), Err: err}
+		werr := err
+		if !errors.Is(err, flag.ErrHelp) {
+			werr = fmt.Errorf("%w: %w", ErrBadFlag, err)
+		}
+		return nil, &Error{Msg: err.Error(), Err: werr}
 	}
 	setFlags := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { setFlags[f.Name] = true })

@@ -1,0 +1,172 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/mailgate/mailgate/internal/config"
+)
+
+// commandHelp is each command's synopsis and what it does, printed above
+// its own flags by -h. Every command also accepts the configuration flags
+// (config.Load registers them on every flag set), but only serve lists
+// them: the help of auth is about signing in, not about twenty settings.
+var commandHelp = map[string]string{
+	"approvals": approvalsUsage,
+	"config":    configUsage,
+	"home":      homeUsage,
+	"serve": `Usage: mailgate serve [--sandbox] [--http [ADDR]] [configuration flags]
+
+Serve the MCP tools over stdio (what Claude Desktop and other clients start),
+or with --http over Streamable HTTP (and legacy SSE) for many agents at once.
+Email tools need "mailgate auth" first; until then they say so, and the
+agent-mail tools work meanwhile.
+`,
+	"auth": `Usage: mailgate auth [flags]
+
+Sign in to Gmail in the browser (OAuth with PKCE, on a loopback address) and
+save the token in the home (auth/token.json, mode 0600).
+`,
+	"doctor": `Usage: mailgate doctor [--strict]
+
+Check the configuration, files, token and store; one fix per problem.
+Exit status 1 when a check fails (or, with --strict, warns).
+`,
+	"claude-config": `Usage: mailgate claude-config [--install] [--client NAME] [--tools SETS] [--sandbox] [--name NAME]
+
+Print the MCP client entry that starts mailgate serve, or with --install write
+it into the client's configuration file (merged with the servers already
+there, after a timestamped backup). Any configuration flag of "mailgate serve
+-h" given here (such as --dev-mode=false) is saved in the home's settings file.
+`,
+	"demo": `Usage: mailgate demo [--keep]
+
+Walk through every email tool on the built-in sandbox mailbox, as an agent and
+as the human approver, in a throwaway home (deleted at the end unless --keep).
+`,
+	"agents-snippet": `Usage: mailgate agents-snippet [--project DIR]
+
+Print the lines a project puts in its AGENTS.md or CLAUDE.md so that every
+coding agent registers, checks its inbox, and reserves files before editing.
+`,
+	"watch": `Usage: mailgate watch [--project KEY] [--once] [--interval D] [--limit N]
+
+Show agent-mail traffic as it happens: who wrote to whom, in which project and
+thread, with the live file reservations. Ctrl-C ends it.
+`,
+}
+
+// printHelp prints fs's command help: its synopsis, its own flags with
+// their defaults and, for serve, the configuration flags with the variable
+// each sets and its default.
+func printHelp(fs *flag.FlagSet, w io.Writer) {
+	if h, ok := commandHelp[fs.Name()]; ok {
+		fmt.Fprint(w, h)
+	} else {
+		fmt.Fprintf(w, "Usage: mailgate %s [flags]\n", fs.Name())
+	}
+	vars := map[string]config.Var{}
+	for _, v := range config.Vars {
+		vars[v.Flag] = v
+	}
+	var own, common []*flag.Flag
+	fs.VisitAll(func(f *flag.Flag) {
+		switch _, isVar := vars[f.Name]; {
+		case isVar || f.Name == "env-file":
+			common = append(common, f)
+		default:
+			own = append(own, f)
+		}
+	})
+	if len(own) > 0 {
+		fmt.Fprintln(w, "\nFlags:")
+		for _, f := range own {
+			printFlag(w, f, f.DefValue, "")
+		}
+	}
+	if fs.Name() != "serve" {
+		fmt.Fprintln(w, "\nEvery command reads the home ($MAILGATE_HOME, default ~/.mailgate) and its settings file;")
+		fmt.Fprintln(w, "--home DIR and --env-file FILE override them. Configuration flags: mailgate serve -h")
+		return
+	}
+	fmt.Fprintln(w, "\nConfiguration flags (each also an environment variable or a line of the home's settings file,")
+	fmt.Fprintln(w, "$MAILGATE_HOME/.env, which \"mailgate config set\" writes; a flag wins over both):")
+	for _, f := range common {
+		if v, ok := vars[f.Name]; ok {
+			printFlag(w, f, v.Default, v.Name)
+		} else {
+			printFlag(w, f, "", "")
+		}
+	}
+}
+
+// printFlag prints one flag as "--name VALUE" with its usage, default and
+// variable. The usage of a configuration flag ends with its variable in
+// parentheses (config.Load); that is said once, here.
+func printFlag(w io.Writer, f *flag.Flag, def, envVar string) {
+	name, usage := flag.UnquoteUsage(f)
+	head := "  --" + f.Name
+	switch name {
+	case "":
+	case "string":
+		head += " VALUE"
+	case "int":
+		head += " N"
+	default:
+		head += " " + strings.ToUpper(name)
+	}
+	if envVar != "" {
+		usage = strings.TrimSuffix(usage, " ("+envVar+")")
+	}
+	var extra []string
+	if def != "" && def != "false" && def != "0" {
+		extra = append(extra, "default "+def)
+	}
+	if envVar != "" {
+		extra = append(extra, envVar)
+	}
+	if len(extra) > 0 {
+		usage += " [" + strings.Join(extra, "; ") + "]"
+	}
+	fmt.Fprintf(w, "%s\n      %s\n", head, usage)
+}
+
+// flagError is a command line that does not parse: a usage error (exit
+// status 2), printed with the way to the command's help.
+type flagError struct {
+	cmd string
+	err error
+}
+
+func (e *flagError) Error() string {
+	msg := e.err.Error()
+	var cerr *config.Error
+	if errors.As(e.err, &cerr) {
+		msg = cerr.Msg
+	}
+	return fmt.Sprintf("%s: %s (see mailgate %s -h)", e.cmd, msg, e.cmd)
+}
+
+func (e *flagError) Unwrap() []error { return []error{e.err, errUsage} }
+
+// usageError reports stray arguments the same way.
+func usageError(cmd, format string, a ...any) error {
+	return &flagError{cmd: cmd, err: fmt.Errorf(format, a...)}
+}
+
+// helpOrError prints the command's help for -h (and returns nil: asked-for
+// help is a success, on stdout) and turns a flag that does not parse into
+// a usage error; other errors pass through.
+func helpOrError(fset *flag.FlagSet, err error, stdout io.Writer) error {
+	if errors.Is(err, flag.ErrHelp) {
+		printHelp(fset, stdout)
+		return nil
+	}
+	if errors.Is(err, config.ErrBadFlag) {
+		return &flagError{cmd: fset.Name(), err: err}
+	}
+	return err
+}
