@@ -73,6 +73,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseQuery$$' -fuzztime $(FUZZTIME) ./internal/localgmail
 	$(GO) test -run '^$$' -fuzz '^FuzzParseMessage$$' -fuzztime $(FUZZTIME) ./internal/localgmail
 	$(GO) test -run '^$$' -fuzz '^FuzzWriteSetting$$' -fuzztime $(FUZZTIME) ./internal/config
+	$(GO) test -run '^$$' -fuzz '^FuzzMergeMCPServers$$' -fuzztime $(FUZZTIME) ./cmd/mailgate
 
 # Release binaries for every platform README lists, with SHA-256 checksums.
 # The store is pure Go (modernc.org/sqlite), so every target cross-compiles

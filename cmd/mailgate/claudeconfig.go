@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"time"
 
 	"github.com/joho/godotenv"
 
@@ -16,16 +18,26 @@ import (
 	"github.com/mailgate/mailgate/internal/store"
 )
 
-// claudeServer is one entry of claude_desktop_config.json's mcpServers.
+// claudeServer is one entry of an mcpServers map (Claude Desktop's
+// claude_desktop_config.json, Claude Code's ~/.claude.json).
 type claudeServer struct {
+	Type    string            `json:"type,omitempty"` // Claude Code: "stdio"
 	Command string            `json:"command"`
 	Args    []string          `json:"args"`
 	Env     map[string]string `json:"env,omitempty"`
 }
 
-// claudeConfigCmd prints a claude_desktop_config.json holding a mailgate
-// entry. stdout gets the JSON and nothing else, so it can be redirected or
-// piped into a JSON tool; where to put it goes to stderr.
+// The clients claude-config knows.
+const (
+	clientDesktop = "claude-desktop"
+	clientCode    = "claude-code"
+	clientCodex   = "codex"
+)
+
+// claudeConfigCmd prints the entry that starts mailgate for an MCP client,
+// or with --install writes it into the client's configuration file. stdout
+// gets the entry and nothing else, so it can be redirected or piped into a
+// JSON tool; where to put it goes to stderr.
 //
 // Claude Desktop starts servers with an undefined working directory and a
 // thin environment, so the command is this binary's absolute path (symlinks
@@ -37,17 +49,37 @@ type claudeServer struct {
 // would be sent while the server sent). So env holds MAILGATE_HOME only when
 // it is not the default, and the configuration flags given here (such as
 // --dev-mode=false) are saved into the settings file.
+//
+// The one exception is the choice of tools, which is the client's, not the
+// home's: Claude Desktop's user wants email, not 24 coding-agent tools and
+// their 60 KB of schemas, while the coding agents on the same machine want
+// agent mail from the same home. So the entry selects its tool sets in its
+// args ("serve --tools email"), visible on the command line the client runs,
+// rather than in a setting every other server would read, or in env, where
+// it would look like one of the settings kept out of the client's file.
+// Claude Desktop's entry selects email alone unless --tools says otherwise;
+// the coding agents' entries serve what the home's settings say.
 func claudeConfigCmd(ctx context.Context, env *environment, args []string) error {
 	fset := flag.NewFlagSet("claude-config", flag.ContinueOnError)
-	sandbox := fset.Bool("sandbox", false, `add --sandbox to "args": Claude Desktop gets the built-in sandbox mailbox (no Google account)`)
-	name := fset.String("name", "mailgate", "the server's name in mcpServers")
+	sandbox := fset.Bool("sandbox", false, `add --sandbox to "args": the client gets the built-in sandbox mailbox (no Google account)`)
+	name := fset.String("name", "mailgate", "the server's name in the client's configuration")
+	install := fset.Bool("install", false, "write the entry into the client's configuration file (merged, after a timestamped backup) instead of printing it")
+	client := fset.String("client", clientDesktop, "the MCP client: claude-desktop, claude-code (~/.claude.json, or the JSON claude mcp add-json takes) or codex (~/.codex/config.toml)")
+	file := fset.String("config-file", "", "with --install: the client's configuration file (default: where the client keeps it)")
 	cfg, err := loadConfig(fset, args, env)
 	if err != nil {
 		return helpOrError(fset, err, env.stdout)
 	}
 	if fset.NArg() > 0 {
-		fmt.Fprintf(env.stderr, "mailgate claude-config: unexpected argument %q\n", fset.Arg(0))
-		return errUsage
+		return usageError("claude-config", "unexpected argument %q", fset.Arg(0))
+	}
+	switch *client {
+	case clientDesktop, clientCode, clientCodex:
+	default:
+		return usageError("claude-config", "--client %q is not one of claude-desktop, claude-code, codex", *client)
+	}
+	if *file != "" && !*install {
+		return usageError("claude-config", "--config-file goes with --install")
 	}
 	self, err := os.Executable()
 	if err == nil {
@@ -68,30 +100,86 @@ func claudeConfigCmd(ctx context.Context, env *environment, args []string) error
 		// serve would look in $MAILGATE_HOME/.env, not here.
 		entry.Args = append(entry.Args, "--env-file", cfg.EnvFile)
 	}
+	tools := ""
+	if flagGiven(fset, "tools") {
+		tools = strings.Join(cfg.Tools, ",")
+	} else if *client == clientDesktop {
+		tools = config.ToolsEmail
+	}
+	if tools != "" {
+		entry.Args = append(entry.Args, "--tools", tools)
+	}
 	if *sandbox {
 		entry.Args = append(entry.Args, "--sandbox")
 	}
-	out, err := json.MarshalIndent(map[string]any{"mcpServers": map[string]claudeServer{*name: entry}}, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encoding the configuration: %w", err)
-	}
-	if _, err := fmt.Fprintf(env.stdout, "%s\n", out); err != nil {
-		return fmt.Errorf("writing the configuration: %w", err)
+	if *client == clientCode {
+		entry.Type = "stdio"
 	}
 
-	file, logs := claudeDesktopPaths(runtime.GOOS, env.getenv)
-	fmt.Fprintf(env.stderr, "Put the %q entry into %s\n(keep any other servers under \"mcpServers\"), then quit Claude Desktop completely and start it again.\n", *name, file)
-	fmt.Fprintf(env.stderr, "mailgate's messages then appear in %s.\n", filepath.Join(logs, "mcp-server-"+*name+".log"))
+	target := *file
+	if target == "" {
+		target = clientConfigPath(*client, env.getenv)
+	} else {
+		target, _ = filepath.Abs(target)
+	}
+	if *install {
+		backup, err := installEntry(*client, target, *name, entry, time.Now())
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(env.stdout, "Wrote the %q entry into %s.\n", *name, target)
+		if backup != "" {
+			fmt.Fprintf(env.stdout, "The file as it was is kept in %s.\n", backup)
+		}
+	} else {
+		out, err := clientEntryText(*client, *name, entry)
+		if err != nil {
+			return err
+		}
+		if _, err := fmt.Fprint(env.stdout, out); err != nil {
+			return fmt.Errorf("writing the configuration: %w", err)
+		}
+	}
+
+	w := env.stderr
+	if *install {
+		w = env.stdout
+	}
+	switch *client {
+	case clientDesktop:
+		_, logs := claudeDesktopPaths(runtime.GOOS, env.getenv)
+		if !*install {
+			fmt.Fprintf(w, "Put the %q entry into %s\n(keep any other servers under \"mcpServers\"), or run this again with --install to do it; then quit Claude Desktop completely and start it again.\n", *name, target)
+		} else {
+			fmt.Fprintln(w, "Quit Claude Desktop completely and start it again.")
+		}
+		fmt.Fprintf(w, "mailgate's messages then appear in %s.\n", filepath.Join(logs, "mcp-server-"+*name+".log"))
+	case clientCode:
+		if !*install {
+			fmt.Fprintf(w, "Add it to Claude Code with: claude mcp add-json --scope user %s \"$(mailgate claude-config --client claude-code)\"\n(or run this again with --install to write it into %s).\n", *name, target)
+		} else {
+			fmt.Fprintln(w, "Start a new Claude Code session; \"claude mcp list\" shows the server.")
+		}
+	case clientCodex:
+		if !*install {
+			fmt.Fprintf(w, "Append it to %s (or run this again with --install to do it).\n", target)
+		} else {
+			fmt.Fprintln(w, "Start a new Codex session to use it.")
+		}
+	}
+	if tools != "" && !flagGiven(fset, "tools") {
+		fmt.Fprintf(w, "The entry serves the %s tools only (--tools email,agentmail for the agent-mail tools too).\n", tools)
+	}
 	if strings.Contains(self, string(filepath.Separator)+"go-build") {
-		fmt.Fprintf(env.stderr, "Warning: %s is a temporary build of go run: build mailgate (make build) and run bin/mailgate claude-config.\n", self)
+		fmt.Fprintf(w, "Warning: %s is a temporary build of go run: install mailgate (go install, or make build) and run claude-config from there.\n", self)
 	}
 	for _, s := range saved {
-		fmt.Fprintf(env.stderr, "Saved %s in %s: the server and every mailgate command read it.\n", s, cfg.SettingsFile)
+		fmt.Fprintf(w, "Saved %s in %s: the server and every mailgate command read it.\n", s, cfg.SettingsFile)
 	}
-	warnShellOnly(env, cfg, fset)
-	if !*sandbox && cfg.HasTools(config.ToolsEmail) {
+	warnShellOnly(env, w, cfg, fset)
+	if !*sandbox && (tools == "" && cfg.HasTools(config.ToolsEmail) || strings.Contains(tools, config.ToolsEmail)) {
 		if _, err := os.Stat(cfg.TokenFile); err != nil {
-			fmt.Fprintf(env.stderr, "No Gmail token at %s yet: run \"mailgate auth\" first (or use --sandbox to try without Google).\n", cfg.TokenFile)
+			fmt.Fprintf(w, "No Gmail token at %s yet: run \"mailgate auth\" (until then the email tools say so), or use --sandbox to try without Google.\n", cfg.TokenFile)
 		}
 	}
 	// What the server started from this entry will have: the home's
@@ -100,8 +188,47 @@ func claudeConfigCmd(ctx context.Context, env *environment, args []string) error
 	if c, err := homeSettingsOnly(env, cfg); err == nil {
 		dev = c.DevMode
 	}
-	fmt.Fprintf(env.stderr, "Home %s; a server started from this entry gets DEV_MODE=%t (change it with: mailgate config set DEV_MODE …). Run \"mailgate doctor\" to check everything first.\n", cfg.Home, dev)
+	fmt.Fprintf(w, "Home %s; a server started from this entry gets DEV_MODE=%t (change it with: mailgate config set DEV_MODE …). Run \"mailgate doctor\" to check everything first.\n", cfg.Home, dev)
 	return nil
+}
+
+func flagGiven(fset *flag.FlagSet, name string) bool {
+	given := false
+	fset.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	return given
+}
+
+// clientConfigPath is where client keeps its MCP servers.
+func clientConfigPath(client string, getenv func(string) string) string {
+	switch client {
+	case clientCode:
+		return filepath.Join(userHomeDir(getenv), ".claude.json")
+	case clientCodex:
+		if h := getenv("CODEX_HOME"); h != "" {
+			return filepath.Join(h, "config.toml")
+		}
+		return filepath.Join(userHomeDir(getenv), ".codex", "config.toml")
+	}
+	file, _ := claudeDesktopPaths(runtime.GOOS, getenv)
+	return file
+}
+
+// clientEntryText is the entry as printed without --install: Claude
+// Desktop's whole file, the JSON claude mcp add-json takes, or Codex's
+// TOML table.
+func clientEntryText(client, name string, e claudeServer) (string, error) {
+	var v any = map[string]any{"mcpServers": map[string]claudeServer{name: e}}
+	switch client {
+	case clientCode:
+		v = e
+	case clientCodex:
+		return codexTable(name, e), nil
+	}
+	out, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return "", fmt.Errorf("encoding the configuration: %w", err)
+	}
+	return string(out) + "\n", nil
 }
 
 // saveFlagSettings writes the configuration flags given on the command
@@ -113,7 +240,9 @@ func saveFlagSettings(fset *flag.FlagSet, cfg *config.Config) ([]string, error) 
 	var err error
 	fset.Visit(func(f *flag.Flag) {
 		name := config.FlagVar(f.Name)
-		if err != nil || name == "" || name == "MAILGATE_HOME" {
+		// MAILGATE_TOOLS given here is the entry's choice (its args), not
+		// the home's.
+		if err != nil || name == "" || name == "MAILGATE_HOME" || name == "MAILGATE_TOOLS" {
 			return
 		}
 		if err = cfg.EnsureHome(); err == nil {
@@ -127,7 +256,7 @@ func saveFlagSettings(fset *flag.FlagSet, cfg *config.Config) ([]string, error) 
 // warnShellOnly names the settings this shell's environment sets that the
 // home's settings file does not hold: a server started by a client does not
 // see them, so this terminal and that server would disagree.
-func warnShellOnly(env *environment, cfg *config.Config, fset *flag.FlagSet) {
+func warnShellOnly(env *environment, w io.Writer, cfg *config.Config, fset *flag.FlagSet) {
 	file, _ := godotenv.Read(cfg.SettingsFile)
 	set := map[string]bool{}
 	fset.Visit(func(f *flag.Flag) { set[config.FlagVar(f.Name)] = true })
@@ -137,7 +266,7 @@ func warnShellOnly(env *environment, cfg *config.Config, fset *flag.FlagSet) {
 			continue
 		}
 		val = shownValue(v.Name, val)
-		fmt.Fprintf(env.stderr, "Note: %s=%s is set in this shell only; a server started by Claude Desktop will not see it. To make it a setting: mailgate config set %s %s\n",
+		fmt.Fprintf(w, "Note: %s=%s is set in this shell only; a server started by Claude Desktop will not see it. To make it a setting: mailgate config set %s %s\n",
 			v.Name, val, v.Name, val)
 	}
 }

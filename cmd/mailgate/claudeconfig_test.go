@@ -55,24 +55,24 @@ func TestClaudeConfig(t *testing.T) {
 		notErr    []string // not in stderr
 	}{
 		{name: "default home: nothing but the command", vars: nil,
-			wantArgs: []string{"serve"}, wantEnv: nil},
+			wantArgs: []string{"serve", "--tools", "email"}, wantEnv: nil},
 		{name: "another home", vars: []string{"MAILGATE_HOME=" + home},
-			wantArgs: []string{"serve"}, wantEnv: map[string]string{"MAILGATE_HOME": home}},
+			wantArgs: []string{"serve", "--tools", "email"}, wantEnv: map[string]string{"MAILGATE_HOME": home}},
 		{name: "the default home given explicitly", vars: []string{"MAILGATE_HOME=~/.mailgate"},
-			wantArgs: []string{"serve"}, wantEnv: nil},
+			wantArgs: []string{"serve", "--tools", "email"}, wantEnv: nil},
 		{name: "sandbox, DEV_MODE in the shell only", vars: []string{"MAILGATE_HOME=" + home, "DEV_MODE=false"}, args: []string{"--sandbox"},
-			wantArgs: []string{"serve", "--sandbox"}, wantEnv: map[string]string{"MAILGATE_HOME": home},
+			wantArgs: []string{"serve", "--tools", "email", "--sandbox"}, wantEnv: map[string]string{"MAILGATE_HOME": home},
 			wantErr: []string{"DEV_MODE=false is set in this shell only", "mailgate config set DEV_MODE false", "a server started from this entry gets DEV_MODE=true"}},
 		{name: "flags are saved in the settings file, secrets never shown",
 			vars:      []string{"MAILGATE_HOME=" + home, "MAILGATE_TOOLS=email", "AGENT_MAIL_BEARER_TOKEN=s3cret"},
 			args:      []string{"--db", "state/x.db", "--dev-mode=false", "--name", "mail"},
-			wantArgs:  []string{"serve"},
+			wantArgs:  []string{"serve", "--tools", "email"},
 			wantEnv:   map[string]string{"MAILGATE_HOME": home},
 			wantSaved: "MAILGATE_DB=state/x.db\nDEV_MODE=false\n",
 			wantErr:   []string{"Saved MAILGATE_DB=state/x.db in " + filepath.Join(home, ".env"), "Saved DEV_MODE=false", "gets DEV_MODE=false", "MAILGATE_TOOLS=email is set in this shell only", "AGENT_MAIL_BEARER_TOKEN=… is set"},
 			notErr:    []string{"s3cret"}},
 		{name: "env file elsewhere", vars: []string{"MAILGATE_HOME=" + home}, args: []string{"--env-file", envFile},
-			wantArgs: []string{"serve", "--env-file", envFile}, wantEnv: map[string]string{"MAILGATE_HOME": home}},
+			wantArgs: []string{"serve", "--env-file", envFile, "--tools", "email"}, wantEnv: map[string]string{"MAILGATE_HOME": home}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -133,7 +133,7 @@ func TestClaudeConfigBinary(t *testing.T) {
 	if e.Command != bin || e.Env != nil || strings.Contains(stdout.String(), `"/"`) || strings.Contains(stdout.String(), "MAILGATE_HOME") {
 		t.Fatalf("command %q (want %q), env %v; stdout:\n%s", e.Command, bin, e.Env, stdout.String())
 	}
-	if !strings.Contains(stderr.String(), "run \"mailgate auth\" first") || !strings.Contains(stderr.String(), filepath.Join(home, ".mailgate")) {
+	if !strings.Contains(stderr.String(), "run \"mailgate auth\"") || !strings.Contains(stderr.String(), filepath.Join(home, ".mailgate")) {
 		t.Errorf("stderr = %s", stderr.String())
 	}
 
