@@ -14,7 +14,8 @@ build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/mailgate
 
 # The demo starts `mailgate serve --sandbox` in a throwaway home and walks
-# search → read → draft → send (rejected) → approve → send → Done/.
+# search → read → draft → send and reply (each refused, approved, sent once)
+# → Done/ → the audit log; `bin/mailgate demo --keep` keeps the home.
 run: build
 	./$(BIN) demo
 

@@ -16,7 +16,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// demo walks a newcomer through every email tool over the real protocol: it
+// demo walks a newcomer through every email tool (search, read, draft, send
+// and reply, both through the approval gate) over the real protocol: it
 // starts `mailgate serve --sandbox` as a subprocess in a throwaway home, acts
 // as the agent (an MCP client) and as the human approver (moving the request
 // file), and prints each step.
@@ -70,7 +71,12 @@ func demo(ctx context.Context, env *environment, args []string) error {
 	defer cs.Close()
 
 	fmt.Fprintf(w, "mailgate demo: an agent (this program, an MCP client) talks to `mailgate serve --sandbox`\n")
-	fmt.Fprintf(w, "over stdio. The sandbox is a local Gmail server with a seeded mailbox: no Google account,\nnothing leaves this machine. Throwaway home: %s\n", home)
+	fmt.Fprintf(w, "over stdio. The sandbox is a local Gmail server with a seeded mailbox: no Google account,\nnothing leaves this machine.\n")
+	if *keep {
+		fmt.Fprintf(w, "Its home (vault, audit log, store): %s, kept afterwards (--keep).\n", home)
+	} else {
+		fmt.Fprintf(w, "Its home (vault, audit log, store): %s, a throwaway one, deleted at the end\n(mailgate demo --keep keeps it for a look). Your own home, ~/.mailgate, is not touched.\n", home)
+	}
 
 	say("tools/list: the tools an agent sees")
 	for tool, err := range cs.Tools(ctx, nil) {
@@ -102,7 +108,8 @@ func demo(ctx context.Context, env *environment, args []string) error {
 		return err
 	}
 	msgID := firstMatch(text, `Message ID: (\S+)`)
-	if msgID == "" {
+	threadID := firstMatch(text, `Thread ID: (\S+)`)
+	if msgID == "" || threadID == "" {
 		return errors.New("demo: the sandbox search found no invoice")
 	}
 
@@ -173,6 +180,34 @@ func demo(ctx context.Context, env *environment, args []string) error {
 		return err
 	}
 
+	reply := map[string]any{"thread_id": threadID, "message_id": msgID, "body": "Hello,\n\nThanks for confirming the payment.\n\nBest"}
+	say("reply_email: a reply in the receipt's thread goes through the same gate: refused first, a request file is written")
+	text, _, err = call("reply_email", reply)
+	if err != nil {
+		return err
+	}
+	replyName := firstMatch(text, `Pending_Approval/(\S+\.md)`)
+	if replyName == "" {
+		return errors.New("demo: the reply's refusal named no request file")
+	}
+
+	say("the human approves it from a terminal this time: mailgate approvals approve (it shows the email and asks; --yes is for scripts)")
+	id := strings.TrimSuffix(replyName, ".md")
+	fmt.Fprintf(w, "   $ mailgate approvals approve --yes %s\n", id)
+	approve := exec.CommandContext(ctx, self, "approvals", "approve", "--yes", id)
+	approve.Env = append(os.Environ(), "MAILGATE_HOME="+home, "DEV_MODE=false")
+	if out, err = approve.CombinedOutput(); err != nil {
+		return fmt.Errorf("demo: mailgate approvals approve: %v: %s", err, out)
+	}
+	fmt.Fprintln(w, indent(string(out), "   "))
+
+	say("reply_email again, same arguments: sent once into the thread (In-Reply-To and References from the message, \"Re:\" once)")
+	if text, isErr, err := call("reply_email", reply); err != nil {
+		return err
+	} else if isErr {
+		return fmt.Errorf("demo: the approved reply failed: %s", text)
+	}
+
 	say("search_email in:sent: the sent mail is in the sandbox mailbox's Sent folder")
 	if _, _, err := call("search_email", map[string]any{"query": "in:sent paid", "max_results": 5}); err != nil {
 		return err
@@ -182,10 +217,13 @@ func demo(ctx context.Context, env *environment, args []string) error {
 	if err := printAudit(w, filepath.Join(home, "audit")); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "\nDone. Next: `make test`, and README.md for connecting Claude Desktop.\n")
+	fmt.Fprintf(w, "\nDone: every email tool (search_email, read_email, draft_email, send_email, reply_email).\n")
 	if *keep {
-		fmt.Fprintf(w, "The demo home is kept at %s\n", home)
+		fmt.Fprintf(w, "The demo home is kept at %s: open vault/ (Done/ holds both approvals), audit/, or run\n  MAILGATE_HOME=%s mailgate approvals\n", home, home)
+	} else {
+		fmt.Fprintf(w, "The demo home %s is deleted now; run mailgate demo --keep to keep it for a look.\n", home)
 	}
+	fmt.Fprintf(w, "Next: connect your own mailbox (mailgate auth, then mailgate claude-config --install): README.md.\n")
 	return nil
 }
 
