@@ -209,6 +209,45 @@ func (s *Service) Thread(ctx context.Context, projectKey, threadID string, inclu
 	return out, nil
 }
 
+// MessagesAfter returns a project's messages whose id is above afterID,
+// oldest first, at most limit (1 to 1000), with their recipients and
+// without bodies: a cursor over the project's traffic, which mailgate watch
+// follows by asking again with the last id it showed.
+func (s *Service) MessagesAfter(ctx context.Context, projectKey string, afterID int64, limit int) ([]MessagePayload, error) {
+	limit = min(max(limit, 1), 1000)
+	out := []MessagePayload{}
+	err := s.st.Read(ctx, func(tx Tx) error {
+		proj, err := s.project(ctx, tx, projectKey)
+		if err != nil {
+			return err
+		}
+		ms, err := tx.MessagesAfter(ctx, proj.ID, afterID, limit)
+		if err != nil || len(ms) == 0 {
+			return err
+		}
+		ids := make([]int64, len(ms))
+		for i, m := range ms {
+			ids[i] = m.ID
+		}
+		rs, err := tx.Recipients(ctx, ids)
+		if err != nil {
+			return err
+		}
+		for _, m := range ms {
+			m.Recipients = rs[m.ID]
+			if err := s.qualify(ctx, tx, &m); err != nil {
+				return err
+			}
+			out = append(out, messagePayload(m, false))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing messages: %w", err)
+	}
+	return out, nil
+}
+
 // threadMessages loads a thread with recipients.
 func (s *Service) threadMessages(ctx context.Context, tx Tx, p Project, threadID string, limit int, withBodies bool) ([]Message, error) {
 	ms, err := tx.Thread(ctx, p.ID, threadID, limit, withBodies)

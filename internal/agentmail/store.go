@@ -113,6 +113,9 @@ type MessageTx interface {
 	LastMailActivity(ctx context.Context, agentID int64) (time.Time, error)
 	// InThread reports whether the agent sent or received a message of the thread.
 	InThread(ctx context.Context, agentID, projectID int64, threadID string) (bool, error)
+	// MessagesAfter returns the project's messages whose id is above
+	// afterID, oldest first, at most limit, without bodies.
+	MessagesAfter(ctx context.Context, projectID, afterID int64, limit int) ([]Message, error)
 }
 
 // ContactTx reads and writes directed contact links.

@@ -660,3 +660,57 @@ func TestAgentMailMirrorOutboxTrigger(t *testing.T) {
 		t.Errorf("outbox = %q, want %q", got, want)
 	}
 }
+
+// TestAgentMailMessagesAfter: the cursor over a project's traffic returns
+// the messages above the id given, oldest first, with sender, recipients,
+// thread and subject and no body, only the project's own, at most the
+// limit; an unknown project is an error.
+func TestAgentMailMessagesAfter(t *testing.T) {
+	ctx := context.Background()
+	svc := open(t, agentmail.Options{})
+	setup(t, svc, "/w/app", "BlueLake", "GreenCastle", "RedStone")
+	setup(t, svc, "/w/other", "GoldFox", "SilverOwl")
+	send := func(project, from string, to []string, subject, thread string) {
+		t.Helper()
+		if _, err := svc.Send(ctx, agentmail.SendParams{ProjectKey: project, Sender: from, To: to, Subject: subject, BodyMD: "secret body", ThreadID: thread}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send("/w/app", "BlueLake", []string{"GreenCastle"}, "first", "")
+	send("/w/other", "GoldFox", []string{"SilverOwl"}, "elsewhere", "")
+	send("/w/app", "GreenCastle", []string{"BlueLake", "RedStone"}, "second", "TKT-1")
+	send("/w/app", "RedStone", []string{"BlueLake"}, "third", "TKT-1")
+
+	all, err := svc.MessagesAfter(ctx, "/w/app", 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range all {
+		thread := ""
+		if m.ThreadID != nil {
+			thread = *m.ThreadID
+		}
+		got = append(got, fmt.Sprintf("%s>%s|%s|%s", m.From, strings.Join(m.To, ","), m.Subject, thread))
+		if m.BodyMD != nil || m.CreatedTS == nil {
+			t.Errorf("message %d: body %v, created %v", m.ID, m.BodyMD, m.CreatedTS)
+		}
+	}
+	want := []string{"BlueLake>GreenCastle|first|", "GreenCastle>BlueLake,RedStone|second|TKT-1", "RedStone>BlueLake|third|TKT-1"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("MessagesAfter(0) = %q, want %q", got, want)
+	}
+	rest, err := svc.MessagesAfter(ctx, "/w/app", all[0].ID, 100)
+	if err != nil || len(rest) != 2 || rest[0].ID != all[1].ID {
+		t.Fatalf("after the first: %v %+v", err, rest)
+	}
+	if one, err := svc.MessagesAfter(ctx, "/w/app", 0, 1); err != nil || len(one) != 1 || one[0].ID != all[0].ID {
+		t.Fatalf("limit 1: %v %+v", err, one)
+	}
+	if none, err := svc.MessagesAfter(ctx, "/w/app", all[2].ID, 100); err != nil || len(none) != 0 {
+		t.Fatalf("after the last: %v %+v", err, none)
+	}
+	if _, err := svc.MessagesAfter(ctx, "/w/nowhere", 0, 10); err == nil {
+		t.Fatal("an unknown project listed no error")
+	}
+}

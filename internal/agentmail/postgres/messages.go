@@ -30,6 +30,16 @@ func scanMessage(row scanner, extra ...any) (agentmail.Message, error) {
 	return m, nil
 }
 
+func (t *tx) MessagesAfter(ctx context.Context, projectID, afterID int64, limit int) ([]agentmail.Message, error) {
+	rows, err := t.query(ctx, `SELECT `+msgCols+` FROM am_messages m JOIN am_agents a ON a.id = m.sender_id
+		WHERE m.project_id = $2 AND m.id > $3 ORDER BY m.id LIMIT $4`,
+		false, projectID, afterID, limit)
+	if err != nil {
+		return nil, err
+	}
+	return collectMessages(rows)
+}
+
 func collectMessages(rows *sql.Rows) ([]agentmail.Message, error) {
 	defer rows.Close()
 	var out []agentmail.Message

@@ -180,6 +180,16 @@ func (t *tx) Thread(ctx context.Context, projectID int64, threadID string, limit
 	return collectMessages(rows)
 }
 
+func (t *tx) MessagesAfter(ctx context.Context, projectID, afterID int64, limit int) ([]agentmail.Message, error) {
+	rows, err := t.query(ctx, `SELECT `+msgCols+` FROM am_messages m JOIN am_agents a ON a.id = m.sender_id
+		WHERE m.project_id = ? AND m.id > ? ORDER BY m.id LIMIT ?`,
+		false, projectID, afterID, limit)
+	if err != nil {
+		return nil, err
+	}
+	return collectMessages(rows)
+}
+
 func collectMessages(rows *sql.Rows) ([]agentmail.Message, error) {
 	defer rows.Close()
 	var out []agentmail.Message
