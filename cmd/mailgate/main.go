@@ -86,6 +86,10 @@ func run(ctx context.Context, env *environment) error {
 		return configCmd(ctx, env, args)
 	case "home":
 		return homeCmd(ctx, env, args)
+	case "agents-snippet":
+		return agentsSnippetCmd(ctx, env, args)
+	case "watch":
+		return watchCmd(ctx, env, args)
 	case "version", "--version", "-version":
 		if len(args) > 0 {
 			return usageError(cmd, "unexpected argument %q", args[0])
