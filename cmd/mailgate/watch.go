@@ -86,7 +86,7 @@ type watcher struct {
 	svc     *agentmail.Service
 	out     io.Writer
 	project string
-	cursor  map[string]int64                                // project key → last message id shown
+	cursor  map[string]int64                               // project key → last message id shown
 	held    map[string]map[int64]agentmail.ReservationView // project key → active reservations shown
 	started bool
 }
