@@ -5,6 +5,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/mailgate/mailgate/internal/config"
 )
 
 // TestCLI: every command's -h shows its own flags with their defaults (and
@@ -100,5 +102,27 @@ func TestServeQuietStart(t *testing.T) {
 		if !strings.Contains(lines[0], want) {
 			t.Errorf("start line lacks %q: %s", want, lines[0])
 		}
+	}
+}
+
+// TestConfigGet: every variable of the contract can be read back as in
+// effect, the way a script takes the HTTP token.
+func TestConfigGet(t *testing.T) {
+	home := t.TempDir()
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "MAILGATE_HOME=" + home}
+	if out, code := runIn(t, home, env, "config", "set", "AGENT_MAIL_BEARER_TOKEN", "0123456789abcdef0123456789abcdef"); code != 0 {
+		t.Fatal(out)
+	}
+	for _, v := range config.Vars {
+		out, code := runIn(t, home, env, "config", "get", v.Name)
+		if code != 0 || strings.TrimSpace(out) == "" && v.Name != "GMAIL_API_ENDPOINT" {
+			t.Errorf("config get %s: exit %d %q", v.Name, code, out)
+		}
+	}
+	if out, _ := runIn(t, home, env, "config", "get", "AGENT_MAIL_BEARER_TOKEN"); out != "0123456789abcdef0123456789abcdef\n" {
+		t.Errorf("config get AGENT_MAIL_BEARER_TOKEN = %q", out)
+	}
+	if _, code := runIn(t, home, env, "config", "get", "NOPE"); code != 1 {
+		t.Errorf("config get NOPE: exit %d", code)
 	}
 }

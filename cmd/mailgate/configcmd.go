@@ -20,6 +20,7 @@ const configUsage = `Usage:
   mailgate config                   show the home, its settings file and the settings in effect here
   mailgate config set NAME VALUE    save a setting (DEV_MODE, SEND_LIMIT_PER_HOUR, …) in the home's settings file
   mailgate config unset NAME        remove it (its default applies again)
+  mailgate config get NAME          print the value in effect here (for scripts: TOKEN=$(mailgate config get AGENT_MAIL_BEARER_TOKEN))
 
 The settings file ($MAILGATE_HOME/.env) is read by every mailgate command and
 by every server when it starts, so the terminal and the servers agree.
@@ -41,6 +42,13 @@ func configCmd(ctx context.Context, env *environment, args []string) error {
 	switch {
 	case len(rest) == 0:
 		return showConfig(env, cfg)
+	case rest[0] == "get" && len(rest) == 2:
+		v, ok := settingInEffect(cfg, rest[1])
+		if !ok {
+			return &config.Error{Var: rest[1], Msg: "not a setting (see mailgate config -h and .env.example)"}
+		}
+		fmt.Fprintln(env.stdout, v)
+		return nil
 	case rest[0] == "set" && len(rest) == 3, rest[0] == "unset" && len(rest) == 2:
 		name, value := rest[1], ""
 		if rest[0] == "set" {
@@ -294,4 +302,50 @@ func emptyDir(path string, fi fs.FileInfo) bool {
 	}
 	entries, err := os.ReadDir(path)
 	return err == nil && len(entries) == 0
+}
+
+// settingInEffect is a setting's value as this command resolved it (flags,
+// environment, settings file, default), printed as it would be written.
+func settingInEffect(cfg *config.Config, name string) (string, bool) {
+	switch name {
+	case "MAILGATE_HOME":
+		return cfg.Home, true
+	case "VAULT_PATH":
+		return cfg.VaultPath, true
+	case "GMAIL_CREDENTIALS_FILE":
+		return cfg.CredentialsFile, true
+	case "GMAIL_TOKEN_FILE":
+		return cfg.TokenFile, true
+	case "GMAIL_API_ENDPOINT":
+		return cfg.GmailEndpoint, true
+	case "AUDIT_LOG_DIR":
+		return cfg.AuditDir, true
+	case "MAILGATE_DB":
+		return cfg.DB, true
+	case "DEV_MODE":
+		return fmt.Sprint(cfg.DevMode), true
+	case "APPROVAL_MODE":
+		return cfg.ApprovalMode, true
+	case "APPROVAL_TTL":
+		return cfg.ApprovalTTL.String(), true
+	case "SEND_LIMIT_PER_HOUR":
+		return fmt.Sprint(cfg.SendLimit), true
+	case "MAILGATE_TOOLS":
+		return strings.Join(cfg.Tools, ","), true
+	case "AGENT_MAIL_HTTP_ADDR":
+		return cfg.HTTPAddr, true
+	case "AGENT_MAIL_PATH":
+		return cfg.HTTPPath, true
+	case "AGENT_MAIL_BEARER_TOKEN":
+		return cfg.BearerToken, true
+	case "AGENT_MAIL_HTTP_RATE_LIMIT":
+		return fmt.Sprint(cfg.HTTPRateLimit), true
+	case "AGENT_MAIL_MIRROR":
+		return cfg.Mirror, true
+	case "AGENT_NAME_ENFORCEMENT_MODE":
+		return cfg.NameMode, true
+	case "TOOLS_FILTER_PROFILE":
+		return cfg.ToolsProfile, true
+	}
+	return "", false
 }
