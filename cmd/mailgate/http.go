@@ -15,6 +15,12 @@ import (
 // finishes the calls in flight and closes the store. Everything it says goes
 // to the log on stderr; stdout is unused.
 func serveHTTP(ctx context.Context, env *environment, cfg *config.Config, logger *slog.Logger, addr string, useSandbox bool) error {
+	// Never open: without a token, one is generated and saved (before the
+	// bind, which refuses a non-loopback address without one).
+	savedIn, err := ensureBearerToken(cfg)
+	if err != nil {
+		return err
+	}
 	// Bind before opening anything: a refused or busy address fails at once,
 	// with nothing to undo.
 	ln, err := httpserver.Listen(ctx, addr, cfg.BearerToken != "")
@@ -51,7 +57,7 @@ func serveHTTP(ctx context.Context, env *environment, cfg *config.Config, logger
 		return fmt.Errorf("serving HTTP: %w", err)
 	}
 	base := "http://" + ln.Addr().String()
-	logger.Info("mailgate serving over HTTP", app.startAttrs(cfg, "url", base+cfg.HTTPPath, "sse", base+httpserver.SSEPath, "auth", authMode(cfg))...)
+	logger.Info("mailgate serving over HTTP", app.startAttrs(cfg, "url", base+cfg.HTTPPath, "sse", base+httpserver.SSEPath, "auth", authMode(cfg, savedIn))...)
 	if n := len(cfg.BearerToken); n > 0 && n < 16 {
 		logger.Warn("AGENT_MAIL_BEARER_TOKEN is short; use at least 32 random characters", "length", n)
 	}
@@ -59,9 +65,13 @@ func serveHTTP(ctx context.Context, env *environment, cfg *config.Config, logger
 }
 
 // authMode names the authentication in the startup log, never the token.
-func authMode(cfg *config.Config) string {
-	if cfg.BearerToken != "" {
-		return "bearer"
+func authMode(cfg *config.Config, savedIn string) string {
+	switch {
+	case savedIn != "":
+		return "bearer token: none was set, so this server generated a bearer token and saved it in " + savedIn +
+			" (AGENT_MAIL_BEARER_TOKEN); clients send Authorization: Bearer <it>, which mailgate config get AGENT_MAIL_BEARER_TOKEN prints"
+	case cfg.BearerToken != "":
+		return "bearer token (AGENT_MAIL_BEARER_TOKEN)"
 	}
 	return "none (loopback only)"
 }
