@@ -16,7 +16,7 @@ type InboxParams struct {
 	Agent         string
 	Limit         int // 0 = 20; at most 1000
 	UnreadOnly    bool
-	UrgentOnly    bool // importance high or urgent
+	UrgentOnly    bool // only messages that ask for an acknowledgement (ack_required), as the integration contract defines urgent_only
 	ThreadID      string
 	SinceTS       string // ISO-8601; only messages created after it
 	IncludeBodies bool

@@ -30,7 +30,7 @@ type Agent struct {
 	ContactPolicy     Policy
 }
 
-// Importance of a message. urgent_only filters keep high and urgent.
+// Importance of a message.
 type Importance string
 
 // The importance levels of the contract.

@@ -163,18 +163,18 @@ func TestAgentMailReservations(t *testing.T) {
 	if len(a.Warnings) == 0 {
 		t.Error("ttl below 60 s accepted silently")
 	}
-	h.call("file_reservation_paths", map[string]any{"project_key": "/p/app", "agent_name": "BlueLake", "paths": []string{"docs/*.md"}, "exclusive": false}, &b)
+	h.call("file_reservation_paths", map[string]any{"project_key": "/p/app", "agent_name": "BlueLake", "paths": []string{"docs/*.md"}, "exclusive": false, "ttl_seconds": 3600}, &b)
 	if len(b.Conflicts) != 0 {
 		t.Fatalf("shared vs shared conflicted: %+v", b)
 	}
 	var c agentmail.ReserveResult
-	h.call("file_reservation_paths", map[string]any{"project_key": "/p/app", "agent_name": "BlueLake", "paths": []string{"/p/app/docs/index.md"}}, &c)
+	h.call("file_reservation_paths", map[string]any{"project_key": "/p/app", "agent_name": "BlueLake", "paths": []string{"/p/app/docs/index.md"}, "exclusive": true}, &c)
 	if c.Granted[0].PathPattern != "docs/index.md" || len(c.Conflicts) != 1 {
 		t.Fatalf("exclusive vs shared: %+v", c)
 	}
 	// Same agent, same pattern: extended, not duplicated.
 	var again agentmail.ReserveResult
-	h.call("file_reservation_paths", map[string]any{"project_key": "/p/app", "agent_name": "BlueLake", "paths": []string{"docs/index.md"}}, &again)
+	h.call("file_reservation_paths", map[string]any{"project_key": "/p/app", "agent_name": "BlueLake", "paths": []string{"docs/index.md"}, "exclusive": true}, &again)
 	if again.Granted[0].ID != c.Granted[0].ID {
 		t.Fatalf("re-reservation duplicated: %+v vs %+v", again, c)
 	}

@@ -166,7 +166,7 @@ func addAgentMailTools(s *mcp.Server, svc *agentmail.Service, only map[string]bo
 }
 
 func (t *amTools) addIdentityTools(s *mcp.Server) {
-	amAddTyped(s, t, &mcp.Tool{Name: "health_check", Description: "Check that the agent-mail store is reachable. Answers {status: \"ok\", …}.",
+	amAddTyped(s, t, &mcp.Tool{Name: "health_check", Description: "Check that the agent-mail store is reachable. Answers {status: \"ready\", …} when it is.",
 		Annotations: amAnnotate("Health check", true, true, false)},
 		func(ctx context.Context, _ amHealthIn) (agentmail.HealthResult, error) { return t.svc.Health(ctx) })
 
@@ -296,12 +296,11 @@ func (t *amTools) addContactTools(s *mcp.Server) {
 
 func (t *amTools) addReservationTools(s *mcp.Server) {
 	amAddTyped(s, t, &mcp.Tool{Name: "file_reservation_paths", Description: "Reserve files before editing them: paths or gitignore-style globs relative " +
-		"to the project root (src/**, tests/*.py). Exclusive by default, ttl_seconds default 3600. Always granted (advisory); overlaps with other " +
+		"to the project root (src/**, tests/*.py). Shared unless exclusive is true; ttl_seconds default 600. Always granted (advisory); overlaps with other " +
 		"agents' reservations, in either direction, are listed under conflicts with code FILE_RESERVATION_CONFLICT.",
 		Annotations: amAnnotate("Reserve files", false, false, false)},
 		func(ctx context.Context, in amReserveIn) (agentmail.ReserveResult, error) {
-			return t.svc.Reserve(ctx, agentmail.ReserveParams{ProjectKey: in.ProjectKey, Agent: in.AgentName, Paths: in.Paths,
-				TTLSeconds: in.TTLSeconds, Exclusive: in.Exclusive, Reason: in.Reason})
+			return t.svc.Reserve(ctx, in.params())
 		})
 
 	amAddTyped(s, t, &mcp.Tool{Name: "release_file_reservations", Description: "Release your reservations: those matching paths or file_reservation_ids, or all of them.",
@@ -354,11 +353,11 @@ func (t *amTools) addMacroTools(s *mcp.Server) {
 				IncludeExamples: in.IncludeExamples == nil || *in.IncludeExamples, InboxLimit: in.InboxLimit, IncludeInboxBodies: in.IncludeInboxBodies})
 		})
 
-	amAddTyped(s, t, &mcp.Tool{Name: "macro_file_reservation_cycle", Description: "Reserve paths and report conflicts; with auto_release, release them again at once.",
+	amAddTyped(s, t, &mcp.Tool{Name: "macro_file_reservation_cycle", Description: "Reserve paths and report conflicts (defaults as file_reservation_paths: " +
+		"shared, 600 s); with auto_release, release them again at once.",
 		Annotations: amAnnotate("Reservation cycle", false, false, false)},
 		func(ctx context.Context, in amCycleIn) (agentmail.CycleResult, error) {
-			return t.svc.ReservationCycle(ctx, agentmail.ReserveParams{ProjectKey: in.ProjectKey, Agent: in.AgentName, Paths: in.Paths,
-				TTLSeconds: in.TTLSeconds, Exclusive: in.Exclusive, Reason: in.Reason}, in.AutoRelease)
+			return t.svc.ReservationCycle(ctx, in.params(), in.AutoRelease)
 		})
 
 	amAddTyped(s, t, &mcp.Tool{Name: "macro_contact_handshake", Description: "Request contact, optionally approve it on the target's behalf (auto_accept), " +
