@@ -27,6 +27,7 @@ type amTools struct {
 	svc  *agentmail.Service
 	log  *slog.Logger
 	only map[string]bool // the tools of a smaller profile; nil registers all
+	args argStyle        // how argument errors are worded (agentmail or channels)
 }
 
 // agentMailProfile returns the tools a TOOLS_FILTER_PROFILE value lists
@@ -89,11 +90,11 @@ func amAddJSON[In any](s *mcp.Server, t *amTools, spec *mcp.Tool, call func(cont
 	if t.only != nil && !t.only[spec.Name] {
 		return
 	}
-	args := newArgDecoder[In](spec)
+	args := newArgDecoder[In](spec, t.args)
 	s.AddTool(spec, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		in, err := args.decode(req.Params.Arguments)
 		if err != nil {
-			return errorResult("validating \"arguments\": " + err.Error()), nil
+			return errorResult(err.Error()), nil
 		}
 		v, err := call(ctx, in)
 		if err != nil {
@@ -101,44 +102,6 @@ func amAddJSON[In any](s *mcp.Server, t *amTools, spec *mcp.Tool, call func(cont
 		}
 		return amJSONResult(v)
 	})
-}
-
-// argDecoder validates and decodes the arguments of a tool registered with
-// the raw AddTool (the agent-mail and mailbox sets, whose answers are shaped
-// by hand): the schema is inferred and resolved once, at registration.
-type argDecoder[In any] struct{ resolved *jsonschema.Resolved }
-
-func newArgDecoder[In any](spec *mcp.Tool) argDecoder[In] {
-	schema := amInputSchema[In]()
-	spec.InputSchema = schema
-	resolved, err := schema.Resolve(nil)
-	if err != nil {
-		panic(fmt.Sprintf("input schema of %s: %v", spec.Name, err)) // a programming error, caught by every test
-	}
-	return argDecoder[In]{resolved: resolved}
-}
-
-// errMalformedArgs marks arguments that are not a JSON object at all.
-var errMalformedArgs = errors.New("arguments are not a JSON object")
-
-// decode treats missing arguments as {}, checks them against the schema,
-// then decodes them into In.
-func (d argDecoder[In]) decode(raw json.RawMessage) (In, error) {
-	var in In
-	if len(raw) == 0 || string(raw) == "null" {
-		raw = []byte("{}")
-	}
-	var args map[string]any
-	if err := json.Unmarshal(raw, &args); err != nil {
-		return in, fmt.Errorf("%w: %v", errMalformedArgs, err)
-	}
-	if err := d.resolved.Validate(args); err != nil {
-		return in, err
-	}
-	if err := json.Unmarshal(raw, &in); err != nil {
-		return in, err
-	}
-	return in, nil
 }
 
 func amJSONResult(v any) (*mcp.CallToolResult, error) {

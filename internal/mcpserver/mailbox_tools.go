@@ -68,18 +68,19 @@ func addMailboxTools(s *mcp.Server, d Deps) {
 		Annotations: amAnnotate("List recipients", true, true, false)}, t.listRecipients)
 }
 
-// mbAdd registers a mailbox tool. Arguments are validated against the
-// inferred schema; a handler's *jsonrpc.Error is a protocol error, any
-// other error is a tool error whose text is the contract's message.
+// mbAdd registers a mailbox tool. Arguments are decoded as the original
+// does (argsMailbox: absent is empty, extra keys accepted); a handler's
+// *jsonrpc.Error is a protocol error, any other error is a tool error whose
+// text is the contract's message.
 func mbAdd[In any](s *mcp.Server, t *mbTools, spec *mcp.Tool, call func(context.Context, In) (*mcp.CallToolResult, error)) {
-	args := newArgDecoder[In](spec)
+	args := newArgDecoder[In](spec, argsMailbox)
 	s.AddTool(spec, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		in, err := args.decode(req.Params.Arguments)
 		if errors.Is(err, errMalformedArgs) {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid arguments: " + err.Error()}
 		}
 		if err != nil {
-			return errorResult("validating \"arguments\": " + err.Error()), nil
+			return errorResult(err.Error()), nil
 		}
 		res, err := call(ctx, in)
 		if err != nil {
