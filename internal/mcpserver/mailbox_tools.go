@@ -171,14 +171,16 @@ func (t *mbTools) ignored() map[string]bool {
 }
 
 // candidates are the names the caller may address (self included): the
-// session's windows in tmux, else the project's registered agents.
-func (t *mbTools) candidates(ctx context.Context, inTmux bool) ([]string, error) {
+// session's windows in tmux, else the project's registered agents that can
+// read mailbox mail. unreadable are the project's agents that never can
+// (channels agents), for the refusal's words.
+func (t *mbTools) candidates(ctx context.Context, inTmux bool) (names, unreadable []string, err error) {
 	if inTmux {
 		ws, err := t.tmux.windows(ctx)
 		if err != nil {
-			return nil, refuse("failed to list windows: %v", err)
+			return nil, nil, refuse("failed to list windows: %v", err)
 		}
-		return ws, nil
+		return ws, nil, nil
 	}
 	return t.mb.AgentNames(ctx)
 }
@@ -202,7 +204,7 @@ func (t *mbTools) send(ctx context.Context, in mbSendIn) (*mcp.CallToolResult, e
 	if err != nil {
 		return nil, err
 	}
-	names, err := t.candidates(ctx, inTmux)
+	names, unreadable, err := t.candidates(ctx, inTmux)
 	if err != nil {
 		return nil, err
 	}
@@ -211,6 +213,15 @@ func (t *mbTools) send(ctx context.Context, in mbSendIn) (*mcp.CallToolResult, e
 		if sameName(n, in.Recipient, inTmux) {
 			recipient = n
 			break
+		}
+	}
+	if recipient == "" {
+		for _, n := range unreadable {
+			if sameName(n, in.Recipient, inTmux) {
+				// Delivering would answer "sent" for mail nobody can read.
+				return nil, refuse("recipient not found: %s is an agent of the channels tool set, which reads channels and has no mailbox, "+
+					"so it could never receive this message", n)
+			}
 		}
 	}
 	if recipient == "" || sameName(recipient, me, inTmux) || t.ignored()[recipient] {
@@ -259,7 +270,7 @@ func (t *mbTools) listRecipients(ctx context.Context, _ mbEmptyIn) (*mcp.CallToo
 	if err != nil {
 		return nil, err
 	}
-	names, err := t.candidates(ctx, inTmux)
+	names, _, err := t.candidates(ctx, inTmux)
 	if err != nil {
 		return nil, err
 	}
