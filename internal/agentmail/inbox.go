@@ -41,8 +41,14 @@ func (s *Service) FetchInbox(ctx context.Context, p InboxParams) ([]FetchEntry, 
 			return err
 		}
 		q.AgentID, q.ProjectID = agent.ID, agent.ProjectID
-		items, err = tx.Inbox(ctx, q)
-		return err
+		if items, err = tx.Inbox(ctx, q); err != nil {
+			return err
+		}
+		ms := make([]*Message, len(items))
+		for i := range items {
+			ms[i] = &items[i].Message
+		}
+		return withAttachmentViews(ctx, tx, proj, ms)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("fetching inbox: %w", err)
@@ -170,8 +176,10 @@ func (s *Service) MessageDetail(ctx context.Context, projectKey string, id int64
 		if err != nil {
 			return err
 		}
-		m, err = s.message(ctx, tx, proj, id)
-		return err
+		if m, err = s.message(ctx, tx, proj, id); err != nil {
+			return err
+		}
+		return withAttachmentViews(ctx, tx, proj, []*Message{&m})
 	})
 	if err != nil {
 		return MessagePayload{}, fmt.Errorf("reading message: %w", err)

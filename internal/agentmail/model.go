@@ -100,7 +100,8 @@ type Message struct {
 	AckRequired bool
 	CreatedAt   time.Time
 	ReplyTo     int64
-	Recipients  []Recipient // filled where the answer needs them
+	Recipients  []Recipient  // filled where the answer needs them
+	Attachments []Attachment // filled where the answer shows them (metadata only)
 }
 
 // Recipient is one recipient's copy of a message: its delivery, read and ack

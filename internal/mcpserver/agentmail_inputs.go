@@ -153,8 +153,8 @@ type amSendIn struct {
 	ThreadID             string    `json:"thread_id,omitempty" jsonschema:"thread to file the message in, e.g. TKT-123"`
 	Importance           string    `json:"importance,omitempty" jsonschema:"low, normal (default), high or urgent"`
 	AckRequired          bool      `json:"ack_required,omitempty" jsonschema:"ask recipients to acknowledge_message"`
-	AttachmentPaths      []string  `json:"attachment_paths,omitempty" jsonschema:"not supported: reference files by path in the body instead"`
-	ConvertImages        *bool     `json:"convert_images,omitempty" jsonschema:"accepted for compatibility"`
+	AttachmentPaths      []string  `json:"attachment_paths,omitempty" jsonschema:"files to attach, relative to the project directory (or absolute inside it): at most 4, each at most 1 MiB; stored as they are (images are not converted)"`
+	ConvertImages        *bool     `json:"convert_images,omitempty" jsonschema:"accepted for compatibility; attachments are never converted"`
 	Topic                string    `json:"topic,omitempty" jsonschema:"accepted for compatibility"`
 	Broadcast            bool      `json:"broadcast,omitempty" jsonschema:"not supported: name the recipients"`
 	AutoContactIfBlocked *bool     `json:"auto_contact_if_blocked,omitempty" jsonschema:"accepted for compatibility: mail to a recipient who has not approved you is always held (not dropped) and a contact request is sent"`

@@ -166,20 +166,18 @@ func (t *amTools) addIdentityTools(s *mcp.Server) {
 
 func (t *amTools) addMessageTools(s *mcp.Server) {
 	amAddTyped(s, t, &mcp.Tool{Name: "send_message", Description: "Send a Markdown message to agents of the project (to/cc/bcc; Name@project for another project). " +
-		"Optional thread_id, importance (low|normal|high|urgent) and ack_required. Mail to a recipient whose contact policy does not accept you yet " +
+		"Optional thread_id, importance (low|normal|high|urgent), ack_required, and attachment_paths (files inside the project, at most 4 of 1 MiB each, " +
+		"stored as they are; readers get them from resource://message/{id}). Mail to a recipient whose contact policy does not accept you yet " +
 		"is HELD for them (never dropped) and listed under held; they get a contact request.",
 		Annotations: amAnnotate("Send message", false, false, false)},
 		func(ctx context.Context, in amSendIn) (agentmail.SendResult, error) {
-			if len(in.AttachmentPaths) > 0 {
-				return agentmail.SendResult{}, &agentmail.Error{Code: "INVALID_ARGUMENT", Err: agentmail.ErrInvalidArgument,
-					Message: "attachments are not supported by mailgate: mention the files by path in body_md instead"}
-			}
 			if in.Broadcast {
 				return agentmail.SendResult{}, &agentmail.Error{Code: "INVALID_ARGUMENT", Err: agentmail.ErrInvalidArgument,
 					Message: "broadcast is not supported: list the recipients in to (see resource://agents/<project> for names)"}
 			}
 			return t.svc.Send(ctx, agentmail.SendParams{ProjectKey: in.ProjectKey, Sender: in.SenderName, To: in.To, CC: in.CC, BCC: in.BCC,
-				Subject: in.Subject, BodyMD: in.BodyMD, ThreadID: in.ThreadID, Importance: in.Importance, AckRequired: in.AckRequired})
+				Subject: in.Subject, BodyMD: in.BodyMD, ThreadID: in.ThreadID, Importance: in.Importance, AckRequired: in.AckRequired,
+				AttachmentPaths: in.AttachmentPaths})
 		})
 
 	amAddTyped(s, t, &mcp.Tool{Name: "reply_message", Description: "Reply to a message: stays in its thread, adds \"Re:\" once, inherits importance " +

@@ -71,6 +71,7 @@ type inboxEntry struct {
 	Kind        string  `json:"kind"`
 	ReadTS      *string `json:"read_ts"`
 	AckTS       *string `json:"ack_ts"`
+	Attachments []any   `json:"attachments"`
 }
 
 func (h *amHarness) inbox(args map[string]any) []inboxEntry {

@@ -42,7 +42,7 @@ func (t *tx) SetMailboxNotified(ctx context.Context, agentID int64, at time.Time
 }
 
 // ClaimMailboxImport records an imported message; false when it was
-// imported before (0005_mailbox_import.sql).
+// imported before (0005_imports_attachments.sql).
 func (t *tx) ClaimMailboxImport(ctx context.Context, projectID int64, mailbox, origID string) (bool, error) {
 	res, err := t.exec(ctx, `INSERT INTO am_mb_imports (project_id, mailbox, orig_id) VALUES ($1, $2, $3)
 		ON CONFLICT DO NOTHING`, projectID, mailbox, origID)
