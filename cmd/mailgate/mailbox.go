@@ -103,6 +103,14 @@ func mailboxCmd(ctx context.Context, env *environment, args []string) error {
 	}
 	defer svc.Close() // before the DB's: it indexes what it queued
 	ops := mcpserver.NewMailboxOps(svc, co)
+	if verb == "import" {
+		// The same directory as the other commands' project (the git top
+		// level) keeps their spelling of it, so both name one project even
+		// when a symlink is on the way.
+		if def := mcpserver.NewMailboxOps(svc, mcpserver.CompatOptions{Getenv: env.getenv}); sameDir(def.ProjectKey(), co.ProjectKey) {
+			ops = def
+		}
+	}
 
 	switch verb {
 	case "send":
@@ -124,6 +132,15 @@ func mailboxCmd(ctx context.Context, env *environment, args []string) error {
 	}
 	fmt.Fprintln(env.stdout)
 	return nil
+}
+
+func sameDir(a, b string) bool {
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	fb, err := os.Stat(b)
+	return err == nil && os.SameFile(fa, fb)
 }
 
 // mailboxFail prints a refusal as the original does ("error: …") and picks
