@@ -206,6 +206,13 @@ func (s *Service) Thread(ctx context.Context, projectKey, threadID string, inclu
 		if len(ms) > threadLimit {
 			ms, out.Truncated = ms[:threadLimit], true
 		}
+		ptrs := make([]*Message, len(ms))
+		for i := range ms {
+			ptrs[i] = &ms[i]
+		}
+		if err := withAttachmentViews(ctx, tx, proj, ptrs); err != nil {
+			return err
+		}
 		for _, m := range ms {
 			out.Messages = append(out.Messages, messagePayload(m, includeBodies))
 		}

@@ -94,6 +94,16 @@ func TestAgentMailAttachments(t *testing.T) {
 		t.Fatalf("fetch_inbox attachments: %+v", inbox)
 	}
 
+	var thread struct {
+		Messages []struct {
+			Attachments []agentmail.AttachmentView `json:"attachments"`
+		} `json:"messages"`
+	}
+	h.read(fmt.Sprintf("resource://thread/%d?project=%s", id, proj), &thread)
+	if len(thread.Messages) != 1 || len(thread.Messages[0].Attachments) != 3 || thread.Messages[0].Attachments[0] != views[0] {
+		t.Fatalf("thread resource attachments: %+v", thread)
+	}
+
 	// The message resource: the JSON, then every attachment as sent.
 	res, err := h.cs.ReadResource(h.ctx, &mcp.ReadResourceParams{URI: fmt.Sprintf("resource://message/%d?project=%s", id, proj)})
 	if err != nil {
