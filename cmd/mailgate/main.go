@@ -48,6 +48,7 @@ Usage:
   mailgate auth                        sign in to Gmail (OAuth in the browser) and save the token
   mailgate doctor                      check the configuration, files, token and store; one fix per problem
   mailgate approvals [approve|reject ID]  list or decide pending approvals from the terminal
+  mailgate mailbox send|receive|status|recipients|import  the four-tool agent-mail CLI on mailgate's store
   mailgate claude-config               print a ready claude_desktop_config.json entry
   mailgate config [set NAME VALUE | unset NAME]  show or change the home's settings (DEV_MODE, …)
   mailgate home [--migrate-from DIR]   show the home, or move an older home (a folder used before) into it
@@ -77,6 +78,8 @@ func run(ctx context.Context, env *environment) error {
 		return doctorCmd(ctx, env, args)
 	case "approvals":
 		return approvalsCmd(ctx, env, args)
+	case "mailbox":
+		return mailboxCmd(ctx, env, args)
 	case "claude-config":
 		return claudeConfigCmd(ctx, env, args)
 	case "config":
@@ -99,9 +102,12 @@ var errUsage = errors.New("usage")
 
 // exitCode prints err as one line on stderr and picks the exit status.
 func exitCode(err error, stderr io.Writer) int {
+	var status exitStatus
 	switch {
 	case err == nil:
 		return 0
+	case errors.As(err, &status): // already reported by the command
+		return int(status)
 	case errors.Is(err, errUsage):
 		return 2
 	case errors.Is(err, errDoctorProblems):

@@ -115,7 +115,27 @@ func (s *Service) chooseName(ctx context.Context, tx Tx, p Project, requested st
 		name, err = generate()
 		return name, "", err
 	}
-	if problem := NameProblem(requested); problem != "" {
+	// An existing agent resumes its identity under its name, whatever rule
+	// was in force when it got it.
+	if !forceNew {
+		if a, err := tx.AgentByName(ctx, p.ID, requested); err == nil {
+			return a.Name, "", nil
+		} else if !errors.Is(err, ErrNotFound) {
+			return "", "", err
+		}
+	}
+	// strict holds new names to the overview's adjective+noun rule; coerce
+	// keeps any usable name (ManagerMoose, backend-1) and replaces the
+	// others with a generated adjective+noun name.
+	problem, caseNotice := NameProblem(requested), ""
+	if s.mode == NameStrict {
+		var canonical string
+		if canonical, problem = RequestedNameProblem(requested); problem == "" && canonical != requested {
+			caseNotice = fmt.Sprintf("Agent names are CamelCase: '%s' is registered as '%s'; use '%s' from now on.", requested, canonical, canonical)
+			requested = canonical
+		}
+	}
+	if problem != "" {
 		if s.mode == NameStrict {
 			return "", "", newError("INVALID_AGENT_NAME", ErrInvalidName,
 				"Invalid agent name '%s': %s. Choose a name like GreenCastle, or omit name to get one.", requested, problem)
@@ -137,7 +157,7 @@ func (s *Service) chooseName(ctx context.Context, tx Tx, p Project, requested st
 			return "", "", err
 		}
 	}
-	return requested, "", nil
+	return requested, caseNotice, nil
 }
 
 func orDefault(s, def string) string {

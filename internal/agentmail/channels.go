@@ -336,7 +336,7 @@ func (c *Channels) coreAgent(ctx context.Context, tx interface {
 	} else if !errors.Is(err, ErrNotFound) {
 		return Agent{}, err
 	}
-	return ensureCoreAgent(ctx, tx, p, name, "channels", now)
+	return ensureCoreAgent(ctx, tx, p, name, ProgramChannels, now)
 }
 
 // ensureCoreAgent returns the project's agent named name, creating it with

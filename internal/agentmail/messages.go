@@ -41,6 +41,9 @@ type SendParams struct {
 	ThreadID    string
 	Importance  string
 	AckRequired bool
+	// AttachmentPaths are files inside the project directory to store with
+	// the message (see attachments.go).
+	AttachmentPaths []string
 }
 
 // outgoing is a message about to be stored, after validation.
@@ -60,6 +63,8 @@ type outgoing struct {
 	// notice marks mail about the recipient's own state (a force-released
 	// reservation), which no policy holds.
 	notice bool
+	// attachments, read and checked before the transaction.
+	attachments []Attachment
 }
 
 // Send stores a message and delivers it to every recipient whose contact
@@ -77,6 +82,22 @@ func (s *Service) Send(ctx context.Context, p SendParams) (SendResult, error) {
 	if err != nil {
 		return SendResult{}, err
 	}
+	// Files are read before the write transaction: never while holding
+	// every agent's write lock.
+	var atts []Attachment
+	if len(p.AttachmentPaths) > 0 {
+		var dir string
+		if err := s.st.Read(ctx, func(tx Tx) error {
+			proj, err := s.project(ctx, tx, p.ProjectKey)
+			dir = proj.HumanKey
+			return err
+		}); err != nil {
+			return SendResult{}, fmt.Errorf("sending message: %w", err)
+		}
+		if atts, err = readAttachments(dir, p.AttachmentPaths); err != nil {
+			return SendResult{}, err
+		}
+	}
 	var out SendResult
 	err = s.st.Write(ctx, func(tx Tx) error {
 		proj, err := s.project(ctx, tx, p.ProjectKey)
@@ -88,7 +109,7 @@ func (s *Service) Send(ctx context.Context, p SendParams) (SendResult, error) {
 			return err
 		}
 		m, held, err := s.sendTx(ctx, tx, outgoing{proj: proj, sender: sender, to: p.To, cc: p.CC, bcc: p.BCC,
-			subject: subject, body: p.BodyMD, threadID: p.ThreadID, importance: imp, ack: p.AckRequired})
+			subject: subject, body: p.BodyMD, threadID: p.ThreadID, importance: imp, ack: p.AckRequired, attachments: atts})
 		if err != nil {
 			return err
 		}
@@ -180,6 +201,19 @@ func (s *Service) sendTx(ctx context.Context, tx Tx, o outgoing) (Message, []Hel
 	if err := tx.InsertMessage(ctx, &m); err != nil {
 		return Message{}, nil, err
 	}
+	if len(o.attachments) > 0 {
+		at, ok := attTx(tx)
+		if !ok {
+			return Message{}, nil, errUnsupported
+		}
+		if err := at.InsertAttachments(ctx, m.ID, o.attachments); err != nil {
+			return Message{}, nil, err
+		}
+		for _, a := range o.attachments {
+			a.MessageID, a.Data, a.Project = m.ID, nil, o.proj.Slug
+			m.Attachments = append(m.Attachments, a)
+		}
+	}
 	if now.Sub(o.sender.LastActiveAt) >= time.Second { // one row write less on bursts
 		if err := tx.TouchAgent(ctx, o.sender.ID, now); err != nil {
 			return Message{}, nil, err
@@ -263,7 +297,11 @@ func (s *Service) sendResult(ctx context.Context, tx Tx, m Message, held []HeldN
 	if err != nil {
 		return SendResult{}, err
 	}
-	return SendResult{Attachments: []any{}, Held: held, Warnings: warnings, Deliveries: ds, Count: len(ds)}, nil
+	out := SendResult{Attachments: []any{}, Held: held, Warnings: warnings, Deliveries: ds, Count: len(ds)}
+	for _, a := range m.Attachments {
+		out.Attachments = append(out.Attachments, attachmentView(a))
+	}
+	return out, nil
 }
 
 func (s *Service) deliveries(ctx context.Context, tx Tx, m Message) ([]Delivery, error) {

@@ -247,5 +247,5 @@ func (s *Service) Health(ctx context.Context) (HealthResult, error) {
 	if err != nil {
 		return HealthResult{}, fmt.Errorf("checking health: %w", err)
 	}
-	return HealthResult{Status: "ok", Service: "mailgate agent-mail", Projects: n, Time: formatTS(s.clock())}, nil
+	return HealthResult{Status: "ready", Service: "mailgate agent-mail", Projects: n, Time: formatTS(s.clock())}, nil
 }

@@ -130,6 +130,9 @@ func messageCore(m Message, withBody bool) MessageCore {
 	c := MessageCore{ID: m.ID, ProjectID: m.ProjectID, SenderID: m.SenderID, ThreadID: strOrNil(m.ThreadID),
 		Subject: m.Subject, Importance: string(m.Importance), AckRequired: m.AckRequired, CreatedTS: ts(m.CreatedAt),
 		Attachments: []any{}, From: m.SenderName}
+	for _, a := range m.Attachments {
+		c.Attachments = append(c.Attachments, attachmentView(a))
+	}
 	if withBody {
 		b := m.BodyMD
 		c.BodyMD = &b

@@ -14,7 +14,9 @@
 //  1. rate limit, per remote IP and credential state → 429 + Retry-After
 //  2. route: /health/* is open; everything else needs the bearer token → 401
 //  3. MCP routes only: cross-origin (Sec-Fetch-Site / Origin) → 403,
-//     body bound → 413, then go-sdk's own DNS-rebinding Host check → 403.
+//     body bound → 413, then go-sdk's own DNS-rebinding Host check → 403;
+//     a JSON-RPC object with an id and no method → 400 with -32600, which
+//     go-sdk would drop with a 202 (nomethod.go).
 package httpserver
 
 import (
@@ -253,6 +255,7 @@ func (h *Handler) protect(next http.Handler) http.Handler {
 		if r.Body != nil {
 			r.Body = http.MaxBytesReader(w, r.Body, limit)
 		}
+		w, r = guardNoMethod(w, r)
 		next.ServeHTTP(w, r)
 	})
 	checked := cop.Handler(inner)
