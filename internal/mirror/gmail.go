@@ -77,7 +77,10 @@ func (s *GmailSink) Process(ctx context.Context, it Item) (func(context.Context,
 	if err != nil {
 		return nil, err
 	}
-	raw := buildRaw(m, prior)
+	raw, err := buildRaw(m, prior)
+	if err != nil {
+		return nil, &PermanentError{Err: err}
+	}
 	ref, err := s.Mailbox.Insert(ctx, raw, threadID, []string{labelID})
 	var ae *APIError
 	if threadID != "" && errors.As(err, &ae) && (ae.Status == http.StatusBadRequest || ae.Status == http.StatusNotFound) {

@@ -32,6 +32,15 @@ type TransientError struct {
 func (e *TransientError) Error() string { return e.Err.Error() }
 func (e *TransientError) Unwrap() error { return e.Err }
 
+// PermanentError marks a failure no retry can cure: a file name the file
+// system refuses (too long, invalid), a value no header can carry. The row
+// is reported once, at error level, and dropped from the outbox, instead
+// of being retried every hour for ever.
+type PermanentError struct{ Err error }
+
+func (e *PermanentError) Error() string { return e.Err.Error() }
+func (e *PermanentError) Unwrap() error { return e.Err }
+
 // WorkerOptions tunes a Worker. Zero values select the defaults.
 type WorkerOptions struct {
 	Batch        int           // lanes: rows in flight at once, each lane claiming the next when done; default 8
@@ -138,6 +147,16 @@ func (w *Worker) one(ctx context.Context, it Item) {
 			w.succeeded()
 			return
 		}
+	}
+	var pe *PermanentError
+	if errors.As(err, &pe) {
+		w.o.Logger.Error("mirror: message can never be mirrored; dropped from the queue", "sink", w.sink.Name(),
+			"message", it.MessageID, "err", err)
+		derr := w.ob.Done(bctx, it, nil)
+		if derr == nil {
+			return
+		}
+		err = derr // the row stays, and is retried as any failure
 	}
 	delay := w.failed(it, err)
 	if ctx.Err() != nil {
