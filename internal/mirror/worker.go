@@ -48,7 +48,12 @@ type WorkerOptions struct {
 	BackoffMin   time.Duration // first wait after a transient failure; default 500ms
 	BackoffMax   time.Duration // cap for transient failures; default 1m
 	PermanentMax time.Duration // cap for failures that need a human (bad request, revoked grant); default 1h
-	Logger       *slog.Logger
+	// DrainOnStop, when positive, makes stop process every row still due
+	// (up to this long) before returning, instead of leaving them to the
+	// next process: the archive's promise that a clean stop archives what
+	// was sent. Zero: stop only finishes the rows in flight.
+	DrainOnStop time.Duration
+	Logger      *slog.Logger
 }
 
 func (o *WorkerOptions) defaults() {
@@ -107,6 +112,25 @@ func (w *Worker) Run(ctx context.Context) {
 	wg.Wait()
 }
 
+// Drain processes due rows one at a time, in order, until none is left or
+// ctx ends; it returns ctx.Err() in the second case. A row that fails is
+// rescheduled as usual and so no longer due: Drain does not wait for it.
+func (w *Worker) Drain(ctx context.Context) error {
+	for ctx.Err() == nil {
+		items, err := w.ob.Claim(ctx, 1)
+		if err != nil {
+			return err
+		}
+		if len(items) == 0 {
+			return nil
+		}
+		for _, it := range items {
+			w.one(ctx, it)
+		}
+	}
+	return ctx.Err()
+}
+
 func (w *Worker) lane(ctx context.Context) {
 	for ctx.Err() == nil {
 		if d := w.pause(); d > 0 {
@@ -150,7 +174,7 @@ func (w *Worker) one(ctx context.Context, it Item) {
 	}
 	var pe *PermanentError
 	if errors.As(err, &pe) {
-		w.o.Logger.Error("mirror: message can never be mirrored; dropped from the queue", "sink", w.sink.Name(),
+		w.o.Logger.Error("mirror: message can never be copied; dropped from the queue", "sink", w.sink.Name(),
 			"message", it.MessageID, "err", err)
 		derr := w.ob.Done(bctx, it, nil)
 		if derr == nil {
