@@ -20,7 +20,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"sync"
 	"time"
 )
@@ -62,8 +61,9 @@ type Options struct {
 	// Rand returns a pseudo-random int in [0, n); used to pick generated
 	// names. Default math/rand/v2.
 	Rand func(n int) int
-	// DirExists reports whether a project's directory is present on this
-	// machine, for reservation staleness. Default: os.Stat.
+	// DirExists reports whether a project's directory is a project tree on
+	// this machine whose file times reservation staleness may read.
+	// Default: ProjectTreeOK.
 	DirExists func(path string) bool
 	// BindSenders lets a session send only as the agents it holds
 	// (registered, or resumed with their registration token); by default
@@ -109,10 +109,7 @@ func New(st Store, opts Options) (*Service, error) {
 		s.rand = defaultRand
 	}
 	if s.dirOK == nil {
-		s.dirOK = func(p string) bool {
-			fi, err := os.Stat(p)
-			return err == nil && fi.IsDir()
-		}
+		s.dirOK = ProjectTreeOK
 	}
 	s.fsScan = latestModTime
 	if l, ok := st.(interface{ SetLogger(*slog.Logger) }); ok {

@@ -1,6 +1,9 @@
 package mcpserver
 
 import (
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -87,6 +90,43 @@ func TestReservationPatternHiddenCharacters(t *testing.T) {
 		got := c.callErr("claim_files", map[string]any{"agent_id": id, "files": files})
 		if !strings.Contains(got, "limit") && !strings.Contains(got, "not a usable path") {
 			t.Errorf("claim_files(%d files, %.20q): error %q", len(files), files[0], got)
+		}
+	}
+}
+
+// TestStalenessReadsForeignTrees: naming a directory that is not a project
+// tree (here a folder with a secret file and no repository; in an attack
+// /etc or another user's home) as a project does not let an agent learn
+// when files there changed; the project's own repository is still read.
+func TestStalenessReadsForeignTrees(t *testing.T) {
+	h := newAMHarness(t)
+	for _, repo := range []bool{false, true} {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "secret.txt"), []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if repo {
+			os.Mkdir(filepath.Join(dir, ".git"), 0o700)
+		}
+		var ep struct {
+			Slug string `json:"slug"`
+		}
+		h.call("ensure_project", map[string]any{"human_key": dir}, &ep)
+		h.call("register_agent", map[string]any{"project_key": dir, "name": "BlueLake"}, nil)
+		h.call("file_reservation_paths", map[string]any{"project_key": dir, "agent_name": "BlueLake", "paths": []string{"secret.txt"}}, nil)
+		var rs []struct {
+			LastFS       *string  `json:"last_filesystem_activity_ts"`
+			StaleReasons []string `json:"stale_reasons"`
+		}
+		h.read("resource://file_reservations/"+ep.Slug, &rs)
+		if len(rs) != 1 {
+			t.Fatalf("%d reservations", len(rs))
+		}
+		switch {
+		case !repo && (rs[0].LastFS != nil || !slices.Contains(rs[0].StaleReasons, "workspace_unavailable")):
+			t.Errorf("a folder that is no project tree was read: last_filesystem_activity_ts %v, reasons %v", *rs[0].LastFS, rs[0].StaleReasons)
+		case repo && rs[0].LastFS == nil:
+			t.Errorf("the project's own repository was not read: reasons %v", rs[0].StaleReasons)
 		}
 	}
 }
