@@ -1,0 +1,119 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// TestArchiveCleanStop: README promises that what was archived is
+// committed "when mailgate stops". Three messages sent, then stdin closed
+// (or SIGTERM): all three are archived and committed by that process before
+// it exits, not by some later one. A vault inside another repository (the
+// home in a project folder) gets its files but never a commit there.
+func TestArchiveCleanStop(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	gitIn := func(dir string, args ...string) string {
+		t.Helper()
+		out, err := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=t", "-c", "user.email=t@x"}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v %s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	tests := []struct {
+		name      string
+		stop      string // "stdin" or "sigterm"
+		vaultRepo bool   // the vault is its own repository; else it sits inside the home's repository
+	}{
+		{"stdin closed", "stdin", true},
+		{"SIGTERM", "sigterm", true},
+		{"vault inside a parent repository", "stdin", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			home := t.TempDir()
+			vault := filepath.Join(home, "vault")
+			if err := os.MkdirAll(vault, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			repo := vault
+			if !tc.vaultRepo {
+				repo = home // the user's project: the home lives in it
+				os.WriteFile(filepath.Join(home, "main.go"), []byte("package main\n"), 0o600)
+				gitIn(home, "init", "-q")
+				gitIn(home, "add", "main.go")
+				gitIn(home, "commit", "-q", "-m", "user's work")
+			} else {
+				gitIn(vault, "init", "-q")
+			}
+			cmd := exec.Command(builtBinary(t), "serve")
+			cmd.Dir = "/"
+			cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "MAILGATE_HOME=" + home, "MAILGATE_TOOLS=agentmail", "MAILGATE_LOG_LEVEL=warn"}
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			c := mcp.NewClient(&mcp.Implementation{Name: "stop-test", Version: "0"}, nil)
+			cs, err := c.Connect(context.Background(), &mcp.CommandTransport{Command: cmd, TerminateDuration: 30 * time.Second},
+				&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			project := t.TempDir()
+			mustCall := func(name string, args map[string]any) {
+				t.Helper()
+				res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+				if err != nil || res.IsError {
+					t.Fatalf("%s: %v %v", name, err, res)
+				}
+			}
+			mustCall("ensure_project", map[string]any{"human_key": project})
+			for _, n := range []string{"BlueLake", "GreenCastle"} {
+				mustCall("register_agent", map[string]any{"project_key": project, "name": n})
+			}
+			for i := range 3 {
+				mustCall("send_message", map[string]any{"project_key": project, "sender_name": "BlueLake", "to": []string{"GreenCastle"},
+					"subject": "update " + string(rune('a'+i)), "body_md": "hello"})
+			}
+			if tc.stop == "sigterm" {
+				if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+					t.Fatal(err)
+				}
+				// The server exits on its own; Close then finds it gone.
+				for deadline := time.Now().Add(30 * time.Second); cmd.ProcessState == nil && time.Now().Before(deadline); {
+					if syscall.Kill(cmd.Process.Pid, 0) != nil {
+						break
+					}
+					time.Sleep(20 * time.Millisecond)
+				}
+			}
+			cs.Close() // closes stdin and waits for the process to exit
+			files, _ := filepath.Glob(filepath.Join(vault, "AgentMail", "*", "messages", "*", "*", "*.md"))
+			if len(files) != 3 {
+				t.Fatalf("%d of 3 messages archived when the process exited\n%s", len(files), stderr.String())
+			}
+			log := gitIn(repo, "log", "--format=%s")
+			switch {
+			case tc.vaultRepo && log != "mailgate: archive agent mail":
+				t.Fatalf("vault commits %q, want one archive commit\n%s", log, stderr.String())
+			case !tc.vaultRepo && log != "user's work":
+				t.Fatalf("the parent repository got commits: %q", log)
+			}
+			if tc.vaultRepo {
+				if status := gitIn(vault, "status", "--porcelain"); status != "" {
+					t.Fatalf("left uncommitted in the vault:\n%s", status)
+				}
+			} else if staged := gitIn(home, "diff", "--cached", "--name-only"); staged != "" {
+				t.Fatalf("staged in the parent repository: %q", staged)
+			}
+		})
+	}
+}
