@@ -68,7 +68,7 @@ func (a *Archive) addToDigest(m *mirror.Message) error {
 	})
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Agent thread %s (%s)\n\n%d message(s), oldest first. Written by mailgate; edits are overwritten.\n\n",
-		m.ThreadKey, m.ProjectSlug, len(entries))
+		escapeMarkers(oneLine(m.ThreadKey)), escapeMarkers(oneLine(m.ProjectSlug)), len(entries))
 	for _, e := range entries {
 		b.WriteString(e.text)
 		b.WriteString("\n")
