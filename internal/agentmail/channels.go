@@ -336,6 +336,15 @@ func (c *Channels) coreAgent(ctx context.Context, tx interface {
 			return Agent{}, err
 		}
 		if !live {
+			// An identity a live agentmail session holds is not the
+			// channels client's to act as (identity.go).
+			v, err := c.s.mayResume(ctx, tx, a, "", now)
+			if err != nil {
+				return Agent{}, err
+			}
+			live = !v.ok
+		}
+		if !live {
 			return a, tx.TouchAgent(ctx, a.ID, now)
 		}
 		name = name + "-" + id[:8]

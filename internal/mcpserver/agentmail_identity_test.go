@@ -139,3 +139,36 @@ func TestSenderImpersonation(t *testing.T) {
 		}
 	}
 }
+
+// TestChannelsIdentityTakeover: a channels client registering the name of
+// an identity a live agentmail session holds acts as a core agent of its
+// own ("<name>-<uuid>"), not as that identity.
+func TestChannelsIdentityTakeover(t *testing.T) {
+	path := storetest.DSN(t)
+	svc := compatService(t, path, nil)
+	am := connectAM(t, svc)
+	h := &amHarness{t: t, ctx: t.Context(), cs: am, svc: svc}
+	dir := t.TempDir()
+	var ep struct {
+		Slug string `json:"slug"`
+	}
+	h.call("ensure_project", map[string]any{"human_key": dir}, &ep)
+	var p amProfile
+	h.call("register_agent", map[string]any{"project_key": dir, "name": "coder-1"}, &p)
+	ch := connectCompat(t, svc, []string{"channels"}, CompatOptions{ProjectKey: dir})
+	id := chRegister(t, ch, "coder-1", "coder")
+	ch.call("send_message", map[string]any{"agent_id": id, "subject": "s", "body": "b"}, nil)
+	var who struct {
+		Agents []struct {
+			Name string `json:"name"`
+		} `json:"agents"`
+	}
+	h.read("resource://agents/"+ep.Slug, &who)
+	var names []string
+	for _, a := range who.Agents {
+		names = append(names, a.Name)
+	}
+	if len(names) != 2 || names[0] != "coder-1" || !strings.HasPrefix(names[1], "coder-1-") {
+		t.Fatalf("agents %v: the channels client must get a core agent of its own", names)
+	}
+}
