@@ -83,6 +83,7 @@ type PrepareThreadParams struct {
 	IncludeExamples    bool
 	InboxLimit         int
 	IncludeInboxBodies bool
+	RegistrationToken  string // resumes AgentName from a new session (RegisterParams)
 }
 
 // PreparedThread is the thread part of macro_prepare_thread's answer.
@@ -115,7 +116,8 @@ func (s *Service) PrepareThread(ctx context.Context, p PrepareThreadParams) (Pre
 		if td == nil {
 			td = new(string) // as the reference: re-registration states the task afresh
 		}
-		out.Agent, err = s.RegisterAgent(ctx, RegisterParams{ProjectKey: p.ProjectKey, Name: p.AgentName, Program: p.Program, Model: p.Model, TaskDescription: td})
+		out.Agent, err = s.RegisterAgent(ctx, RegisterParams{ProjectKey: p.ProjectKey, Name: p.AgentName, Program: p.Program, Model: p.Model, TaskDescription: td,
+			RegistrationToken: p.RegistrationToken})
 		if err != nil {
 			return out, err
 		}

@@ -95,7 +95,7 @@ func amInputSchema[T any]() *jsonschema.Schema {
 // amCompat are arguments of the reference that mailgate accepts and ignores.
 type amCompat struct {
 	Format            string `json:"format,omitempty" jsonschema:"answer format; only json is produced (accepted for compatibility)"`
-	RegistrationToken string `json:"registration_token,omitempty" jsonschema:"register_agent and macro_start_session: the registration_token your first registration of the name answered, to resume it from a new session; ignored elsewhere"`
+	RegistrationToken string `json:"registration_token,omitempty" jsonschema:"register_agent, macro_start_session, macro_prepare_thread: the registration_token your first registration of the name answered, to resume it from a new session; ignored elsewhere"`
 }
 
 type amHealthIn struct {

@@ -377,7 +377,8 @@ func (t *amTools) addMacroTools(s *mcp.Server) {
 		func(ctx context.Context, in amPrepareThreadIn) (agentmail.PrepareThreadResult, error) {
 			return t.svc.PrepareThread(ctx, agentmail.PrepareThreadParams{ProjectKey: in.ProjectKey, ThreadID: in.ThreadID, AgentName: in.AgentName,
 				Program: in.Program, Model: in.Model, TaskDescription: in.TaskDescription, RegisterIfMissing: in.RegisterIfMissing == nil || *in.RegisterIfMissing,
-				IncludeExamples: in.IncludeExamples == nil || *in.IncludeExamples, InboxLimit: in.InboxLimit, IncludeInboxBodies: in.IncludeInboxBodies})
+				IncludeExamples: in.IncludeExamples == nil || *in.IncludeExamples, InboxLimit: in.InboxLimit, IncludeInboxBodies: in.IncludeInboxBodies,
+				RegistrationToken: in.RegistrationToken})
 		})
 
 	amAddTyped(s, t, &mcp.Tool{Name: "macro_file_reservation_cycle", Description: "Reserve paths and report conflicts; with auto_release, release them again at once.",
