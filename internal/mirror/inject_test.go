@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mailgate/mailgate/internal/mirror"
 )
 
 // TestMirrorHeaderInjectionByThreadName: a channel (thread) name holding
@@ -46,5 +48,20 @@ func TestMirrorHeaderInjectionByThreadName(t *testing.T) {
 				t.Errorf("control byte %#x in header line %q", c, line)
 			}
 		}
+	}
+}
+
+// TestLabelNameOfLongProjectKey: a project key near its 1,024-byte bound
+// gives a label Gmail accepts (a long slug was a 400 retried every hour),
+// and two long keys still give two labels.
+func TestLabelNameOfLongProjectKey(t *testing.T) {
+	short := "data-projects-app"
+	if got := mirror.LabelName(short); got != "AgentMail/"+short {
+		t.Errorf("LabelName(%q) = %q", short, got)
+	}
+	a, b := strings.Repeat("p", 1000)+"-a", strings.Repeat("p", 1000)+"-b"
+	la, lb := mirror.LabelName(a), mirror.LabelName(b)
+	if len(la) > len("AgentMail/")+100 || la == lb {
+		t.Errorf("long slugs give %q (%d bytes) and %q", la, len(la), lb)
 	}
 }
