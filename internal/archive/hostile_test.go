@@ -2,6 +2,7 @@ package archive_test
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -272,5 +273,34 @@ func TestArchiveNeverWritableRetriedForEver(t *testing.T) {
 	stop()
 	if n := strings.Count(logs.String(), "can never be copied"); n != 1 {
 		t.Fatalf("reported %d times, want once:\n%s", n, logs.String())
+	}
+}
+
+// TestArchiveStopCannotDrain: when the queue cannot be drained within the
+// bound, stop still returns, and a log line says what is left for the next
+// process.
+func TestArchiveStopCannotDrain(t *testing.T) {
+	a := newAgents(t, "/data/projects/app")
+	var logs lockedBuffer
+	stop, err := archive.Start(context.Background(), a.db, t.TempDir(), mirror.WorkerOptions{Poll: time.Hour, Batch: 1,
+		DrainOnStop: time.Nanosecond, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond) // the lane's first, empty, claim
+	for range 3 {
+		a.send(t, "BlueLake", "GreenCastle", "hello")
+	}
+	stop()
+	// The lane may have claimed some before it slept; whatever is left is said.
+	var left int
+	if err := a.db.QueryRow(`SELECT count(*) FROM am_mirror_outbox WHERE sink = 'archive'`).Scan(&left); err != nil {
+		t.Fatal(err)
+	}
+	if left == 0 {
+		t.Skip("the worker archived everything before stopping; nothing to report")
+	}
+	if want := fmt.Sprintf("pending=%d", left); !strings.Contains(logs.String(), "stopping before the queue was drained") || !strings.Contains(logs.String(), want) {
+		t.Fatalf("no log line saying %d messages are left:\n%s", left, logs.String())
 	}
 }
