@@ -103,6 +103,21 @@ func channelAgentNameProblem(name string) string {
 	return ""
 }
 
+// maxCoreAgentName bounds an agent name the compatibility sets create.
+const maxCoreAgentName = 128
+
+// coreAgentNameProblem explains why a compatibility set may not create an
+// agent of that name, or returns "".
+func coreAgentNameProblem(name string) string {
+	switch {
+	case strings.TrimSpace(name) == "":
+		return "it is empty"
+	case len(name) > maxCoreAgentName:
+		return fmt.Sprintf("it is %d bytes; the limit is %d", len(name), maxCoreAgentName)
+	}
+	return hiddenProblem(name)
+}
+
 // maxRoleBytes bounds a channels agent's role (shown in messages).
 const maxRoleBytes = 256
 

@@ -362,6 +362,12 @@ func ensureCoreAgent(ctx context.Context, tx Tx, p Project, name, program string
 	if err == nil || !errors.Is(err, ErrNotFound) {
 		return a, err
 	}
+	// Bounded and visible even so: the name becomes a header of the Gmail
+	// mirror and a line of the archive (a mailbox name is a tmux window or
+	// AGENT_NAME, which only the local user sets).
+	if problem := coreAgentNameProblem(name); problem != "" {
+		return Agent{}, invalid("agent name %q cannot be used: %s. Rename the tmux window (or AGENT_NAME).", name, problem)
+	}
 	a = Agent{ProjectID: p.ID, Name: name, Program: program, Model: "unknown", InceptionAt: now, LastActiveAt: now,
 		AttachmentsPolicy: "auto", ContactPolicy: PolicyAuto}
 	return a, tx.InsertAgent(ctx, &a)

@@ -6,6 +6,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/mailgate/mailgate/internal/agentmail"
+	"github.com/mailgate/mailgate/internal/config"
+	"github.com/mailgate/mailgate/internal/store/storetest"
 )
 
 // Tests named after the attacks of issue 18 on the agent-mail tool sets,
@@ -128,5 +132,25 @@ func TestStalenessReadsForeignTrees(t *testing.T) {
 		case repo && rs[0].LastFS == nil:
 			t.Errorf("the project's own repository was not read: reasons %v", rs[0].StaleReasons)
 		}
+	}
+}
+
+// TestMailboxNameHeaderInjection: a mailbox identity (AGENT_NAME, a tmux
+// window name) holding a line break does not become an agent whose name
+// reaches the Gmail copy's headers and the archive.
+func TestMailboxNameHeaderInjection(t *testing.T) {
+	dir := t.TempDir()
+	svc := compatService(t, storetest.DSN(t), nil)
+	h := connectCompat(t, svc, []string{config.ToolsMailbox}, CompatOptions{ProjectKey: dir,
+		AgentName: "win\r\nReply-To: attacker@evil.example", Getenv: func(string) string { return "" }})
+	if _, err := svc.EnsureProject(t.Context(), dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.RegisterAgent(t.Context(), agentmail.RegisterParams{ProjectKey: dir, Name: "BlueLake"}); err != nil {
+		t.Fatal(err)
+	}
+	got := h.callErr("send", map[string]any{"recipient": "BlueLake", "message": "hi"})
+	if !strings.Contains(got, "cannot be used") {
+		t.Fatalf("send as a name with CRLF: %q", got)
 	}
 }
