@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/mail"
 	"strings"
+	"unicode/utf8"
 )
 
 // Every header of every message mailgate builds (an email for Gmail, an
@@ -19,9 +20,9 @@ import (
 //     so control characters travel encoded, never raw.
 //   - Structured: values with a grammar of their own (addresses already
 //     rendered, message ids, dates, MIME parameters). They cannot be
-//     encoded, so any byte outside printable ASCII and space refuses the
-//     whole message: a structured value holding a line break is an attack or
-//     a bug, never something to repair.
+//     encoded, so a control character (CR, LF, NUL, …) or invalid UTF-8
+//     refuses the whole message: a structured value holding a line break is
+//     an attack or a bug, never something to repair.
 //
 // Field names are checked too (RFC 5322 ftext), and long lines are folded.
 
@@ -57,12 +58,18 @@ func (h *Header) Text(name, value string) {
 }
 
 // Structured adds a field whose value has a grammar of its own and must
-// already be in wire form: printable ASCII and spaces only, or the message
-// is refused.
+// already be in wire form. It is refused, with the whole message, when it
+// holds a control character (CR, LF, NUL, any C0 but tab, DEL, C1) or is not
+// valid UTF-8; non-ASCII UTF-8 stays (RFC 6532: an internationalized
+// address is written as is).
 func (h *Header) Structured(name, value string) {
-	for i := 0; i < len(value); i++ {
-		if c := value[i]; c < 0x20 || c > 0x7e {
-			h.fail(name, fmt.Sprintf("byte 0x%02x at %d is not printable ASCII", c, i))
+	if !utf8.ValidString(value) {
+		h.fail(name, "not valid UTF-8")
+		return
+	}
+	for i, r := range value {
+		if (r < 0x20 && r != '\t') || r == 0x7f || (r >= 0x80 && r <= 0x9f) {
+			h.fail(name, fmt.Sprintf("control character U+%04X at byte %d", r, i))
 			return
 		}
 	}

@@ -48,7 +48,7 @@ func TestEncodeHeaderValue(t *testing.T) {
 // TestHeaderRefusesRawControls: a structured value (which cannot be
 // encoded) holding a line break refuses the whole header.
 func TestHeaderRefusesRawControls(t *testing.T) {
-	for _, v := range []string{"<a@b>\r\nBcc: x@evil.example", "a\x00", "é"} {
+	for _, v := range []string{"<a@b>\r\nBcc: x@evil.example", "a\x00", "a\u0085b", "a\xffb", "a\x7f"} {
 		var h Header
 		h.Structured("Message-ID", v)
 		_, err := h.Bytes()
@@ -56,6 +56,11 @@ func TestHeaderRefusesRawControls(t *testing.T) {
 		if !errors.As(err, &he) {
 			t.Errorf("Structured(%q): err = %v, want *HeaderError", v, err)
 		}
+	}
+	var ok Header
+	ok.Structured("To", "<jöhn@example.com>") // RFC 6532: UTF-8 stays
+	if _, err := ok.Bytes(); err != nil {
+		t.Errorf("an internationalized address was refused: %v", err)
 	}
 	var h Header
 	h.Text("Bad\r\nName", "x")
@@ -100,4 +105,18 @@ func FuzzEncodeHeaderValue(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestBuildInternationalizedAddress: routing Build through Header keeps
+// what Build accepted before: UTF-8 addresses (RFC 6532) are written as is.
+func TestBuildInternationalizedAddress(t *testing.T) {
+	for _, s := range []string{"jöhn@example.com", "a@bücher.de", "Jöhn <j@example.com>"} {
+		a, err := ParseAddress(s)
+		if err != nil {
+			t.Fatalf("ParseAddress(%q): %v", s, err)
+		}
+		if _, err := Build(Outgoing{To: a, Subject: "s", Body: "b"}); err != nil {
+			t.Errorf("Build to %q: %v", s, err)
+		}
+	}
 }
