@@ -75,6 +75,9 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseQuery$$' -fuzztime $(FUZZTIME) ./internal/localgmail
 	$(GO) test -run '^$$' -fuzz '^FuzzParseMessage$$' -fuzztime $(FUZZTIME) ./internal/localgmail
 	$(GO) test -run '^$$' -fuzz '^FuzzWriteSetting$$' -fuzztime $(FUZZTIME) ./internal/config
+	$(GO) test -run '^$$' -fuzz '^FuzzEncodeHeaderValue$$' -fuzztime $(FUZZTIME) ./internal/mailmsg
+	$(GO) test -run '^$$' -fuzz '^FuzzNamesAndKeys$$' -fuzztime $(FUZZTIME) ./internal/agentmail
+	$(GO) test -run '^$$' -fuzz '^FuzzDigest$$' -fuzztime $(FUZZTIME) ./internal/archive
 
 # Release binaries for every platform README lists, with SHA-256 checksums.
 # The store is pure Go (modernc.org/sqlite), so every target cross-compiles

@@ -44,6 +44,9 @@ type SendParams struct {
 	// AttachmentPaths are files inside the project directory to store with
 	// the message (see attachments.go).
 	AttachmentPaths []string
+	// SenderToken is the sender's registration token; it matters only with
+	// Options.BindSenders, for a session that did not register the sender.
+	SenderToken string
 }
 
 // outgoing is a message about to be stored, after validation.
@@ -65,6 +68,8 @@ type outgoing struct {
 	notice bool
 	// attachments, read and checked before the transaction.
 	attachments []Attachment
+	// senderToken is the sender's registration token, if the caller gave it.
+	senderToken string
 }
 
 // Send stores a message and delivers it to every recipient whose contact
@@ -109,7 +114,8 @@ func (s *Service) Send(ctx context.Context, p SendParams) (SendResult, error) {
 			return err
 		}
 		m, held, err := s.sendTx(ctx, tx, outgoing{proj: proj, sender: sender, to: p.To, cc: p.CC, bcc: p.BCC,
-			subject: subject, body: p.BodyMD, threadID: p.ThreadID, importance: imp, ack: p.AckRequired, attachments: atts})
+			subject: subject, body: p.BodyMD, threadID: p.ThreadID, importance: imp, ack: p.AckRequired, attachments: atts,
+			senderToken: p.SenderToken})
 		if err != nil {
 			return err
 		}
@@ -141,6 +147,9 @@ func checkContent(subject, body string) (string, []string, error) {
 // sendTx resolves recipients, applies contact policies and stores the
 // message, all inside the caller's write transaction.
 func (s *Service) sendTx(ctx context.Context, tx Tx, o outgoing) (Message, []HeldNotice, error) {
+	if err := s.checkSender(ctx, tx, o.sender, o.senderToken); err != nil {
+		return Message{}, nil, err
+	}
 	if n := len(o.to) + len(o.cc) + len(o.bcc); n > maxRecipients {
 		return Message{}, nil, invalid("%d recipients; the limit is %d per message", n, maxRecipients)
 	}
@@ -334,6 +343,7 @@ type ReplyParams struct {
 	BodyMD        string
 	To, CC, BCC   []string // default: the original sender
 	SubjectPrefix string   // default "Re:"
+	SenderToken   string   // as SendParams.SenderToken
 }
 
 // Reply answers a message in its thread: the thread id is the original's (or
@@ -380,7 +390,8 @@ func (s *Service) Reply(ctx context.Context, p ReplyParams) (ReplyResult, error)
 			}
 		}
 		m, held, err := s.sendTx(ctx, tx, outgoing{proj: proj, sender: sender, to: to, cc: p.CC, bcc: p.BCC, subject: subject,
-			body: p.BodyMD, threadID: thread, importance: orig.Importance, ack: orig.AckRequired, replyTo: orig.ID})
+			body: p.BodyMD, threadID: thread, importance: orig.Importance, ack: orig.AckRequired, replyTo: orig.ID,
+			senderToken: p.SenderToken})
 		if err != nil {
 			return err
 		}

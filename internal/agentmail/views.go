@@ -93,6 +93,9 @@ type AgentProfile struct {
 	Capabilities  []string `json:"capabilities"`
 	RequestedName string   `json:"requested_name,omitempty"`
 	NameNotice    string   `json:"name_notice,omitempty"`
+	// RegistrationToken proves, in a later register_agent from another
+	// session (a restarted agent), that the caller is this agent.
+	RegistrationToken string `json:"registration_token,omitempty"`
 }
 
 // WhoisResult is whois's answer. mailgate keeps no git archive, so

@@ -65,6 +65,7 @@ type Config struct {
 	HTTPRateLimit   int           // AGENT_MAIL_HTTP_RATE_LIMIT: requests per second per client; 0 = off
 	Mirror          string        // AGENT_MAIL_MIRROR: off | gmail
 	NameMode        string        // AGENT_NAME_ENFORCEMENT_MODE: coerce | strict | always_auto
+	BindSenders     bool          // AGENT_MAIL_BIND_SENDERS
 	ToolsProfile    string        // TOOLS_FILTER_PROFILE: full | minimal
 }
 
@@ -104,6 +105,7 @@ var Vars = []Var{
 	{"AGENT_MAIL_HTTP_RATE_LIMIT", "http-rate-limit", "2000", "HTTP requests per second per client IP (bursts of twice that), answered 429 beyond; 0 turns it off. Requests without a valid token keep their own 10 per second"},
 	{"AGENT_MAIL_MIRROR", "mirror", "off", "gmail: copy agent threads into the mailbox under a label"},
 	{"AGENT_NAME_ENFORCEMENT_MODE", "name-mode", "coerce", "register_agent names: coerce (an invalid or taken name is replaced, and the answer says so), strict (refused), always_auto (always generated)"},
+	{"AGENT_MAIL_BIND_SENDERS", "bind-senders", "false", "true: a session may send only as the agents it registered (or whose registration_token it gives as sender_token); false trusts sender_name as the reference does"},
 	{"TOOLS_FILTER_PROFILE", "tools-profile", "full", "agentmail tools to list: full (all), or minimal (health_check, ensure_project, register_agent, send_message, fetch_inbox, acknowledge_message)"},
 }
 
@@ -287,6 +289,9 @@ func Load(fs *flag.FlagSet, args []string, getenv func(string) string, cwd strin
 	case "coerce", "strict", "always_auto":
 	default:
 		return nil, &Error{Var: "AGENT_NAME_ENFORCEMENT_MODE", Msg: fmt.Sprintf("%q is not one of coerce, strict, always_auto", c.NameMode)}
+	}
+	if c.BindSenders, err = parseBool("AGENT_MAIL_BIND_SENDERS", orDefault(get("AGENT_MAIL_BIND_SENDERS"), "false")); err != nil {
+		return nil, err
 	}
 	switch c.ToolsProfile = strings.ToLower(orDefault(get("TOOLS_FILTER_PROFILE"), "full")); c.ToolsProfile {
 	case "full", "minimal":

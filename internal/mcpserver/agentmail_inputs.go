@@ -97,7 +97,7 @@ func amInputSchema[T any]() *jsonschema.Schema {
 // amCompat are arguments of the reference that mailgate accepts and ignores.
 type amCompat struct {
 	Format            string `json:"format,omitempty" jsonschema:"answer format; only json is produced (accepted for compatibility)"`
-	RegistrationToken string `json:"registration_token,omitempty" jsonschema:"accepted for compatibility; mailgate runs locally and needs no token"`
+	RegistrationToken string `json:"registration_token,omitempty" jsonschema:"register_agent, macro_start_session, macro_prepare_thread: the registration_token your first registration of the name answered, to resume it from a new session; ignored elsewhere"`
 }
 
 type amHealthIn struct {
@@ -158,7 +158,7 @@ type amSendIn struct {
 	Topic                string    `json:"topic,omitempty" jsonschema:"accepted for compatibility"`
 	Broadcast            bool      `json:"broadcast,omitempty" jsonschema:"not supported: name the recipients"`
 	AutoContactIfBlocked *bool     `json:"auto_contact_if_blocked,omitempty" jsonschema:"accepted for compatibility: mail to a recipient who has not approved you is always held (not dropped) and a contact request is sent"`
-	SenderToken          string    `json:"sender_token,omitempty" jsonschema:"accepted for compatibility"`
+	SenderToken          string    `json:"sender_token,omitempty" jsonschema:"the sender's registration_token: needed only when the server binds senders to sessions and this session did not register the sender"`
 	amCompat
 }
 
@@ -171,7 +171,7 @@ type amReplyIn struct {
 	CC            amStrList `json:"cc,omitempty" jsonschema:"carbon-copy recipients"`
 	BCC           amStrList `json:"bcc,omitempty" jsonschema:"blind carbon-copy recipients"`
 	SubjectPrefix string    `json:"subject_prefix,omitempty" jsonschema:"prefix added once to the subject (default Re:)"`
-	SenderToken   string    `json:"sender_token,omitempty" jsonschema:"accepted for compatibility"`
+	SenderToken   string    `json:"sender_token,omitempty" jsonschema:"the sender's registration_token: needed only when the server binds senders to sessions and this session did not register the sender"`
 	amCompat
 }
 

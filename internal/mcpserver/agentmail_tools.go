@@ -2,12 +2,14 @@ package mcpserver
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"reflect"
 	"strings"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -96,12 +98,35 @@ func amAddJSON[In any](s *mcp.Server, t *amTools, spec *mcp.Tool, call func(cont
 		if err != nil {
 			return errorResult(err.Error()), nil
 		}
-		v, err := call(ctx, in)
+		v, err := call(agentmail.WithSession(ctx, sessionKey(req.Session)), in)
 		if err != nil {
 			return errorResult(t.fail(spec.Name, err).Error()), nil
 		}
 		return amJSONResult(v)
 	})
+}
+
+// processNonce tells this process's sessions from every other process's:
+// stdio sessions have no id, and HTTP session ids are only unique within
+// one server.
+var processNonce = rand.Text()
+
+// idlessSessions names the sessions whose transport gives no id (stdio:
+// one per process; in-memory ones in tests), so that two of them in one
+// process are still two sessions.
+var idlessSessions sync.Map // *mcp.ServerSession → string
+
+// sessionKey is the identity of an MCP session for agent-mail's identity
+// binding (agentmail.WithSession): unique to one session of one process.
+func sessionKey(ss *mcp.ServerSession) string {
+	if ss == nil {
+		return processNonce
+	}
+	if id := ss.ID(); id != "" {
+		return processNonce + "/" + id
+	}
+	k, _ := idlessSessions.LoadOrStore(ss, processNonce+"/"+rand.Text())
+	return k.(string)
 }
 
 func amJSONResult(v any) (*mcp.CallToolResult, error) {
@@ -146,7 +171,7 @@ func (t *amTools) addIdentityTools(s *mcp.Server) {
 		Annotations: amAnnotate("Register agent", false, true, false)},
 		func(ctx context.Context, in amRegisterIn) (agentmail.AgentProfile, error) {
 			return t.svc.RegisterAgent(ctx, agentmail.RegisterParams{ProjectKey: in.ProjectKey, Name: in.Name, Program: in.Program,
-				Model: in.Model, TaskDescription: in.TaskDescription, AttachmentsPolicy: in.AttachmentsPolicy})
+				Model: in.Model, TaskDescription: in.TaskDescription, AttachmentsPolicy: in.AttachmentsPolicy, RegistrationToken: in.RegistrationToken})
 		})
 
 	amAddTyped(s, t, &mcp.Tool{Name: "create_agent_identity", Description: "Always create a new agent identity in a project (unlike register_agent, " +
@@ -177,7 +202,7 @@ func (t *amTools) addMessageTools(s *mcp.Server) {
 			}
 			return t.svc.Send(ctx, agentmail.SendParams{ProjectKey: in.ProjectKey, Sender: in.SenderName, To: in.To, CC: in.CC, BCC: in.BCC,
 				Subject: in.Subject, BodyMD: in.BodyMD, ThreadID: in.ThreadID, Importance: in.Importance, AckRequired: in.AckRequired,
-				AttachmentPaths: in.AttachmentPaths})
+				AttachmentPaths: in.AttachmentPaths, SenderToken: in.SenderToken})
 		})
 
 	amAddTyped(s, t, &mcp.Tool{Name: "reply_message", Description: "Reply to a message: stays in its thread, adds \"Re:\" once, inherits importance " +
@@ -185,7 +210,7 @@ func (t *amTools) addMessageTools(s *mcp.Server) {
 		Annotations: amAnnotate("Reply to message", false, false, false)},
 		func(ctx context.Context, in amReplyIn) (agentmail.ReplyResult, error) {
 			return t.svc.Reply(ctx, agentmail.ReplyParams{ProjectKey: in.ProjectKey, MessageID: int64(in.MessageID), Sender: in.SenderName,
-				BodyMD: in.BodyMD, To: in.To, CC: in.CC, BCC: in.BCC, SubjectPrefix: in.SubjectPrefix})
+				BodyMD: in.BodyMD, To: in.To, CC: in.CC, BCC: in.BCC, SubjectPrefix: in.SubjectPrefix, SenderToken: in.SenderToken})
 		})
 
 	amAddJSON(s, t, &mcp.Tool{Name: "fetch_inbox", Description: "List your delivered messages, newest first (limit, unread_only, urgent_only, thread_id, since_ts, " +
@@ -302,7 +327,7 @@ func (t *amTools) addMacroTools(s *mcp.Server) {
 			}
 			return t.svc.StartSession(ctx, agentmail.StartSessionParams{HumanKey: key, AgentName: in.AgentName, Program: in.Program, Model: in.Model,
 				TaskDescription: in.TaskDescription, ReservePaths: paths, ReserveReason: in.FileReservationReason,
-				ReserveTTL: in.FileReservationTTLSeconds, InboxLimit: in.InboxLimit})
+				ReserveTTL: in.FileReservationTTLSeconds, InboxLimit: in.InboxLimit, RegistrationToken: in.RegistrationToken})
 		})
 
 	amAddTyped(s, t, &mcp.Tool{Name: "macro_prepare_thread", Description: "Join a thread in one call: (re)register when program/model are given, " +
@@ -311,7 +336,8 @@ func (t *amTools) addMacroTools(s *mcp.Server) {
 		func(ctx context.Context, in amPrepareThreadIn) (agentmail.PrepareThreadResult, error) {
 			return t.svc.PrepareThread(ctx, agentmail.PrepareThreadParams{ProjectKey: in.ProjectKey, ThreadID: in.ThreadID, AgentName: in.AgentName,
 				Program: in.Program, Model: in.Model, TaskDescription: in.TaskDescription, RegisterIfMissing: in.RegisterIfMissing == nil || *in.RegisterIfMissing,
-				IncludeExamples: in.IncludeExamples == nil || *in.IncludeExamples, InboxLimit: in.InboxLimit, IncludeInboxBodies: in.IncludeInboxBodies})
+				IncludeExamples: in.IncludeExamples == nil || *in.IncludeExamples, InboxLimit: in.InboxLimit, IncludeInboxBodies: in.IncludeInboxBodies,
+				RegistrationToken: in.RegistrationToken})
 		})
 
 	amAddTyped(s, t, &mcp.Tool{Name: "macro_file_reservation_cycle", Description: "Reserve paths and report conflicts (defaults as file_reservation_paths: " +
