@@ -21,9 +21,11 @@ import (
 //   - register_agent binds the identity to the MCP session that registered
 //     it and answers a registration_token (only its SHA-256 is stored);
 //   - registering the name again resumes it when the caller is that session,
-//     or passes the token (a restarted agent in a new process), or when the
-//     identity is no longer live (no activity for holdLive): that is the
-//     reference's "register again";
+//     or passes the token, or when the holding session is gone: its process
+//     has ended on this host, or its session closed in this process (the
+//     transport says so, WithSessionLiveness), or the identity shows no
+//     activity for holdLive. That is the reference's "register again": an
+//     agent whose client restarted gets its name back at once;
 //   - anyone else is refused (strict) or gets a new name (coerce), and the
 //     answer says why and how the real holder resumes.
 //
@@ -74,6 +76,30 @@ func sessionOf(ctx context.Context) string {
 	return s
 }
 
+type livenessKey struct{}
+
+// SessionLiveness tells whether the session with a key is still there:
+// known is false when the transport cannot tell (another process's session
+// on another host, say), and the identity's activity decides.
+type SessionLiveness func(session string) (live, known bool)
+
+// WithSessionLiveness lets the service ask the transport whether the session
+// holding an identity is still there, so an agent whose client restarted (a
+// new stdio process) resumes its name at once.
+func WithSessionLiveness(ctx context.Context, f SessionLiveness) context.Context {
+	return context.WithValue(ctx, livenessKey{}, f)
+}
+
+// holderGone reports whether the transport knows the holding session ended.
+func holderGone(ctx context.Context, session string) bool {
+	f, _ := ctx.Value(livenessKey{}).(SessionLiveness)
+	if f == nil || session == "" {
+		return false
+	}
+	live, known := f(session)
+	return known && !live
+}
+
 func hashToken(token string) string {
 	sum := sha256.Sum256([]byte(token))
 	return hex.EncodeToString(sum[:])
@@ -115,7 +141,7 @@ func (s *Service) mayResume(ctx context.Context, tx Tx, a Agent, token string, n
 			return holdVerdict{ok: true}, nil
 		}
 	}
-	if now.Sub(a.LastActiveAt) >= holdLive {
+	if holderGone(ctx, h.Session) || now.Sub(a.LastActiveAt) >= holdLive {
 		return holdVerdict{ok: true}, nil // the holder is gone: resuming is the reference's "register again"
 	}
 	return holdVerdict{badToken: token != ""}, nil

@@ -1,6 +1,8 @@
 package mcpserver
 
 import (
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -170,5 +172,59 @@ func TestChannelsIdentityTakeover(t *testing.T) {
 	}
 	if len(names) != 2 || names[0] != "coder-1" || !strings.HasPrefix(names[1], "coder-1-") {
 		t.Fatalf("agents %v: the channels client must get a core agent of its own", names)
+	}
+}
+
+// TestIdentityResumedAfterClientRestart: an agent whose client restarted
+// (its old session ended) registers its name again without a token and gets
+// it back at once; only a live holder keeps a name from a newcomer.
+func TestIdentityResumedAfterClientRestart(t *testing.T) {
+	w := newIdentityWorld(t)
+	old := w.session()
+	if p := register(old, "BlueLake", ""); p.Name != "BlueLake" {
+		t.Fatalf("first registration: %+v", p)
+	}
+	before := countLiveSessions()
+	old.cs.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for countLiveSessions() >= before {
+		if time.Now().After(deadline) {
+			t.Fatal("the server never saw the closed session end")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if p := register(w.session(), "BlueLake", ""); p.Name != "BlueLake" || p.NameNotice != "" {
+		t.Fatalf("a restarted agent did not get its name back: %+v", p)
+	}
+}
+
+func countLiveSessions() int {
+	n := 0
+	liveKeys.Range(func(any, any) bool { n++; return true })
+	return n
+}
+
+// TestSessionLiveAcrossProcesses: a key from a process that no longer runs
+// on this host is known to be gone; one from another host, or from a
+// process that still runs, is not known (the identity's activity decides).
+func TestSessionLiveAcrossProcesses(t *testing.T) {
+	for _, tt := range []struct {
+		name        string
+		key         string
+		live, known bool
+	}{
+		{"ended process on this host", "999999999@" + hostname + ":NONCE/x", false, true},
+		{"earlier process with our pid", fmt.Sprintf("%d@%s:OTHERNONCE/x", os.Getpid(), hostname), false, true},
+		{"running process on this host", fmt.Sprintf("%d@%s:NONCE/x", os.Getppid(), hostname), false, false},
+		{"another host", "1@elsewhere.invalid:NONCE/x", false, false},
+		{"older key form", "ABCDEF/x", false, false},
+		{"closed session of this process", processPrefix + "/never-opened", false, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			live, known := sessionLive(tt.key)
+			if live != tt.live || known != tt.known {
+				t.Fatalf("sessionLive(%q) = %v, %v; want %v, %v", tt.key, live, known, tt.live, tt.known)
+			}
+		})
 	}
 }

@@ -2,14 +2,12 @@ package mcpserver
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"reflect"
 	"strings"
-	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -98,35 +96,12 @@ func amAddJSON[In any](s *mcp.Server, t *amTools, spec *mcp.Tool, call func(cont
 		if err != nil {
 			return errorResult(err.Error()), nil
 		}
-		v, err := call(agentmail.WithSession(ctx, sessionKey(req.Session)), in)
+		v, err := call(withSession(ctx, req.Session), in)
 		if err != nil {
 			return errorResult(t.fail(spec.Name, err).Error()), nil
 		}
 		return amJSONResult(v)
 	})
-}
-
-// processNonce tells this process's sessions from every other process's:
-// stdio sessions have no id, and HTTP session ids are only unique within
-// one server.
-var processNonce = rand.Text()
-
-// idlessSessions names the sessions whose transport gives no id (stdio:
-// one per process; in-memory ones in tests), so that two of them in one
-// process are still two sessions.
-var idlessSessions sync.Map // *mcp.ServerSession → string
-
-// sessionKey is the identity of an MCP session for agent-mail's identity
-// binding (agentmail.WithSession): unique to one session of one process.
-func sessionKey(ss *mcp.ServerSession) string {
-	if ss == nil {
-		return processNonce
-	}
-	if id := ss.ID(); id != "" {
-		return processNonce + "/" + id
-	}
-	k, _ := idlessSessions.LoadOrStore(ss, processNonce+"/"+rand.Text())
-	return k.(string)
 }
 
 func amJSONResult(v any) (*mcp.CallToolResult, error) {
