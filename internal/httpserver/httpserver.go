@@ -11,18 +11,30 @@
 // Order of the checks for every request (each refusal is logged like any
 // other request, without headers or query strings):
 //
+//  0. connections: at most MaxConnsPerClient open per client address → 503
+//     (conns.go); headers within 10 s, or the connection is cut (Serve)
 //  1. rate limit, per remote IP and credential state → 429 + Retry-After
 //  2. route: /health/* is open; everything else needs the bearer token → 401
-//  3. MCP routes only: cross-origin (Sec-Fetch-Site / Origin) → 403,
-//     body bound → 413, then go-sdk's own DNS-rebinding Host check → 403.
+//  3. MCP routes only: the whole body within BodyTimeout (→ 408) and within
+//     MaxBodyBytes (→ 413), cross-origin (Sec-Fetch-Site / Origin) → 403,
+//     then go-sdk's own DNS-rebinding Host check → 403.
+//
+// Every refusal is written at once and closes the connection, without
+// reading the body the request announced: net/http would otherwise read
+// (up to 256 KiB of) that body before writing the answer, and a client that
+// announces a body and never sends it would hold the connection, unanswered,
+// for ever (issue 18).
 package httpserver
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -47,6 +59,15 @@ const (
 	DefaultAnonRate       = rate.Limit(10) // unauthenticated requests per second per IP, when a token is set
 	DefaultAnonBurst      = 20
 	DefaultReadyTimeout   = 2 * time.Second
+	// DefaultBodyTimeout is how long an authorised request may take to send
+	// its whole body once its headers are in: a 4 MiB body over a slow
+	// 1 Mbit/s link takes about 32 s, an agent's call a few milliseconds.
+	DefaultBodyTimeout = 30 * time.Second
+	// DefaultWriteTimeout bounds each write of a response (not the whole
+	// response: a stream stays open for as long as its session lives). A
+	// client that stops reading is cut once the socket buffers are full and
+	// a write has waited this long.
+	DefaultWriteTimeout = 30 * time.Second
 
 	SSEPath       = "/sse"
 	LivenessPath  = "/health/liveness"
@@ -87,6 +108,13 @@ type Options struct {
 	Burst     int
 	AnonRate  rate.Limit
 	AnonBurst int
+	// BodyTimeout bounds the time to receive an MCP request's body (408
+	// beyond); WriteTimeout bounds each write of a response.
+	BodyTimeout  time.Duration
+	WriteTimeout time.Duration
+	// MaxConnsPerClient caps the connections one client address holds open
+	// (Serve answers 503 beyond); negative: no cap.
+	MaxConnsPerClient int
 }
 
 // Handler serves the MCP endpoints, SSE and health. Build it with New.
@@ -183,6 +211,15 @@ func setDefaults(o *Options) {
 	if o.AnonRate == 0 {
 		o.AnonRate, o.AnonBurst = DefaultAnonRate, DefaultAnonBurst
 	}
+	if o.BodyTimeout <= 0 {
+		o.BodyTimeout = DefaultBodyTimeout
+	}
+	if o.WriteTimeout <= 0 {
+		o.WriteTimeout = DefaultWriteTimeout
+	}
+	if o.MaxConnsPerClient == 0 {
+		o.MaxConnsPerClient = DefaultMaxConnsPerClient
+	}
 }
 
 // mcpPaths is where the Streamable HTTP endpoint answers: the configured
@@ -198,9 +235,12 @@ func mcpPaths(p string) []string {
 
 // ServeHTTP logs every request once it is answered, whatever answered it.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	rec := &recorder{ResponseWriter: w}
+	rec := &recorder{ResponseWriter: w, rc: http.NewResponseController(w), writeTimeout: h.opts.WriteTimeout}
 	start := time.Now()
 	defer h.logRequest(rec, r, start)
+	// net/http flushes what is buffered once the handler returns: give that
+	// last write its own deadline too.
+	defer rec.extendWriteDeadline()
 	h.serve(rec, r)
 }
 
@@ -220,6 +260,19 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, codeInvalidRequest, "not found: the MCP endpoint is "+h.opts.Path)
 		return
 	}
+	if rt.public {
+		if r.ContentLength != 0 {
+			// The health endpoints take no body: answer, then close the
+			// connection rather than wait for what was announced.
+			w.Header().Set("Connection", "close")
+			defer dropBody(w)
+		}
+		rt.h.ServeHTTP(w, r)
+		return
+	}
+	if !h.readBody(w, r) {
+		return
+	}
 	switch {
 	case rt.stream && r.Method == http.MethodGet:
 		// A hanging GET never goes idle by itself: tie it to the handler so a
@@ -236,26 +289,54 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 	rt.h.ServeHTTP(w, r)
 }
 
-// protect wraps an MCP transport handler in the Origin check and the body
-// bound. go-sdk applies the bound too; checking Content-Length here answers
-// an honest oversized request before a byte of it is read.
+// readBody reads an MCP request's whole body, within MaxBodyBytes and
+// BodyTimeout, before any MCP code sees the request, then lifts the read
+// deadline: once the body is in, net/http's background read watches for the
+// client going away, and a deadline left on it would cancel a long call or
+// stream. go-sdk reads the whole body before decoding it anyway, so holding
+// it here costs no memory it would not spend.
+func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) bool {
+	limit := h.opts.MaxBodyBytes
+	if r.ContentLength > limit {
+		// An honest oversized request is answered before a byte is read.
+		writeError(w, http.StatusRequestEntityTooLarge, codeInvalidRequest, fmt.Sprintf("request body exceeds %d bytes", limit))
+		return false
+	}
+	rc := http.NewResponseController(w)
+	if r.ContentLength != 0 && r.Body != nil && r.Body != http.NoBody {
+		rc.SetReadDeadline(time.Now().Add(h.opts.BodyTimeout))
+		var buf bytes.Buffer
+		if r.ContentLength > 0 {
+			buf.Grow(int(r.ContentLength))
+		}
+		_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, limit))
+		if err != nil {
+			var tooBig *http.MaxBytesError
+			switch {
+			case errors.As(err, &tooBig):
+				writeError(w, http.StatusRequestEntityTooLarge, codeInvalidRequest, fmt.Sprintf("request body exceeds %d bytes", limit))
+			case errors.Is(err, os.ErrDeadlineExceeded):
+				writeError(w, http.StatusRequestTimeout, codeInvalidRequest,
+					fmt.Sprintf("request body not received within %s", h.opts.BodyTimeout))
+			default:
+				writeError(w, http.StatusBadRequest, codeInvalidRequest, "reading the request body failed")
+			}
+			return false
+		}
+		r.Body = io.NopCloser(&buf)
+		r.ContentLength = int64(buf.Len())
+	}
+	rc.SetReadDeadline(time.Time{})
+	return true
+}
+
+// protect wraps an MCP transport handler in the Origin check.
 func (h *Handler) protect(next http.Handler) http.Handler {
 	cop := http.NewCrossOriginProtection()
 	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		writeError(w, http.StatusForbidden, codeInvalidRequest, "cross-origin request refused: MCP clients are not browser pages")
 	}))
-	limit := h.opts.MaxBodyBytes
-	inner := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.ContentLength > limit {
-			writeError(w, http.StatusRequestEntityTooLarge, codeInvalidRequest, fmt.Sprintf("request body exceeds %d bytes", limit))
-			return
-		}
-		if r.Body != nil {
-			r.Body = http.MaxBytesReader(w, r.Body, limit)
-		}
-		next.ServeHTTP(w, r)
-	})
-	checked := cop.Handler(inner)
+	checked := cop.Handler(next)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// CrossOriginProtection lets GET and HEAD through as "safe", but a GET
 		// here opens a session (SSE) or a stream: check it as a POST would be.

@@ -16,6 +16,14 @@ import (
 // a few seconds at most.
 const DefaultGrace = 20 * time.Second
 
+// Connection timeouts of Serve (see also Options.BodyTimeout and
+// WriteTimeout).
+const (
+	ReadHeaderTimeout = 10 * time.Second
+	IdleTimeout       = 2 * time.Minute
+	MaxHeaderBytes    = 64 << 10
+)
+
 // ErrNotLoopback is returned by Listen for a non-loopback address without a
 // bearer token.
 var ErrNotLoopback = errors.New("not a loopback address")
@@ -78,14 +86,22 @@ func Serve(ctx context.Context, ln net.Listener, h *Handler, grace time.Duration
 	}
 	srv := &http.Server{
 		Handler: h,
-		// Slow-header clients are cut; there is no ReadTimeout or
-		// WriteTimeout because SSE streams and long tool calls legitimately
-		// hold a request open.
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    64 << 10,
+		// Headers must arrive within ReadHeaderTimeout. ReadTimeout is only
+		// a backstop: the handler replaces it on every request, by
+		// BodyTimeout while an MCP body is read and by no deadline once it
+		// is in, since a stream or a long call holds its request open and
+		// net/http cancels a request whose connection hits a read deadline.
+		// For the same reason there is no WriteTimeout (it would end every
+		// stream after that long); each write gets its own deadline instead
+		// (WriteTimeout in Options). Idle keep-alive connections close
+		// after IdleTimeout.
+		ReadHeaderTimeout: ReadHeaderTimeout,
+		ReadTimeout:       ReadHeaderTimeout + h.opts.BodyTimeout,
+		IdleTimeout:       IdleTimeout,
+		MaxHeaderBytes:    MaxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(h.log.Handler(), slog.LevelWarn),
 	}
+	ln = limitPerClient(ln, h.opts.MaxConnsPerClient, h.log)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 
