@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -148,4 +149,172 @@ func connectCtx(ctx context.Context, hc *http.Client, endpoint string) (*mcp.Cli
 
 func echoParams(text string) *mcp.CallToolParams {
 	return &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": text}}
+}
+
+// readAnswer reads one response from c within a generous deadline.
+func readAnswer(t *testing.T, c net.Conn) *http.Response {
+	t.Helper()
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatalf("no answer: %v", err)
+	}
+	resp.Body.Close()
+	return resp
+}
+
+// TestSlowBodyAuthorised: a client with the token that announces a body and
+// never sends it gets 408 once BodyTimeout has passed, on a closed
+// connection, instead of holding it for ever.
+func TestSlowBodyAuthorised(t *testing.T) {
+	srv := start(t, Options{BearerToken: testToken, BodyTimeout: 200 * time.Millisecond})
+	addr := strings.TrimPrefix(srv.base, "http://")
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.Write([]byte(stalledRequest(addr, testToken) + `{"jsonrpc":`)) // a start, then nothing
+	resp := readAnswer(t, c)
+	if resp.StatusCode != http.StatusRequestTimeout || !resp.Close {
+		t.Fatalf("stalled authorised body: %s (close %v), want 408 and Connection: close", resp.Status, resp.Close)
+	}
+}
+
+// TestStalledBodyOnHealthEndpoint: the open health endpoints answer a
+// request that announces a body without waiting for it.
+func TestStalledBodyOnHealthEndpoint(t *testing.T) {
+	srv := start(t, Options{BearerToken: testToken})
+	addr := strings.TrimPrefix(srv.base, "http://")
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: %s\r\nContent-Length: 100\r\n\r\n", LivenessPath, addr)
+	resp := readAnswer(t, c)
+	if resp.StatusCode != 200 || !resp.Close {
+		t.Fatalf("liveness with an announced body: %s (close %v), want 200 and Connection: close", resp.Status, resp.Close)
+	}
+}
+
+// TestConnectionFloodFromOneAddress: connections that never finish their
+// headers hold a slot each until ReadHeaderTimeout; past MaxConnsPerClient
+// the next connection is answered 503 at once, and a slot given back serves
+// again.
+func TestConnectionFloodFromOneAddress(t *testing.T) {
+	srv := start(t, Options{BearerToken: testToken, MaxConnsPerClient: 4})
+	addr := strings.TrimPrefix(srv.base, "http://")
+	var held []net.Conn
+	for range 4 {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		c.Write([]byte("GET /health/liveness HTTP/1.1\r\n")) // headers never end
+		held = append(held, c)
+	}
+	// Accepting is asynchronous: the fifth connection may land while the
+	// fourth is still being counted, so try a few.
+	over := func() *http.Response {
+		for range 50 {
+			c, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			resp := readAnswer(t, c)
+			if resp.StatusCode == http.StatusServiceUnavailable {
+				return resp
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		return nil
+	}()
+	if over == nil || over.Header.Get("Retry-After") == "" || !over.Close {
+		t.Fatalf("connection over the cap: %+v, want 503 with Retry-After and Connection: close", over)
+	}
+	held[0].Close()
+	for i := 0; ; i++ {
+		code, _, _ := rawRequest(t, "GET", srv.base+LivenessPath, "", nil)
+		if code == 200 {
+			break
+		}
+		if i == 100 {
+			t.Fatalf("a slot given back does not serve: %d", code)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if !strings.Contains(srv.logs.String(), "too many open from one client address") {
+		t.Fatalf("no warning logged:\n%s", srv.logs.String())
+	}
+}
+
+// TestLongCallOutlivesBodyAndWriteTimeouts: the per-request deadlines end
+// stalled requests, never a call or stream that is merely long, on either
+// transport.
+func TestLongCallOutlivesBodyAndWriteTimeouts(t *testing.T) {
+	release := make(chan struct{})
+	started := make(chan struct{}, 2)
+	srv := start(t, Options{
+		BearerToken: testToken, Server: testMCPServer(release, started),
+		BodyTimeout: 100 * time.Millisecond, WriteTimeout: 100 * time.Millisecond,
+	})
+	hc := bearerClient(testToken)
+	streamable := connect(t, hc, srv.base+"/mcp/", false, "2025-11-25")
+	defer streamable.Close()
+	sse := connect(t, hc, srv.base+"/sse", true, "2024-11-05")
+	defer sse.Close()
+	results := make(chan string, 2)
+	for _, cs := range []*mcp.ClientSession{streamable, sse} {
+		go func() { results <- callEcho(t, cs, "slow", "x") }()
+	}
+	<-started
+	<-started
+	time.Sleep(time.Second) // ten times both timeouts
+	close(release)
+	for range 2 {
+		if got := <-results; !strings.Contains(got, "slow x") {
+			t.Fatalf("long call: %q", got)
+		}
+	}
+}
+
+// deadlineWriter is a ResponseWriter that records its write deadline, as
+// http.ResponseController sets it.
+type deadlineWriter struct {
+	httptest.ResponseRecorder
+	deadline    time.Time
+	unprotected int // writes made without a deadline in the future
+}
+
+func (d *deadlineWriter) SetWriteDeadline(t time.Time) error { d.deadline = t; return nil }
+func (d *deadlineWriter) SetReadDeadline(time.Time) error    { return nil }
+
+func (d *deadlineWriter) Write(p []byte) (int, error) {
+	if !d.deadline.After(time.Now()) {
+		d.unprotected++
+	}
+	return d.ResponseRecorder.Write(p)
+}
+
+// TestEveryResponseWriteHasADeadline: a client that stops reading cannot
+// hold a write for ever, since every write is given WriteTimeout.
+func TestEveryResponseWriteHasADeadline(t *testing.T) {
+	h, err := New(Options{Server: testMCPServer(nil, nil), BearerToken: testToken})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{LivenessPath, "/mcp/"} {
+		w := &deadlineWriter{ResponseRecorder: *httptest.NewRecorder()}
+		r := httptest.NewRequest("POST", path, strings.NewReader(initBody))
+		for k, v := range mcpHeaders(testToken) {
+			r.Header.Set(k, v)
+		}
+		h.ServeHTTP(w, r)
+		if w.unprotected > 0 || w.deadline.IsZero() {
+			t.Errorf("%s: %d writes without a deadline (last deadline %v)", path, w.unprotected, w.deadline)
+		}
+	}
 }

@@ -290,11 +290,13 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 }
 
 // readBody reads an MCP request's whole body, within MaxBodyBytes and
-// BodyTimeout, before any MCP code sees the request, then lifts the read
-// deadline: once the body is in, net/http's background read watches for the
-// client going away, and a deadline left on it would cancel a long call or
-// stream. go-sdk reads the whole body before decoding it anyway, so holding
-// it here costs no memory it would not spend.
+// BodyTimeout, before any MCP code sees the request, so that no refusal
+// further in (go-sdk's included) can leave net/http waiting for a body that
+// never comes. Once the body is in, net/http lifts the read deadline itself
+// (its background read, which notices a client going away, runs without
+// one), so a long call or stream is not cut. go-sdk reads the whole body
+// before decoding it anyway: holding it here costs no memory it would not
+// spend.
 func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) bool {
 	limit := h.opts.MaxBodyBytes
 	if r.ContentLength > limit {
@@ -302,9 +304,8 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) bool {
 		writeError(w, http.StatusRequestEntityTooLarge, codeInvalidRequest, fmt.Sprintf("request body exceeds %d bytes", limit))
 		return false
 	}
-	rc := http.NewResponseController(w)
 	if r.ContentLength != 0 && r.Body != nil && r.Body != http.NoBody {
-		rc.SetReadDeadline(time.Now().Add(h.opts.BodyTimeout))
+		http.NewResponseController(w).SetReadDeadline(time.Now().Add(h.opts.BodyTimeout))
 		var buf bytes.Buffer
 		if r.ContentLength > 0 {
 			buf.Grow(int(r.ContentLength))
@@ -326,7 +327,6 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) bool {
 		r.Body = io.NopCloser(&buf)
 		r.ContentLength = int64(buf.Len())
 	}
-	rc.SetReadDeadline(time.Time{})
 	return true
 }
 

@@ -86,17 +86,17 @@ func Serve(ctx context.Context, ln net.Listener, h *Handler, grace time.Duration
 	}
 	srv := &http.Server{
 		Handler: h,
-		// Headers must arrive within ReadHeaderTimeout. ReadTimeout is only
-		// a backstop: the handler replaces it on every request, by
-		// BodyTimeout while an MCP body is read and by no deadline once it
-		// is in, since a stream or a long call holds its request open and
-		// net/http cancels a request whose connection hits a read deadline.
+		// Headers must arrive within ReadHeaderTimeout, and the whole
+		// request within ReadTimeout (BodyTimeout, which the handler starts
+		// again for an MCP body once the request is authorised). Reading
+		// ends there: net/http lifts the read deadline once the body is
+		// consumed, so a stream or a long call is not cut by it.
 		// For the same reason there is no WriteTimeout (it would end every
 		// stream after that long); each write gets its own deadline instead
 		// (WriteTimeout in Options). Idle keep-alive connections close
 		// after IdleTimeout.
 		ReadHeaderTimeout: ReadHeaderTimeout,
-		ReadTimeout:       ReadHeaderTimeout + h.opts.BodyTimeout,
+		ReadTimeout:       h.opts.BodyTimeout,
 		IdleTimeout:       IdleTimeout,
 		MaxHeaderBytes:    MaxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(h.log.Handler(), slog.LevelWarn),
