@@ -91,9 +91,9 @@ func Serve(ctx context.Context, ln net.Listener, h *Handler, grace time.Duration
 		// again for an MCP body once the request is authorised). Reading
 		// ends there: net/http lifts the read deadline once the body is
 		// consumed, so a stream or a long call is not cut by it.
-		// For the same reason there is no WriteTimeout (it would end every
-		// stream after that long); each write gets its own deadline instead
-		// (WriteTimeout in Options). Idle keep-alive connections close
+		// There is no WriteTimeout: net/http sets it once per request, so it
+		// would end every stream after that long; each write gets its own
+		// deadline instead (Options.WriteTimeout). Idle keep-alive connections close
 		// after IdleTimeout.
 		ReadHeaderTimeout: ReadHeaderTimeout,
 		ReadTimeout:       h.opts.BodyTimeout,
