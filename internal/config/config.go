@@ -19,8 +19,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/joho/godotenv"
+
+	"github.com/mailgate/mailgate/internal/store"
 )
 
 // Toolset names accepted in MAILGATE_TOOLS.
@@ -197,7 +198,7 @@ func Load(fs *flag.FlagSet, args []string, getenv func(string) string, cwd strin
 	c.TokenFile = pathVar("GMAIL_TOKEN_FILE", filepath.Join("auth", "token.json"))
 	c.AuditDir = pathVar("AUDIT_LOG_DIR", "audit")
 	if v := get("MAILGATE_DB"); isDBURL(v) {
-		c.DB = v // a PostgreSQL URL, checked below
+		c.DB = v // a PostgreSQL URL or keyword/value string, checked below
 	} else {
 		c.DB = pathVar("MAILGATE_DB", filepath.Join(".mailgate", "state.db"))
 	}
@@ -250,12 +251,8 @@ func Load(fs *flag.FlagSet, args []string, getenv func(string) string, cwd strin
 	if !strings.HasPrefix(c.HTTPPath, "/") {
 		return nil, &Error{Var: "AGENT_MAIL_PATH", Msg: fmt.Sprintf("%q must start with /", c.HTTPPath)}
 	}
-	if isDBURL(c.DB) {
-		// Parse now, so a bad URL is one clear line at start, before any
-		// connection is tried. pgconn's errors never include the password.
-		if _, err := pgconn.ParseConfig(c.DB); err != nil {
-			return nil, &Error{Var: "MAILGATE_DB", Msg: "not a valid PostgreSQL URL: " + err.Error()}
-		}
+	if err := checkDB(c.DB); err != nil {
+		return nil, err
 	}
 	return c, nil
 }
@@ -324,8 +321,27 @@ func expandHome(name, p string, getenv func(string) string) (string, error) {
 }
 
 // isDBURL reports whether MAILGATE_DB names a database server rather than a
-// SQLite file. Any scheme-like "postgres…:" prefix counts, so a mistyped
-// URL is reported as a bad URL rather than taken for a file name.
+// SQLite file: a PostgreSQL URL or libpq keyword/value string
+// ("host=… dbname=… password=…", see store.IsKeywordValue). Any scheme-like
+// "postgres…:" prefix counts too, so a mistyped URL is reported as a bad URL
+// rather than taken for a file name (which would also print its password).
 func isDBURL(v string) bool {
-	return strings.HasPrefix(v, "postgres:") || strings.HasPrefix(v, "postgresql:")
+	return strings.HasPrefix(v, "postgres:") || strings.HasPrefix(v, "postgresql:") || store.IsKeywordValue(v)
+}
+
+// checkDB parses a PostgreSQL MAILGATE_DB now, so a bad one is one clear
+// line at start, before any connection is tried. The message never quotes
+// the string (store.CheckPostgres), as it may hold a password.
+func checkDB(v string) error {
+	if !isDBURL(v) {
+		return nil
+	}
+	if store.IsPostgres(v) {
+		if err := store.CheckPostgres(v); err != nil {
+			return &Error{Var: "MAILGATE_DB", Msg: err.Error()}
+		}
+		return nil
+	}
+	// "postgres:…" without the slashes: pgx would read it as keyword/value.
+	return &Error{Var: "MAILGATE_DB", Msg: "not a valid PostgreSQL URL: write postgres://user:password@host:5432/dbname (or a keyword/value string such as host=… dbname=…)"}
 }
