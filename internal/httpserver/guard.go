@@ -24,6 +24,7 @@ type bearer struct {
 }
 
 func newBearer(token string) bearer {
+	token = strings.TrimSpace(token) // as the presented token is trimmed
 	if token == "" {
 		return bearer{}
 	}

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"strings"
 	"time"
 )
 
@@ -131,5 +132,31 @@ func Serve(ctx context.Context, ln net.Listener, h *Handler, grace time.Duration
 		return nil
 	}
 	h.log.Info("HTTP server stopped")
+	return nil
+}
+
+// MinTokenLength is the shortest bearer token Serve's callers accept, after
+// surrounding spaces are trimmed: 32 characters are 128 bits as random hex
+// (`openssl rand -hex 16`), beyond guessing even from many addresses at the
+// rate limit; shorter values are, in practice, passwords a person chose.
+const MinTokenLength = 32
+
+// ErrWeakToken is the error CheckToken wraps.
+var ErrWeakToken = errors.New("unusable bearer token")
+
+// CheckToken refuses a bearer token that is too short, or that holds
+// characters an Authorization header cannot carry faithfully (spaces,
+// control characters, anything outside printable ASCII). The error says how
+// to make a good one and never quotes the token.
+func CheckToken(token string) error {
+	t := strings.TrimSpace(token)
+	for _, c := range t {
+		if c <= ' ' || c > '~' {
+			return fmt.Errorf("%w: it holds a space, a control character or a non-ASCII character, which clients cannot all send in an Authorization header; generate one with `openssl rand -hex 32`", ErrWeakToken)
+		}
+	}
+	if len(t) < MinTokenLength {
+		return fmt.Errorf("%w: %d characters after trimming spaces, at least %d are needed; generate one with `openssl rand -hex 32`", ErrWeakToken, len(t), MinTokenLength)
+	}
 	return nil
 }
