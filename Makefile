@@ -71,6 +71,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzTsquery$$' -fuzztime $(FUZZTIME) ./internal/agentmail/postgres
 	$(GO) test -run '^$$' -fuzz '^FuzzParseQuery$$' -fuzztime $(FUZZTIME) ./internal/localgmail
 	$(GO) test -run '^$$' -fuzz '^FuzzParseMessage$$' -fuzztime $(FUZZTIME) ./internal/localgmail
+	$(GO) test -run '^$$' -fuzz '^FuzzHTTPFrontDoor$$' -fuzztime $(FUZZTIME) ./internal/httpserver
 
 clean:
 	rm -rf bin $(NODE_DIR)

@@ -133,6 +133,10 @@ type Handler struct {
 	streams     context.Context // ended by Close: hanging GET streams follow it
 	stopStreams context.CancelFunc
 	closeOnce   sync.Once
+
+	// reached, when set (by tests), sees every request that gets to an MCP
+	// transport handler: the fuzzer checks that none came without the token.
+	reached func(*http.Request)
 }
 
 type route struct {
@@ -172,7 +176,7 @@ func New(opts Options) (*Handler, error) {
 	})
 	sse := mcp.NewSSEHandler(getServer, &mcp.SSEOptions{MaxRequestBodyBytes: opts.MaxBodyBytes})
 
-	mcpRoute := route{h: h.protect(streamable), stream: true}
+	mcpRoute := route{h: h.protect(h.reach(streamable)), stream: true}
 	for _, p := range mcpPaths(opts.Path) {
 		h.routes[p] = mcpRoute
 	}
@@ -183,7 +187,7 @@ func New(opts Options) (*Handler, error) {
 	}
 	// The SSE session endpoint is the GET path itself plus ?sessionid=…
 	// (go-sdk derives it from the GET's URL), so one exact route serves both.
-	h.routes[SSEPath] = route{h: h.protect(sse), stream: true}
+	h.routes[SSEPath] = route{h: h.protect(h.reach(sse)), stream: true}
 	h.routes[LivenessPath] = route{h: http.HandlerFunc(h.liveness), public: true}
 	h.routes[ReadinessPath] = route{h: http.HandlerFunc(h.readiness), public: true}
 	return h, nil
@@ -349,6 +353,16 @@ func (h *Handler) protect(next http.Handler) http.Handler {
 			}
 		}
 		checked.ServeHTTP(w, r)
+	})
+}
+
+// reach reports requests that get to next to the reached hook.
+func (h *Handler) reach(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if h.reached != nil {
+			h.reached(r)
+		}
+		next.ServeHTTP(w, r)
 	})
 }
 
