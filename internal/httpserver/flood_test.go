@@ -29,7 +29,7 @@ func stalledRequest(host, token string) string {
 
 // floodStalled opens n connections that each send stalledRequest and never
 // the body, and returns them open.
-func floodStalled(t *testing.T, addr, token string, n int) []net.Conn {
+func floodStalled(t testing.TB, addr, token string, n int) []net.Conn {
 	t.Helper()
 	conns := make([]net.Conn, 0, n)
 	t.Cleanup(func() {
@@ -317,4 +317,40 @@ func TestEveryResponseWriteHasADeadline(t *testing.T) {
 			t.Errorf("%s: %d writes without a deadline (last deadline %v)", path, w.unprotected, w.deadline)
 		}
 	}
+}
+
+// BenchmarkCallDuringStalledFlood measures an authorised agent's whole
+// exchange (connect, initialize, one call, close) while 500 unauthenticated
+// connections that announced a body and never sent it are open: issue 18's
+// flood. ns/op is that exchange's latency (BENCHMARKS.md).
+func BenchmarkCallDuringStalledFlood(b *testing.B) {
+	srv := startB(b, Options{BearerToken: testToken})
+	floodStalled(b, strings.TrimPrefix(srv, "http://"), "", 500)
+	b.ResetTimer()
+	for b.Loop() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		if err := authorisedCall(ctx, srv, testToken); err != nil {
+			b.Fatal(err)
+		}
+		cancel()
+	}
+}
+
+// startB serves opts on a loopback port for a benchmark.
+func startB(b *testing.B, opts Options) string {
+	b.Helper()
+	opts.Server = testMCPServer(nil, nil)
+	h, err := New(opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ln, err := Listen(b.Context(), "127.0.0.1:0", true)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- Serve(ctx, ln, h, 5*time.Second) }()
+	b.Cleanup(func() { cancel(); <-done })
+	return "http://" + ln.Addr().String()
 }
