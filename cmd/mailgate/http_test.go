@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -393,11 +394,18 @@ func tokenProxy(t *testing.T, base, token string) string {
 	return srv.URL
 }
 
-// runServe runs the built binary's serve with env in a fresh home and
-// returns its combined output; it must exit 1.
+// refusalWait is how long a start that must be refused may run: far more
+// than a refusal takes, so a binary that serves instead is stopped and the
+// test fails rather than hangs.
+const refusalWait = 30 * time.Second
+
+// runServeRefused runs the built binary's serve with env in a fresh home
+// and returns its combined output; it must exit 1.
 func runServeRefused(t *testing.T, args []string, env ...string) string {
 	t.Helper()
-	cmd := exec.Command(builtBinary(t), append([]string{"serve"}, args...)...)
+	ctx, cancel := context.WithTimeout(context.Background(), refusalWait)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, builtBinary(t), append([]string{"serve"}, args...)...)
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "MAILGATE_HOME=" + t.TempDir()}, env...)
 	out, err := cmd.CombinedOutput()
 	var ee *exec.ExitError
@@ -457,6 +465,57 @@ func TestHTTPEmailToolsOnLoopbackWithoutToken(t *testing.T) {
 		if code, _ := httpDo(t, "POST", s.url, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`,
 			map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}); code != 200 {
 			t.Fatalf("initialize without a token, agent-mail tools on loopback: %d", code)
+		}
+	})
+}
+
+// TestKeywordPostgresPasswordNeverLogged is issue 18 item 8 through the
+// binary: MAILGATE_DB as a libpq keyword/value string was taken for a SQLite
+// file name under the home, created there, and printed with its password.
+// It is PostgreSQL now; whether the server is down, the string is bad, or it
+// serves, the password appears nowhere in what mailgate prints.
+func TestKeywordPostgresPasswordNeverLogged(t *testing.T) {
+	const pw = "s3cr3t-pw-never-logged"
+	for name, dsn := range map[string]string{
+		"server down": "host=127.0.0.1 port=1 dbname=mailgate user=mg password=" + pw + " connect_timeout=2",
+		"bad string":  "host=127.0.0.1 dbname=mailgate password=" + pw + " oops",
+		"spaced":      "host = 127.0.0.1 port = 1 password = " + pw,
+	} {
+		t.Run(name, func(t *testing.T) {
+			home := t.TempDir()
+			ctx, cancel := context.WithTimeout(context.Background(), refusalWait)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, builtBinary(t), "serve", "--http", "127.0.0.1:0")
+			cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "MAILGATE_HOME=" + home, "MAILGATE_TOOLS=agentmail", "MAILGATE_DB=" + dsn}
+			out, err := cmd.CombinedOutput()
+			if err == nil {
+				t.Fatalf("started on %q:\n%s", dsn, out)
+			}
+			if strings.Contains(string(out), pw) || !strings.Contains(string(out), "MAILGATE_DB") || !strings.Contains(string(out), "PostgreSQL") {
+				t.Fatalf("want MAILGATE_DB and PostgreSQL named, no password; got:\n%s", out)
+			}
+			filepath.WalkDir(home, func(p string, d os.DirEntry, err error) error {
+				if err == nil && strings.Contains(d.Name(), "=") {
+					t.Errorf("a file named after the string was created: %s", p)
+				}
+				return nil
+			})
+		})
+	}
+	url := os.Getenv("MAILGATE_TEST_POSTGRES")
+	if url == "" {
+		return
+	}
+	t.Run("serving", func(t *testing.T) {
+		u, err := neturl.Parse(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kv := fmt.Sprintf("host=%s port=%s dbname=%s user=%s password=%s sslmode=disable",
+			u.Hostname(), u.Port(), strings.TrimPrefix(u.Path, "/"), u.User.Username(), pw)
+		s := startHTTPServer(t, "MAILGATE_TOOLS=agentmail", "MAILGATE_DB="+kv)
+		if logs := s.logs(); strings.Contains(logs, pw) || !strings.Contains(logs, "db=postgres://") {
+			t.Fatalf("startup log names the store wrongly:\n%s", logs)
 		}
 	})
 }
