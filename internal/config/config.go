@@ -88,7 +88,7 @@ var Vars = []Var{
 	{"MAILGATE_TOOLS", "tools", "email,agentmail", "tool sets to expose: email, agentmail, channels, mailbox"},
 	{"AGENT_MAIL_HTTP_ADDR", "http-addr", "127.0.0.1:8765", "address for serve --http"},
 	{"AGENT_MAIL_PATH", "http-path", "/mcp/", "HTTP endpoint path"},
-	{"AGENT_MAIL_BEARER_TOKEN", "bearer-token", "", "required on every HTTP request when set; required to bind a non-loopback address"},
+	{"AGENT_MAIL_BEARER_TOKEN", "bearer-token", "", "required on every HTTP request when set; at least 32 characters (openssl rand -hex 32); needed to serve the email tools over HTTP, or to bind a non-loopback address"},
 	{"AGENT_MAIL_HTTP_RATE_LIMIT", "http-rate-limit", "2000", "HTTP requests per second per client IP (bursts of twice that), answered 429 beyond; 0 turns it off. Requests without a valid token keep their own 10 per second"},
 	{"AGENT_MAIL_MIRROR", "mirror", "off", "gmail: copy agent threads into the mailbox under a label"},
 	{"AGENT_NAME_ENFORCEMENT_MODE", "name-mode", "coerce", "register_agent names: coerce (an invalid or taken name is replaced, and the answer says so), strict (refused), always_auto (always generated)"},
