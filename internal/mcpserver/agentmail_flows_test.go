@@ -70,8 +70,14 @@ func TestAgentMailNames(t *testing.T) {
 		// An identity made before (in coerce mode, or by the mailbox set)
 		// resumes under strict: the rule is for new names.
 		path := t.TempDir() + "/am.db"
+		before := liveKeySet()
 		h := newAMHarnessAt(t, path)
 		h.setup("/p/app", "ManagerMoose")
+		// The first agent's process stops: its session ends, so its name is
+		// free to resume (a live holder's would be refused).
+		first := newKeys(before)
+		h.cs.Close()
+		waitKeysGone(t, first)
 		h.svc.Close()
 		h.db.Close()
 		s := newAMHarnessAt(t, path, func(o *agentmail.Options) { o.NameMode = agentmail.NameStrict })

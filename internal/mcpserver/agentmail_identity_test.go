@@ -181,27 +181,56 @@ func TestChannelsIdentityTakeover(t *testing.T) {
 func TestIdentityResumedAfterClientRestart(t *testing.T) {
 	w := newIdentityWorld(t)
 	old := w.session()
+	before := liveKeySet()
 	if p := register(old, "BlueLake", ""); p.Name != "BlueLake" {
 		t.Fatalf("first registration: %+v", p)
 	}
-	before := countLiveSessions()
+	oldKeys := newKeys(before)
 	old.cs.Close()
-	deadline := time.Now().Add(10 * time.Second)
-	for countLiveSessions() >= before {
-		if time.Now().After(deadline) {
-			t.Fatal("the server never saw the closed session end")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitKeysGone(t, oldKeys)
 	if p := register(w.session(), "BlueLake", ""); p.Name != "BlueLake" || p.NameNotice != "" {
 		t.Fatalf("a restarted agent did not get its name back: %+v", p)
 	}
 }
 
-func countLiveSessions() int {
-	n := 0
-	liveKeys.Range(func(any, any) bool { n++; return true })
-	return n
+// liveKeySet is the keys of this process's open sessions that have made a
+// call; newKeys is those that appeared since before (the tests here run one
+// at a time, so those are the sessions the test itself used).
+func liveKeySet() map[string]bool {
+	m := map[string]bool{}
+	liveKeys.Range(func(k, _ any) bool { m[k.(string)] = true; return true })
+	return m
+}
+
+func newKeys(before map[string]bool) []string {
+	var ks []string
+	for k := range liveKeySet() {
+		if !before[k] {
+			ks = append(ks, k)
+		}
+	}
+	return ks
+}
+
+// waitKeysGone waits until the server side has seen the sessions end (it
+// does so asynchronously after their clients close).
+func waitKeysGone(t *testing.T, keys []string) {
+	t.Helper()
+	if len(keys) == 0 {
+		t.Fatal("no session key to wait for")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for _, k := range keys {
+		for {
+			if _, ok := liveKeys.Load(k); !ok {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the server never saw the closed session end")
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
 }
 
 // TestSessionLiveAcrossProcesses: a key from a process that no longer runs
