@@ -70,10 +70,16 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzSanitizeQuery$$' -fuzztime $(FUZZTIME) ./internal/agentmail
 	$(GO) test -run '^$$' -fuzz '^FuzzPatternOverlap$$' -fuzztime $(FUZZTIME) ./internal/agentmail
 	$(GO) test -run '^$$' -fuzz '^FuzzSummarize$$' -fuzztime $(FUZZTIME) ./internal/agentmail
+	$(GO) test -run '^$$' -fuzz '^FuzzParseMailboxLine$$' -fuzztime $(FUZZTIME) ./internal/agentmail
+	$(GO) test -run '^$$' -fuzz '^FuzzAttachmentPath$$' -fuzztime $(FUZZTIME) ./internal/agentmail
 	$(GO) test -run '^$$' -fuzz '^FuzzTsquery$$' -fuzztime $(FUZZTIME) ./internal/agentmail/postgres
 	$(GO) test -run '^$$' -fuzz '^FuzzParseQuery$$' -fuzztime $(FUZZTIME) ./internal/localgmail
 	$(GO) test -run '^$$' -fuzz '^FuzzParseMessage$$' -fuzztime $(FUZZTIME) ./internal/localgmail
 	$(GO) test -run '^$$' -fuzz '^FuzzWriteSetting$$' -fuzztime $(FUZZTIME) ./internal/config
+	$(GO) test -run '^$$' -fuzz '^FuzzEncodeHeaderValue$$' -fuzztime $(FUZZTIME) ./internal/mailmsg
+	$(GO) test -run '^$$' -fuzz '^FuzzNamesAndKeys$$' -fuzztime $(FUZZTIME) ./internal/agentmail
+	$(GO) test -run '^$$' -fuzz '^FuzzDigest$$' -fuzztime $(FUZZTIME) ./internal/archive
+	$(GO) test -run '^$$' -fuzz '^FuzzHTTPFrontDoor$$' -fuzztime $(FUZZTIME) ./internal/httpserver
 	$(GO) test -run '^$$' -fuzz '^FuzzMergeMCPServers$$' -fuzztime $(FUZZTIME) ./cmd/mailgate
 
 # Release binaries for every platform README lists, with SHA-256 checksums.

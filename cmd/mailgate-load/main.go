@@ -104,7 +104,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	fs.StringVar(&cfg.db, "db", "", "with -spawn: a PostgreSQL `URL` (postgres:// or postgresql://) the spawned servers use as MAILGATE_DB instead of the SQLite file of their throwaway homes. "+
 		"Nothing in the database is dropped or cleaned up: each run starts clean in a project of its own ("+projectKey+"-<random suffix>), so runs on one database do not interfere (they do accumulate: drop the database to reclaim the space)")
 	fs.IntVar(&cfg.servers, "servers", 1, fmt.Sprintf("with -spawn: start this many servers (at most %d), each in its own throwaway home with the same token, and spread the clients round-robin over them (client i talks to server i mod N); more than 1 needs -db, as separate SQLite homes share no store", maxServers))
-	fs.StringVar(&cfg.token, "token", "", "bearer token (default $AGENT_MAIL_BEARER_TOKEN; with -spawn, a random one when unset)")
+	fs.StringVar(&cfg.token, "token", "", "bearer token (default $AGENT_MAIL_BEARER_TOKEN; with -spawn, a random one when unset; mailgate refuses one under 32 characters)")
 	fs.IntVar(&cfg.clients, "clients", 30, "concurrent agent clients, one MCP session each")
 	fs.DurationVar(&cfg.duration, "duration", 60*time.Second, "how long the clients run the mix")
 	fs.IntVar(&cfg.pid, "pid", 0, "server process id to sample RSS and descriptors from /proc (optional; set by -spawn)")

@@ -32,6 +32,8 @@ func TestCLI(t *testing.T) {
 		{[]string{"demo", "--help"}, 0, []string{"Usage: mailgate demo", "--keep"}, nil},
 		{[]string{"agents-snippet", "-h"}, 0, []string{"Usage: mailgate agents-snippet"}, []string{"--dev-mode"}},
 		{[]string{"watch", "-h"}, 0, []string{"Usage: mailgate watch", "--once", "--interval DURATION", "[default 1s]"}, []string{"--dev-mode"}},
+		{[]string{"mailbox", "-h"}, 0, []string{"mailgate mailbox send"}, []string{"--dev-mode"}},
+		{[]string{"mailbox", "--bogus"}, 2, []string{"mailgate mailbox: flag provided"}, nil},
 		{[]string{"--help"}, 0, []string{"mailgate serve", "mailgate claude-config", "Exit status"}, nil},
 		{[]string{"--version"}, 0, []string{"mailgate "}, nil},
 		{[]string{"version"}, 0, []string{"mailgate "}, nil},

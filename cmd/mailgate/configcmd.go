@@ -43,7 +43,7 @@ func configCmd(ctx context.Context, env *environment, args []string) error {
 	case len(rest) == 0:
 		return showConfig(env, cfg)
 	case rest[0] == "get" && len(rest) == 2:
-		v, ok := settingInEffect(cfg, rest[1])
+		v, ok := settingInEffect(env, cfg, rest[1])
 		if !ok {
 			return &config.Error{Var: rest[1], Msg: "not a setting (see mailgate config -h and .env.example)"}
 		}
@@ -306,7 +306,7 @@ func emptyDir(path string, fi fs.FileInfo) bool {
 
 // settingInEffect is a setting's value as this command resolved it (flags,
 // environment, settings file, default), printed as it would be written.
-func settingInEffect(cfg *config.Config, name string) (string, bool) {
+func settingInEffect(env *environment, cfg *config.Config, name string) (string, bool) {
 	switch name {
 	case "MAILGATE_HOME":
 		return cfg.Home, true
@@ -346,6 +346,20 @@ func settingInEffect(cfg *config.Config, name string) (string, bool) {
 		return cfg.NameMode, true
 	case "TOOLS_FILTER_PROFILE":
 		return cfg.ToolsProfile, true
+	}
+	// A variable not resolved above: the environment, else the settings
+	// file, else its default.
+	for _, v := range config.Vars {
+		if v.Name != name {
+			continue
+		}
+		if val := env.getenv(name); val != "" {
+			return val, true
+		}
+		if file, err := godotenv.Read(cfg.SettingsFile); err == nil && file[name] != "" {
+			return file[name], true
+		}
+		return v.Default, true
 	}
 	return "", false
 }

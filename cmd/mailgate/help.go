@@ -18,6 +18,7 @@ var commandHelp = map[string]string{
 	"approvals": approvalsUsage,
 	"config":    configUsage,
 	"home":      homeUsage,
+	"mailbox":   mailboxUsage,
 	"serve": `Usage: mailgate serve [--sandbox] [--http [ADDR]] [configuration flags]
 
 Serve the MCP tools over stdio (what Claude Desktop and other clients start),

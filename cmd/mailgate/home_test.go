@@ -104,7 +104,7 @@ func TestOneHomeAndTheTruthAboutTheMode(t *testing.T) {
 	}
 
 	id := strings.TrimSuffix(w.files("Pending_Approval")[0], ".md")
-	out, code = runIn(t, terminalDir, terminal, "approvals", "approve", id)
+	out, code = runIn(t, terminalDir, terminal, "approvals", "approve", "--yes", id)
 	if code != 0 || !strings.Contains(out, "DEV_MODE=false — an approved email WILL be sent") || strings.Contains(out, "DEV_MODE is on") {
 		t.Fatalf("approve (exit %d):\n%s", code, out)
 	}

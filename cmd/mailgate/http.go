@@ -15,10 +15,18 @@ import (
 // finishes the calls in flight and closes the store. Everything it says goes
 // to the log on stderr; stdout is unused.
 func serveHTTP(ctx context.Context, env *environment, cfg *config.Config, logger *slog.Logger, addr string, useSandbox bool) error {
-	// Never open: without a token, one is generated and saved (before the
-	// bind, which refuses a non-loopback address without one).
-	savedIn, err := ensureBearerToken(cfg)
-	if err != nil {
+	// The email tools are served over HTTP only with a token (see
+	// checkHTTPAuth). Rather than refuse to start on a fresh machine, a
+	// server that would serve them without one generates one and saves it
+	// in the home's settings, where clients' configuration finds it.
+	savedIn := ""
+	if cfg.BearerToken == "" && cfg.HasTools(config.ToolsEmail) {
+		var err error
+		if savedIn, err = ensureBearerToken(cfg); err != nil {
+			return err
+		}
+	}
+	if err := checkHTTPAuth(cfg); err != nil {
 		return err
 	}
 	// Bind before opening anything: a refused or busy address fails at once,
@@ -58,10 +66,29 @@ func serveHTTP(ctx context.Context, env *environment, cfg *config.Config, logger
 	}
 	base := "http://" + ln.Addr().String()
 	logger.Info("mailgate serving over HTTP", app.startAttrs(cfg, "url", base+cfg.HTTPPath, "sse", base+httpserver.SSEPath, "auth", authMode(cfg, savedIn))...)
-	if n := len(cfg.BearerToken); n > 0 && n < 16 {
-		logger.Warn("AGENT_MAIL_BEARER_TOKEN is short; use at least 32 random characters", "length", n)
-	}
 	return httpserver.Serve(ctx, ln, h, httpserver.DefaultGrace)
+}
+
+// checkHTTPAuth refuses, before anything is opened, a bearer token too weak
+// to be one (whitespace, a short password: see httpserver.CheckToken), and
+// the email tools over HTTP without a token. On loopback every local user
+// and process can reach the port; without a token each of them could read
+// the mailbox and ask for sends, so the mailbox is served only to whoever
+// holds the token. The agent-mail tool sets stay available without one on
+// loopback, as before.
+func checkHTTPAuth(cfg *config.Config) error {
+	if cfg.BearerToken != "" {
+		if err := httpserver.CheckToken(cfg.BearerToken); err != nil {
+			return &config.Error{Var: "AGENT_MAIL_BEARER_TOKEN", Msg: err.Error()}
+		}
+		return nil
+	}
+	if cfg.HasTools(config.ToolsEmail) {
+		return &config.Error{Var: "AGENT_MAIL_BEARER_TOKEN", Msg: "the email tools are served over HTTP only with a bearer token, " +
+			"even on loopback (every local user and process could otherwise use the mailbox): " +
+			"set AGENT_MAIL_BEARER_TOKEN (generate one with `openssl rand -hex 32`), or serve only the agent-mail tools with MAILGATE_TOOLS=agentmail"}
+	}
+	return nil
 }
 
 // authMode names the authentication in the startup log, never the token.

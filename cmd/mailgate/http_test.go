@@ -5,8 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	neturl "net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -227,7 +231,9 @@ func TestHTTPRefusesNonLoopbackWithoutToken(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			cmd := exec.Command(builtBinary(t), append([]string{"serve", "--sandbox"}, tc.args...)...)
-			cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "MAILGATE_HOME=" + t.TempDir()}, tc.env...)
+			// Agent-mail tools only: the email tools need a token even on
+			// loopback (TestHTTPEmailToolsOnLoopbackWithoutToken).
+			cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "MAILGATE_HOME=" + t.TempDir(), "MAILGATE_TOOLS=agentmail"}, tc.env...)
 			out, err := cmd.CombinedOutput()
 			var ee *exec.ExitError
 			if !errors.As(err, &ee) || ee.ExitCode() != 1 {
@@ -260,10 +266,13 @@ func nodeTools(t *testing.T) (modules string, env []string) {
 // implement are listed, each with its reason, in .ci/conformance-baseline.yml.
 func TestHTTPConformance(t *testing.T) {
 	modules, env := nodeTools(t)
-	s := startHTTPServer(t) // loopback without a token: the suite cannot send one
+	// The suite cannot send a token, and the email tools are not served
+	// over HTTP without one: it talks to a loopback proxy that adds it.
+	s := startHTTPServer(t, "AGENT_MAIL_BEARER_TOKEN="+httpToken)
+	url := tokenProxy(t, s.base, httpToken) + strings.TrimPrefix(s.url, s.base)
 	baseline, _ := filepath.Abs("../../.ci/conformance-baseline.yml")
 	out := t.TempDir()
-	cmd := exec.Command(filepath.Join(modules, ".bin", "conformance"), "server", "--url", s.url, "--expected-failures", baseline, "-o", out)
+	cmd := exec.Command(filepath.Join(modules, ".bin", "conformance"), "server", "--url", url, "--expected-failures", baseline, "-o", out)
 	cmd.Env, cmd.Dir = env, out
 	res, err := cmd.CombinedOutput()
 	summary := string(res)
@@ -340,7 +349,7 @@ func TestHTTPExternalClients(t *testing.T) {
 // is refused), and 0 turns the limit off rather than refusing everything.
 func TestHTTPRateLimitSetting(t *testing.T) {
 	t.Run("1", func(t *testing.T) {
-		s := startHTTPServer(t, "AGENT_MAIL_HTTP_RATE_LIMIT=1")
+		s := startHTTPServer(t, "AGENT_MAIL_HTTP_RATE_LIMIT=1", "MAILGATE_TOOLS=agentmail")
 		var codes []int
 		for range 3 {
 			code, _ := httpDo(t, "GET", s.base+"/health/liveness", "", nil)
@@ -351,11 +360,197 @@ func TestHTTPRateLimitSetting(t *testing.T) {
 		}
 	})
 	t.Run("0", func(t *testing.T) {
-		s := startHTTPServer(t, "AGENT_MAIL_HTTP_RATE_LIMIT=0")
+		s := startHTTPServer(t, "AGENT_MAIL_HTTP_RATE_LIMIT=0", "MAILGATE_TOOLS=agentmail")
 		for i := range 500 {
 			if code, _ := httpDo(t, "GET", s.base+"/health/liveness", "", nil); code != 200 {
 				t.Fatalf("request %d: status %d with the limit off", i, code)
 			}
+		}
+	})
+}
+
+// tokenProxy serves, on a loopback port, a reverse proxy to base that adds
+// the bearer token to every request, for clients that cannot send one. The
+// Host header, Origin and the rest go through unchanged, so the server's
+// own checks still see what the client sent.
+func tokenProxy(t *testing.T, base, token string) string {
+	t.Helper()
+	target, err := neturl.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp := httputil.NewSingleHostReverseProxy(target)
+	direct := rp.Director
+	rp.Director = func(r *http.Request) {
+		direct(r)
+		r.Header.Set("Authorization", "Bearer "+token)
+	}
+	rp.FlushInterval = -1 // streams pass event by event
+	srv := httptest.NewServer(rp)
+	t.Cleanup(func() {
+		srv.CloseClientConnections() // streams would hold Close for ever
+		srv.Close()
+	})
+	return srv.URL
+}
+
+// refusalWait is how long a start that must be refused may run: far more
+// than a refusal takes, so a binary that serves instead is stopped and the
+// test fails rather than hangs.
+const refusalWait = 30 * time.Second
+
+// runServeRefused runs the built binary's serve with env in a fresh home
+// and returns its combined output; it must exit 1.
+func runServeRefused(t *testing.T, args []string, env ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), refusalWait)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, builtBinary(t), append([]string{"serve"}, args...)...)
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "MAILGATE_HOME=" + t.TempDir()}, env...)
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+		t.Fatalf("exit: %v, want status 1\n%s", err, out)
+	}
+	line := strings.TrimSuffix(string(out), "\n")
+	if strings.Contains(line, "\n") {
+		t.Fatalf("want one line, got:\n%s", out)
+	}
+	return line
+}
+
+// TestHTTPWeakBearerToken is issue 18 item 8: a whitespace-only or short
+// token was accepted (the whitespace one locked everyone out while still
+// allowing a non-loopback bind). Below httpserver.MinTokenLength characters
+// after trimming, or with characters a header cannot carry, the binary
+// refuses to start and says how to make one.
+func TestHTTPWeakBearerToken(t *testing.T) {
+	for name, token := range map[string]string{
+		"whitespace":  "     ",
+		"short":       "hunter2-hunter2",
+		"31 chars":    strings.Repeat("a", 31),
+		"padded":      "  " + strings.Repeat("a", 20) + "            ",
+		"inner space": strings.Repeat("a", 20) + " " + strings.Repeat("b", 20),
+	} {
+		t.Run(name, func(t *testing.T) {
+			line := runServeRefused(t, []string{"--sandbox", "--http", "127.0.0.1:0"}, "AGENT_MAIL_BEARER_TOKEN="+token)
+			if !strings.Contains(line, "AGENT_MAIL_BEARER_TOKEN") || !strings.Contains(line, "openssl rand -hex 32") {
+				t.Fatalf("want a line naming AGENT_MAIL_BEARER_TOKEN and how to generate one, got %q", line)
+			}
+			if strings.TrimSpace(token) != "" && strings.Contains(line, strings.TrimSpace(token)) {
+				t.Fatalf("the message quotes the token: %q", line)
+			}
+		})
+	}
+}
+
+// TestHTTPEmailToolsOnLoopbackWithoutToken is issue 18 item 8: the email
+// tools were served over loopback HTTP without a token, so every local user
+// and process could read the mailbox and ask for sends. They never are now:
+// serve --http with the email tools and no token generates a token (issue
+// 21: a fresh machine's first serve --http works as README says), saves it
+// in the home's settings file, says where in its start line (never the
+// token itself), and refuses every request without it; a second start uses
+// the same token. The agent-mail tools alone still may go without one.
+func TestHTTPEmailToolsOnLoopbackWithoutToken(t *testing.T) {
+	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`
+	hdr := func(token string) map[string]string {
+		h := map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+		if token != "" {
+			h["Authorization"] = "Bearer " + token
+		}
+		return h
+	}
+	for _, tools := range []string{"", "MAILGATE_TOOLS=email", "MAILGATE_TOOLS=agentmail,email"} {
+		t.Run("tools "+tools, func(t *testing.T) {
+			home := t.TempDir()
+			var token string
+			for start := 1; start <= 2; start++ {
+				s := startHTTPServer(t, tools, "MAILGATE_HOME="+home)
+				settings, _ := os.ReadFile(filepath.Join(home, ".env"))
+				m := regexp.MustCompile(`(?m)^AGENT_MAIL_BEARER_TOKEN=([0-9a-f]{64})$`).FindSubmatch(settings)
+				if m == nil {
+					t.Fatalf("start %d: no generated token in %s:\n%s", start, filepath.Join(home, ".env"), settings)
+				}
+				if start == 1 {
+					token = string(m[1])
+					if !strings.Contains(s.logs(), "generated a bearer token and saved it in "+filepath.Join(home, ".env")) {
+						t.Errorf("the start line does not say where the token is:\n%s", s.logs())
+					}
+				} else if string(m[1]) != token {
+					t.Fatalf("the second start replaced the token")
+				}
+				if strings.Contains(s.logs(), token) {
+					t.Fatalf("the token appears in the log")
+				}
+				if code, _ := httpDo(t, "POST", s.url, init, hdr("")); code != http.StatusUnauthorized {
+					t.Fatalf("start %d: initialize without the token: %d, want 401", start, code)
+				}
+				if code, _ := httpDo(t, "POST", s.url, init, hdr(token)); code != 200 {
+					t.Fatalf("start %d: initialize with the generated token: %d", start, code)
+				}
+			}
+		})
+	}
+	t.Run("agent-mail tools alone", func(t *testing.T) {
+		home := t.TempDir()
+		s := startHTTPServer(t, "MAILGATE_TOOLS=agentmail", "MAILGATE_HOME="+home)
+		if code, _ := httpDo(t, "POST", s.url, init, hdr("")); code != 200 {
+			t.Fatalf("initialize without a token, agent-mail tools on loopback: %d", code)
+		}
+		if b, _ := os.ReadFile(filepath.Join(home, ".env")); strings.Contains(string(b), "AGENT_MAIL_BEARER_TOKEN") {
+			t.Errorf("a token was generated for agent mail alone on loopback")
+		}
+	})
+}
+
+// TestKeywordPostgresPasswordNeverLogged is issue 18 item 8 through the
+// binary: MAILGATE_DB as a libpq keyword/value string was taken for a SQLite
+// file name under the home, created there, and printed with its password.
+// It is PostgreSQL now; whether the server is down, the string is bad, or it
+// serves, the password appears nowhere in what mailgate prints.
+func TestKeywordPostgresPasswordNeverLogged(t *testing.T) {
+	const pw = "s3cr3t-pw-never-logged"
+	for name, dsn := range map[string]string{
+		"server down": "host=127.0.0.1 port=1 dbname=mailgate user=mg password=" + pw + " connect_timeout=2",
+		"bad string":  "host=127.0.0.1 dbname=mailgate password=" + pw + " oops",
+		"spaced":      "host = 127.0.0.1 port = 1 password = " + pw,
+	} {
+		t.Run(name, func(t *testing.T) {
+			home := t.TempDir()
+			ctx, cancel := context.WithTimeout(context.Background(), refusalWait)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, builtBinary(t), "serve", "--http", "127.0.0.1:0")
+			cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "MAILGATE_HOME=" + home, "MAILGATE_TOOLS=agentmail", "MAILGATE_DB=" + dsn}
+			out, err := cmd.CombinedOutput()
+			if err == nil {
+				t.Fatalf("started on %q:\n%s", dsn, out)
+			}
+			if strings.Contains(string(out), pw) || !strings.Contains(string(out), "MAILGATE_DB") || !strings.Contains(string(out), "PostgreSQL") {
+				t.Fatalf("want MAILGATE_DB and PostgreSQL named, no password; got:\n%s", out)
+			}
+			filepath.WalkDir(home, func(p string, d os.DirEntry, err error) error {
+				if err == nil && strings.Contains(d.Name(), "=") {
+					t.Errorf("a file named after the string was created: %s", p)
+				}
+				return nil
+			})
+		})
+	}
+	url := os.Getenv("MAILGATE_TEST_POSTGRES")
+	if url == "" {
+		return
+	}
+	t.Run("serving", func(t *testing.T) {
+		u, err := neturl.Parse(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kv := fmt.Sprintf("host=%s port=%s dbname=%s user=%s password=%s sslmode=disable",
+			u.Hostname(), u.Port(), strings.TrimPrefix(u.Path, "/"), u.User.Username(), pw)
+		s := startHTTPServer(t, "MAILGATE_TOOLS=agentmail", "MAILGATE_DB="+kv)
+		if logs := s.logs(); strings.Contains(logs, pw) || !strings.Contains(logs, "db=postgres://") {
+			t.Fatalf("startup log names the store wrongly:\n%s", logs)
 		}
 	})
 }

@@ -49,6 +49,7 @@ Usage:
   mailgate doctor                      check the configuration, files, token and store; one fix per problem
   mailgate claude-config [--install]   print, or write into the client's config, the entry that starts mailgate
   mailgate approvals [show|approve|reject ID]  list, show or decide approval requests from the terminal
+  mailgate mailbox send|receive|status|recipients|import  the four-tool agent-mail CLI on mailgate's store
   mailgate config [set NAME VALUE | unset NAME]  show or change the home's settings (DEV_MODE, …)
   mailgate home [--migrate-from DIR]   show the home, or move an older home (a folder used before) into it
   mailgate agents-snippet              print the lines for a project's AGENTS.md / CLAUDE.md (agent teams)
@@ -80,6 +81,8 @@ func run(ctx context.Context, env *environment) error {
 		return doctorCmd(ctx, env, args)
 	case "approvals":
 		return approvalsCmd(ctx, env, args)
+	case "mailbox":
+		return mailboxCmd(ctx, env, args)
 	case "claude-config":
 		return claudeConfigCmd(ctx, env, args)
 	case "config":
@@ -109,12 +112,15 @@ var errUsage = errors.New("usage")
 
 // exitCode prints err as one line on stderr and picks the exit status.
 func exitCode(err error, stderr io.Writer) int {
+	var status exitStatus
 	switch {
 	case err == nil:
 		return 0
 	case errors.As(err, new(*flagError)):
 		fmt.Fprintln(stderr, "mailgate", err)
 		return 2
+	case errors.As(err, &status): // already reported by the command
+		return int(status)
 	case errors.Is(err, errUsage):
 		return 2
 	case errors.Is(err, errDoctorProblems):

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
 	"os"
 	"os/exec"
 	"strings"
@@ -263,7 +264,8 @@ func startFleetServer(t *testing.T, env []string) *fleetServer {
 	t.Helper()
 	cmd := exec.Command(builtBinary(t), "serve", "--http", "127.0.0.1:0")
 	cmd.Dir = "/"
-	cmd.Env = append(append([]string{}, env...), "MAILGATE_LOG_LEVEL=info")
+	// The email tools are served over HTTP only with a token.
+	cmd.Env = append(append([]string{}, env...), "MAILGATE_LOG_LEVEL=info", "AGENT_MAIL_BEARER_TOKEN="+httpToken)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -345,7 +347,8 @@ type fleetClient struct {
 func newFleetClient(t *testing.T, srv *fleetServer, i int, project string) *fleetClient {
 	t.Helper()
 	c := mcp.NewClient(&mcp.Implementation{Name: "fleet", Version: "0"}, nil)
-	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: srv.url, MaxRetries: -1},
+	hc := &http.Client{Transport: bearerRoundTripper{httpToken}}
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: srv.url, HTTPClient: hc, MaxRetries: -1},
 		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatalf("connecting to %s: %v", srv.url, err)

@@ -20,7 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
+	"sync"
 	"time"
 )
 
@@ -61,9 +61,14 @@ type Options struct {
 	// Rand returns a pseudo-random int in [0, n); used to pick generated
 	// names. Default math/rand/v2.
 	Rand func(n int) int
-	// DirExists reports whether a project's directory is present on this
-	// machine, for reservation staleness. Default: os.Stat.
+	// DirExists reports whether a project's directory is a project tree on
+	// this machine whose file times reservation staleness may read.
+	// Default: ProjectTreeOK.
 	DirExists func(path string) bool
+	// BindSenders lets a session send only as the agents it holds
+	// (registered, or resumed with their registration token); by default
+	// sender_name is trusted as in the reference (see identity.go).
+	BindSenders bool
 }
 
 // Service is the agent-mail core. It is safe for concurrent use; every write
@@ -78,6 +83,9 @@ type Service struct {
 	dirOK  func(string) bool
 	fsScan func(root string, pats []*Pattern) []time.Time
 
+	bindSenders bool
+	tokens      sync.Map // agent id → the registration token this process last answered
+
 	projects projectCache
 }
 
@@ -90,7 +98,7 @@ func New(st Store, opts Options) (*Service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating agent-mail service: %w", err)
 	}
-	s := &Service{st: st, now: opts.Now, log: opts.Logger, mode: mode, rand: opts.Rand, dirOK: opts.DirExists}
+	s := &Service{st: st, now: opts.Now, log: opts.Logger, mode: mode, rand: opts.Rand, dirOK: opts.DirExists, bindSenders: opts.BindSenders}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -101,10 +109,7 @@ func New(st Store, opts Options) (*Service, error) {
 		s.rand = defaultRand
 	}
 	if s.dirOK == nil {
-		s.dirOK = func(p string) bool {
-			fi, err := os.Stat(p)
-			return err == nil && fi.IsDir()
-		}
+		s.dirOK = ProjectTreeOK
 	}
 	s.fsScan = latestModTime
 	if l, ok := st.(interface{ SetLogger(*slog.Logger) }); ok {

@@ -21,6 +21,9 @@ type RegisterParams struct {
 	// New always creates a new identity (create_agent_identity): a taken
 	// name is then replaced, and the answer says so.
 	New bool
+	// RegistrationToken is the token an earlier registration answered: it
+	// lets another session (a restarted agent) resume a live identity.
+	RegistrationToken string
 }
 
 var attachmentsPolicies = map[string]bool{"auto": true, "inline": true, "file": true, "deny": true}
@@ -29,6 +32,8 @@ var attachmentsPolicies = map[string]bool{"auto": true, "inline": true, "file": 
 // the agent that already has the requested name (re-registering is how an
 // agent resumes its identity). A free, valid requested name is always kept;
 // when the agent gets another name, RequestedName and NameNotice say so.
+// A name another live session holds is never handed over silently: strict
+// mode refuses, coerce gives a new name (see identity.go).
 func (s *Service) RegisterAgent(ctx context.Context, p RegisterParams) (AgentProfile, error) {
 	if p.AttachmentsPolicy != "" && !attachmentsPolicies[p.AttachmentsPolicy] {
 		return AgentProfile{}, invalid("attachments_policy %q is not valid: use auto, inline or file", p.AttachmentsPolicy)
@@ -46,6 +51,26 @@ func (s *Service) RegisterAgent(ctx context.Context, p RegisterParams) (AgentPro
 			return err
 		}
 		a, err := tx.AgentByName(ctx, proj.ID, name)
+		if err == nil {
+			v, verr := s.mayResume(ctx, tx, a, strings.TrimSpace(p.RegistrationToken), now)
+			if verr != nil {
+				return verr
+			}
+			if !v.ok {
+				held := heldText(a.Name, a, v, now)
+				if s.mode == NameStrict {
+					return newError("NAME_TAKEN", ErrNameHeld, "%s. If you are %s resuming in a new session, call register_agent again with the "+
+						"registration_token your first registration answered; otherwise choose another name, or omit name to get one.", held, a.Name)
+				}
+				if name, err = s.generateName(ctx, tx, proj); err != nil {
+					return err
+				}
+				notice = fmt.Sprintf("%s, so you are registered as '%s'. Use '%s' as your name in every call. "+
+					"(If you are %s resuming in a new session, register again with name '%s' and the registration_token your first registration answered.)",
+					held, name, name, a.Name, a.Name)
+				err = ErrNotFound // a new identity: created below
+			}
+		}
 		switch {
 		case err == nil: // the same identity again: refresh its profile
 			if p.Program != "" {
@@ -79,7 +104,11 @@ func (s *Service) RegisterAgent(ctx context.Context, p RegisterParams) (AgentPro
 		default:
 			return err
 		}
-		out = AgentProfile{AgentView: agentView(a), Capabilities: capabilities}
+		token, err := s.bind(ctx, tx, a, strings.TrimSpace(p.RegistrationToken), now)
+		if err != nil {
+			return err
+		}
+		out = AgentProfile{AgentView: agentView(a), Capabilities: capabilities, RegistrationToken: token}
 		if notice != "" {
 			out.RequestedName, out.NameNotice = requested, notice
 		}
@@ -91,19 +120,22 @@ func (s *Service) RegisterAgent(ctx context.Context, p RegisterParams) (AgentPro
 	return out, nil
 }
 
+// generateName returns a generated name free in project p.
+func (s *Service) generateName(ctx context.Context, tx Tx, p Project) (string, error) {
+	agents, err := tx.Agents(ctx, p.ID)
+	if err != nil {
+		return "", err
+	}
+	taken := make(map[string]bool, len(agents))
+	for _, a := range agents {
+		taken[strings.ToLower(a.Name)] = true
+	}
+	return GenerateName(taken, s.rand), nil
+}
+
 // chooseName applies the name mode to the requested name.
 func (s *Service) chooseName(ctx context.Context, tx Tx, p Project, requested string, forceNew bool) (name, notice string, err error) {
-	generate := func() (string, error) {
-		agents, err := tx.Agents(ctx, p.ID)
-		if err != nil {
-			return "", err
-		}
-		taken := make(map[string]bool, len(agents))
-		for _, a := range agents {
-			taken[strings.ToLower(a.Name)] = true
-		}
-		return GenerateName(taken, s.rand), nil
-	}
+	generate := func() (string, error) { return s.generateName(ctx, tx, p) }
 	switch {
 	case s.mode == NameAlwaysAuto:
 		name, err = generate()
@@ -115,7 +147,27 @@ func (s *Service) chooseName(ctx context.Context, tx Tx, p Project, requested st
 		name, err = generate()
 		return name, "", err
 	}
-	if problem := NameProblem(requested); problem != "" {
+	// An existing agent resumes its identity under its name, whatever rule
+	// was in force when it got it.
+	if !forceNew {
+		if a, err := tx.AgentByName(ctx, p.ID, requested); err == nil {
+			return a.Name, "", nil
+		} else if !errors.Is(err, ErrNotFound) {
+			return "", "", err
+		}
+	}
+	// strict holds new names to the overview's adjective+noun rule; coerce
+	// keeps any usable name (ManagerMoose, backend-1) and replaces the
+	// others with a generated adjective+noun name.
+	problem, caseNotice := NameProblem(requested), ""
+	if s.mode == NameStrict {
+		var canonical string
+		if canonical, problem = RequestedNameProblem(requested); problem == "" && canonical != requested {
+			caseNotice = fmt.Sprintf("Agent names are CamelCase: '%s' is registered as '%s'; use '%s' from now on.", requested, canonical, canonical)
+			requested = canonical
+		}
+	}
+	if problem != "" {
 		if s.mode == NameStrict {
 			return "", "", newError("INVALID_AGENT_NAME", ErrInvalidName,
 				"Invalid agent name '%s': %s. Choose a name like GreenCastle, or omit name to get one.", requested, problem)
@@ -137,7 +189,7 @@ func (s *Service) chooseName(ctx context.Context, tx Tx, p Project, requested st
 			return "", "", err
 		}
 	}
-	return requested, "", nil
+	return requested, caseNotice, nil
 }
 
 func orDefault(s, def string) string {

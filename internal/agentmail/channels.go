@@ -293,6 +293,12 @@ func (c *Channels) Register(ctx context.Context, name, role string) (ChRegisterR
 	if role == "" {
 		return ChRegisterResult{}, plain(ErrInvalidArgument, "role is required")
 	}
+	if problem := channelAgentNameProblem(name); problem != "" {
+		return ChRegisterResult{}, plain(ErrInvalidName, "invalid name %q: %s", name, problem)
+	}
+	if problem := roleProblem(role); problem != "" {
+		return ChRegisterResult{}, plain(ErrInvalidArgument, "invalid role: %s", problem)
+	}
 	if err := c.begin(ctx); err != nil {
 		return ChRegisterResult{}, err
 	}
@@ -330,13 +336,22 @@ func (c *Channels) coreAgent(ctx context.Context, tx interface {
 			return Agent{}, err
 		}
 		if !live {
+			// An identity a live agentmail session holds is not the
+			// channels client's to act as (identity.go).
+			v, err := c.s.mayResume(ctx, tx, a, "", now)
+			if err != nil {
+				return Agent{}, err
+			}
+			live = !v.ok
+		}
+		if !live {
 			return a, tx.TouchAgent(ctx, a.ID, now)
 		}
 		name = name + "-" + id[:8]
 	} else if !errors.Is(err, ErrNotFound) {
 		return Agent{}, err
 	}
-	return ensureCoreAgent(ctx, tx, p, name, "channels", now)
+	return ensureCoreAgent(ctx, tx, p, name, ProgramChannels, now)
 }
 
 // ensureCoreAgent returns the project's agent named name, creating it with
@@ -346,6 +361,12 @@ func ensureCoreAgent(ctx context.Context, tx Tx, p Project, name, program string
 	a, err := tx.AgentByName(ctx, p.ID, name)
 	if err == nil || !errors.Is(err, ErrNotFound) {
 		return a, err
+	}
+	// Bounded and visible even so: the name becomes a header of the Gmail
+	// mirror and a line of the archive (a mailbox name is a tmux window or
+	// AGENT_NAME, which only the local user sets).
+	if problem := coreAgentNameProblem(name); problem != "" {
+		return Agent{}, invalid("agent name %q cannot be used: %s. Rename the tmux window (or AGENT_NAME).", name, problem)
 	}
 	a = Agent{ProjectID: p.ID, Name: name, Program: program, Model: "unknown", InceptionAt: now, LastActiveAt: now,
 		AttachmentsPolicy: "auto", ContactPolicy: PolicyAuto}
@@ -423,6 +444,9 @@ func (c *Channels) SendMessage(ctx context.Context, id, channel, subject, body s
 	if channel == "" {
 		channel = DefaultChannel
 	}
+	if problem := ChannelProblem(channel); problem != "" {
+		return ChSendResult{}, plain(ErrInvalidArgument, "invalid channel %q: %s", channel, problem)
+	}
 	if err := c.begin(ctx); err != nil {
 		return ChSendResult{}, err
 	}
@@ -483,6 +507,11 @@ func (c *Channels) ReadMessages(ctx context.Context, id, since, channel string) 
 	after, err := parseSince(since)
 	if err != nil {
 		return ChMessagesResult{}, err
+	}
+	if ch := strings.TrimSpace(channel); ch != "" {
+		if problem := ChannelProblem(ch); problem != "" {
+			return ChMessagesResult{}, plain(ErrInvalidArgument, "invalid channel %q: %s", ch, problem)
+		}
 	}
 	if err := c.begin(ctx); err != nil {
 		return ChMessagesResult{}, err
@@ -566,6 +595,9 @@ func (c *Channels) ClaimFiles(ctx context.Context, id string, files []string) (C
 	if strings.TrimSpace(id) == "" {
 		return ChClaimResult{}, plain(ErrInvalidArgument, "agent_id is required")
 	}
+	if err := checkPaths("files", files); err != nil {
+		return ChClaimResult{}, err
+	}
 	paths := c.normalize(files)
 	if len(paths) == 0 {
 		return ChClaimResult{}, plain(ErrInvalidArgument, "files is required")
@@ -638,6 +670,9 @@ func (c *Channels) ReleaseFiles(ctx context.Context, id string, files []string) 
 	if strings.TrimSpace(id) == "" {
 		return ChReleaseResult{}, plain(ErrInvalidArgument, "agent_id is required")
 	}
+	if err := checkPaths("files", files); err != nil {
+		return ChReleaseResult{}, err
+	}
 	paths := c.normalize(files)
 	if len(paths) == 0 {
 		return ChReleaseResult{}, plain(ErrInvalidArgument, "files is required")
@@ -700,6 +735,9 @@ type ChClaimsResult struct {
 // reservations (agentmail set) since they hold files too; with files, only
 // those covering one of them.
 func (c *Channels) GetFileClaims(ctx context.Context, files []string) (ChClaimsResult, error) {
+	if err := checkPaths("files", files); err != nil {
+		return ChClaimsResult{}, err
+	}
 	if err := c.begin(ctx); err != nil {
 		return ChClaimsResult{}, err
 	}
@@ -742,6 +780,11 @@ func (c *Channels) AnnounceChange(ctx context.Context, id, filePath, summary str
 		return ChAnnounceResult{}, plain(ErrInvalidArgument, "file_path is required")
 	case strings.TrimSpace(summary) == "":
 		return ChAnnounceResult{}, plain(ErrInvalidArgument, "summary is required")
+	case len(summary) > maxBodyBytes:
+		return ChAnnounceResult{}, plain(ErrInvalidArgument, "summary is %d bytes; the limit is %d", len(summary), maxBodyBytes)
+	}
+	if err := checkPaths("file_path", []string{filePath}); err != nil {
+		return ChAnnounceResult{}, err
 	}
 	if err := c.begin(ctx); err != nil {
 		return ChAnnounceResult{}, err

@@ -16,7 +16,7 @@ type InboxParams struct {
 	Agent         string
 	Limit         int // 0 = 20; at most 1000
 	UnreadOnly    bool
-	UrgentOnly    bool // importance high or urgent
+	UrgentOnly    bool // only messages that ask for an acknowledgement (ack_required), as the integration contract defines urgent_only
 	ThreadID      string
 	SinceTS       string // ISO-8601; only messages created after it
 	IncludeBodies bool
@@ -41,8 +41,14 @@ func (s *Service) FetchInbox(ctx context.Context, p InboxParams) ([]FetchEntry, 
 			return err
 		}
 		q.AgentID, q.ProjectID = agent.ID, agent.ProjectID
-		items, err = tx.Inbox(ctx, q)
-		return err
+		if items, err = tx.Inbox(ctx, q); err != nil {
+			return err
+		}
+		ms := make([]*Message, len(items))
+		for i := range items {
+			ms[i] = &items[i].Message
+		}
+		return withAttachmentViews(ctx, tx, proj, ms)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("fetching inbox: %w", err)
@@ -170,8 +176,10 @@ func (s *Service) MessageDetail(ctx context.Context, projectKey string, id int64
 		if err != nil {
 			return err
 		}
-		m, err = s.message(ctx, tx, proj, id)
-		return err
+		if m, err = s.message(ctx, tx, proj, id); err != nil {
+			return err
+		}
+		return withAttachmentViews(ctx, tx, proj, []*Message{&m})
 	})
 	if err != nil {
 		return MessagePayload{}, fmt.Errorf("reading message: %w", err)
@@ -197,6 +205,13 @@ func (s *Service) Thread(ctx context.Context, projectKey, threadID string, inclu
 		}
 		if len(ms) > threadLimit {
 			ms, out.Truncated = ms[:threadLimit], true
+		}
+		ptrs := make([]*Message, len(ms))
+		for i := range ms {
+			ptrs[i] = &ms[i]
+		}
+		if err := withAttachmentViews(ctx, tx, proj, ptrs); err != nil {
+			return err
 		}
 		for _, m := range ms {
 			out.Messages = append(out.Messages, messagePayload(m, includeBodies))

@@ -21,6 +21,8 @@ type StartSessionParams struct {
 	ReserveReason   string
 	ReserveTTL      int
 	InboxLimit      int // 0 = 10
+	// RegistrationToken resumes AgentName from a new session (RegisterParams).
+	RegistrationToken string
 }
 
 // StartSessionResult is macro_start_session's answer.
@@ -43,7 +45,8 @@ func (s *Service) StartSession(ctx context.Context, p StartSessionParams) (Start
 	if td == nil {
 		td = new(string) // the reference starts a session with an empty description
 	}
-	if out.Agent, err = s.RegisterAgent(ctx, RegisterParams{ProjectKey: proj.HumanKey, Name: p.AgentName, Program: p.Program, Model: p.Model, TaskDescription: td}); err != nil {
+	if out.Agent, err = s.RegisterAgent(ctx, RegisterParams{ProjectKey: proj.HumanKey, Name: p.AgentName, Program: p.Program, Model: p.Model, TaskDescription: td,
+		RegistrationToken: p.RegistrationToken}); err != nil {
 		return StartSessionResult{}, err
 	}
 	if len(p.ReservePaths) > 0 {
@@ -80,6 +83,7 @@ type PrepareThreadParams struct {
 	IncludeExamples    bool
 	InboxLimit         int
 	IncludeInboxBodies bool
+	RegistrationToken  string // resumes AgentName from a new session (RegisterParams)
 }
 
 // PreparedThread is the thread part of macro_prepare_thread's answer.
@@ -112,7 +116,8 @@ func (s *Service) PrepareThread(ctx context.Context, p PrepareThreadParams) (Pre
 		if td == nil {
 			td = new(string) // as the reference: re-registration states the task afresh
 		}
-		out.Agent, err = s.RegisterAgent(ctx, RegisterParams{ProjectKey: p.ProjectKey, Name: p.AgentName, Program: p.Program, Model: p.Model, TaskDescription: td})
+		out.Agent, err = s.RegisterAgent(ctx, RegisterParams{ProjectKey: p.ProjectKey, Name: p.AgentName, Program: p.Program, Model: p.Model, TaskDescription: td,
+			RegistrationToken: p.RegistrationToken})
 		if err != nil {
 			return out, err
 		}

@@ -279,25 +279,48 @@ func (m *Mailbox) State(ctx context.Context, agent string) (MailboxState, error)
 	return out, err
 }
 
-// AgentNames lists the project's registered agents (every set), for
-// recipients outside tmux.
-func (m *Mailbox) AgentNames(ctx context.Context) ([]string, error) {
+// ProgramChannels is the program of a core agent the channels set created.
+const ProgramChannels = "channels"
+
+// AgentNames lists the project's agents that can read mailbox mail, for
+// recipients outside tmux, and apart (channelsOnly) those that never can:
+// agents of the channels set, which read channels and have no inbox. An
+// agent created by the channels set that has also used the mailbox (set a
+// status) or registered through agentmail (which sets its program) reads
+// its inbox and is a recipient.
+func (m *Mailbox) AgentNames(ctx context.Context) (readers, channelsOnly []string, err error) {
 	if err := m.ensureProject(ctx); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var out []string
-	err := m.s.st.Read(ctx, func(tx Tx) error {
+	err = m.s.st.Read(ctx, func(t Tx) error {
+		readers, channelsOnly = nil, nil
+		tx, err := mbTx(t)
+		if err != nil {
+			return err
+		}
 		p, err := m.s.project(ctx, tx, m.projectKey)
 		if err != nil {
 			return err
 		}
 		as, err := tx.Agents(ctx, p.ID)
-		for _, a := range as {
-			out = append(out, a.Name)
+		if err != nil {
+			return err
 		}
-		return err
+		for _, a := range as {
+			if a.Program == ProgramChannels {
+				_, err := tx.MailboxState(ctx, a.ID)
+				if errors.Is(err, ErrNotFound) {
+					channelsOnly = append(channelsOnly, a.Name)
+					continue
+				} else if err != nil {
+					return err
+				}
+			}
+			readers = append(readers, a.Name)
+		}
+		return nil
 	})
-	return out, err
+	return readers, channelsOnly, err
 }
 
 // MarkNotified records that agent was told about unread mail (what the

@@ -41,6 +41,12 @@ type SendParams struct {
 	ThreadID    string
 	Importance  string
 	AckRequired bool
+	// AttachmentPaths are files inside the project directory to store with
+	// the message (see attachments.go).
+	AttachmentPaths []string
+	// SenderToken is the sender's registration token; it matters only with
+	// Options.BindSenders, for a session that did not register the sender.
+	SenderToken string
 }
 
 // outgoing is a message about to be stored, after validation.
@@ -60,6 +66,10 @@ type outgoing struct {
 	// notice marks mail about the recipient's own state (a force-released
 	// reservation), which no policy holds.
 	notice bool
+	// attachments, read and checked before the transaction.
+	attachments []Attachment
+	// senderToken is the sender's registration token, if the caller gave it.
+	senderToken string
 }
 
 // Send stores a message and delivers it to every recipient whose contact
@@ -77,6 +87,22 @@ func (s *Service) Send(ctx context.Context, p SendParams) (SendResult, error) {
 	if err != nil {
 		return SendResult{}, err
 	}
+	// Files are read before the write transaction: never while holding
+	// every agent's write lock.
+	var atts []Attachment
+	if len(p.AttachmentPaths) > 0 {
+		var dir string
+		if err := s.st.Read(ctx, func(tx Tx) error {
+			proj, err := s.project(ctx, tx, p.ProjectKey)
+			dir = proj.HumanKey
+			return err
+		}); err != nil {
+			return SendResult{}, fmt.Errorf("sending message: %w", err)
+		}
+		if atts, err = readAttachments(dir, p.AttachmentPaths); err != nil {
+			return SendResult{}, err
+		}
+	}
 	var out SendResult
 	err = s.st.Write(ctx, func(tx Tx) error {
 		proj, err := s.project(ctx, tx, p.ProjectKey)
@@ -88,7 +114,8 @@ func (s *Service) Send(ctx context.Context, p SendParams) (SendResult, error) {
 			return err
 		}
 		m, held, err := s.sendTx(ctx, tx, outgoing{proj: proj, sender: sender, to: p.To, cc: p.CC, bcc: p.BCC,
-			subject: subject, body: p.BodyMD, threadID: p.ThreadID, importance: imp, ack: p.AckRequired})
+			subject: subject, body: p.BodyMD, threadID: p.ThreadID, importance: imp, ack: p.AckRequired, attachments: atts,
+			senderToken: p.SenderToken})
 		if err != nil {
 			return err
 		}
@@ -120,6 +147,9 @@ func checkContent(subject, body string) (string, []string, error) {
 // sendTx resolves recipients, applies contact policies and stores the
 // message, all inside the caller's write transaction.
 func (s *Service) sendTx(ctx context.Context, tx Tx, o outgoing) (Message, []HeldNotice, error) {
+	if err := s.checkSender(ctx, tx, o.sender, o.senderToken); err != nil {
+		return Message{}, nil, err
+	}
 	if n := len(o.to) + len(o.cc) + len(o.bcc); n > maxRecipients {
 		return Message{}, nil, invalid("%d recipients; the limit is %d per message", n, maxRecipients)
 	}
@@ -179,6 +209,19 @@ func (s *Service) sendTx(ctx context.Context, tx Tx, o outgoing) (Message, []Hel
 	}
 	if err := tx.InsertMessage(ctx, &m); err != nil {
 		return Message{}, nil, err
+	}
+	if len(o.attachments) > 0 {
+		at, ok := attTx(tx)
+		if !ok {
+			return Message{}, nil, errUnsupported
+		}
+		if err := at.InsertAttachments(ctx, m.ID, o.attachments); err != nil {
+			return Message{}, nil, err
+		}
+		for _, a := range o.attachments {
+			a.MessageID, a.Data, a.Project = m.ID, nil, o.proj.Slug
+			m.Attachments = append(m.Attachments, a)
+		}
 	}
 	if now.Sub(o.sender.LastActiveAt) >= time.Second { // one row write less on bursts
 		if err := tx.TouchAgent(ctx, o.sender.ID, now); err != nil {
@@ -263,7 +306,11 @@ func (s *Service) sendResult(ctx context.Context, tx Tx, m Message, held []HeldN
 	if err != nil {
 		return SendResult{}, err
 	}
-	return SendResult{Attachments: []any{}, Held: held, Warnings: warnings, Deliveries: ds, Count: len(ds)}, nil
+	out := SendResult{Attachments: []any{}, Held: held, Warnings: warnings, Deliveries: ds, Count: len(ds)}
+	for _, a := range m.Attachments {
+		out.Attachments = append(out.Attachments, attachmentView(a))
+	}
+	return out, nil
 }
 
 func (s *Service) deliveries(ctx context.Context, tx Tx, m Message) ([]Delivery, error) {
@@ -296,6 +343,7 @@ type ReplyParams struct {
 	BodyMD        string
 	To, CC, BCC   []string // default: the original sender
 	SubjectPrefix string   // default "Re:"
+	SenderToken   string   // as SendParams.SenderToken
 }
 
 // Reply answers a message in its thread: the thread id is the original's (or
@@ -342,7 +390,8 @@ func (s *Service) Reply(ctx context.Context, p ReplyParams) (ReplyResult, error)
 			}
 		}
 		m, held, err := s.sendTx(ctx, tx, outgoing{proj: proj, sender: sender, to: to, cc: p.CC, bcc: p.BCC, subject: subject,
-			body: p.BodyMD, threadID: thread, importance: orig.Importance, ack: orig.AckRequired, replyTo: orig.ID})
+			body: p.BodyMD, threadID: thread, importance: orig.Importance, ack: orig.AckRequired, replyTo: orig.ID,
+			senderToken: p.SenderToken})
 		if err != nil {
 			return err
 		}

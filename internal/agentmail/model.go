@@ -30,7 +30,7 @@ type Agent struct {
 	ContactPolicy     Policy
 }
 
-// Importance of a message. urgent_only filters keep high and urgent.
+// Importance of a message.
 type Importance string
 
 // The importance levels of the contract.
@@ -100,7 +100,8 @@ type Message struct {
 	AckRequired bool
 	CreatedAt   time.Time
 	ReplyTo     int64
-	Recipients  []Recipient // filled where the answer needs them
+	Recipients  []Recipient  // filled where the answer needs them
+	Attachments []Attachment // filled where the answer shows them (metadata only)
 }
 
 // Recipient is one recipient's copy of a message: its delivery, read and ack

@@ -112,3 +112,61 @@ func NameProblem(name string) string {
 	}
 	return "use 2–64 letters and digits starting with a letter (like GreenCastle), or an id with - _ or . (like backend-1)"
 }
+
+// The overview's naming rule, which strict mode enforces for new names
+// (coerce generates names that follow it): an agent name is an adjective and a noun of the lists above, in
+// CamelCase ("GreenCastle"), optionally followed by the number GenerateName
+// adds once every pair is taken ("GreenCastle2").
+var (
+	adjectiveByLower = lowerIndex(adjectives)
+	nounByLower      = lowerIndex(nouns)
+)
+
+func lowerIndex(words []string) map[string]string {
+	m := make(map[string]string, len(words))
+	for _, w := range words {
+		m[strings.ToLower(w)] = w
+	}
+	return m
+}
+
+// AdjectiveNounName returns name in its canonical CamelCase form when it
+// is an adjective+noun name (matched case-insensitively: "greencastle" is
+// GreenCastle), and false when it is not one.
+func AdjectiveNounName(name string) (string, bool) {
+	lower := strings.ToLower(name)
+	digits := len(lower)
+	for digits > 0 && lower[digits-1] >= '0' && lower[digits-1] <= '9' {
+		digits--
+	}
+	words, suffix := lower[:digits], name[digits:]
+	if suffix != "" && (suffix[0] == '0' || len(suffix) > 6) {
+		return "", false
+	}
+	for i := 1; i < len(words); i++ {
+		adj, ok := adjectiveByLower[words[:i]]
+		if !ok {
+			continue
+		}
+		if noun, ok := nounByLower[words[i:]]; ok {
+			return adj + noun + suffix, true
+		}
+	}
+	return "", false
+}
+
+// RequestedNameProblem applies strict mode's rule to a requested new name: it
+// returns the name to use (canonical CamelCase) or, when the name cannot
+// be used, why. A name NameProblem refuses keeps that reason; any other
+// name that is not adjective+noun (ManagerMoose, backend-1) is refused
+// because the overview's names are.
+func RequestedNameProblem(name string) (canonical, problem string) {
+	if problem := NameProblem(name); problem != "" {
+		return "", problem
+	}
+	if c, ok := AdjectiveNounName(name); ok {
+		return c, ""
+	}
+	return "", "agent names are an adjective and a noun in CamelCase, like GreenCastle or SwiftFox (" +
+		strconv.Itoa(len(adjectives)) + " adjectives × " + strconv.Itoa(len(nouns)) + " nouns)"
+}

@@ -54,3 +54,26 @@ func TestAgentMailGenerateName(t *testing.T) {
 		taken[strings.ToLower(n)] = true
 	}
 }
+
+func TestAgentMailAdjectiveNounName(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{"GreenCastle", "GreenCastle"}, {"greencastle", "GreenCastle"}, {"SWIFTFOX", "SwiftFox"},
+		{"GreenCastle2", "GreenCastle2"}, {"GreenCastle02", ""}, {"GreenCastle1234567", ""},
+		{"ManagerMoose", ""}, {"coder-1", ""}, {"Green", ""}, {"Castle", ""}, {"CastleGreen", ""}, {"", ""},
+	}
+	for _, c := range cases {
+		got, ok := AdjectiveNounName(c.in)
+		if got != c.want || ok != (c.want != "") {
+			t.Errorf("AdjectiveNounName(%q) = %q, %v; want %q", c.in, got, ok, c.want)
+		}
+	}
+	// Every generated name follows the rule.
+	taken := map[string]bool{}
+	for range 5000 {
+		n := GenerateName(taken, nil)
+		taken[strings.ToLower(n)] = true
+		if _, ok := AdjectiveNounName(n); !ok {
+			t.Fatalf("generated %q breaks the rule", n)
+		}
+	}
+}

@@ -54,6 +54,9 @@ func cleanHumanKey(key string) (string, error) {
 // returns the existing one. Its slug is stable: derived from the path once,
 // and suffixed with a hash only if another path already took it.
 func (s *Service) EnsureProject(ctx context.Context, humanKey string) (EnsureProjectResult, error) {
+	if err := checkProjectKey(strings.TrimSpace(humanKey)); err != nil {
+		return EnsureProjectResult{}, err
+	}
 	key, err := cleanHumanKey(humanKey)
 	if err != nil {
 		return EnsureProjectResult{}, err
@@ -89,6 +92,9 @@ func (s *Service) project(ctx context.Context, tx Tx, key string) (Project, erro
 	}
 	if p, ok := s.projects.get(k); ok {
 		return p, nil
+	}
+	if err := checkProjectKey(k); err != nil {
+		return Project{}, err
 	}
 	var p Project
 	var err error
@@ -247,5 +253,5 @@ func (s *Service) Health(ctx context.Context) (HealthResult, error) {
 	if err != nil {
 		return HealthResult{}, fmt.Errorf("checking health: %w", err)
 	}
-	return HealthResult{Status: "ok", Service: "mailgate agent-mail", Projects: n, Time: formatTS(s.clock())}, nil
+	return HealthResult{Status: "ready", Service: "mailgate agent-mail", Projects: n, Time: formatTS(s.clock())}, nil
 }

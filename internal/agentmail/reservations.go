@@ -83,6 +83,9 @@ func (s *Service) Reserve(ctx context.Context, p ReserveParams) (ReserveResult, 
 		if len(raw) > maxPatternBytes {
 			return ReserveResult{}, invalid("path %q… is %d bytes; the limit is %d", raw[:patternQuoteBytes], len(raw), maxPatternBytes)
 		}
+		if problem := patternProblem(raw); problem != "" {
+			return ReserveResult{}, invalid("path %q cannot be reserved: %s. Pass a plain path or glob relative to the project root, e.g. src/**", raw, problem)
+		}
 	}
 	exclusive := p.Exclusive == nil || *p.Exclusive
 	ttl, warnings := reservationTTL(p.TTLSeconds)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"time"
 )
@@ -38,6 +39,26 @@ type ReservationView struct {
 	LastMailActivityTS       *string  `json:"last_mail_activity_ts"`
 	LastFilesystemActivityTS *string  `json:"last_filesystem_activity_ts"`
 	LastGitActivityTS        *string  `json:"last_git_activity_ts"`
+}
+
+// ProjectTreeOK reports whether root is a tree whose file times the
+// staleness check may read. Any agent can name any absolute directory as a
+// project, and resource://file_reservations would then report when files
+// matching its patterns in that directory last changed: /etc, another
+// user's home. So the scan is bounded to what is plausibly the project's
+// own tree: a real directory (not a symbolic link to elsewhere) holding
+// .git at its top (a repository or worktree), owned by the user running
+// mailgate (see ownedByMe). The walk itself never follows symbolic links
+// and stays inside root. A project folder that is not a repository gets
+// no filesystem evidence ("workspace_unavailable"), so its reservations are
+// judged on agent and mail activity alone.
+func ProjectTreeOK(root string) bool {
+	fi, err := os.Lstat(root)
+	if err != nil || !fi.IsDir() || !ownedByMe(fi) || filepath.Clean(root) == string(filepath.Separator) {
+		return false
+	}
+	_, err = os.Lstat(filepath.Join(root, ".git"))
+	return err == nil
 }
 
 // evidence is what staleness is judged on.

@@ -61,7 +61,7 @@ type InboxQuery struct {
 	ProjectID   int64 // the agent's project (threads are per project)
 	Limit       int
 	UnreadOnly  bool
-	UrgentOnly  bool   // importance high or urgent
+	UrgentOnly  bool   // ack_required only (the integration contract's urgent_only)
 	ThreadID    string // "" = any; also matches the message whose id is ThreadID
 	Since       time.Time
 	WithBodies  bool

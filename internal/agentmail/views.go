@@ -93,6 +93,9 @@ type AgentProfile struct {
 	Capabilities  []string `json:"capabilities"`
 	RequestedName string   `json:"requested_name,omitempty"`
 	NameNotice    string   `json:"name_notice,omitempty"`
+	// RegistrationToken proves, in a later register_agent from another
+	// session (a restarted agent), that the caller is this agent.
+	RegistrationToken string `json:"registration_token,omitempty"`
 }
 
 // WhoisResult is whois's answer. mailgate keeps no git archive, so
@@ -130,6 +133,9 @@ func messageCore(m Message, withBody bool) MessageCore {
 	c := MessageCore{ID: m.ID, ProjectID: m.ProjectID, SenderID: m.SenderID, ThreadID: strOrNil(m.ThreadID),
 		Subject: m.Subject, Importance: string(m.Importance), AckRequired: m.AckRequired, CreatedTS: ts(m.CreatedAt),
 		Attachments: []any{}, From: m.SenderName}
+	for _, a := range m.Attachments {
+		c.Attachments = append(c.Attachments, attachmentView(a))
+	}
 	if withBody {
 		b := m.BodyMD
 		c.BodyMD = &b

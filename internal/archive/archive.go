@@ -15,13 +15,17 @@ package archive
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
 	"strings"
+	"syscall"
+	"time"
 
 	"github.com/adrg/frontmatter"
 
@@ -136,8 +140,25 @@ func ParseMessage(data []byte) (Record, string, error) {
 	return r, body, nil
 }
 
+// maxNameBytes bounds a path element the archive makes from a slug or a
+// thread id: file systems refuse names over 255 bytes, and the digest's
+// lock file adds a few. Thread ids (128) and the slugs of project keys
+// within their bound never reach it; a longer one (a project created
+// before keys were bounded) is cut and given a hash of the whole, so it
+// stays distinct.
+const maxNameBytes = 200
+
 // safeName makes s usable as one path element on every platform.
 func safeName(s string) string {
+	out := safeChars(s)
+	if len(out) > maxNameBytes {
+		sum := sha256.Sum256([]byte(s))
+		out = out[:maxNameBytes-17] + "-" + hex.EncodeToString(sum[:8])
+	}
+	return out
+}
+
+func safeChars(s string) string {
 	var b strings.Builder
 	for _, r := range s {
 		switch {
@@ -174,6 +195,9 @@ func (s *Sink) Process(ctx context.Context, it mirror.Item) (func(context.Contex
 		return nil, err
 	}
 	if err := s.Archive.Write(m); err != nil {
+		if neverWritable(err) {
+			return nil, &mirror.PermanentError{Err: err}
+		}
 		return nil, err
 	}
 	if s.written != nil {
@@ -182,15 +206,32 @@ func (s *Sink) Process(ctx context.Context, it mirror.Item) (func(context.Contex
 	return nil, nil
 }
 
+// neverWritable reports a write error no retry can cure: the file system
+// refuses the name itself (too long, or not a valid name). Anything else (a
+// full disk, a permission a person can fix) is retried.
+func neverWritable(err error) bool {
+	return errors.Is(err, syscall.ENAMETOOLONG) || errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.EILSEQ)
+}
+
+// DrainOnStop bounds how long a stopping process keeps archiving what is
+// still queued before its last commit.
+var DrainOnStop = 10 * time.Second
+
 // Start archives every agent-mail message into vault until stop is called.
-// When the vault is a git repository, the archive is also committed in
-// batches (CommitInterval), and once more when stopping.
+// When the vault folder is the top of a git work tree, the archive is also
+// committed in batches (CommitInterval). stop archives every message still
+// queued (within DrainOnStop, with a log line when it cannot) and then
+// makes the last commit, so a clean stop leaves everything sent archived
+// and committed.
 func Start(ctx context.Context, db *store.DB, vault string, o mirror.WorkerOptions) (func() error, error) {
 	log := o.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	sink := &Sink{DB: db, Archive: &Archive{Root: vault}}
+	if o.DrainOnStop <= 0 {
+		o.DrainOnStop = DrainOnStop
+	}
 	git := startCommitter(vault, log)
 	if git != nil {
 		sink.written = git.mark

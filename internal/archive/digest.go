@@ -20,6 +20,14 @@ import (
 // shared by all processes) rather than an append: a repeat replaces its
 // entry, and an entry written late still lands in its place.
 
+// Markers are HTML comments starting "<!-- am:". Nothing an agent wrote
+// may produce one: every "<!--" in agent text (body, subject, names) is
+// written as "&lt;!--", which Markdown shows as the "<!--" the agent typed
+// and which no marker search matches. Without it a body holding
+// "<!-- am:end N -->" and a start marker became a separate, back-dated
+// entry "from" another agent. The message file keeps the body unchanged.
+func escapeMarkers(s string) string { return strings.ReplaceAll(s, "<!--", "&lt;!--") }
+
 var entryStart = regexp.MustCompile(`(?m)^<!-- am:message id=(\d+) created=(\S+) -->\n`)
 
 func endMarker(id int64) string { return fmt.Sprintf("<!-- am:end %d -->\n", id) }
@@ -60,7 +68,7 @@ func (a *Archive) addToDigest(m *mirror.Message) error {
 	})
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Agent thread %s (%s)\n\n%d message(s), oldest first. Written by mailgate; edits are overwritten.\n\n",
-		m.ThreadKey, m.ProjectSlug, len(entries))
+		escapeMarkers(oneLine(m.ThreadKey)), escapeMarkers(oneLine(m.ProjectSlug)), len(entries))
 	for _, e := range entries {
 		b.WriteString(e.text)
 		b.WriteString("\n")
@@ -72,17 +80,17 @@ func renderEntry(m *mirror.Message) entry {
 	r := record(m)
 	var b strings.Builder
 	fmt.Fprintf(&b, "<!-- am:message id=%d created=%s -->\n", m.ID, r.CreatedTS)
-	fmt.Fprintf(&b, "## %s — %s\n\n", oneLine(m.Subject), m.CreatedAt.UTC().Format("2006-01-02 15:04:05 UTC"))
-	fmt.Fprintf(&b, "**From** %s **to** %s", m.From, strings.Join(m.To, ", "))
+	fmt.Fprintf(&b, "## %s — %s\n\n", escapeMarkers(oneLine(m.Subject)), m.CreatedAt.UTC().Format("2006-01-02 15:04:05 UTC"))
+	fmt.Fprintf(&b, "**From** %s **to** %s", escapeMarkers(oneLine(m.From)), escapeMarkers(oneLine(strings.Join(m.To, ", "))))
 	if len(m.CC) > 0 {
-		fmt.Fprintf(&b, " **cc** %s", strings.Join(m.CC, ", "))
+		fmt.Fprintf(&b, " **cc** %s", escapeMarkers(oneLine(strings.Join(m.CC, ", "))))
 	}
 	fmt.Fprintf(&b, " · #%d · %s", m.ID, m.Importance)
 	if m.AckRequired {
 		b.WriteString(" · ack required")
 	}
 	b.WriteString("\n\n")
-	b.WriteString(strings.TrimRight(m.BodyMD, "\n"))
+	b.WriteString(escapeMarkers(strings.TrimRight(m.BodyMD, "\n")))
 	b.WriteString("\n\n")
 	b.WriteString(endMarker(m.ID))
 	return entry{id: m.ID, created: r.CreatedTS, text: b.String()}
@@ -103,6 +111,29 @@ func parseEntries(s string) []entry {
 			continue // damaged by hand: the entry comes back when its message is archived again
 		}
 		out = append(out, entry{id: id, created: s[l[4]:l[5]], text: s[l[0] : l[0]+end+len(endMarker(id))]})
+	}
+	return out
+}
+
+// DigestEntry is one entry of a digest as read back.
+type DigestEntry struct {
+	ID      int64
+	Created string
+	From    string
+}
+
+var fromLine = regexp.MustCompile(`(?m)^\*\*From\*\* (.*?) \*\*to\*\*`)
+
+// ParseDigest lists the entries of a digest in file order, with the
+// sender each one names.
+func ParseDigest(data []byte) []DigestEntry {
+	var out []DigestEntry
+	for _, e := range parseEntries(string(data)) {
+		d := DigestEntry{ID: e.id, Created: e.created}
+		if m := fromLine.FindStringSubmatch(e.text); m != nil {
+			d.From = m[1]
+		}
+		out = append(out, d)
 	}
 	return out
 }

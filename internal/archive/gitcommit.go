@@ -1,8 +1,12 @@
 package archive
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -14,6 +18,10 @@ import (
 // CommitInterval is how often, at most, the archive is committed when the
 // vault is a git repository: commits come in batches, never one per message.
 var CommitInterval = 30 * time.Second
+
+// commitTimeout bounds one commit (git add, diff, commit), so that a hook
+// or a stuck lock cannot hold up a stopping process for long.
+const commitTimeout = 10 * time.Second
 
 // committer commits AgentMail/ in the vault's git repository, off the
 // agents' path: the sink only marks the archive dirty; a background loop
@@ -28,18 +36,49 @@ type committer struct {
 	done   sync.WaitGroup
 }
 
-// startCommitter returns nil when the vault is not in a git work tree (or
-// git is not installed): then there is nothing to commit.
+// startCommitter returns nil unless the vault folder is itself the top of
+// a git work tree (and git is installed): then there is nothing to commit.
+// A vault merely inside a work tree (a home in a project folder, or in the
+// mailgate clone) belongs to someone else's repository, whose branch must
+// never receive archive commits.
 func startCommitter(vault string, log *slog.Logger) *committer {
-	out, err := exec.Command("git", "-C", vault, "rev-parse", "--is-inside-work-tree", "--absolute-git-dir").Output()
-	lines := strings.Fields(string(out))
-	if err != nil || len(lines) != 2 || lines[0] != "true" {
+	gitDir, ok := vaultRepo(vault)
+	if !ok {
 		return nil
 	}
-	c := &committer{vault: vault, gitDir: lines[1], log: log, stop: make(chan struct{})}
+	c := &committer{vault: vault, gitDir: gitDir, log: log, stop: make(chan struct{})}
 	c.done.Go(c.loop)
 	return c
 }
+
+// vaultRepo returns the git directory of the repository whose work tree
+// top is exactly the vault folder (symbolic links resolved on both sides).
+func vaultRepo(vault string) (gitDir string, ok bool) {
+	out, err := exec.Command("git", "-C", vault, "rev-parse", "--show-toplevel", "--absolute-git-dir").Output()
+	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
+	if err != nil || len(lines) != 2 {
+		return "", false
+	}
+	top, err1 := filepath.EvalSymlinks(lines[0])
+	want, err2 := filepath.EvalSymlinks(vault)
+	if err1 != nil || err2 != nil {
+		return "", false
+	}
+	if abs, err := filepath.Abs(want); err == nil {
+		want = abs
+	}
+	if filepath.Clean(top) != filepath.Clean(want) {
+		return "", false
+	}
+	return lines[1], true
+}
+
+// archivePaths is what a commit takes: AgentMail/, minus the digest lock
+// files and the temporary files of atomic writes, which are never content.
+var archivePaths = []string{"AgentMail", ":(exclude)AgentMail/*.lock", ":(exclude)AgentMail/*.tmp-*"}
+
+// gitignore is AgentMail/.gitignore in a vault repository.
+const gitignore = "# Written by mailgate: locks and unfinished writes are never archive content.\n*.lock\n.tmp-*\n"
 
 func (c *committer) mark() { c.dirty.Store(true) }
 
@@ -75,22 +114,32 @@ func (c *committer) commit() error {
 		return err
 	}
 	defer unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), commitTimeout)
+	defer cancel()
 	git := func(args ...string) error {
-		cmd := exec.Command("git", append([]string{"-C", c.vault,
+		cmd := exec.CommandContext(ctx, "git", append([]string{"-C", c.vault,
 			"-c", "user.name=mailgate", "-c", "user.email=mailgate@localhost.invalid", "-c", "commit.gpgsign=false"}, args...)...)
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return fmt.Errorf("git %s: %v: %s", args[0], err, strings.TrimSpace(string(out)))
 		}
 		return nil
 	}
-	if err := git("add", "-A", "--", "AgentMail"); err != nil {
+	// The ignore file keeps the lock and temporary files out of the
+	// human's own "git add -A" too.
+	ignore := filepath.Join(c.vault, "AgentMail", ".gitignore")
+	if _, err := os.Stat(ignore); errors.Is(err, fs.ErrNotExist) {
+		if err := os.WriteFile(ignore, []byte(gitignore), 0o600); err != nil {
+			return err
+		}
+	}
+	if err := git(append([]string{"add", "-A", "--"}, archivePaths...)...); err != nil {
 		return err
 	}
 	// Nothing staged under AgentMail/ (another process committed it): done.
-	if exec.Command("git", "-C", c.vault, "diff", "--cached", "--quiet", "--", "AgentMail").Run() == nil {
+	if exec.CommandContext(ctx, "git", append([]string{"-C", c.vault, "diff", "--cached", "--quiet", "--"}, archivePaths...)...).Run() == nil {
 		return nil
 	}
-	return git("commit", "-q", "-m", "mailgate: archive agent mail", "--", "AgentMail")
+	return git(append([]string{"commit", "-q", "-m", "mailgate: archive agent mail", "--"}, archivePaths...)...)
 }
 
 // close stops the loop after a last commit.

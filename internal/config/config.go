@@ -30,8 +30,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/joho/godotenv"
+
+	"github.com/mailgate/mailgate/internal/store"
 )
 
 // Toolset names accepted in MAILGATE_TOOLS.
@@ -65,6 +66,7 @@ type Config struct {
 	HTTPRateLimit   int           // AGENT_MAIL_HTTP_RATE_LIMIT: requests per second per client; 0 = off
 	Mirror          string        // AGENT_MAIL_MIRROR: off | gmail
 	NameMode        string        // AGENT_NAME_ENFORCEMENT_MODE: coerce | strict | always_auto
+	BindSenders     bool          // AGENT_MAIL_BIND_SENDERS
 	ToolsProfile    string        // TOOLS_FILTER_PROFILE: full | minimal
 }
 
@@ -100,10 +102,11 @@ var Vars = []Var{
 	{"MAILGATE_TOOLS", "tools", "email,agentmail", "tool sets to expose: email, agentmail, channels, mailbox"},
 	{"AGENT_MAIL_HTTP_ADDR", "http-addr", "127.0.0.1:8765", "address for serve --http"},
 	{"AGENT_MAIL_PATH", "http-path", "/mcp/", "HTTP endpoint path"},
-	{"AGENT_MAIL_BEARER_TOKEN", "bearer-token", "", "required on every HTTP request when set; required to bind a non-loopback address"},
+	{"AGENT_MAIL_BEARER_TOKEN", "bearer-token", "", "required on every HTTP request when set; at least 32 characters (openssl rand -hex 32); needed to serve the email tools over HTTP, or to bind a non-loopback address"},
 	{"AGENT_MAIL_HTTP_RATE_LIMIT", "http-rate-limit", "2000", "HTTP requests per second per client IP (bursts of twice that), answered 429 beyond; 0 turns it off. Requests without a valid token keep their own 10 per second"},
 	{"AGENT_MAIL_MIRROR", "mirror", "off", "gmail: copy agent threads into the mailbox under a label"},
 	{"AGENT_NAME_ENFORCEMENT_MODE", "name-mode", "coerce", "register_agent names: coerce (an invalid or taken name is replaced, and the answer says so), strict (refused), always_auto (always generated)"},
+	{"AGENT_MAIL_BIND_SENDERS", "bind-senders", "false", "true: a session may send only as the agents it registered (or whose registration_token it gives as sender_token); false trusts sender_name as the reference does"},
 	{"TOOLS_FILTER_PROFILE", "tools-profile", "full", "agentmail tools to list: full (all), or minimal (health_check, ensure_project, register_agent, send_message, fetch_inbox, acknowledge_message)"},
 }
 
@@ -249,7 +252,7 @@ func Load(fs *flag.FlagSet, args []string, getenv func(string) string, cwd strin
 	c.AuditDir = pathVar("AUDIT_LOG_DIR", "audit")
 	switch v := get("MAILGATE_DB"); {
 	case isDBURL(v):
-		c.DB = v // a PostgreSQL URL, checked below
+		c.DB = v // a PostgreSQL URL or keyword/value string, checked below
 	case v == "" && !exists(filepath.Join(home, "state.db")) && exists(filepath.Join(home, legacyDB)):
 		// Homes made before the store moved to state.db keep theirs.
 		c.DB = filepath.Join(home, legacyDB)
@@ -297,6 +300,9 @@ func Load(fs *flag.FlagSet, args []string, getenv func(string) string, cwd strin
 	default:
 		return nil, &Error{Var: "AGENT_NAME_ENFORCEMENT_MODE", Msg: fmt.Sprintf("%q is not one of coerce, strict, always_auto", c.NameMode)}
 	}
+	if c.BindSenders, err = parseBool("AGENT_MAIL_BIND_SENDERS", orDefault(get("AGENT_MAIL_BIND_SENDERS"), "false")); err != nil {
+		return nil, err
+	}
 	switch c.ToolsProfile = strings.ToLower(orDefault(get("TOOLS_FILTER_PROFILE"), "full")); c.ToolsProfile {
 	case "full", "minimal":
 	default:
@@ -305,12 +311,8 @@ func Load(fs *flag.FlagSet, args []string, getenv func(string) string, cwd strin
 	if !strings.HasPrefix(c.HTTPPath, "/") {
 		return nil, &Error{Var: "AGENT_MAIL_PATH", Msg: fmt.Sprintf("%q must start with /", c.HTTPPath)}
 	}
-	if isDBURL(c.DB) {
-		// Parse now, so a bad URL is one clear line at start, before any
-		// connection is tried. pgconn's errors never include the password.
-		if _, err := pgconn.ParseConfig(c.DB); err != nil {
-			return nil, &Error{Var: "MAILGATE_DB", Msg: "not a valid PostgreSQL URL: " + err.Error()}
-		}
+	if err := checkDB(c.DB); err != nil {
+		return nil, err
 	}
 	return c, nil
 }
@@ -410,8 +412,27 @@ func expandHome(name, p string, getenv func(string) string) (string, error) {
 }
 
 // isDBURL reports whether MAILGATE_DB names a database server rather than a
-// SQLite file. Any scheme-like "postgres…:" prefix counts, so a mistyped
-// URL is reported as a bad URL rather than taken for a file name.
+// SQLite file: a PostgreSQL URL or libpq keyword/value string
+// ("host=… dbname=… password=…", see store.IsKeywordValue). Any scheme-like
+// "postgres…:" prefix counts too, so a mistyped URL is reported as a bad URL
+// rather than taken for a file name (which would also print its password).
 func isDBURL(v string) bool {
-	return strings.HasPrefix(v, "postgres:") || strings.HasPrefix(v, "postgresql:")
+	return strings.HasPrefix(v, "postgres:") || strings.HasPrefix(v, "postgresql:") || store.IsKeywordValue(v)
+}
+
+// checkDB parses a PostgreSQL MAILGATE_DB now, so a bad one is one clear
+// line at start, before any connection is tried. The message never quotes
+// the string (store.CheckPostgres), as it may hold a password.
+func checkDB(v string) error {
+	if !isDBURL(v) {
+		return nil
+	}
+	if store.IsPostgres(v) {
+		if err := store.CheckPostgres(v); err != nil {
+			return &Error{Var: "MAILGATE_DB", Msg: err.Error()}
+		}
+		return nil
+	}
+	// "postgres:…" without the slashes: pgx would read it as keyword/value.
+	return &Error{Var: "MAILGATE_DB", Msg: "not a valid PostgreSQL URL: write postgres://user:password@host:5432/dbname (or a keyword/value string such as host=… dbname=…)"}
 }

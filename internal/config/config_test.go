@@ -258,3 +258,23 @@ func TestHelpFlagIsErrHelp(t *testing.T) {
 		t.Fatalf("-h gave %v, want flag.ErrHelp in the chain", err)
 	}
 }
+
+// TestKeywordPostgresStringTakenForFileName is issue 18 item 8: a libpq
+// keyword/value MAILGATE_DB is kept as given, not made a path under the
+// home (a file named after the password), and a bad one is refused without
+// quoting it.
+func TestKeywordPostgresStringTakenForFileName(t *testing.T) {
+	kv := "host=db.internal dbname=mailgate user=mail password=hunter2"
+	c, err := load(t, map[string]string{"MAILGATE_HOME": "/home/u/mg", "MAILGATE_DB": kv})
+	if err != nil || c.DB != kv {
+		t.Fatalf("DB = %q, %v", c.DB, err)
+	}
+	_, err = load(t, map[string]string{"MAILGATE_DB": "host=db password=hunter2 leaked"})
+	if err == nil || strings.Contains(err.Error(), "hunter2") || strings.Contains(err.Error(), "leaked") || !strings.Contains(err.Error(), "MAILGATE_DB") {
+		t.Fatalf("bad keyword string: %v", err)
+	}
+	// A relative SQLite file name holding "=" is still a file name.
+	if c, err := load(t, map[string]string{"MAILGATE_HOME": "/home/u/mg", "MAILGATE_DB": "data=1.db"}); err != nil || c.DB != "/home/u/mg/data=1.db" {
+		t.Fatalf("DB = %q, %v", c.DB, err)
+	}
+}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"net/http"
-	"net/netip"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,6 +24,7 @@ type bearer struct {
 }
 
 func newBearer(token string) bearer {
+	token = strings.TrimSpace(token) // as the presented token is trimmed
 	if token == "" {
 		return bearer{}
 	}
@@ -133,22 +133,10 @@ func (l *limiter) sweep(now time.Time) {
 	}
 }
 
-// clientIP is the peer address without its port; an IPv6 peer counts as its
-// /64, which one host can otherwise rotate through at will. X-Forwarded-For
-// is not trusted: mailgate is not meant to sit behind a proxy that sets it.
-func clientIP(r *http.Request) string {
-	ap, err := netip.ParseAddrPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	ip := ap.Addr().Unmap()
-	if ip.Is6() && !ip.IsLoopback() {
-		if p, err := ip.Prefix(64); err == nil {
-			return p.String()
-		}
-	}
-	return ip.String()
-}
+// clientIP is the client a request comes from (see addrKey).
+// X-Forwarded-For is not trusted: mailgate is not meant to sit behind a
+// proxy that sets it.
+func clientIP(r *http.Request) string { return addrKey(r.RemoteAddr) }
 
 // JSON-RPC error codes for refusals made before the MCP layer sees the
 // request. A JSON-RPC error body lets MCP clients (go-sdk decodes non-2xx
@@ -174,11 +162,25 @@ func writeError(w http.ResponseWriter, status, code int, msg string) {
 	writeErrorData(w, status, code, msg, nil)
 }
 
+// writeErrorData answers a refusal and closes the connection. The body the
+// request announced is never read: with Connection: close net/http writes
+// the answer at once instead of first reading that body, and dropBody makes
+// its last attempt to read it (when the handler returns) fail at once.
 func writeErrorData(w http.ResponseWriter, status, code int, msg string, data any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Connection", "close")
 	w.WriteHeader(status)
 	json.NewEncoder(w).Encode(errorBody{JSONRPC: "2.0", ID: nil, Error: errorDetail{Code: code, Message: msg, Data: data}})
+	dropBody(w)
+}
+
+// dropBody ends the reading of the request: net/http, when the handler
+// returns, reads what is left of the body (up to 256 KiB) to reuse the
+// connection, and would wait for a body that never comes. Call it only once
+// the answer is decided; the connection is not reused.
+func dropBody(w http.ResponseWriter) {
+	http.NewResponseController(w).SetReadDeadline(time.Now())
 }
 
 func writeUnauthorised(w http.ResponseWriter) {

@@ -11,18 +11,32 @@
 // Order of the checks for every request (each refusal is logged like any
 // other request, without headers or query strings):
 //
+//  0. connections: at most MaxConnsPerClient open per client address → 503
+//     (conns.go); headers within 10 s, or the connection is cut (Serve)
 //  1. rate limit, per remote IP and credential state → 429 + Retry-After
 //  2. route: /health/* is open; everything else needs the bearer token → 401
-//  3. MCP routes only: cross-origin (Sec-Fetch-Site / Origin) → 403,
-//     body bound → 413, then go-sdk's own DNS-rebinding Host check → 403.
+//  3. MCP routes only: the whole body within BodyTimeout (→ 408) and within
+//     MaxBodyBytes (→ 413), cross-origin (Sec-Fetch-Site / Origin) → 403,
+//     then go-sdk's own DNS-rebinding Host check → 403; a JSON-RPC object
+//     with an id and no method → 400 with -32600, which go-sdk would drop
+//     with a 202 (nomethod.go).
+//
+// Every refusal is written at once and closes the connection, without
+// reading the body the request announced: net/http would otherwise read
+// (up to 256 KiB of) that body before writing the answer, and a client that
+// announces a body and never sends it would hold the connection, unanswered,
+// for ever (issue 18).
 package httpserver
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -47,6 +61,15 @@ const (
 	DefaultAnonRate       = rate.Limit(10) // unauthenticated requests per second per IP, when a token is set
 	DefaultAnonBurst      = 20
 	DefaultReadyTimeout   = 2 * time.Second
+	// DefaultBodyTimeout is how long an authorised request may take to send
+	// its whole body once its headers are in: a 4 MiB body over a slow
+	// 1 Mbit/s link takes about 32 s, an agent's call a few milliseconds.
+	DefaultBodyTimeout = 30 * time.Second
+	// DefaultWriteTimeout bounds each write of a response (not the whole
+	// response: a stream stays open for as long as its session lives). A
+	// client that stops reading is cut once the socket buffers are full and
+	// a write has waited this long.
+	DefaultWriteTimeout = 30 * time.Second
 
 	SSEPath       = "/sse"
 	LivenessPath  = "/health/liveness"
@@ -87,6 +110,13 @@ type Options struct {
 	Burst     int
 	AnonRate  rate.Limit
 	AnonBurst int
+	// BodyTimeout bounds the time to receive an MCP request's body (408
+	// beyond); WriteTimeout bounds each write of a response.
+	BodyTimeout  time.Duration
+	WriteTimeout time.Duration
+	// MaxConnsPerClient caps the connections one client address holds open
+	// (Serve answers 503 beyond); negative: no cap.
+	MaxConnsPerClient int
 }
 
 // Handler serves the MCP endpoints, SSE and health. Build it with New.
@@ -105,6 +135,10 @@ type Handler struct {
 	streams     context.Context // ended by Close: hanging GET streams follow it
 	stopStreams context.CancelFunc
 	closeOnce   sync.Once
+
+	// reached, when set (by tests), sees every request that gets to an MCP
+	// transport handler: the fuzzer checks that none came without the token.
+	reached func(*http.Request)
 }
 
 type route struct {
@@ -144,7 +178,7 @@ func New(opts Options) (*Handler, error) {
 	})
 	sse := mcp.NewSSEHandler(getServer, &mcp.SSEOptions{MaxRequestBodyBytes: opts.MaxBodyBytes})
 
-	mcpRoute := route{h: h.protect(streamable), stream: true}
+	mcpRoute := route{h: h.protect(h.reach(streamable)), stream: true}
 	for _, p := range mcpPaths(opts.Path) {
 		h.routes[p] = mcpRoute
 	}
@@ -155,7 +189,7 @@ func New(opts Options) (*Handler, error) {
 	}
 	// The SSE session endpoint is the GET path itself plus ?sessionid=…
 	// (go-sdk derives it from the GET's URL), so one exact route serves both.
-	h.routes[SSEPath] = route{h: h.protect(sse), stream: true}
+	h.routes[SSEPath] = route{h: h.protect(h.reach(sse)), stream: true}
 	h.routes[LivenessPath] = route{h: http.HandlerFunc(h.liveness), public: true}
 	h.routes[ReadinessPath] = route{h: http.HandlerFunc(h.readiness), public: true}
 	return h, nil
@@ -183,6 +217,15 @@ func setDefaults(o *Options) {
 	if o.AnonRate == 0 {
 		o.AnonRate, o.AnonBurst = DefaultAnonRate, DefaultAnonBurst
 	}
+	if o.BodyTimeout <= 0 {
+		o.BodyTimeout = DefaultBodyTimeout
+	}
+	if o.WriteTimeout <= 0 {
+		o.WriteTimeout = DefaultWriteTimeout
+	}
+	if o.MaxConnsPerClient == 0 {
+		o.MaxConnsPerClient = DefaultMaxConnsPerClient
+	}
 }
 
 // mcpPaths is where the Streamable HTTP endpoint answers: the configured
@@ -198,9 +241,12 @@ func mcpPaths(p string) []string {
 
 // ServeHTTP logs every request once it is answered, whatever answered it.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	rec := &recorder{ResponseWriter: w}
+	rec := &recorder{ResponseWriter: w, rc: http.NewResponseController(w), writeTimeout: h.opts.WriteTimeout}
 	start := time.Now()
 	defer h.logRequest(rec, r, start)
+	// net/http flushes what is buffered once the handler returns: give that
+	// last write its own deadline too.
+	defer rec.extendWriteDeadline()
 	h.serve(rec, r)
 }
 
@@ -220,6 +266,19 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, codeInvalidRequest, "not found: the MCP endpoint is "+h.opts.Path)
 		return
 	}
+	if rt.public {
+		if r.ContentLength != 0 {
+			// The health endpoints take no body: answer, then close the
+			// connection rather than wait for what was announced.
+			w.Header().Set("Connection", "close")
+			defer dropBody(w)
+		}
+		rt.h.ServeHTTP(w, r)
+		return
+	}
+	if !h.readBody(w, r) {
+		return
+	}
 	switch {
 	case rt.stream && r.Method == http.MethodGet:
 		// A hanging GET never goes idle by itself: tie it to the handler so a
@@ -236,26 +295,57 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 	rt.h.ServeHTTP(w, r)
 }
 
-// protect wraps an MCP transport handler in the Origin check and the body
-// bound. go-sdk applies the bound too; checking Content-Length here answers
-// an honest oversized request before a byte of it is read.
+// readBody reads an MCP request's whole body, within MaxBodyBytes and
+// BodyTimeout, before any MCP code sees the request, so that no refusal
+// further in (go-sdk's included) can leave net/http waiting for a body that
+// never comes. Once the body is in, net/http lifts the read deadline itself
+// (its background read, which notices a client going away, runs without
+// one), so a long call or stream is not cut. go-sdk reads the whole body
+// before decoding it anyway: holding it here costs no memory it would not
+// spend.
+func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) bool {
+	limit := h.opts.MaxBodyBytes
+	if r.ContentLength > limit {
+		// An honest oversized request is answered before a byte is read.
+		writeError(w, http.StatusRequestEntityTooLarge, codeInvalidRequest, fmt.Sprintf("request body exceeds %d bytes", limit))
+		return false
+	}
+	if r.ContentLength != 0 && r.Body != nil && r.Body != http.NoBody {
+		http.NewResponseController(w).SetReadDeadline(time.Now().Add(h.opts.BodyTimeout))
+		var buf bytes.Buffer
+		if r.ContentLength > 0 {
+			buf.Grow(int(r.ContentLength))
+		}
+		_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, limit))
+		if err != nil {
+			var tooBig *http.MaxBytesError
+			switch {
+			case errors.As(err, &tooBig):
+				writeError(w, http.StatusRequestEntityTooLarge, codeInvalidRequest, fmt.Sprintf("request body exceeds %d bytes", limit))
+			case errors.Is(err, os.ErrDeadlineExceeded):
+				writeError(w, http.StatusRequestTimeout, codeInvalidRequest,
+					fmt.Sprintf("request body not received within %s", h.opts.BodyTimeout))
+			default:
+				writeError(w, http.StatusBadRequest, codeInvalidRequest, "reading the request body failed")
+			}
+			return false
+		}
+		r.Body = io.NopCloser(&buf)
+		r.ContentLength = int64(buf.Len())
+	}
+	return true
+}
+
+// protect wraps an MCP transport handler in the Origin check.
 func (h *Handler) protect(next http.Handler) http.Handler {
 	cop := http.NewCrossOriginProtection()
 	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		writeError(w, http.StatusForbidden, codeInvalidRequest, "cross-origin request refused: MCP clients are not browser pages")
 	}))
-	limit := h.opts.MaxBodyBytes
-	inner := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.ContentLength > limit {
-			writeError(w, http.StatusRequestEntityTooLarge, codeInvalidRequest, fmt.Sprintf("request body exceeds %d bytes", limit))
-			return
-		}
-		if r.Body != nil {
-			r.Body = http.MaxBytesReader(w, r.Body, limit)
-		}
+	checked := cop.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w, r = guardNoMethod(w, r)
 		next.ServeHTTP(w, r)
-	})
-	checked := cop.Handler(inner)
+	}))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// CrossOriginProtection lets GET and HEAD through as "safe", but a GET
 		// here opens a session (SSE) or a stream: check it as a POST would be.
@@ -268,6 +358,16 @@ func (h *Handler) protect(next http.Handler) http.Handler {
 			}
 		}
 		checked.ServeHTTP(w, r)
+	})
+}
+
+// reach reports requests that get to next to the reached hook.
+func (h *Handler) reach(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if h.reached != nil {
+			h.reached(r)
+		}
+		next.ServeHTTP(w, r)
 	})
 }
 

@@ -6,19 +6,29 @@ import (
 	"time"
 )
 
-// recorder remembers what was answered, for the request log. It forwards
+// recorder remembers what was answered, for the request log, and gives
+// every write its own deadline (writeTimeout from now): a stream may live
+// for hours, so no deadline can cover a whole response, but no single write
+// may wait longer than that on a client that stopped reading. It forwards
 // Flush and Unwrap: go-sdk flushes every SSE event through
 // http.ResponseController, which needs to reach the real writer.
 type recorder struct {
 	http.ResponseWriter
-	status int
-	bytes  int64
+	rc           *http.ResponseController // on the real writer
+	writeTimeout time.Duration
+	status       int
+	bytes        int64
+}
+
+func (rec *recorder) extendWriteDeadline() {
+	rec.rc.SetWriteDeadline(time.Now().Add(rec.writeTimeout))
 }
 
 func (rec *recorder) WriteHeader(code int) {
 	if rec.status == 0 {
 		rec.status = code
 	}
+	rec.extendWriteDeadline()
 	rec.ResponseWriter.WriteHeader(code)
 }
 
@@ -26,13 +36,15 @@ func (rec *recorder) Write(p []byte) (int, error) {
 	if rec.status == 0 {
 		rec.status = http.StatusOK
 	}
+	rec.extendWriteDeadline()
 	n, err := rec.ResponseWriter.Write(p)
 	rec.bytes += int64(n)
 	return n, err
 }
 
 func (rec *recorder) Flush() {
-	http.NewResponseController(rec.ResponseWriter).Flush()
+	rec.extendWriteDeadline()
+	rec.rc.Flush()
 }
 
 func (rec *recorder) Unwrap() http.ResponseWriter { return rec.ResponseWriter }

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"strings"
 	"time"
 )
 
@@ -15,6 +16,14 @@ import (
 // through the approval gate is one Gmail call; reads retry with backoff for
 // a few seconds at most.
 const DefaultGrace = 20 * time.Second
+
+// Connection timeouts of Serve (see also Options.BodyTimeout and
+// WriteTimeout).
+const (
+	ReadHeaderTimeout = 10 * time.Second
+	IdleTimeout       = 2 * time.Minute
+	MaxHeaderBytes    = 64 << 10
+)
 
 // ErrNotLoopback is returned by Listen for a non-loopback address without a
 // bearer token.
@@ -78,14 +87,22 @@ func Serve(ctx context.Context, ln net.Listener, h *Handler, grace time.Duration
 	}
 	srv := &http.Server{
 		Handler: h,
-		// Slow-header clients are cut; there is no ReadTimeout or
-		// WriteTimeout because SSE streams and long tool calls legitimately
-		// hold a request open.
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    64 << 10,
+		// Headers must arrive within ReadHeaderTimeout, and the whole
+		// request within ReadTimeout (BodyTimeout, which the handler starts
+		// again for an MCP body once the request is authorised). Reading
+		// ends there: net/http lifts the read deadline once the body is
+		// consumed, so a stream or a long call is not cut by it.
+		// There is no WriteTimeout: net/http sets it once per request, so it
+		// would end every stream after that long; each write gets its own
+		// deadline instead (Options.WriteTimeout). Idle keep-alive connections close
+		// after IdleTimeout.
+		ReadHeaderTimeout: ReadHeaderTimeout,
+		ReadTimeout:       h.opts.BodyTimeout,
+		IdleTimeout:       IdleTimeout,
+		MaxHeaderBytes:    MaxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(h.log.Handler(), slog.LevelWarn),
 	}
+	ln = limitPerClient(ln, h.opts.MaxConnsPerClient, h.log)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 
@@ -115,5 +132,31 @@ func Serve(ctx context.Context, ln net.Listener, h *Handler, grace time.Duration
 		return nil
 	}
 	h.log.Info("HTTP server stopped")
+	return nil
+}
+
+// MinTokenLength is the shortest bearer token Serve's callers accept, after
+// surrounding spaces are trimmed: 32 characters are 128 bits as random hex
+// (`openssl rand -hex 16`), beyond guessing even from many addresses at the
+// rate limit; shorter values are, in practice, passwords a person chose.
+const MinTokenLength = 32
+
+// ErrWeakToken is the error CheckToken wraps.
+var ErrWeakToken = errors.New("unusable bearer token")
+
+// CheckToken refuses a bearer token that is too short, or that holds
+// characters an Authorization header cannot carry faithfully (spaces,
+// control characters, anything outside printable ASCII). The error says how
+// to make a good one and never quotes the token.
+func CheckToken(token string) error {
+	t := strings.TrimSpace(token)
+	for _, c := range t {
+		if c <= ' ' || c > '~' {
+			return fmt.Errorf("%w: it holds a space, a control character or a non-ASCII character, which clients cannot all send in an Authorization header; generate one with `openssl rand -hex 32`", ErrWeakToken)
+		}
+	}
+	if len(t) < MinTokenLength {
+		return fmt.Errorf("%w: %d characters after trimming spaces, at least %d are needed; generate one with `openssl rand -hex 32`", ErrWeakToken, len(t), MinTokenLength)
+	}
 	return nil
 }

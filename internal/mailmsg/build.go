@@ -66,12 +66,22 @@ func Build(o Outgoing) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	var buf bytes.Buffer
+	// Every field goes out through the one header encoder: Subject as
+	// text, the rest (validated above) as structured values it re-checks.
+	var hdr Header
 	for _, f := range h {
-		buf.WriteString(fold(f[0], f[1]))
-		buf.WriteString("\r\n")
+		if f[0] == "Subject" {
+			hdr.Text(f[0], o.Subject)
+			continue
+		}
+		hdr.Structured(f[0], f[1])
 	}
-	buf.WriteString("\r\n")
+	head, err := hdr.Bytes()
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	buf.Write(head)
 	qp := quotedprintable.NewWriter(&buf)
 	// Text mode: the writer turns \n, \r and \r\n alike into CRLF.
 	if _, err := qp.Write([]byte(o.Body)); err != nil {
@@ -123,7 +133,7 @@ func headers(o Outgoing) ([][2]string, error) {
 		return nil, &InvalidAddressError{Input: o.To.String(), Reason: reason}
 	}
 	h = append(h, [2]string{"To", formatAddress(o.To)})
-	h = append(h, [2]string{"Subject", encodeText(o.Subject)})
+	h = append(h, [2]string{"Subject", o.Subject}) // encoded by Build's Header.Text
 
 	date := o.Date
 	if date.IsZero() {

@@ -48,6 +48,42 @@ func TestAgentMailNames(t *testing.T) {
 		if got := h.callErr("register_agent", map[string]any{"project_key": "/p/app", "name": "gpt-5"}); !strings.Contains(got, "model name") {
 			t.Errorf("strict refusal: %q", got)
 		}
+		// The overview's rule: adjective+noun only (issue 22).
+		for _, name := range []string{"coder-1", "ManagerMoose", "Agent7", "GreenGreen", "CastleGreen"} {
+			if got := h.callErr("register_agent", map[string]any{"project_key": "/p/app", "name": name}); !strings.Contains(got, "an adjective and a noun") {
+				t.Errorf("strict accepted %s: %q", name, got)
+			}
+		}
+		if p := reg(h, "register_agent", map[string]any{"project_key": "/p/app", "name": "SwiftFox"}); p.Name != "SwiftFox" || p.NameNotice != "" {
+			t.Errorf("strict adjective+noun name: %+v", p)
+		}
+		if p := reg(h, "register_agent", map[string]any{"project_key": "/p/app", "name": "quietowl"}); p.Name != "QuietOwl" || !strings.Contains(p.NameNotice, "CamelCase") {
+			t.Errorf("strict lower-case name: %+v", p)
+		}
+		if p := reg(h, "register_agent", map[string]any{"project_key": "/p/app"}); agentmail.NameProblem(p.Name) != "" {
+			t.Errorf("strict generated %q", p.Name)
+		} else if _, ok := agentmail.AdjectiveNounName(p.Name); !ok {
+			t.Errorf("strict generated %q, not adjective+noun", p.Name)
+		}
+	})
+	t.Run("strict resumes an existing name", func(t *testing.T) {
+		// An identity made before (in coerce mode, or by the mailbox set)
+		// resumes under strict: the rule is for new names.
+		path := t.TempDir() + "/am.db"
+		before := liveKeySet()
+		h := newAMHarnessAt(t, path)
+		h.setup("/p/app", "ManagerMoose")
+		// The first agent's process stops: its session ends, so its name is
+		// free to resume (a live holder's would be refused).
+		first := newKeys(before)
+		h.cs.Close()
+		waitKeysGone(t, first)
+		h.svc.Close()
+		h.db.Close()
+		s := newAMHarnessAt(t, path, func(o *agentmail.Options) { o.NameMode = agentmail.NameStrict })
+		if p := reg(s, "register_agent", map[string]any{"project_key": "/p/app", "name": "ManagerMoose"}); p.Name != "ManagerMoose" || p.ID != 1 {
+			t.Errorf("strict did not resume ManagerMoose: %+v", p)
+		}
 	})
 	t.Run("always_auto", func(t *testing.T) {
 		h := newAMHarness(t, func(o *agentmail.Options) { o.NameMode = agentmail.NameAlwaysAuto })
@@ -163,18 +199,18 @@ func TestAgentMailReservations(t *testing.T) {
 	if len(a.Warnings) == 0 {
 		t.Error("ttl below 60 s accepted silently")
 	}
-	h.call("file_reservation_paths", map[string]any{"project_key": "/p/app", "agent_name": "BlueLake", "paths": []string{"docs/*.md"}, "exclusive": false}, &b)
+	h.call("file_reservation_paths", map[string]any{"project_key": "/p/app", "agent_name": "BlueLake", "paths": []string{"docs/*.md"}, "exclusive": false, "ttl_seconds": 3600}, &b)
 	if len(b.Conflicts) != 0 {
 		t.Fatalf("shared vs shared conflicted: %+v", b)
 	}
 	var c agentmail.ReserveResult
-	h.call("file_reservation_paths", map[string]any{"project_key": "/p/app", "agent_name": "BlueLake", "paths": []string{"/p/app/docs/index.md"}}, &c)
+	h.call("file_reservation_paths", map[string]any{"project_key": "/p/app", "agent_name": "BlueLake", "paths": []string{"/p/app/docs/index.md"}, "exclusive": true}, &c)
 	if c.Granted[0].PathPattern != "docs/index.md" || len(c.Conflicts) != 1 {
 		t.Fatalf("exclusive vs shared: %+v", c)
 	}
 	// Same agent, same pattern: extended, not duplicated.
 	var again agentmail.ReserveResult
-	h.call("file_reservation_paths", map[string]any{"project_key": "/p/app", "agent_name": "BlueLake", "paths": []string{"docs/index.md"}}, &again)
+	h.call("file_reservation_paths", map[string]any{"project_key": "/p/app", "agent_name": "BlueLake", "paths": []string{"docs/index.md"}, "exclusive": true}, &again)
 	if again.Granted[0].ID != c.Granted[0].ID {
 		t.Fatalf("re-reservation duplicated: %+v vs %+v", again, c)
 	}

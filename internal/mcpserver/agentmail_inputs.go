@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/mailgate/mailgate/internal/agentmail"
 )
 
 // Inputs of the agent-mail tools. Argument names are the reference
@@ -95,7 +97,7 @@ func amInputSchema[T any]() *jsonschema.Schema {
 // amCompat are arguments of the reference that mailgate accepts and ignores.
 type amCompat struct {
 	Format            string `json:"format,omitempty" jsonschema:"answer format; only json is produced (accepted for compatibility)"`
-	RegistrationToken string `json:"registration_token,omitempty" jsonschema:"accepted for compatibility; mailgate runs locally and needs no token"`
+	RegistrationToken string `json:"registration_token,omitempty" jsonschema:"register_agent, macro_start_session, macro_prepare_thread: the registration_token your first registration of the name answered, to resume it from a new session; ignored elsewhere"`
 }
 
 type amHealthIn struct {
@@ -151,12 +153,12 @@ type amSendIn struct {
 	ThreadID             string    `json:"thread_id,omitempty" jsonschema:"thread to file the message in, e.g. TKT-123"`
 	Importance           string    `json:"importance,omitempty" jsonschema:"low, normal (default), high or urgent"`
 	AckRequired          bool      `json:"ack_required,omitempty" jsonschema:"ask recipients to acknowledge_message"`
-	AttachmentPaths      []string  `json:"attachment_paths,omitempty" jsonschema:"not supported: reference files by path in the body instead"`
-	ConvertImages        *bool     `json:"convert_images,omitempty" jsonschema:"accepted for compatibility"`
+	AttachmentPaths      []string  `json:"attachment_paths,omitempty" jsonschema:"files to attach, relative to the project directory (or absolute inside it): at most 4, each at most 1 MiB; stored as they are (images are not converted)"`
+	ConvertImages        *bool     `json:"convert_images,omitempty" jsonschema:"accepted for compatibility; attachments are never converted"`
 	Topic                string    `json:"topic,omitempty" jsonschema:"accepted for compatibility"`
 	Broadcast            bool      `json:"broadcast,omitempty" jsonschema:"not supported: name the recipients"`
 	AutoContactIfBlocked *bool     `json:"auto_contact_if_blocked,omitempty" jsonschema:"accepted for compatibility: mail to a recipient who has not approved you is always held (not dropped) and a contact request is sent"`
-	SenderToken          string    `json:"sender_token,omitempty" jsonschema:"accepted for compatibility"`
+	SenderToken          string    `json:"sender_token,omitempty" jsonschema:"the sender's registration_token: needed only when the server binds senders to sessions and this session did not register the sender"`
 	amCompat
 }
 
@@ -169,7 +171,7 @@ type amReplyIn struct {
 	CC            amStrList `json:"cc,omitempty" jsonschema:"carbon-copy recipients"`
 	BCC           amStrList `json:"bcc,omitempty" jsonschema:"blind carbon-copy recipients"`
 	SubjectPrefix string    `json:"subject_prefix,omitempty" jsonschema:"prefix added once to the subject (default Re:)"`
-	SenderToken   string    `json:"sender_token,omitempty" jsonschema:"accepted for compatibility"`
+	SenderToken   string    `json:"sender_token,omitempty" jsonschema:"the sender's registration_token: needed only when the server binds senders to sessions and this session did not register the sender"`
 	amCompat
 }
 
@@ -177,7 +179,7 @@ type amFetchIn struct {
 	amAgentRefIn
 	Limit         int    `json:"limit,omitempty" jsonschema:"at most this many messages, newest first (default 20, max 1000)"`
 	UnreadOnly    bool   `json:"unread_only,omitempty" jsonschema:"only messages not yet marked read"`
-	UrgentOnly    bool   `json:"urgent_only,omitempty" jsonschema:"only importance high or urgent"`
+	UrgentOnly    bool   `json:"urgent_only,omitempty" jsonschema:"only messages with ack_required (those waiting for your acknowledge_message)"`
 	ThreadID      string `json:"thread_id,omitempty" jsonschema:"only this thread"`
 	SinceTS       string `json:"since_ts,omitempty" jsonschema:"only messages created after this ISO-8601 time"`
 	IncludeBodies bool   `json:"include_bodies,omitempty" jsonschema:"include body_md"`
@@ -212,9 +214,31 @@ type amSummarizeIn struct {
 type amReserveIn struct {
 	amAgentRefIn
 	Paths      amStrList `json:"paths" jsonschema:"paths or gitignore-style globs relative to the project root, e.g. src/** or tests/*.py; at most 1000, each at most 1024 bytes"`
-	TTLSeconds int       `json:"ttl_seconds,omitempty" jsonschema:"lease length in seconds (default 3600, minimum 60)"`
-	Exclusive  *bool     `json:"exclusive,omitempty" jsonschema:"exclusive (default) or shared; shared reservations never conflict with each other"`
+	TTLSeconds int       `json:"ttl_seconds,omitempty" jsonschema:"lease length in seconds (default 600, minimum 60)"`
+	Exclusive  *bool     `json:"exclusive,omitempty" jsonschema:"true: an exclusive lock; false (default): shared, and shared reservations never conflict with each other"`
 	Reason     string    `json:"reason,omitempty" jsonschema:"why, e.g. a ticket id"`
+}
+
+// The integration contract's defaults of file_reservation_paths (the
+// reference server's are exclusive and 3600 s; the contract, which clients
+// are written against, wins). macro_file_reservation_cycle reserves with
+// the same defaults; macro_start_session keeps the reference's (exclusive,
+// 3600 s), which the contract does not state.
+const (
+	contractReserveTTLSeconds = 600
+	contractReserveExclusive  = false
+)
+
+// params applies the contract's defaults.
+func (in amReserveIn) params() agentmail.ReserveParams {
+	ttl, excl := in.TTLSeconds, in.Exclusive
+	if ttl == 0 {
+		ttl = contractReserveTTLSeconds
+	}
+	if excl == nil {
+		excl = ptr(contractReserveExclusive)
+	}
+	return agentmail.ReserveParams{ProjectKey: in.ProjectKey, Agent: in.AgentName, Paths: in.Paths, TTLSeconds: ttl, Exclusive: excl, Reason: in.Reason}
 }
 
 type amReleaseIn struct {

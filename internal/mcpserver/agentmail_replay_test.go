@@ -21,10 +21,9 @@ import (
 // testdata/agentmail_deviations.json; a listed deviation that starts passing
 // fails too, so the table stays true.
 func TestReferenceReplay(t *testing.T) {
-	fixture := referencePath(t)
-	raw, err := os.ReadFile(fixture)
+	raw, err := os.ReadFile(referencePath())
 	if err != nil {
-		t.Skipf("reference recordings not available (%v); they live in ../shared/contracts next to the repository", err)
+		t.Fatalf("reading the reference recording: %v", err)
 	}
 	devs := loadDeviations(t)
 	var doc struct {
@@ -161,11 +160,11 @@ func (s replaySummary) has(id string) bool {
 	return false
 }
 
-// referencePath finds ../shared/contracts/… next to the repository root.
-func referencePath(t *testing.T) string {
+// referencePath is the recording in the repository's top-level testdata/.
+func referencePath() string {
 	_, file, _, _ := runtime.Caller(0)
 	root := filepath.Join(filepath.Dir(file), "..", "..")
-	return filepath.Join(root, "..", "shared", "contracts", "mcp_agent_mail_python_reference.json")
+	return filepath.Join(root, "testdata", "agentmail-reference", "mcp_agent_mail_python_reference.json")
 }
 
 func loadDeviations(t *testing.T) map[string]string {

@@ -32,7 +32,8 @@ var amResources = []amResource{
 	{"resource://agents/{project}{?format}", "agents", "The agents of a project (slug or URL-encoded absolute path), with unread counts: who you can write to."},
 	{"resource://inbox/{agent}{?project,limit,include_bodies,format}", "inbox", "An agent's delivered messages, newest first (reading it changes no read state)."},
 	{"resource://thread/{thread_id}{?project,include_bodies,format}", "thread", "The messages of a thread, oldest first."},
-	{"resource://message/{id}{?project,format}", "message", "One message with its recipients."},
+	{"resource://message/{id}{?project,format}", "message", "One message with its recipients; its attachments follow the JSON as binary contents."},
+	{"resource://message/{id}/attachments/{n}{?project}", "attachment", "Attachment n (from 1) of a message, as it was sent."},
 	{"resource://file_reservations/{slug}{?active_only,format}", "file_reservations", "A project's file reservations (active only unless active_only=false), with staleness."},
 }
 
@@ -40,7 +41,11 @@ func addAgentMailResources(s *mcp.Server, svc *agentmail.Service) {
 	r := &amReader{svc: svc}
 	var regexps []*uritemplate.Template
 	for _, res := range amResources {
-		s.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: res.template, Name: res.name, Description: res.desc, MIMEType: "application/json"}, r.read)
+		mimeType := "application/json"
+		if res.name == "attachment" {
+			mimeType = "" // each attachment's own
+		}
+		s.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: res.template, Name: res.name, Description: res.desc, MIMEType: mimeType}, r.read)
 		if t, err := uritemplate.New(res.template); err == nil {
 			regexps = append(regexps, t)
 		}
@@ -122,11 +127,32 @@ func (r *amReader) read(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp
 	case "thread":
 		v, err = r.svc.Thread(ctx, project, id, bodies)
 	case "message":
-		n, perr := strconv.ParseInt(id, 10, 64)
+		msgID, att, isAtt := strings.Cut(id, "/attachments/")
+		n, perr := strconv.ParseInt(msgID, 10, 64)
 		if perr != nil {
 			return nil, amNotFound(uri, "message ids are integers")
 		}
-		v, err = r.svc.MessageDetail(ctx, project, n)
+		if isAtt {
+			seq, perr := strconv.Atoi(att)
+			if perr != nil {
+				return nil, amNotFound(uri, "attachments are numbered from 1")
+			}
+			return r.attachments(ctx, uri, project, n, []int{seq}, nil)
+		}
+		detail, derr := r.svc.MessageDetail(ctx, project, n)
+		if derr != nil || len(detail.Attachments) == 0 {
+			v, err = detail, derr
+			break
+		}
+		b, err := json.Marshal(detail)
+		if err != nil {
+			return nil, fmt.Errorf("encoding %s: %w", uri, err)
+		}
+		seqs := make([]int, len(detail.Attachments))
+		for i := range seqs {
+			seqs[i] = i + 1
+		}
+		return r.attachments(ctx, uri, project, n, seqs, &mcp.ResourceContents{URI: uri, MIMEType: "application/json", Text: string(b)})
 	case "file_reservations":
 		v, err = r.svc.ListReservations(ctx, id, amBoolParam(q.Get("active_only"), true))
 	default:
@@ -140,6 +166,24 @@ func (r *amReader) read(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp
 		return nil, fmt.Errorf("encoding %s: %w", uri, err)
 	}
 	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "application/json", Text: string(b)}}}, nil
+}
+
+// attachments answers with a message's attachments seqs as binary
+// contents (after first, the message itself, when given), each as it was
+// sent, under its own URI.
+func (r *amReader) attachments(ctx context.Context, uri, project string, id int64, seqs []int, first *mcp.ResourceContents) (*mcp.ReadResourceResult, error) {
+	var out []*mcp.ResourceContents
+	if first != nil {
+		out = append(out, first)
+	}
+	for _, seq := range seqs {
+		a, err := r.svc.MessageAttachment(ctx, project, id, seq)
+		if err != nil {
+			return nil, r.fail(uri, err)
+		}
+		out = append(out, &mcp.ResourceContents{URI: agentmail.AttachmentURI(a.Project, id, seq), MIMEType: a.MediaType, Blob: a.Data})
+	}
+	return &mcp.ReadResourceResult{Contents: out}, nil
 }
 
 func amBoolParam(s string, def bool) bool {

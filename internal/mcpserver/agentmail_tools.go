@@ -27,6 +27,7 @@ type amTools struct {
 	svc  *agentmail.Service
 	log  *slog.Logger
 	only map[string]bool // the tools of a smaller profile; nil registers all
+	args argStyle        // how argument errors are worded (agentmail or channels)
 }
 
 // agentMailProfile returns the tools a TOOLS_FILTER_PROFILE value lists
@@ -89,56 +90,18 @@ func amAddJSON[In any](s *mcp.Server, t *amTools, spec *mcp.Tool, call func(cont
 	if t.only != nil && !t.only[spec.Name] {
 		return
 	}
-	args := newArgDecoder[In](spec)
+	args := newArgDecoder[In](spec, t.args)
 	s.AddTool(spec, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		in, err := args.decode(req.Params.Arguments)
 		if err != nil {
-			return errorResult("validating \"arguments\": " + err.Error()), nil
+			return errorResult(err.Error()), nil
 		}
-		v, err := call(ctx, in)
+		v, err := call(withSession(ctx, req.Session), in)
 		if err != nil {
 			return errorResult(t.fail(spec.Name, err).Error()), nil
 		}
 		return amJSONResult(v)
 	})
-}
-
-// argDecoder validates and decodes the arguments of a tool registered with
-// the raw AddTool (the agent-mail and mailbox sets, whose answers are shaped
-// by hand): the schema is inferred and resolved once, at registration.
-type argDecoder[In any] struct{ resolved *jsonschema.Resolved }
-
-func newArgDecoder[In any](spec *mcp.Tool) argDecoder[In] {
-	schema := amInputSchema[In]()
-	spec.InputSchema = schema
-	resolved, err := schema.Resolve(nil)
-	if err != nil {
-		panic(fmt.Sprintf("input schema of %s: %v", spec.Name, err)) // a programming error, caught by every test
-	}
-	return argDecoder[In]{resolved: resolved}
-}
-
-// errMalformedArgs marks arguments that are not a JSON object at all.
-var errMalformedArgs = errors.New("arguments are not a JSON object")
-
-// decode treats missing arguments as {}, checks them against the schema,
-// then decodes them into In.
-func (d argDecoder[In]) decode(raw json.RawMessage) (In, error) {
-	var in In
-	if len(raw) == 0 || string(raw) == "null" {
-		raw = []byte("{}")
-	}
-	var args map[string]any
-	if err := json.Unmarshal(raw, &args); err != nil {
-		return in, fmt.Errorf("%w: %v", errMalformedArgs, err)
-	}
-	if err := d.resolved.Validate(args); err != nil {
-		return in, err
-	}
-	if err := json.Unmarshal(raw, &in); err != nil {
-		return in, err
-	}
-	return in, nil
 }
 
 func amJSONResult(v any) (*mcp.CallToolResult, error) {
@@ -166,7 +129,7 @@ func addAgentMailTools(s *mcp.Server, svc *agentmail.Service, only map[string]bo
 }
 
 func (t *amTools) addIdentityTools(s *mcp.Server) {
-	amAddTyped(s, t, &mcp.Tool{Name: "health_check", Description: "Check that the agent-mail store is reachable. Answers {status: \"ok\", …}.",
+	amAddTyped(s, t, &mcp.Tool{Name: "health_check", Description: "Check that the agent-mail store is reachable. Answers {status: \"ready\", …} when it is.",
 		Annotations: amAnnotate("Health check", true, true, false)},
 		func(ctx context.Context, _ amHealthIn) (agentmail.HealthResult, error) { return t.svc.Health(ctx) })
 
@@ -183,7 +146,7 @@ func (t *amTools) addIdentityTools(s *mcp.Server) {
 		Annotations: amAnnotate("Register agent", false, true, false)},
 		func(ctx context.Context, in amRegisterIn) (agentmail.AgentProfile, error) {
 			return t.svc.RegisterAgent(ctx, agentmail.RegisterParams{ProjectKey: in.ProjectKey, Name: in.Name, Program: in.Program,
-				Model: in.Model, TaskDescription: in.TaskDescription, AttachmentsPolicy: in.AttachmentsPolicy})
+				Model: in.Model, TaskDescription: in.TaskDescription, AttachmentsPolicy: in.AttachmentsPolicy, RegistrationToken: in.RegistrationToken})
 		})
 
 	amAddTyped(s, t, &mcp.Tool{Name: "create_agent_identity", Description: "Always create a new agent identity in a project (unlike register_agent, " +
@@ -203,20 +166,18 @@ func (t *amTools) addIdentityTools(s *mcp.Server) {
 
 func (t *amTools) addMessageTools(s *mcp.Server) {
 	amAddTyped(s, t, &mcp.Tool{Name: "send_message", Description: "Send a Markdown message to agents of the project (to/cc/bcc; Name@project for another project). " +
-		"Optional thread_id, importance (low|normal|high|urgent) and ack_required. Mail to a recipient whose contact policy does not accept you yet " +
+		"Optional thread_id, importance (low|normal|high|urgent), ack_required, and attachment_paths (files inside the project, at most 4 of 1 MiB each, " +
+		"stored as they are; readers get them from resource://message/{id}). Mail to a recipient whose contact policy does not accept you yet " +
 		"is HELD for them (never dropped) and listed under held; they get a contact request.",
 		Annotations: amAnnotate("Send message", false, false, false)},
 		func(ctx context.Context, in amSendIn) (agentmail.SendResult, error) {
-			if len(in.AttachmentPaths) > 0 {
-				return agentmail.SendResult{}, &agentmail.Error{Code: "INVALID_ARGUMENT", Err: agentmail.ErrInvalidArgument,
-					Message: "attachments are not supported by mailgate: mention the files by path in body_md instead"}
-			}
 			if in.Broadcast {
 				return agentmail.SendResult{}, &agentmail.Error{Code: "INVALID_ARGUMENT", Err: agentmail.ErrInvalidArgument,
 					Message: "broadcast is not supported: list the recipients in to (see resource://agents/<project> for names)"}
 			}
 			return t.svc.Send(ctx, agentmail.SendParams{ProjectKey: in.ProjectKey, Sender: in.SenderName, To: in.To, CC: in.CC, BCC: in.BCC,
-				Subject: in.Subject, BodyMD: in.BodyMD, ThreadID: in.ThreadID, Importance: in.Importance, AckRequired: in.AckRequired})
+				Subject: in.Subject, BodyMD: in.BodyMD, ThreadID: in.ThreadID, Importance: in.Importance, AckRequired: in.AckRequired,
+				AttachmentPaths: in.AttachmentPaths, SenderToken: in.SenderToken})
 		})
 
 	amAddTyped(s, t, &mcp.Tool{Name: "reply_message", Description: "Reply to a message: stays in its thread, adds \"Re:\" once, inherits importance " +
@@ -224,7 +185,7 @@ func (t *amTools) addMessageTools(s *mcp.Server) {
 		Annotations: amAnnotate("Reply to message", false, false, false)},
 		func(ctx context.Context, in amReplyIn) (agentmail.ReplyResult, error) {
 			return t.svc.Reply(ctx, agentmail.ReplyParams{ProjectKey: in.ProjectKey, MessageID: int64(in.MessageID), Sender: in.SenderName,
-				BodyMD: in.BodyMD, To: in.To, CC: in.CC, BCC: in.BCC, SubjectPrefix: in.SubjectPrefix})
+				BodyMD: in.BodyMD, To: in.To, CC: in.CC, BCC: in.BCC, SubjectPrefix: in.SubjectPrefix, SenderToken: in.SenderToken})
 		})
 
 	amAddJSON(s, t, &mcp.Tool{Name: "fetch_inbox", Description: "List your delivered messages, newest first (limit, unread_only, urgent_only, thread_id, since_ts, " +
@@ -296,12 +257,11 @@ func (t *amTools) addContactTools(s *mcp.Server) {
 
 func (t *amTools) addReservationTools(s *mcp.Server) {
 	amAddTyped(s, t, &mcp.Tool{Name: "file_reservation_paths", Description: "Reserve files before editing them: paths or gitignore-style globs relative " +
-		"to the project root (src/**, tests/*.py). Exclusive by default, ttl_seconds default 3600. Always granted (advisory); overlaps with other " +
+		"to the project root (src/**, tests/*.py). Shared unless exclusive is true; ttl_seconds default 600. Always granted (advisory); overlaps with other " +
 		"agents' reservations, in either direction, are listed under conflicts with code FILE_RESERVATION_CONFLICT.",
 		Annotations: amAnnotate("Reserve files", false, false, false)},
 		func(ctx context.Context, in amReserveIn) (agentmail.ReserveResult, error) {
-			return t.svc.Reserve(ctx, agentmail.ReserveParams{ProjectKey: in.ProjectKey, Agent: in.AgentName, Paths: in.Paths,
-				TTLSeconds: in.TTLSeconds, Exclusive: in.Exclusive, Reason: in.Reason})
+			return t.svc.Reserve(ctx, in.params())
 		})
 
 	amAddTyped(s, t, &mcp.Tool{Name: "release_file_reservations", Description: "Release your reservations: those matching paths or file_reservation_ids, or all of them.",
@@ -342,7 +302,7 @@ func (t *amTools) addMacroTools(s *mcp.Server) {
 			}
 			return t.svc.StartSession(ctx, agentmail.StartSessionParams{HumanKey: key, AgentName: in.AgentName, Program: in.Program, Model: in.Model,
 				TaskDescription: in.TaskDescription, ReservePaths: paths, ReserveReason: in.FileReservationReason,
-				ReserveTTL: in.FileReservationTTLSeconds, InboxLimit: in.InboxLimit})
+				ReserveTTL: in.FileReservationTTLSeconds, InboxLimit: in.InboxLimit, RegistrationToken: in.RegistrationToken})
 		})
 
 	amAddTyped(s, t, &mcp.Tool{Name: "macro_prepare_thread", Description: "Join a thread in one call: (re)register when program/model are given, " +
@@ -351,14 +311,15 @@ func (t *amTools) addMacroTools(s *mcp.Server) {
 		func(ctx context.Context, in amPrepareThreadIn) (agentmail.PrepareThreadResult, error) {
 			return t.svc.PrepareThread(ctx, agentmail.PrepareThreadParams{ProjectKey: in.ProjectKey, ThreadID: in.ThreadID, AgentName: in.AgentName,
 				Program: in.Program, Model: in.Model, TaskDescription: in.TaskDescription, RegisterIfMissing: in.RegisterIfMissing == nil || *in.RegisterIfMissing,
-				IncludeExamples: in.IncludeExamples == nil || *in.IncludeExamples, InboxLimit: in.InboxLimit, IncludeInboxBodies: in.IncludeInboxBodies})
+				IncludeExamples: in.IncludeExamples == nil || *in.IncludeExamples, InboxLimit: in.InboxLimit, IncludeInboxBodies: in.IncludeInboxBodies,
+				RegistrationToken: in.RegistrationToken})
 		})
 
-	amAddTyped(s, t, &mcp.Tool{Name: "macro_file_reservation_cycle", Description: "Reserve paths and report conflicts; with auto_release, release them again at once.",
+	amAddTyped(s, t, &mcp.Tool{Name: "macro_file_reservation_cycle", Description: "Reserve paths and report conflicts (defaults as file_reservation_paths: " +
+		"shared, 600 s); with auto_release, release them again at once.",
 		Annotations: amAnnotate("Reservation cycle", false, false, false)},
 		func(ctx context.Context, in amCycleIn) (agentmail.CycleResult, error) {
-			return t.svc.ReservationCycle(ctx, agentmail.ReserveParams{ProjectKey: in.ProjectKey, Agent: in.AgentName, Paths: in.Paths,
-				TTLSeconds: in.TTLSeconds, Exclusive: in.Exclusive, Reason: in.Reason}, in.AutoRelease)
+			return t.svc.ReservationCycle(ctx, in.params(), in.AutoRelease)
 		})
 
 	amAddTyped(s, t, &mcp.Tool{Name: "macro_contact_handshake", Description: "Request contact, optionally approve it on the target's behalf (auto_accept), " +

@@ -71,6 +71,7 @@ type inboxEntry struct {
 	Kind        string  `json:"kind"`
 	ReadTS      *string `json:"read_ts"`
 	AckTS       *string `json:"ack_ts"`
+	Attachments []any   `json:"attachments"`
 }
 
 func (h *amHarness) inbox(args map[string]any) []inboxEntry {
@@ -100,7 +101,7 @@ func TestAgentMailTypicalWorkflow(t *testing.T) {
 	const proj = "/data/projects/brenner_bot"
 	var health agentmail.HealthResult
 	h.call("health_check", map[string]any{}, &health)
-	if health.Status != "ok" {
+	if health.Status != "ready" {
 		t.Fatalf("health: %+v", health)
 	}
 	var ep agentmail.EnsureProjectResult
@@ -297,7 +298,7 @@ func TestAgentMailInboxFilters(t *testing.T) {
 		{"newest first", base, []int64{d, c, b, a}},
 		{"limit", with("limit", 2), []int64{d, c}},
 		{"unread_only", with("unread_only", true), []int64{c, b, a}},
-		{"urgent_only", with("urgent_only", true), []int64{c, b}},
+		{"urgent_only (none asks for an ack)", with("urgent_only", true), nil}, // see TestContractFetchInboxUrgentOnly
 		{"thread_id", with("thread_id", "T-1"), []int64{c, a}},
 		{"since_ts", with("since_ts", mid.Format(time.RFC3339Nano)), []int64{d, c, b}},
 	}

@@ -60,7 +60,7 @@ type chChangesIn struct {
 func addChannelsTools(s *mcp.Server, d Deps) {
 	o := d.Compat.withDefaults()
 	ch := d.AgentMail.Channels(agentmail.ChannelsOptions{ProjectKey: o.ProjectKey, StaleAfter: o.StaleAfter, SweepInterval: o.SweepInterval})
-	t := &amTools{svc: d.AgentMail, log: d.AgentMail.Logger()}
+	t := &amTools{svc: d.AgentMail, log: d.AgentMail.Logger(), args: argsChannels}
 
 	amAddTyped(s, t, &mcp.Tool{Name: "register", Description: "Register a new agent with the coordination server; call it once, first. " +
 		"Answers {agent_id}: a server-made UUID every other tool needs. Send heartbeat at least every 60 s: agents silent for 2 minutes are " +

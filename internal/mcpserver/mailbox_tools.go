@@ -50,10 +50,62 @@ type mbTools struct {
 	tmux tmuxEnv
 }
 
+func newMBTools(svc *agentmail.Service, co CompatOptions) *mbTools {
+	o := co.withDefaults()
+	return &mbTools{mb: svc.Mailbox(o.ProjectKey), o: o, log: svc.Logger(), tmux: tmuxEnv{getenv: o.Getenv}}
+}
+
+// MailboxOps are the mailbox set's four operations without MCP, for
+// `mailgate mailbox`: the same identity, recipients, rules and texts as the
+// tools, so a script gets what an agent gets.
+type MailboxOps struct{ t *mbTools }
+
+// NewMailboxOps returns the operations over svc with the options the
+// mailbox tool set would use.
+func NewMailboxOps(svc *agentmail.Service, co CompatOptions) *MailboxOps {
+	return &MailboxOps{t: newMBTools(svc, co)}
+}
+
+// ProjectKey is the project the operations act in.
+func (o *MailboxOps) ProjectKey() string { return o.t.o.ProjectKey }
+
+// Mailbox is the project's mailbox in the core.
+func (o *MailboxOps) Mailbox() *agentmail.Mailbox { return o.t.mb }
+
+// Identity is the caller's mailbox name (ErrNoMailboxIdentity outside tmux
+// without AGENT_NAME).
+func (o *MailboxOps) Identity(ctx context.Context) (string, error) {
+	name, _, err := o.t.identity(ctx)
+	return name, err
+}
+
+// Send sends message to recipient and returns the message id.
+func (o *MailboxOps) Send(ctx context.Context, recipient, message string) (int64, error) {
+	return o.t.doSend(ctx, recipient, message)
+}
+
+// Receive pops the caller's oldest unread message (ok false when none).
+func (o *MailboxOps) Receive(ctx context.Context) (agentmail.MailboxMessage, bool, error) {
+	return o.t.doReceive(ctx)
+}
+
+// SetStatus sets the caller's availability.
+func (o *MailboxOps) SetStatus(ctx context.Context, status string) error {
+	return o.t.doStatus(ctx, status)
+}
+
+// Recipients lists the caller's recipients, itself marked IsCurrent.
+func (o *MailboxOps) Recipients(ctx context.Context) ([]MailboxRecipient, error) {
+	return o.t.doRecipients(ctx)
+}
+
+// ErrorText is what a refusal or failure of the operations says (as the
+// tools' error answers do).
+func (o *MailboxOps) ErrorText(op string, err error) string { return o.t.message(op, err) }
+
 // addMailboxTools registers the mailbox compatibility set.
 func addMailboxTools(s *mcp.Server, d Deps) {
-	o := d.Compat.withDefaults()
-	t := &mbTools{mb: d.AgentMail.Mailbox(o.ProjectKey), o: o, log: d.AgentMail.Logger(), tmux: tmuxEnv{getenv: o.Getenv}}
+	t := newMBTools(d.AgentMail, d.Compat)
 
 	mbAdd(s, t, &mcp.Tool{Name: "send", Description: "Send a message to another agent (a tmux window of this session; see list-recipients). " +
 		"Answers \"Message #ID sent\". Messages over 65536 bytes are refused.",
@@ -68,18 +120,19 @@ func addMailboxTools(s *mcp.Server, d Deps) {
 		Annotations: amAnnotate("List recipients", true, true, false)}, t.listRecipients)
 }
 
-// mbAdd registers a mailbox tool. Arguments are validated against the
-// inferred schema; a handler's *jsonrpc.Error is a protocol error, any
-// other error is a tool error whose text is the contract's message.
+// mbAdd registers a mailbox tool. Arguments are decoded as the original
+// does (argsMailbox: absent is empty, extra keys accepted); a handler's
+// *jsonrpc.Error is a protocol error, any other error is a tool error whose
+// text is the contract's message.
 func mbAdd[In any](s *mcp.Server, t *mbTools, spec *mcp.Tool, call func(context.Context, In) (*mcp.CallToolResult, error)) {
-	args := newArgDecoder[In](spec)
+	args := newArgDecoder[In](spec, argsMailbox)
 	s.AddTool(spec, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		in, err := args.decode(req.Params.Arguments)
 		if errors.Is(err, errMalformedArgs) {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid arguments: " + err.Error()}
 		}
 		if err != nil {
-			return errorResult("validating \"arguments\": " + err.Error()), nil
+			return errorResult(err.Error()), nil
 		}
 		res, err := call(ctx, in)
 		if err != nil {
@@ -109,11 +162,18 @@ func (t *mbTools) message(tool string, err error) string {
 }
 
 // mbError is a refusal worded by this adapter (identity, tmux).
-type mbError struct{ msg string }
+type mbError struct {
+	msg  string
+	kind error // a sentinel the refusal matches (errors.Is), or nil
+}
 
 func (e *mbError) Error() string { return e.msg }
+func (e *mbError) Unwrap() error { return e.kind }
 
-func refuse(format string, args ...any) error { return &mbError{fmt.Sprintf(format, args...)} }
+// ErrNoMailboxIdentity is the refusal outside tmux without AGENT_NAME.
+var ErrNoMailboxIdentity = errors.New("no mailbox identity")
+
+func refuse(format string, args ...any) error { return &mbError{msg: fmt.Sprintf(format, args...)} }
 
 // jsonAnswer is an answer whose text is the JSON object v (as the original
 // sends it), with v as structuredContent too.
@@ -146,7 +206,7 @@ func (t *mbTools) identity(ctx context.Context) (name string, inTmux bool, err e
 		name = strings.TrimSpace(t.o.Getenv("AGENT_NAME"))
 	}
 	if name == "" {
-		return "", false, refuse("no agent identity: run inside tmux (the window name is the identity) or set AGENT_NAME")
+		return "", false, &mbError{msg: "no agent identity: run inside tmux (the window name is the identity) or set AGENT_NAME", kind: ErrNoMailboxIdentity}
 	}
 	return name, false, nil
 }
@@ -170,14 +230,16 @@ func (t *mbTools) ignored() map[string]bool {
 }
 
 // candidates are the names the caller may address (self included): the
-// session's windows in tmux, else the project's registered agents.
-func (t *mbTools) candidates(ctx context.Context, inTmux bool) ([]string, error) {
+// session's windows in tmux, else the project's registered agents that can
+// read mailbox mail. unreadable are the project's agents that never can
+// (channels agents), for the refusal's words.
+func (t *mbTools) candidates(ctx context.Context, inTmux bool) (names, unreadable []string, err error) {
 	if inTmux {
 		ws, err := t.tmux.windows(ctx)
 		if err != nil {
-			return nil, refuse("failed to list windows: %v", err)
+			return nil, nil, refuse("failed to list windows: %v", err)
 		}
-		return ws, nil
+		return ws, nil, nil
 	}
 	return t.mb.AgentNames(ctx)
 }
@@ -190,20 +252,29 @@ func sameName(a, b string, inTmux bool) bool {
 }
 
 func (t *mbTools) send(ctx context.Context, in mbSendIn) (*mcp.CallToolResult, error) {
-	if err := agentmail.CheckMailboxMessage(in.Message); err != nil {
-		if errors.Is(err, agentmail.ErrMailboxTooLarge) {
-			// FR-013: a JSON-RPC error, not a tool answer.
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
-		}
+	id, err := t.doSend(ctx, in.Recipient, in.Message)
+	if errors.Is(err, agentmail.ErrMailboxTooLarge) {
+		// FR-013: a JSON-RPC error, not a tool answer.
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+	}
+	if err != nil {
 		return nil, err
+	}
+	return textAnswer(fmt.Sprintf("Message #%d sent", id), map[string]any{"message_id": fmt.Sprint(id)}), nil
+}
+
+func (t *mbTools) doSend(ctx context.Context, to, message string) (int64, error) {
+	in := mbSendIn{Recipient: to, Message: message}
+	if err := agentmail.CheckMailboxMessage(in.Message); err != nil {
+		return 0, err
 	}
 	me, inTmux, err := t.identity(ctx)
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
-	names, err := t.candidates(ctx, inTmux)
+	names, unreadable, err := t.candidates(ctx, inTmux)
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
 	recipient := ""
 	for _, n := range names {
@@ -212,22 +283,31 @@ func (t *mbTools) send(ctx context.Context, in mbSendIn) (*mcp.CallToolResult, e
 			break
 		}
 	}
+	if recipient == "" {
+		for _, n := range unreadable {
+			if sameName(n, in.Recipient, inTmux) {
+				// Delivering would answer "sent" for mail nobody can read.
+				return 0, refuse("recipient not found: %s is an agent of the channels tool set, which reads channels and has no mailbox, "+
+					"so it could never receive this message", n)
+			}
+		}
+	}
 	if recipient == "" || sameName(recipient, me, inTmux) || t.ignored()[recipient] {
-		return nil, refuse("recipient not found")
+		return 0, refuse("recipient not found")
 	}
-	id, err := t.mb.Send(ctx, me, recipient, in.Message)
+	return t.mb.Send(ctx, me, recipient, in.Message)
+}
+
+func (t *mbTools) doReceive(ctx context.Context) (agentmail.MailboxMessage, bool, error) {
+	me, _, err := t.identity(ctx)
 	if err != nil {
-		return nil, err
+		return agentmail.MailboxMessage{}, false, err
 	}
-	return textAnswer(fmt.Sprintf("Message #%d sent", id), map[string]any{"message_id": fmt.Sprint(id)}), nil
+	return t.mb.Receive(ctx, me)
 }
 
 func (t *mbTools) receive(ctx context.Context, _ mbEmptyIn) (*mcp.CallToolResult, error) {
-	me, _, err := t.identity(ctx)
-	if err != nil {
-		return nil, err
-	}
-	msg, ok, err := t.mb.Receive(ctx, me)
+	msg, ok, err := t.doReceive(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -238,27 +318,41 @@ func (t *mbTools) receive(ctx context.Context, _ mbEmptyIn) (*mcp.CallToolResult
 }
 
 func (t *mbTools) status(ctx context.Context, in mbStatusIn) (*mcp.CallToolResult, error) {
-	switch in.Status {
-	case agentmail.MailboxReady, agentmail.MailboxWork, agentmail.MailboxOffline:
-	default:
-		return nil, agentmail.InvalidMailboxStatus(in.Status) // before identity: the value is wrong wherever we run
-	}
-	me, _, err := t.identity(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if err := t.mb.SetStatus(ctx, me, in.Status); err != nil {
+	if err := t.doStatus(ctx, in.Status); err != nil {
 		return nil, err
 	}
 	return jsonAnswer(map[string]string{"status": "ok"})
 }
 
+func (t *mbTools) doStatus(ctx context.Context, status string) error {
+	switch status {
+	case agentmail.MailboxReady, agentmail.MailboxWork, agentmail.MailboxOffline:
+	default:
+		return agentmail.InvalidMailboxStatus(status) // before identity: the value is wrong wherever we run
+	}
+	me, _, err := t.identity(ctx)
+	if err != nil {
+		return err
+	}
+	return t.mb.SetStatus(ctx, me, status)
+}
+
 func (t *mbTools) listRecipients(ctx context.Context, _ mbEmptyIn) (*mcp.CallToolResult, error) {
+	rs, err := t.doRecipients(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return jsonAnswer(struct {
+		Recipients []MailboxRecipient `json:"recipients"`
+	}{Recipients: rs})
+}
+
+func (t *mbTools) doRecipients(ctx context.Context) ([]MailboxRecipient, error) {
 	me, inTmux, err := t.identity(ctx)
 	if err != nil {
 		return nil, err
 	}
-	names, err := t.candidates(ctx, inTmux)
+	names, _, err := t.candidates(ctx, inTmux)
 	if err != nil {
 		return nil, err
 	}
@@ -279,7 +373,7 @@ func (t *mbTools) listRecipients(ctx context.Context, _ mbEmptyIn) (*mcp.CallToo
 	if !sawMe { // outside tmux before the first send: the caller is not registered yet
 		out.Recipients = append([]MailboxRecipient{{Name: me, IsCurrent: true}}, out.Recipients...)
 	}
-	return jsonAnswer(out)
+	return out.Recipients, nil
 }
 
 // tmuxEnv runs tmux as a client of the session the process runs in ($TMUX,

@@ -114,10 +114,22 @@ func (c *stdioConn) decode(line []byte, tooLong bool, max int) (jsonrpc.Message,
 	}
 	msg, err := jsonrpc.DecodeMessage(line)
 	if err == nil {
-		if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
-			c.mu.Lock()
-			c.inflight[req.ID] = true
-			c.mu.Unlock()
+		switch m := msg.(type) {
+		case *jsonrpc.Request:
+			if m.IsCall() {
+				c.mu.Lock()
+				c.inflight[m.ID] = true
+				c.mu.Unlock()
+			}
+		case *jsonrpc.Response:
+			// go-sdk reads any object without a method as a response and
+			// drops it when no call of ours has its id. One with neither
+			// result nor error is a request that lacks its method: JSON-RPC
+			// 2.0 answers it with -32600.
+			if id, bad := noMethodRequest(line); bad {
+				c.writeError(id, -32600, "Invalid Request: no method")
+				return nil, false
+			}
 		}
 		return msg, true
 	}
@@ -139,6 +151,22 @@ func (c *stdioConn) decode(line []byte, tooLong bool, max int) (jsonrpc.Message,
 	c.logger.Warn("invalid JSON-RPC message", "error", err)
 	c.writeError(probe.ID, -32600, "Invalid Request: "+err.Error())
 	return nil, false
+}
+
+// noMethodRequest reports whether a JSON-RPC object (one line or one HTTP
+// body) has an id but neither a method nor a result or error: a request
+// without its method, which JSON-RPC 2.0 answers with -32600 and go-sdk
+// silently drops. id is the object's id, for the answer.
+func noMethodRequest(obj []byte) (id json.RawMessage, bad bool) {
+	var probe map[string]json.RawMessage
+	if json.Unmarshal(obj, &probe) != nil {
+		return nil, false
+	}
+	id, hasID := probe["id"]
+	_, hasMethod := probe["method"]
+	_, hasResult := probe["result"]
+	_, hasError := probe["error"]
+	return id, hasID && !hasMethod && !hasResult && !hasError
 }
 
 func (c *stdioConn) deliver(r readResult) bool {

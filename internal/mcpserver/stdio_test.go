@@ -67,6 +67,8 @@ func TestStdioMalformedLinesAnsweredAndSessionGoesOn(t *testing.T) {
 		{"not JSON at all", `hello world`, "null", -32700},
 		{"missing version", `{"id":7,"method":"ping"}`, "7", -32600},
 		{"batch", `[{"jsonrpc":"2.0","id":8,"method":"ping"}]`, "null", -32600},
+		{"id without method", `{"jsonrpc":"2.0","id":9}`, "9", -32600},
+		{"string id without method", `{"jsonrpc":"2.0","id":"x","params":{}}`, `"x"`, -32600},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

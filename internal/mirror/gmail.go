@@ -2,7 +2,9 @@ package mirror
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
@@ -17,6 +19,22 @@ const GmailSinkName = "gmail"
 
 // LabelPrefix is the parent of the per-project labels.
 const LabelPrefix = "AgentMail/"
+
+// maxLabelSlug bounds the project part of a label: Gmail refuses long
+// label names (a 400 no retry cures), and a slug is as long as its
+// project key.
+const maxLabelSlug = 100
+
+// LabelName is the label of a project's mirrored mail: LabelPrefix and the
+// slug, a slug over maxLabelSlug bytes cut and followed by a hash of the
+// whole, so that two long slugs keep two labels.
+func LabelName(slug string) string {
+	if len(slug) > maxLabelSlug {
+		sum := sha256.Sum256([]byte(slug))
+		slug = slug[:maxLabelSlug-17] + "-" + hex.EncodeToString(sum[:8])
+	}
+	return LabelPrefix + slug
+}
 
 // GmailSink copies messages into the mailbox with messages.insert.
 //
@@ -69,7 +87,7 @@ func (s *GmailSink) Process(ctx context.Context, it Item) (func(context.Context,
 	if err != nil {
 		return nil, err
 	}
-	labelID, err := s.label(ctx, LabelPrefix+m.ProjectSlug)
+	labelID, err := s.label(ctx, LabelName(m.ProjectSlug))
 	if err != nil {
 		return nil, err
 	}
@@ -77,7 +95,10 @@ func (s *GmailSink) Process(ctx context.Context, it Item) (func(context.Context,
 	if err != nil {
 		return nil, err
 	}
-	raw := buildRaw(m, prior)
+	raw, err := buildRaw(m, prior)
+	if err != nil {
+		return nil, &PermanentError{Err: err}
+	}
 	ref, err := s.Mailbox.Insert(ctx, raw, threadID, []string{labelID})
 	var ae *APIError
 	if threadID != "" && errors.As(err, &ae) && (ae.Status == http.StatusBadRequest || ae.Status == http.StatusNotFound) {

@@ -71,6 +71,7 @@ func TestThreading(t *testing.T) {
 			}
 			seen[tid] = tc.name
 			raw := rawOf(t, e, tc.ids[len(tc.ids)-1])
+			raw = strings.ReplaceAll(raw, "\r\n ", " ") // unfold
 			for _, h := range tc.wantIn {
 				if !strings.Contains(raw, h+"\r\n") {
 					t.Errorf("header %q missing from:\n%s", h, raw)

@@ -3,12 +3,13 @@ package mirror
 import (
 	"bytes"
 	"fmt"
-	"mime"
 	"mime/quotedprintable"
 	"net/mail"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mailgate/mailgate/internal/mailmsg"
 )
 
 // Mirrored mail must never be mistaken for real mail, nor be deliverable if
@@ -65,29 +66,33 @@ func MessageID(project string, id int64, created time.Time) string {
 const maxRefs = 20
 
 // buildRaw renders m as an RFC 5322 message. prior are the messages before
-// it in its agent thread, oldest first.
-func buildRaw(m *Message, prior []ThreadRef) []byte {
-	var h bytes.Buffer
-	hdr := func(k, v string) {
+// it in its agent thread, oldest first. Every header value goes through
+// mailmsg.Header: agent-written text (subject, thread or channel name,
+// project) is encoded, never written raw, so no value an agent chooses can
+// end a header line and start another. A value that cannot be written is a
+// *mailmsg.HeaderError, which no retry can cure.
+func buildRaw(m *Message, prior []ThreadRef) ([]byte, error) {
+	var h mailmsg.Header
+	text := func(k, v string) {
 		if v != "" {
-			fmt.Fprintf(&h, "%s: %s\r\n", k, v)
+			h.Text(k, v)
 		}
 	}
-	addrs := func(names []string) string {
-		out := make([]string, len(names))
+	addrs := func(k string, names []string) {
+		out := make([]*mail.Address, len(names))
 		for i, n := range names {
-			out[i] = AgentAddress(m.ProjectSlug, n).String()
+			out[i] = AgentAddress(m.ProjectSlug, n)
 		}
-		return strings.Join(out, ", ")
+		h.Addresses(k, out...)
 	}
-	hdr("From", AgentAddress(m.ProjectSlug, m.From).String())
-	hdr("To", addrs(m.To))
-	hdr("Cc", addrs(m.CC))
+	h.Addresses("From", AgentAddress(m.ProjectSlug, m.From))
+	addrs("To", m.To)
+	addrs("Cc", m.CC)
 	// Insert delivers nothing, so Bcc is shown for the supervisor's benefit.
-	hdr("Bcc", addrs(m.BCC))
-	hdr("Subject", mime.QEncoding.Encode("utf-8", oneLine(m.Subject)))
-	hdr("Date", m.CreatedAt.Format(time.RFC1123Z))
-	hdr("Message-ID", MessageID(m.ProjectSlug, m.ID, m.CreatedAt))
+	addrs("Bcc", m.BCC)
+	text("Subject", oneLine(m.Subject))
+	h.Structured("Date", m.CreatedAt.Format(time.RFC1123Z))
+	h.Structured("Message-ID", MessageID(m.ProjectSlug, m.ID, m.CreatedAt))
 	if len(prior) > 0 {
 		parent := prior[len(prior)-1]
 		for _, p := range prior {
@@ -95,7 +100,7 @@ func buildRaw(m *Message, prior []ThreadRef) []byte {
 				parent = p
 			}
 		}
-		hdr("In-Reply-To", MessageID(m.ProjectSlug, parent.ID, parent.CreatedAt))
+		h.Structured("In-Reply-To", MessageID(m.ProjectSlug, parent.ID, parent.CreatedAt))
 		refs := prior
 		if len(refs) > maxRefs {
 			refs = append([]ThreadRef{refs[0]}, refs[len(refs)-maxRefs+1:]...)
@@ -104,30 +109,35 @@ func buildRaw(m *Message, prior []ThreadRef) []byte {
 		for i, r := range refs {
 			ids[i] = MessageID(m.ProjectSlug, r.ID, r.CreatedAt)
 		}
-		hdr("References", strings.Join(ids, " "))
+		h.Structured("References", strings.Join(ids, " "))
 	}
 	if m.Importance == "high" || m.Importance == "urgent" {
-		hdr("Importance", "high")
+		h.Structured("Importance", "high")
 	}
-	hdr("X-Agent-Mail-Project", m.ProjectSlug)
-	hdr("X-Agent-Mail-Id", strconv.FormatInt(m.ID, 10))
-	hdr("X-Agent-Mail-Thread", m.ThreadKey)
-	hdr("X-Agent-Mail-Importance", m.Importance)
+	text("X-Agent-Mail-Project", m.ProjectSlug)
+	h.Structured("X-Agent-Mail-Id", strconv.FormatInt(m.ID, 10))
+	text("X-Agent-Mail-Thread", m.ThreadKey)
+	text("X-Agent-Mail-Importance", m.Importance)
 	if m.AckRequired {
-		hdr("X-Agent-Mail-Ack-Required", "yes")
+		h.Structured("X-Agent-Mail-Ack-Required", "yes")
 	}
-	hdr("MIME-Version", "1.0")
-	hdr("Content-Type", "text/plain; charset=utf-8")
-	hdr("Content-Transfer-Encoding", "quoted-printable")
-	h.WriteString("\r\n")
-	qp := quotedprintable.NewWriter(&h)
+	h.Structured("MIME-Version", "1.0")
+	h.Structured("Content-Type", "text/plain; charset=utf-8")
+	h.Structured("Content-Transfer-Encoding", "quoted-printable")
+	head, err := h.Bytes()
+	if err != nil {
+		return nil, fmt.Errorf("building the mirrored copy of message %d: %w", m.ID, err)
+	}
+	b := bytes.NewBuffer(head)
+	qp := quotedprintable.NewWriter(b)
 	body := strings.ReplaceAll(strings.ReplaceAll(m.BodyMD, "\r\n", "\n"), "\n", "\r\n")
 	qp.Write([]byte(body))
 	qp.Close()
-	return h.Bytes()
+	return b.Bytes(), nil
 }
 
-// oneLine keeps a header value on one line whatever the agent wrote.
+// oneLine keeps a header value on one line whatever the agent wrote (the
+// encoder would carry a line break encoded; a subject reads better without).
 func oneLine(s string) string {
 	return strings.NewReplacer("\r\n", " ", "\r", " ", "\n", " ").Replace(s)
 }

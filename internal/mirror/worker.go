@@ -32,6 +32,15 @@ type TransientError struct {
 func (e *TransientError) Error() string { return e.Err.Error() }
 func (e *TransientError) Unwrap() error { return e.Err }
 
+// PermanentError marks a failure no retry can cure: a file name the file
+// system refuses (too long, invalid), a value no header can carry. The row
+// is reported once, at error level, and dropped from the outbox, instead
+// of being retried every hour for ever.
+type PermanentError struct{ Err error }
+
+func (e *PermanentError) Error() string { return e.Err.Error() }
+func (e *PermanentError) Unwrap() error { return e.Err }
+
 // WorkerOptions tunes a Worker. Zero values select the defaults.
 type WorkerOptions struct {
 	Batch        int           // lanes: rows in flight at once, each lane claiming the next when done; default 8
@@ -39,7 +48,12 @@ type WorkerOptions struct {
 	BackoffMin   time.Duration // first wait after a transient failure; default 500ms
 	BackoffMax   time.Duration // cap for transient failures; default 1m
 	PermanentMax time.Duration // cap for failures that need a human (bad request, revoked grant); default 1h
-	Logger       *slog.Logger
+	// DrainOnStop, when positive, makes stop process every row still due
+	// (up to this long) before returning, instead of leaving them to the
+	// next process: the archive's promise that a clean stop archives what
+	// was sent. Zero: stop only finishes the rows in flight.
+	DrainOnStop time.Duration
+	Logger      *slog.Logger
 }
 
 func (o *WorkerOptions) defaults() {
@@ -98,6 +112,25 @@ func (w *Worker) Run(ctx context.Context) {
 	wg.Wait()
 }
 
+// Drain processes due rows one at a time, in order, until none is left or
+// ctx ends; it returns ctx.Err() in the second case. A row that fails is
+// rescheduled as usual and so no longer due: Drain does not wait for it.
+func (w *Worker) Drain(ctx context.Context) error {
+	for ctx.Err() == nil {
+		items, err := w.ob.Claim(ctx, 1)
+		if err != nil {
+			return err
+		}
+		if len(items) == 0 {
+			return nil
+		}
+		for _, it := range items {
+			w.one(ctx, it)
+		}
+	}
+	return ctx.Err()
+}
+
 func (w *Worker) lane(ctx context.Context) {
 	for ctx.Err() == nil {
 		if d := w.pause(); d > 0 {
@@ -138,6 +171,16 @@ func (w *Worker) one(ctx context.Context, it Item) {
 			w.succeeded()
 			return
 		}
+	}
+	var pe *PermanentError
+	if errors.As(err, &pe) {
+		w.o.Logger.Error("mirror: message can never be copied; dropped from the queue", "sink", w.sink.Name(),
+			"message", it.MessageID, "err", err)
+		derr := w.ob.Done(bctx, it, nil)
+		if derr == nil {
+			return
+		}
+		err = derr // the row stays, and is retried as any failure
 	}
 	delay := w.failed(it, err)
 	if ctx.Err() != nil {

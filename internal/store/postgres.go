@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -35,14 +36,14 @@ const (
 // a time ("mailgate" in ASCII).
 const migrateLockKey int64 = 0x6d61696c67617465
 
-// openPostgres opens the PostgreSQL database at url (postgres://…). A URL
-// that does not parse is refused before any connection is tried, with the
-// parser's reason; an unreachable server fails the start with the address.
-func openPostgres(ctx context.Context, url string) (*DB, error) {
-	cfg, err := pgx.ParseConfig(url)
+// openPostgres opens the PostgreSQL database dsn names (a postgres:// URL
+// or a keyword/value string). One that does not parse is refused before any
+// connection is tried, with the parser's reason (never the password); an
+// unreachable server fails the start with the address.
+func openPostgres(ctx context.Context, dsn string) (*DB, error) {
+	cfg, err := parsePostgres(dsn)
 	if err != nil {
-		// pgx redacts the password in its parse errors.
-		return nil, fmt.Errorf("opening store: MAILGATE_DB is not a valid PostgreSQL URL: %w", err)
+		return nil, fmt.Errorf("opening store: MAILGATE_DB %w", err)
 	}
 	if cfg.ConnectTimeout == 0 {
 		cfg.ConnectTimeout = connectTimeout
@@ -134,14 +135,61 @@ func IsUniqueViolation(err error) bool {
 }
 
 // Describe names the store dsn selects for logs and messages: a SQLite path
-// as is, a PostgreSQL URL without its password.
+// as is, a PostgreSQL URL or keyword/value string as
+// postgres://user@host:port/db, without its password.
 func Describe(dsn string) string {
-	if !IsURL(dsn) {
+	if !IsPostgres(dsn) {
 		return dsn
 	}
 	cfg, err := pgx.ParseConfig(dsn)
 	if err != nil {
-		return "postgres://(unparsable URL)"
+		return "postgres://(unparsable connection string)"
 	}
 	return redacted(cfg)
+}
+
+// CheckPostgres parses a PostgreSQL URL or keyword/value string without
+// connecting. Its error never holds the password (see parsePostgres).
+func CheckPostgres(dsn string) error {
+	_, err := parsePostgres(dsn)
+	return err
+}
+
+// parsePostgres parses dsn with pgx. Its errors never quote dsn: pgx masks
+// the password of a URL reliably, since a URL's parts are unambiguous, but
+// in a keyword/value string that does not parse it can only guess where the
+// password is ("password = a b" or an unquoted space gets past it, and the
+// parser's own message quotes the word it stumbled on). So for those the
+// error keeps pgx's summary and drops the text.
+func parsePostgres(dsn string) (*pgx.ConnConfig, error) {
+	cfg, err := pgx.ParseConfig(dsn)
+	if err == nil {
+		return cfg, nil
+	}
+	if IsPostgresURL(dsn) {
+		return nil, fmt.Errorf("is not a valid PostgreSQL URL: %w", err)
+	}
+	return nil, fmt.Errorf("is not a valid PostgreSQL keyword/value string (%s; the string is not shown, as it may hold a password): "+
+		"write key=value pairs separated by spaces, and quote a value holding spaces as password='a b'", parseSummary(err))
+}
+
+// parseSummary is pgx's reason for refusing a connection string without the
+// string and without the parser's detail: ParseConfigError reads "cannot
+// parse `<string, password masked at best>`: <reason> (<detail>)", and only
+// <reason> is pgx's own text (the name of the setting at fault, or the value
+// of a setting that is not the password).
+func parseSummary(err error) string {
+	var pe *pgconn.ParseConfigError
+	if !errors.As(err, &pe) {
+		return "it does not parse"
+	}
+	text := pe.Error()
+	if inner := pe.Unwrap(); inner != nil {
+		text = strings.TrimSuffix(text, " ("+inner.Error()+")")
+	}
+	i := strings.LastIndex(text, "`: ")
+	if i < 0 {
+		return "it does not parse"
+	}
+	return text[i+len("`: "):]
 }

@@ -4,12 +4,15 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/fstest"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/mailgate/mailgate/internal/store"
 	"github.com/mailgate/mailgate/internal/store/storetest"
@@ -193,5 +196,30 @@ func TestWriteDoesNotRetryOrdinaryErrors(t *testing.T) {
 	err := db.Write(context.Background(), func(*sql.Tx) error { calls++; return boom })
 	if !errors.Is(err, boom) || calls != 1 {
 		t.Fatalf("err = %v after %d calls", err, calls)
+	}
+}
+
+// TestOpenKeywordValueString opens the test database through a libpq
+// keyword/value string (issue 18 item 8): it is PostgreSQL, not a file.
+func TestOpenKeywordValueString(t *testing.T) {
+	url := storetest.PostgresURL()
+	if url == "" {
+		t.Skip("needs " + storetest.EnvPostgres)
+	}
+	cfg, err := pgconn.ParseConfig(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv := fmt.Sprintf("host=%s port=%d dbname=%s user=%s password='%s' sslmode=disable", cfg.Host, cfg.Port, cfg.Database, cfg.User, cfg.Password)
+	db, err := store.Open(t.Context(), kv)
+	if err != nil {
+		t.Fatalf("opening %s: %v", store.Describe(kv), err)
+	}
+	defer db.Close()
+	if db.Dialect != store.Postgres || db.Path != "" || strings.Contains(db.Where, "password") {
+		t.Fatalf("dialect %v, path %q, where %q", db.Dialect, db.Path, db.Where)
+	}
+	if err := db.PingContext(t.Context()); err != nil {
+		t.Fatal(err)
 	}
 }

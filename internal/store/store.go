@@ -62,16 +62,64 @@ type DB struct {
 	Where string
 }
 
-// IsURL reports whether dsn selects PostgreSQL (a postgres:// or
-// postgresql:// URL) rather than a SQLite file path.
-func IsURL(dsn string) bool {
+// IsPostgres reports whether dsn selects PostgreSQL rather than a SQLite
+// file path: a postgres:// or postgresql:// URL, or a keyword/value string
+// such as "host=db.internal dbname=mailgate password=…" (see
+// IsKeywordValue). Taking the latter for a file name would create a file
+// named after the password and print it in every log line that names the
+// store.
+func IsPostgres(dsn string) bool {
+	return IsPostgresURL(dsn) || IsKeywordValue(dsn)
+}
+
+// IsPostgresURL reports whether dsn is a postgres:// or postgresql:// URL.
+func IsPostgresURL(dsn string) bool {
 	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
 }
 
-// Open opens the store dsn names: a postgres:// URL opens PostgreSQL (see
-// openPostgres); anything else is the path of a SQLite file.
+// IsURL is IsPostgres, under its first name.
+//
+// Deprecated: use IsPostgres; it also recognises keyword/value strings.
+func IsURL(dsn string) bool { return IsPostgres(dsn) }
+
+// IsKeywordValue reports whether dsn is a libpq keyword/value connection
+// string: its first word is one of libpq's connection keywords followed by
+// "=" ("host=…", "dbname = …"). Only a known keyword counts, so a relative
+// SQLite file name that happens to hold "=" is still a file name.
+func IsKeywordValue(dsn string) bool {
+	s := strings.TrimLeft(dsn, " \t\n\r")
+	i := strings.IndexAny(s, "= \t\n\r")
+	if i <= 0 {
+		return false
+	}
+	if !pgKeywords[s[:i]] {
+		return false
+	}
+	return strings.HasPrefix(strings.TrimLeft(s[i:], " \t\n\r"), "=")
+}
+
+// pgKeywords are libpq's connection parameters (PostgreSQL 18), and
+// pool_max_conns, which mailgate reads.
+var pgKeywords = map[string]bool{}
+
+func init() {
+	for _, k := range strings.Fields(`host hostaddr port dbname user password passfile require_auth
+		channel_binding connect_timeout client_encoding options application_name
+		fallback_application_name keepalives keepalives_idle keepalives_interval keepalives_count
+		tcp_user_timeout replication gssencmode sslmode sslnegotiation requiressl sslcompression
+		sslcert sslkey sslkeylogfile sslpassword sslcertmode sslrootcert sslcrl sslcrldir sslsni
+		requirepeer ssl_min_protocol_version ssl_max_protocol_version min_protocol_version
+		max_protocol_version krbsrvname gsslib gssdelegation service servicefile
+		target_session_attrs load_balance_hosts pool_max_conns`) {
+		pgKeywords[k] = true
+	}
+}
+
+// Open opens the store dsn names: a PostgreSQL URL or keyword/value string
+// opens PostgreSQL (see openPostgres); anything else is the path of a
+// SQLite file.
 func Open(ctx context.Context, dsn string) (*DB, error) {
-	if IsURL(dsn) {
+	if IsPostgres(dsn) {
 		return openPostgres(ctx, dsn)
 	}
 	return openSQLite(ctx, dsn)
@@ -85,6 +133,9 @@ func openSQLite(ctx context.Context, path string) (*DB, error) {
 		return nil, fmt.Errorf("opening store: path %q is not absolute", path)
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("opening store: %w", err)
+	}
+	if err := ownerOnly(path); err != nil {
 		return nil, fmt.Errorf("opening store: %w", err)
 	}
 	q := url.Values{}
@@ -123,6 +174,31 @@ func openSQLite(ctx context.Context, path string) (*DB, error) {
 		return nil, fmt.Errorf("opening store %s: %w", path, err)
 	}
 	return db, nil
+}
+
+// ownerOnly creates the SQLite file at path with mode 0600 when it does not
+// exist, and takes group and other permissions off one that does (with its
+// -wal and -shm files). The store holds agents' messages and the approval
+// ledger: no other user of the machine may read it. SQLite creates the -wal
+// and -shm files with the database file's mode, so they follow. The umask
+// can only narrow 0600; a file owned by another user is left as it is (its
+// owner decides).
+func ownerOnly(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err == nil {
+		return f.Close()
+	}
+	if !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		fi, err := os.Lstat(p)
+		if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm()&0o077 == 0 {
+			continue
+		}
+		os.Chmod(p, fi.Mode().Perm()&^0o077) // EPERM on another user's file: left alone
+	}
+	return nil
 }
 
 // Migrate applies the *.sql files of fsys (top level, in lexical order) that

@@ -40,3 +40,15 @@ func (t *tx) SetMailboxNotified(ctx context.Context, agentID int64, at time.Time
 	_, err := t.exec(ctx, `UPDATE am_mb_status SET notified_us = $1 WHERE agent_id = $2`, us(at), agentID)
 	return err
 }
+
+// ClaimMailboxImport records an imported message; false when it was
+// imported before (0005_imports_attachments.sql).
+func (t *tx) ClaimMailboxImport(ctx context.Context, projectID int64, mailbox, origID string) (bool, error) {
+	res, err := t.exec(ctx, `INSERT INTO am_mb_imports (project_id, mailbox, orig_id) VALUES ($1, $2, $3)
+		ON CONFLICT DO NOTHING`, projectID, mailbox, origID)
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}

@@ -137,7 +137,7 @@ func (t *tx) Inbox(ctx context.Context, q agentmail.InboxQuery) ([]agentmail.Inb
 		b.WriteString(` AND r.read_us IS NULL`)
 	}
 	if q.UrgentOnly {
-		b.WriteString(` AND m.importance IN ('high', 'urgent')`)
+		b.WriteString(` AND m.ack_required = 1`)
 	}
 	if q.AckRequired {
 		b.WriteString(` AND m.ack_required = 1 AND r.ack_us IS NULL`)

@@ -1,0 +1,291 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/mailgate/mailgate/internal/agentmail"
+	"github.com/mailgate/mailgate/internal/agentmail/amstore"
+	"github.com/mailgate/mailgate/internal/mcpserver"
+	"github.com/mailgate/mailgate/internal/store"
+)
+
+// `mailgate mailbox …` is the four-tool system's command line (the tmux
+// agent-mail CLI: send, receive, status, recipients) on mailgate's store,
+// with that CLI's arguments, output and exit codes, so shell hooks switch by
+// changing the command name. It runs the mailbox tool set's own operations
+// (mcpserver.MailboxOps): identity (tmux window, else AGENT_NAME), project
+// (the git top level), recipients and refusals are the MCP tools'.
+
+const mailboxUsage = `Usage:
+  mailgate mailbox send [-r RECIPIENT] [-m MESSAGE] [RECIPIENT] [MESSAGE]
+                                    send a message (or pipe it on stdin); prints "Message #ID sent"
+  mailgate mailbox receive [--hook] print your oldest unread message and mark it read
+  mailgate mailbox status ready|work|offline
+                                    set your availability (silent)
+  mailgate mailbox recipients       list the agents you can send to, yours marked [you]
+  mailgate mailbox import DIR       bring an existing .agentmail/ mailbox (DIR or DIR/.agentmail) into the store, once
+
+You are your tmux window (else AGENT_NAME); the project is the git top level
+of the working directory. Exit status: 0 done, 1 refused or failed, 2 no
+identity (receive --hook: 2 when a message was printed, on stderr).
+Configuration flags (--db, --home, …) go before the subcommand.
+`
+
+// exitStatus ends a command with that status; its message is already
+// printed (the mailbox commands keep the original CLI's texts and codes).
+type exitStatus int
+
+func (e exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+
+func mailboxCmd(ctx context.Context, env *environment, args []string) error {
+	fset := flag.NewFlagSet("mailbox", flag.ContinueOnError)
+	cfg, err := loadConfig(fset, args, env)
+	if err != nil {
+		return helpOrError(fset, err, env.stdout)
+	}
+	rest := fset.Args()
+	if len(rest) == 0 {
+		fmt.Fprint(env.stderr, mailboxUsage)
+		return errUsage
+	}
+	level := env.getenv("MAILGATE_LOG_LEVEL")
+	if level == "" {
+		level = "warn" // a command's stderr is for its own messages
+	}
+	logger, err := newLogger(env.stderr, level)
+	if err != nil {
+		return err
+	}
+	co := mcpserver.CompatOptions{Getenv: env.getenv}
+	verb, vargs := rest[0], rest[1:]
+	var exp agentmail.MailboxExport
+	switch verb {
+	case "send", "receive", "status", "recipients":
+	case "import":
+		if len(vargs) != 1 {
+			fmt.Fprint(env.stderr, mailboxUsage)
+			return errUsage
+		}
+		if exp, err = agentmail.ReadMailboxDir(vargs[0]); err != nil {
+			return err
+		}
+		// The original keeps .agentmail at its git root: that is the project.
+		if co.ProjectKey, err = filepath.Abs(filepath.Dir(exp.Dir)); err != nil {
+			return err
+		}
+	default:
+		fmt.Fprintf(env.stderr, "mailgate mailbox: unknown command %q\n\n%s", verb, mailboxUsage)
+		return errUsage
+	}
+
+	db, err := store.Open(ctx, cfg.DB)
+	if err != nil {
+		if store.IsURL(cfg.DB) {
+			return fmt.Errorf("MAILGATE_DB: %w", err)
+		}
+		return fmt.Errorf("MAILGATE_DB %s: %w", cfg.DB, err)
+	}
+	defer db.Close()
+	svc, err := amstore.NewService(ctx, db, agentmail.Options{Logger: logger, NameMode: agentmail.NameMode(cfg.NameMode)})
+	if err != nil {
+		return fmt.Errorf("opening the agent-mail store: %w", err)
+	}
+	defer svc.Close() // before the DB's: it indexes what it queued
+	ops := mcpserver.NewMailboxOps(svc, co)
+	if verb == "import" {
+		// The same directory as the other commands' project (the git top
+		// level) keeps their spelling of it, so both name one project even
+		// when a symlink is on the way.
+		if def := mcpserver.NewMailboxOps(svc, mcpserver.CompatOptions{Getenv: env.getenv}); sameDir(def.ProjectKey(), co.ProjectKey) {
+			ops = def
+		}
+	}
+
+	switch verb {
+	case "send":
+		return mailboxSend(ctx, env, ops, vargs)
+	case "receive":
+		return mailboxReceive(ctx, env, ops, vargs)
+	case "status":
+		return mailboxStatus(ctx, env, ops, vargs)
+	case "recipients":
+		return mailboxRecipients(ctx, env, ops, vargs)
+	}
+	res, err := ops.Mailbox().Import(ctx, exp)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(env.stdout, "Imported %d messages (%d unread) and %d statuses from %s into project %s", res.Imported, res.Unread, res.Statuses, exp.Dir, ops.ProjectKey())
+	if res.Skipped > 0 {
+		fmt.Fprintf(env.stdout, "; %d messages were imported before and skipped", res.Skipped)
+	}
+	fmt.Fprintln(env.stdout)
+	return nil
+}
+
+func sameDir(a, b string) bool {
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	fb, err := os.Stat(b)
+	return err == nil && os.SameFile(fa, fb)
+}
+
+// mailboxFail prints a refusal as the original does ("error: …") and picks
+// its exit status: 2 without an identity (the original's "not in tmux"), else 1.
+func mailboxFail(env *environment, ops *mcpserver.MailboxOps, op string, err error) error {
+	fmt.Fprintln(env.stderr, "error: "+ops.ErrorText(op, err))
+	if errors.Is(err, mcpserver.ErrNoMailboxIdentity) {
+		return exitStatus(2)
+	}
+	return exitStatus(1)
+}
+
+func mailboxSend(ctx context.Context, env *environment, ops *mcpserver.MailboxOps, args []string) error {
+	fs := flag.NewFlagSet("mailbox send", flag.ContinueOnError)
+	fs.SetOutput(env.stderr)
+	var recipient, message string
+	fs.StringVar(&recipient, "recipient", "", "recipient (tmux window name or agent name)")
+	fs.StringVar(&recipient, "r", "", "recipient (shorthand)")
+	fs.StringVar(&message, "message", "", "message content")
+	fs.StringVar(&message, "m", "", "message content (shorthand)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return exitStatus(1)
+	}
+	pos := fs.Args()
+	if recipient == "" && len(pos) > 0 {
+		recipient, pos = pos[0], pos[1:]
+	}
+	if message == "" && len(pos) > 0 {
+		message = pos[0]
+	}
+	if _, err := ops.Identity(ctx); err != nil {
+		return mailboxFail(env, ops, "send", err)
+	}
+	if recipient == "" {
+		fmt.Fprintln(env.stderr, "error: missing required arguments: recipient message")
+		return exitStatus(1)
+	}
+	// As the original: a piped stdin is the message, ahead of an argument,
+	// minus one trailing newline.
+	if in, ok := pipedStdin(env.stdin); ok {
+		b, err := io.ReadAll(io.LimitReader(in, agentmail.MailboxMaxBytes+2))
+		if err != nil {
+			fmt.Fprintf(env.stderr, "error: failed to read stdin: %v\n", err)
+			return exitStatus(1)
+		}
+		if s := strings.TrimSuffix(string(b), "\n"); s != "" {
+			message = s
+		}
+	}
+	if message == "" {
+		fmt.Fprintln(env.stderr, "error: no message provided")
+		fmt.Fprintln(env.stderr, "usage: mailgate mailbox send <recipient> <message>")
+		return exitStatus(1)
+	}
+	id, err := ops.Send(ctx, recipient, message)
+	if err != nil {
+		return mailboxFail(env, ops, "send", err)
+	}
+	fmt.Fprintf(env.stdout, "Message #%d sent\n", id)
+	return nil
+}
+
+// pipedStdin is stdin when it is a pipe or a file (not a terminal, not
+// /dev/null), as the original reads it.
+func pipedStdin(r io.Reader) (io.Reader, bool) {
+	if r == nil {
+		return nil, false
+	}
+	f, ok := r.(*os.File)
+	if !ok {
+		return r, true
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, false
+	}
+	return f, fi.Mode()&os.ModeNamedPipe != 0 || fi.Mode().IsRegular()
+}
+
+func mailboxReceive(ctx context.Context, env *environment, ops *mcpserver.MailboxOps, args []string) error {
+	fs := flag.NewFlagSet("mailbox receive", flag.ContinueOnError)
+	fs.SetOutput(env.stderr)
+	hook := fs.Bool("hook", false, "hook mode: a message goes to stderr with exit status 2; nothing else is printed")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return exitStatus(1)
+	}
+	msg, ok, err := ops.Receive(ctx)
+	switch {
+	case *hook && (err != nil || !ok):
+		return nil // hooks never fail the agent's turn
+	case err != nil:
+		return mailboxFail(env, ops, "receive", err)
+	case !ok:
+		fmt.Fprintln(env.stdout, "No unread messages")
+		return nil
+	case *hook:
+		fmt.Fprintln(env.stderr, "You got new mail")
+		printMailboxMessage(env.stderr, msg)
+		return exitStatus(2)
+	}
+	printMailboxMessage(env.stdout, msg)
+	return nil
+}
+
+// printMailboxMessage is the original's format: From, ID, a blank line and
+// the message as it is (no newline added).
+func printMailboxMessage(w io.Writer, m agentmail.MailboxMessage) {
+	fmt.Fprintf(w, "From: %s\nID: %s\n\n%s", m.From, m.ID, m.Message)
+}
+
+func mailboxStatus(ctx context.Context, env *environment, ops *mcpserver.MailboxOps, args []string) error {
+	// As the original: without an identity (its "outside tmux") status is
+	// a silent no-op, so session hooks work anywhere.
+	if _, err := ops.Identity(ctx); errors.Is(err, mcpserver.ErrNoMailboxIdentity) {
+		return nil
+	}
+	if len(args) == 0 {
+		fmt.Fprintln(env.stderr, "error: missing required argument: status")
+		fmt.Fprintln(env.stderr, "usage: mailgate mailbox status <ready|work|offline>")
+		return exitStatus(1)
+	}
+	if err := ops.SetStatus(ctx, args[0]); err != nil {
+		var ae *agentmail.Error
+		if errors.As(err, &ae) && errors.Is(err, agentmail.ErrInvalidArgument) {
+			fmt.Fprintln(env.stderr, ae.Message) // "Invalid status: …", unprefixed as in the original
+			return exitStatus(1)
+		}
+		return mailboxFail(env, ops, "status", err)
+	}
+	return nil
+}
+
+func mailboxRecipients(ctx context.Context, env *environment, ops *mcpserver.MailboxOps, _ []string) error {
+	rs, err := ops.Recipients(ctx)
+	if err != nil {
+		return mailboxFail(env, ops, "recipients", err)
+	}
+	for _, r := range rs {
+		if r.IsCurrent {
+			fmt.Fprintf(env.stdout, "%s [you]\n", r.Name)
+		} else {
+			fmt.Fprintln(env.stdout, r.Name)
+		}
+	}
+	return nil
+}

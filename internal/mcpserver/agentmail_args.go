@@ -1,0 +1,313 @@
+package mcpserver
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Arguments of the agent-mail, channels and mailbox tools are checked here,
+// not by go-sdk (they are registered with the raw AddTool, which does not
+// validate), so that a missing or mistyped argument gets the words of the
+// contract its tool set implements instead of the schema validator's
+// ("validating root: required: missing properties: [\"role\"]"). The
+// advertised input schemas stay what they are, required properties
+// included: the arguments are required, only the refusal is worded by the
+// contract.
+
+// argStyle is how a tool set words argument errors.
+type argStyle int
+
+const (
+	// argsAgentMail: "body_md is required: send_message needs project_key,
+	// sender_name, to, subject and body_md"; "limit must be an integer (got string)".
+	argsAgentMail argStyle = iota
+	// argsChannels: the channels contract's "role is required"; wrong types
+	// "role must be a string (got number)".
+	argsChannels
+	// argsMailbox: as the original four-tool server, which decodes the
+	// arguments itself: a missing argument is empty and the tool answers
+	// its own refusal ("no message provided", "recipient not found",
+	// "Invalid status: . Valid: …"), extra keys are accepted, and a wrong
+	// type is "failed to parse arguments: …".
+	argsMailbox
+)
+
+// argError is an argument refusal, worded for the agent.
+type argError struct{ msg string }
+
+func (e *argError) Error() string { return e.msg }
+
+// errMalformedArgs marks arguments that are not a JSON object at all.
+var errMalformedArgs = errors.New("arguments are not a JSON object")
+
+// argDecoder validates and decodes the arguments of a tool registered with
+// the raw AddTool (the agent-mail, channels and mailbox sets, whose answers
+// are shaped by hand): the schema is inferred and resolved once, at
+// registration.
+type argDecoder[In any] struct {
+	schema   *jsonschema.Schema
+	resolved *jsonschema.Resolved
+	tool     string
+	style    argStyle
+}
+
+func newArgDecoder[In any](spec *mcp.Tool, style argStyle) argDecoder[In] {
+	schema := amInputSchema[In]()
+	if style == argsMailbox {
+		schema.AdditionalProperties = nil // the original's schemas accept extra keys
+	}
+	spec.InputSchema = schema
+	resolved, err := schema.Resolve(nil)
+	if err != nil {
+		panic(fmt.Sprintf("input schema of %s: %v", spec.Name, err)) // a programming error, caught by every test
+	}
+	return argDecoder[In]{schema: schema, resolved: resolved, tool: spec.Name, style: style}
+}
+
+// decode treats missing arguments as {} and a null argument as an absent
+// one, checks them (required, then types, then the whole schema), then
+// decodes them into In.
+func (d argDecoder[In]) decode(raw json.RawMessage) (In, error) {
+	var in In
+	if len(raw) == 0 || string(raw) == "null" {
+		raw = []byte("{}")
+	}
+	var args map[string]any
+	if err := json.Unmarshal(raw, &args); err != nil {
+		return in, fmt.Errorf("%w: %v", errMalformedArgs, err)
+	}
+	for k, v := range args {
+		if v == nil {
+			delete(args, k)
+		}
+	}
+	if err := d.check(args); err != nil {
+		return in, err
+	}
+	if d.style != argsMailbox {
+		// Whatever the checks above do not word (unknown keys, nested
+		// shapes) keeps the validator's text.
+		if err := d.resolved.Validate(args); err != nil {
+			return in, &argError{`validating "arguments": ` + err.Error()}
+		}
+	}
+	if err := json.Unmarshal(raw, &in); err != nil {
+		var te *json.UnmarshalTypeError
+		msg := err.Error()
+		if errors.As(err, &te) && te.Field != "" {
+			msg = fmt.Sprintf("%s must be %s (got %s)", te.Field, jsonKindOf(te.Type.Kind().String()), te.Value)
+		} else if prop := d.failedProp(raw); prop != "" {
+			msg = prop + ": " + msg
+		}
+		if d.style == argsMailbox {
+			msg = "failed to parse arguments: " + msg
+		}
+		return in, &argError{msg}
+	}
+	return in, nil
+}
+
+// check words the first missing required argument or mistyped argument.
+func (d argDecoder[In]) check(args map[string]any) error {
+	if d.style != argsMailbox {
+		for _, name := range d.schema.Required {
+			if _, ok := args[name]; ok {
+				continue
+			}
+			if d.style == argsChannels {
+				return &argError{name + " is required"}
+			}
+			return &argError{fmt.Sprintf("%s is required: %s needs %s", name, d.tool, andList(d.schema.Required))}
+		}
+	}
+	names := d.schema.PropertyOrder
+	if len(names) == 0 {
+		for n := range d.schema.Properties {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+	}
+	for _, name := range names {
+		v, ok := args[name]
+		if !ok {
+			continue
+		}
+		if want := wrongType(d.schema.Properties[name], v); want != "" {
+			msg := fmt.Sprintf("%s must be %s (got %s)", name, want, jsonKind(v))
+			if d.style == argsMailbox {
+				msg = "failed to parse arguments: " + msg
+			}
+			return &argError{msg}
+		}
+	}
+	return nil
+}
+
+// failedProp finds which argument fails to decode on its own, so a custom
+// decoder's error (e.g. a message id that is not a number) names it.
+func (d argDecoder[In]) failedProp(raw json.RawMessage) string {
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(raw, &fields) != nil {
+		return ""
+	}
+	var probe In
+	for _, name := range d.schema.PropertyOrder {
+		b, ok := fields[name]
+		if !ok {
+			continue
+		}
+		one, _ := json.Marshal(map[string]json.RawMessage{name: b})
+		if json.Unmarshal(one, &probe) != nil {
+			return name
+		}
+	}
+	return ""
+}
+
+// wrongType returns what an argument of schema p must be, when v is not
+// that ("" when it is).
+func wrongType(p *jsonschema.Schema, v any) string {
+	if p == nil {
+		return ""
+	}
+	types := p.Types
+	if p.Type != "" {
+		types = []string{p.Type}
+	}
+	if len(types) == 0 {
+		return ""
+	}
+	for _, t := range types {
+		if kindMatches(t, v) {
+			if arr, ok := v.([]any); ok && p.Items != nil {
+				for _, e := range arr {
+					if w := wrongType(p.Items, e); w != "" {
+						return "a list of " + plural(w)
+					}
+				}
+			}
+			return ""
+		}
+	}
+	var wants []string
+	for _, t := range types {
+		switch t {
+		case "null": // a null argument is an absent one (see decode)
+		case "array":
+			if p.Items != nil && p.Items.Type != "" {
+				wants = append(wants, "a list of "+plural(article(p.Items.Type)))
+			} else {
+				wants = append(wants, "a list")
+			}
+		default:
+			wants = append(wants, article(t))
+		}
+	}
+	return strings.Join(wants, " or ")
+}
+
+func kindMatches(t string, v any) bool {
+	switch t {
+	case "string":
+		_, ok := v.(string)
+		return ok
+	case "integer":
+		f, ok := v.(float64)
+		return ok && f == math.Trunc(f)
+	case "number":
+		_, ok := v.(float64)
+		return ok
+	case "boolean":
+		_, ok := v.(bool)
+		return ok
+	case "array":
+		_, ok := v.([]any)
+		return ok
+	case "object":
+		_, ok := v.(map[string]any)
+		return ok
+	case "null":
+		return v == nil
+	}
+	return true
+}
+
+// article names a JSON Schema type for a sentence.
+func article(t string) string {
+	switch t {
+	case "integer":
+		return "an integer"
+	case "object":
+		return "an object"
+	case "array":
+		return "a list"
+	case "boolean":
+		return "true or false"
+	}
+	return "a " + t
+}
+
+// plural turns "a string" into "strings", "an integer" into "integers".
+func plural(s string) string {
+	switch s {
+	case "true or false":
+		return "booleans"
+	}
+	s = strings.TrimPrefix(strings.TrimPrefix(s, "an "), "a ")
+	return s + "s"
+}
+
+// jsonKind names the JSON type of a decoded value.
+func jsonKind(v any) string {
+	switch x := v.(type) {
+	case string:
+		return "string"
+	case float64:
+		if x == math.Trunc(x) {
+			return "integer"
+		}
+		return "number"
+	case bool:
+		return "boolean"
+	case []any:
+		return "list"
+	case map[string]any:
+		return "object"
+	}
+	return "null"
+}
+
+// jsonKindOf names a Go kind as the JSON type it decodes from.
+func jsonKindOf(kind string) string {
+	switch {
+	case kind == "string":
+		return "a string"
+	case strings.HasPrefix(kind, "int"), strings.HasPrefix(kind, "uint"):
+		return "an integer"
+	case strings.HasPrefix(kind, "float"):
+		return "a number"
+	case kind == "bool":
+		return "true or false"
+	case kind == "slice":
+		return "a list"
+	}
+	return "an object"
+}
+
+// andList is "a, b and c".
+func andList(names []string) string {
+	switch len(names) {
+	case 0:
+		return "no arguments"
+	case 1:
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+}
