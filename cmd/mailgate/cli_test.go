@@ -40,6 +40,9 @@ func TestCLI(t *testing.T) {
 
 		{[]string{"serve", "sandbox"}, 2, []string{`mailgate serve: unexpected argument "sandbox" (see mailgate serve -h)`}, nil},
 		{[]string{"serve", "--sandbox", "--http=127.0.0.1:0", "extra"}, 2, []string{`unexpected argument "extra"`}, nil},
+		{[]string{"serve", "--http", "127.0.0.1:0", "extra"}, 2, []string{`unexpected argument "extra"`}, nil},
+		// Flags after --http's address are flags: the bad one is named.
+		{[]string{"serve", "--http", "127.0.0.1:0", "--tools", "fax"}, 1, []string{"MAILGATE_TOOLS", `"fax"`}, nil},
 		{[]string{"serve", "--bogus"}, 2, []string{"mailgate serve: flag provided but not defined: -bogus (see mailgate serve -h)"}, nil},
 		{[]string{"doctor", "--bogus"}, 2, []string{"mailgate doctor: flag provided but not defined"}, []string{"FAIL"}},
 		{[]string{"doctor", "extra"}, 2, []string{`unexpected argument "extra"`}, nil},

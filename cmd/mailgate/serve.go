@@ -36,14 +36,15 @@ func serve(ctx context.Context, env *environment, args []string) error {
 	logLevel := fs.String("log-level", "", "debug, info, warn or error (MAILGATE_LOG_LEVEL; default info)")
 	var httpMode optionalValue
 	fs.Var(&httpMode, "http", "serve MCP over HTTP instead of stdio, on ADDR (--http=ADDR or --http ADDR; default AGENT_MAIL_HTTP_ADDR)")
-	cfg, err := loadConfig(fs, args, env)
+	cfg, err := loadConfig(fs, joinHTTPAddr(args), env)
 	if err != nil {
 		return helpOrError(fs, err, env.stdout)
 	}
-	// The only argument serve takes is --http's address; anything else
-	// (serve sandbox, for serve --sandbox) is a mistake, not ignored.
-	if n := fs.NArg(); n > 1 || (n == 1 && (!httpMode.set || httpMode.value != "")) {
-		return usageError("serve", "unexpected argument %q", fs.Arg(fs.NArg()-1))
+	// serve takes no argument but --http's address (joined to the flag
+	// above); anything else (serve sandbox, for serve --sandbox) is a
+	// mistake, not ignored.
+	if fs.NArg() > 0 {
+		return usageError("serve", "unexpected argument %q", fs.Arg(0))
 	}
 	logger, err := newLogger(env.stderr, firstNonEmpty(*logLevel, env.getenv("MAILGATE_LOG_LEVEL")))
 	if err != nil {
@@ -52,9 +53,6 @@ func serve(ctx context.Context, env *environment, args []string) error {
 
 	if httpMode.set {
 		addr := httpMode.value
-		if addr == "" && fs.NArg() > 0 {
-			addr = fs.Arg(0)
-		}
 		if addr == "" {
 			addr = cfg.HTTPAddr
 		}
@@ -319,6 +317,27 @@ func firstNonEmpty(vs ...string) string {
 		}
 	}
 	return ""
+}
+
+// joinHTTPAddr turns "--http ADDR" into "--http=ADDR": the flag package
+// ends the flags at the first word that is not one, so in "serve --http
+// 127.0.0.1:8765 --tools agentmail" every flag after the address would
+// otherwise be an argument.
+func joinHTTPAddr(args []string) []string {
+	out := make([]string, 0, len(args))
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			return append(out, args[i:]...)
+		}
+		if (a == "--http" || a == "-http") && i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+			out = append(out, a+"="+args[i+1])
+			i++
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
 }
 
 // optionalValue is a flag that may stand alone (--http) or carry a value
