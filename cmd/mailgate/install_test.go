@@ -235,3 +235,35 @@ func jsonEqual(t *testing.T, a, b json.RawMessage) bool {
 	ya, _ := json.Marshal(y)
 	return bytes.Equal(xa, ya)
 }
+
+// FuzzMergeCodex: whatever Codex's config.toml holds, the merge either
+// refuses it or returns TOML that parses, holds mailgate's entry, and keeps
+// the other servers.
+func FuzzMergeCodex(f *testing.F) {
+	for _, s := range []string{"", "model = \"o3\"\n", "[mcp_servers.other]\ncommand = \"x\"\n", "[mcp_servers.mailgate]\ncommand = \"old\"\n[mcp_servers.mailgate.env]\nA = \"b\"\n[tui]\nx = 1\n",
+		"mcp_servers = { mailgate = { command = \"x\" } }\n", "[mcp_servers.\"mailgate\"] # c\ncommand = \"y\"\n", "[[mcp_servers]]\n", "[mcp_servers.x\n"} {
+		f.Add(s)
+	}
+	entry := claudeServer{Command: "/bin/mailgate", Args: []string{"serve"}, Env: map[string]string{"MAILGATE_HOME": "/h"}}
+	f.Fuzz(func(t *testing.T, doc string) {
+		out, err := mergeCodex([]byte(doc), "mailgate", entry)
+		if err != nil {
+			return
+		}
+		var before, after struct {
+			Servers map[string]map[string]any `toml:"mcp_servers"`
+		}
+		toml.Decode(doc, &before)
+		if _, err := toml.Decode(string(out), &after); err != nil {
+			t.Fatalf("merged output does not parse: %v\n%s", err, out)
+		}
+		if after.Servers["mailgate"]["command"] != "/bin/mailgate" {
+			t.Fatalf("entry missing:\n%s", out)
+		}
+		for k := range before.Servers {
+			if _, ok := after.Servers[k]; !ok {
+				t.Fatalf("server %q lost:\n%s", k, out)
+			}
+		}
+	})
+}
