@@ -45,7 +45,7 @@ A human can follow the traffic with ` + "`mailgate watch`" + `.
 func agentsSnippetCmd(ctx context.Context, env *environment, args []string) error {
 	fs := flag.NewFlagSet("agents-snippet", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	project := fs.String("project", "", "the project's root folder, its key for every agent (default: the working directory)")
+	project := fs.String("project", "", "the project's root folder `DIR`, its key for every agent (default: the working directory)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			printHelp(fs, env.stdout)

@@ -62,10 +62,10 @@ const (
 func claudeConfigCmd(ctx context.Context, env *environment, args []string) error {
 	fset := flag.NewFlagSet("claude-config", flag.ContinueOnError)
 	sandbox := fset.Bool("sandbox", false, `add --sandbox to "args": the client gets the built-in sandbox mailbox (no Google account)`)
-	name := fset.String("name", "mailgate", "the server's name in the client's configuration")
+	name := fset.String("name", "mailgate", "the server's `NAME` in the client's configuration")
 	install := fset.Bool("install", false, "write the entry into the client's configuration file (merged, after a timestamped backup) instead of printing it")
-	client := fset.String("client", clientDesktop, "the MCP client: claude-desktop, claude-code (~/.claude.json, or the JSON claude mcp add-json takes) or codex (~/.codex/config.toml)")
-	file := fset.String("config-file", "", "with --install: the client's configuration file (default: where the client keeps it)")
+	client := fset.String("client", clientDesktop, "the MCP client `NAME`: claude-desktop, claude-code (~/.claude.json, or the JSON claude mcp add-json takes) or codex (~/.codex/config.toml)")
+	file := fset.String("config-file", "", "with --install: the client's configuration `FILE` (default: where the client keeps it)")
 	cfg, err := loadConfig(fset, args, env)
 	if err != nil {
 		return helpOrError(fset, err, env.stdout)

@@ -41,7 +41,10 @@ Exit status 1 when a check fails (or, with --strict, warns).
 Print the MCP client entry that starts mailgate serve, or with --install write
 it into the client's configuration file (merged with the servers already
 there, after a timestamped backup). Any configuration flag of "mailgate serve
--h" given here (such as --dev-mode=false) is saved in the home's settings file.
+-h" given here (such as --dev-mode=false) is saved in the home's settings file,
+but --tools SETS, which goes into the entry's args: the tool sets are the
+client's choice (default for Claude Desktop: email; for the others: the home's
+MAILGATE_TOOLS).
 `,
 	"demo": `Usage: mailgate demo [--keep]
 

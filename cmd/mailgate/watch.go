@@ -26,7 +26,7 @@ import (
 // often shared on a screen.
 func watchCmd(ctx context.Context, env *environment, args []string) error {
 	fs := flag.NewFlagSet("watch", flag.ContinueOnError)
-	project := fs.String("project", "", "only this project (its absolute path or slug; default: every project)")
+	project := fs.String("project", "", "only this project: its absolute path or slug, `KEY` (default: every project)")
 	once := fs.Bool("once", false, "print the recent traffic and the live reservations, then exit")
 	interval := fs.Duration("interval", time.Second, "how often to look for new messages")
 	limit := fs.Int("limit", 20, "how many earlier messages per project to show at start")
