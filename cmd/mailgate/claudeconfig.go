@@ -158,7 +158,8 @@ func claudeConfigCmd(ctx context.Context, env *environment, args []string) error
 		if !*install {
 			fmt.Fprintf(w, "Add it to Claude Code with: claude mcp add-json --scope user %s \"$(mailgate claude-config --client claude-code)\"\n(or run this again with --install to write it into %s).\n", *name, target)
 		} else {
-			fmt.Fprintln(w, "Start a new Claude Code session; \"claude mcp list\" shows the server.")
+			fmt.Fprintln(w, "Start a new Claude Code session; \"claude mcp list\" shows the server. (Claude Code rewrites this file while it runs:")
+			fmt.Fprintln(w, "if the entry is gone afterwards, run this again with Claude Code closed, or use claude mcp add-json.)")
 		}
 	case clientCodex:
 		if !*install {
