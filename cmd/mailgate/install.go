@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -146,7 +147,7 @@ func objectMembers(data []byte) ([]member, error) {
 	if _, err := dec.Token(); err != nil {
 		return nil, jsonErr(data, dec, err)
 	}
-	if _, err := dec.Token(); err == nil {
+	if _, err := dec.Token(); err != io.EOF {
 		return nil, errors.New("not valid JSON: text after the closing }")
 	}
 	return ms, nil
@@ -271,7 +272,7 @@ func tomlKey(k string) string {
 // refused rather than guessed at.
 func mergeCodex(doc []byte, name string, e claudeServer) ([]byte, error) {
 	var before map[string]any
-	if _, err := toml.Decode(string(doc), &before); err != nil {
+	if err := decodeTOML(string(doc), &before); err != nil {
 		return nil, fmt.Errorf("not valid TOML (%v)", err)
 	}
 	header := regexp.MustCompile(`^\s*\[\s*mcp_servers\s*\.\s*("` + regexp.QuoteMeta(name) + `"|` + regexp.QuoteMeta(name) + `)\s*(\.[^\]]*)?\]\s*(#.*)?$`)
@@ -305,8 +306,21 @@ func mergeCodex(doc []byte, name string, e claudeServer) ([]byte, error) {
 			Args    []string
 		} `toml:"mcp_servers"`
 	}
-	if _, err := toml.Decode(out, &after); err != nil || after.Servers[name].Command != e.Command {
+	if err := decodeTOML(out, &after); err != nil || after.Servers[name].Command != e.Command {
 		return nil, fmt.Errorf("the file would not hold the entry after the edit (%v): edit it by hand", err)
 	}
 	return []byte(out), nil
+}
+
+// decodeTOML decodes doc into v. The TOML library panics on some malformed
+// documents (a parser "BUG" it does not recover itself); that is a file it
+// cannot read, reported as an error like any other.
+func decodeTOML(doc string, v any) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("unreadable: %v", r)
+		}
+	}()
+	_, err = toml.Decode(doc, v)
+	return err
 }

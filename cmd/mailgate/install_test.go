@@ -253,8 +253,8 @@ func FuzzMergeCodex(f *testing.F) {
 		var before, after struct {
 			Servers map[string]map[string]any `toml:"mcp_servers"`
 		}
-		toml.Decode(doc, &before)
-		if _, err := toml.Decode(string(out), &after); err != nil {
+		decodeTOML(doc, &before)
+		if err := decodeTOML(string(out), &after); err != nil {
 			t.Fatalf("merged output does not parse: %v\n%s", err, out)
 		}
 		if after.Servers["mailgate"]["command"] != "/bin/mailgate" {
