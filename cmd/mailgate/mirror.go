@@ -60,8 +60,7 @@ func startMirror(ctx context.Context, cfg *config.Config, logger *slog.Logger, d
 				return fmt.Errorf("AGENT_MAIL_MIRROR=gmail: %w", err)
 			}
 		}
-		hc, endpoint := client.HTTPClient(), client.Endpoint()
-		stop, err := mirror.StartGmail(ctx, db, &mirror.RESTMailbox{HTTP: hc, Endpoint: endpoint}, mirrorLease, wopts)
+		stop, err := mirror.StartGmail(ctx, db, client, mirrorLease, wopts)
 		if err != nil {
 			return err
 		}
