@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mailgate/mailgate/internal/archive"
+	"github.com/mailgate/mailgate/internal/testutil"
 )
 
 // forgedDigestBody closes its own digest entry and opens a back-dated one
@@ -70,7 +71,7 @@ func TestArchiveCleanStop(t *testing.T) {
 			cmd := exec.Command(builtBinary(t), "serve")
 			cmd.Dir = "/"
 			cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "MAILGATE_HOME=" + home, "MAILGATE_TOOLS=agentmail", "MAILGATE_LOG_LEVEL=warn"}
-			var stderr syncBuffer
+			var stderr testutil.Buffer
 			cmd.Stderr = &stderr
 			c := mcp.NewClient(&mcp.Implementation{Name: "stop-test", Version: "0"}, nil)
 			cs, err := c.Connect(context.Background(), &mcp.CommandTransport{Command: cmd, TerminateDuration: 30 * time.Second},

@@ -1,40 +1,21 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/mailgate/mailgate/internal/testutil"
 )
 
 // Helpers for running the setup commands (auth, doctor, approvals,
 // claude-config) in-process with their own streams and environment.
 
-// lockedBuffer is a bytes.Buffer safe for the goroutines a command starts
-// (the sign-in's browser and paste readers write to stderr).
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // setupRun is one in-process command run.
 type setupRun struct {
 	env            *environment
-	stdout, stderr *lockedBuffer
+	stdout, stderr *testutil.Buffer
 }
 
 // newSetupRun builds an environment from "K=V" pairs (later ones win), as
@@ -48,7 +29,7 @@ func newSetupRun(vars []string, stdin io.Reader, args ...string) *setupRun {
 	if stdin == nil {
 		stdin = strings.NewReader("")
 	}
-	r := &setupRun{stdout: &lockedBuffer{}, stderr: &lockedBuffer{}}
+	r := &setupRun{stdout: &testutil.Buffer{}, stderr: &testutil.Buffer{}}
 	r.env = &environment{args: args, getenv: func(k string) string { return m[k] }, stdin: stdin, stdout: r.stdout, stderr: r.stderr}
 	return r
 }

@@ -63,8 +63,7 @@ func startMirror(ctx context.Context, cfg *config.Config, logger *slog.Logger, d
 				return nil
 			}
 		}
-		hc, endpoint := client.HTTPClient(), client.Endpoint()
-		stop, err := mirror.StartGmail(ctx, db, &mirror.RESTMailbox{HTTP: hc, Endpoint: endpoint}, mirrorLease, wopts)
+		stop, err := mirror.StartGmail(ctx, db, client, mirrorLease, wopts)
 		if err != nil {
 			return err
 		}

@@ -1,12 +1,10 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,25 +14,8 @@ import (
 	agentmailsqlite "github.com/mailgate/mailgate/internal/agentmail/sqlite"
 	"github.com/mailgate/mailgate/internal/config"
 	"github.com/mailgate/mailgate/internal/store"
+	"github.com/mailgate/mailgate/internal/testutil"
 )
-
-// syncBuffer is a log sink the mirror goroutines may write concurrently.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestStartMirror: with AGENT_MAIL_MIRROR=gmail a message sent by an agent
 // reaches the mailbox under AgentMail/<project> through real OAuth, and
@@ -71,7 +52,7 @@ func TestStartMirror(t *testing.T) {
 			cfg := &config.Config{Mirror: "gmail", DevMode: tc.devMode, Tools: []string{config.ToolsAgentMail},
 				CredentialsFile: filepath.Join(w.home, "auth", "credentials.json"), TokenFile: filepath.Join(w.home, "auth", "token.json"),
 				GmailEndpoint: w.gm.URL(), VaultPath: vault}
-			var logs syncBuffer
+			var logs testutil.Buffer
 			logger := slog.New(slog.NewTextHandler(&logs, nil))
 			a := &app{}
 			defer a.Close()

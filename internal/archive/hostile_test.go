@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,6 +16,7 @@ import (
 	"github.com/mailgate/mailgate/internal/archive"
 	"github.com/mailgate/mailgate/internal/mirror"
 	"github.com/mailgate/mailgate/internal/store"
+	"github.com/mailgate/mailgate/internal/testutil"
 )
 
 // agents is a store with two agents in project, ready to send.
@@ -220,24 +220,6 @@ func TestArchiveLongProjectKey(t *testing.T) {
 	}
 }
 
-// lockedBuffer is a log sink several goroutines write.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // TestArchiveNeverWritableRetriedForEver: a write the file system can never
 // accept (a path over PATH_MAX) is reported once and leaves the queue.
 func TestArchiveNeverWritableRetriedForEver(t *testing.T) {
@@ -250,7 +232,7 @@ func TestArchiveNeverWritableRetriedForEver(t *testing.T) {
 	}
 	a := newAgents(t, "/"+strings.Repeat("p", 250))
 	a.send(t, "BlueLake", "GreenCastle", "hello")
-	var logs lockedBuffer
+	var logs testutil.Buffer
 	stop, err := archive.Start(context.Background(), a.db, vault, mirror.WorkerOptions{Poll: 5 * time.Millisecond,
 		BackoffMin: time.Millisecond, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err != nil {
@@ -281,7 +263,7 @@ func TestArchiveNeverWritableRetriedForEver(t *testing.T) {
 // process.
 func TestArchiveStopCannotDrain(t *testing.T) {
 	a := newAgents(t, "/data/projects/app")
-	var logs lockedBuffer
+	var logs testutil.Buffer
 	stop, err := archive.Start(context.Background(), a.db, t.TempDir(), mirror.WorkerOptions{Poll: time.Hour, Batch: 1,
 		DrainOnStop: time.Nanosecond, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err != nil {

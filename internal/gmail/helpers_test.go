@@ -1,7 +1,6 @@
 package gmail
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,33 +8,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"golang.org/x/oauth2"
 
 	"github.com/mailgate/mailgate/internal/localgmail"
+	"github.com/mailgate/mailgate/internal/testutil"
 )
-
-// syncBuffer is a goroutine-safe log sink (the client logs from Search's
-// workers).
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // env is a local Gmail server plus a Client wired to it through real
 // credential and token files.
@@ -45,7 +25,7 @@ type env struct {
 	credFile  string
 	tokFile   string
 	refresh   string // the refresh token in the token file
-	logs      *syncBuffer
+	logs      *testutil.Buffer
 	c         *Client
 	clientID  string
 	clientSec string
@@ -61,7 +41,7 @@ func newEnv(t testing.TB, scopes []string, mod ...func(*Options)) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { srv.Close() })
-	e := &env{srv: srv, base: base, logs: &syncBuffer{}, clientID: "client-1", clientSec: "secret-1"}
+	e := &env{srv: srv, base: base, logs: &testutil.Buffer{}, clientID: "client-1", clientSec: "secret-1"}
 	srv.AddClient(e.clientID, e.clientSec)
 	if scopes == nil {
 		scopes = []string{ScopeReadonly, ScopeCompose}

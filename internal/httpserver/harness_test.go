@@ -1,18 +1,18 @@
 package httpserver
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mailgate/mailgate/internal/testutil"
 )
 
 const testToken = "s3cret-token-for-tests-0123456789"
@@ -52,14 +52,14 @@ type running struct {
 	h       *Handler
 	cancel  context.CancelFunc
 	done    chan error
-	logs    *syncBuffer
+	logs    *testutil.Buffer
 	stopped bool
 }
 
 // start serves opts on 127.0.0.1:0 until the test ends (or stop is called).
 func start(t *testing.T, opts Options) *running {
 	t.Helper()
-	logs := &syncBuffer{}
+	logs := &testutil.Buffer{}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
@@ -185,23 +185,6 @@ func with(h map[string]string, kv ...string) map[string]string {
 		out[kv[i]] = kv[i+1]
 	}
 	return out
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // dialRefused reports whether nothing listens at base any more.

@@ -1,18 +1,18 @@
 package localgmail
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"google.golang.org/api/gmail/v1"
 	"google.golang.org/api/option"
+
+	"github.com/mailgate/mailgate/internal/testutil"
 )
 
 func TestLifecycle(t *testing.T) {
@@ -41,7 +41,7 @@ func TestLifecycle(t *testing.T) {
 // TestHTTPTestMount: the Server is a plain http.Handler, so httptest works,
 // including the Drop fault's hijack; SetBaseURL makes the OAuth URLs right.
 func TestHTTPTestMount(t *testing.T) {
-	logs := &lockedBuffer{}
+	logs := &testutil.Buffer{}
 	s := New(Options{Now: fixedClock, Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	ts := httptest.NewServer(s)
 	defer ts.Close()
@@ -69,24 +69,6 @@ func TestHTTPTestMount(t *testing.T) {
 			t.Fatalf("debug log lacks the request: %s", logs.String())
 		}
 	}
-}
-
-// lockedBuffer is a bytes.Buffer safe for the server's goroutines and the test.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // TestLatencyHonoursCancellation: a client giving up does not leave the

@@ -1,35 +1,16 @@
 package mcpserver
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mailgate/mailgate/internal/config"
+	"github.com/mailgate/mailgate/internal/testutil"
 )
-
-// lockedBuffer is a bytes.Buffer safe for the SDK's goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestSessionChatterIsDebug: a session's connect and disconnect, logged by
 // go-sdk at info, reach stderr only at MAILGATE_LOG_LEVEL=debug.
@@ -39,7 +20,7 @@ func TestSessionChatterIsDebug(t *testing.T) {
 		want  bool
 	}{{slog.LevelInfo, false}, {slog.LevelDebug, true}} {
 		t.Run(tt.level.String(), func(t *testing.T) {
-			var buf lockedBuffer
+			var buf testutil.Buffer
 			logger := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: tt.level}))
 			srv, err := New(Deps{Version: "test", Logger: logger, Tools: []string{config.ToolsAgentMail}, AgentMail: newAMHarness(t).svc})
 			if err != nil {

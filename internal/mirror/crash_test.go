@@ -13,6 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/oauth2"
+
+	"github.com/mailgate/mailgate/internal/gmail"
 	"github.com/mailgate/mailgate/internal/mirror"
 	"github.com/mailgate/mailgate/internal/store"
 )
@@ -37,9 +40,16 @@ func child() int {
 		return 2
 	}
 	killAfter, _ := strconv.Atoi(os.Getenv("MIRROR_KILL_AFTER"))
+	mb, err := gmail.New(ctx, gmail.Options{Endpoint: os.Getenv("MIRROR_GMAIL"),
+		TokenSource: oauth2.StaticTokenSource(&oauth2.Token{AccessToken: "t"}),
+		HTTPClient:  &http.Client{Timeout: 10 * time.Second}})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
 	var n atomic.Int64
 	sink := &mirror.GmailSink{DB: db,
-		Mailbox: &mirror.RESTMailbox{HTTP: &http.Client{Timeout: 10 * time.Second}, Endpoint: os.Getenv("MIRROR_GMAIL")},
+		Mailbox: mb,
 		AfterInsert: func(int64) {
 			if int(n.Add(1)) == killAfter {
 				syscall.Kill(os.Getpid(), syscall.SIGKILL)

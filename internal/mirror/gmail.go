@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mailgate/mailgate/internal/gmail"
 	"github.com/mailgate/mailgate/internal/store"
 )
 
@@ -75,7 +76,7 @@ func (s *GmailSink) Process(ctx context.Context, it Item) (func(context.Context,
 	msgID := MessageID(m.ProjectSlug, m.ID, m.CreatedAt)
 	if it.Attempts > 1 {
 		// An earlier claim may have inserted and died before recording.
-		ref, found, err := s.Mailbox.FindRFC822(ctx, msgID)
+		ref, found, err := s.mailbox().FindRFC822(ctx, msgID)
 		if err != nil {
 			return nil, err
 		}
@@ -99,12 +100,11 @@ func (s *GmailSink) Process(ctx context.Context, it Item) (func(context.Context,
 	if err != nil {
 		return nil, &PermanentError{Err: err}
 	}
-	ref, err := s.Mailbox.Insert(ctx, raw, threadID, []string{labelID})
-	var ae *APIError
-	if threadID != "" && errors.As(err, &ae) && (ae.Status == http.StatusBadRequest || ae.Status == http.StatusNotFound) {
+	ref, err := s.mailbox().Insert(ctx, raw, threadID, []string{labelID})
+	if st := gmail.StatusCode(err); threadID != "" && (st == http.StatusBadRequest || st == http.StatusNotFound) {
 		// The mapped thread is gone (the user deleted it): start a new
 		// one rather than keep failing. The new id replaces the mapping.
-		ref, err = s.Mailbox.Insert(ctx, raw, "", []string{labelID})
+		ref, err = s.mailbox().Insert(ctx, raw, "", []string{labelID})
 		if err == nil {
 			rec := s.record(m, msgID, ref)
 			return func(ctx context.Context, tx *sql.Tx) error {
@@ -116,7 +116,7 @@ func (s *GmailSink) Process(ctx context.Context, it Item) (func(context.Context,
 		}
 	}
 	if err != nil {
-		if errors.As(err, &ae) && ae.Status == http.StatusBadRequest {
+		if gmail.StatusCode(err) == http.StatusBadRequest {
 			s.forgetLabels() // a deleted label is one cause; resolve again next time
 		}
 		return nil, fmt.Errorf("mirroring message %d: %w", m.ID, err)
@@ -175,11 +175,11 @@ func (s *GmailSink) label(ctx context.Context, name string) (string, error) {
 	if id, ok := s.labels[name]; ok {
 		return id, nil
 	}
-	id, err := s.Mailbox.LabelID(ctx, name)
+	id, err := s.mailbox().LabelID(ctx, name)
 	if err == nil && id == "" {
-		id, err = s.Mailbox.CreateLabel(ctx, name)
+		id, err = s.mailbox().CreateLabel(ctx, name)
 		if errors.Is(err, ErrLabelExists) {
-			id, err = s.Mailbox.LabelID(ctx, name)
+			id, err = s.mailbox().LabelID(ctx, name)
 			if err == nil && id == "" {
 				err = &TransientError{Err: fmt.Errorf("label %q exists but is not listed yet", name)}
 			}
@@ -194,6 +194,11 @@ func (s *GmailSink) label(ctx context.Context, name string) (string, error) {
 	s.labels[name] = id
 	return id, nil
 }
+
+// mailbox is s.Mailbox with its transient failures typed for the worker.
+func (s *GmailSink) mailbox() Mailbox { return transientMailbox{s.Mailbox} }
+
+func isLabelExists(err error) bool { return errors.Is(err, ErrLabelExists) }
 
 func (s *GmailSink) forgetLabels() {
 	s.mu.Lock()

@@ -9,8 +9,11 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/oauth2"
+
 	"github.com/mailgate/mailgate/internal/agentmail"
 	"github.com/mailgate/mailgate/internal/agentmail/amstore"
+	"github.com/mailgate/mailgate/internal/gmail"
 	"github.com/mailgate/mailgate/internal/localgmail"
 	"github.com/mailgate/mailgate/internal/mirror"
 	"github.com/mailgate/mailgate/internal/store"
@@ -26,7 +29,7 @@ type env struct {
 	db   *store.DB
 	svc  *agentmail.Service
 	gm   *localgmail.Server
-	mb   *mirror.RESTMailbox
+	mb   *gmail.Client
 }
 
 func newEnv(t testing.TB) *env {
@@ -68,10 +71,19 @@ func openStore(t testing.TB, path string) (*store.DB, *agentmail.Service) {
 	return db, svc
 }
 
-func newMailbox(t testing.TB, base string) *mirror.RESTMailbox {
+// newMailbox is the real Gmail adapter on the local Gmail server, with
+// short retry sleeps.
+func newMailbox(t testing.TB, base string) *gmail.Client {
 	tr := &http.Transport{}
 	t.Cleanup(tr.CloseIdleConnections)
-	return &mirror.RESTMailbox{HTTP: &http.Client{Transport: tr, Timeout: 10 * time.Second}, Endpoint: base}
+	c, err := gmail.New(context.Background(), gmail.Options{Endpoint: base,
+		TokenSource:  oauth2.StaticTokenSource(&oauth2.Token{AccessToken: "t"}),
+		HTTPClient:   &http.Client{Transport: tr, Timeout: 10 * time.Second},
+		RetryInitial: time.Millisecond, RetryMax: 5 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 // fast are worker options for tests: quick polls and short backoffs.
