@@ -26,7 +26,8 @@ type CompatOptions struct {
 	// Getenv reads the environment (TMUX, TMUX_PANE, AGENT_NAME). Default os.Getenv.
 	Getenv func(string) string
 	// TmuxPoll is how often the mailbox set's session watcher runs
-	// `tmux has-session`. Default 250 ms.
+	// `tmux has-session` where tmux control mode is unavailable (see
+	// WatchTmuxSession). Default 250 ms.
 	TmuxPoll time.Duration
 }
 

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -17,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mailgate/mailgate/internal/agentmail"
+	"github.com/mailgate/mailgate/internal/tmux"
 )
 
 // The mailbox tool set (MAILGATE_TOOLS=mailbox): exactly the four tools of
@@ -376,64 +376,28 @@ func (t *mbTools) doRecipients(ctx context.Context) ([]MailboxRecipient, error) 
 	return out.Recipients, nil
 }
 
-// tmuxEnv runs tmux as a client of the session the process runs in ($TMUX,
-// $TMUX_PANE are inherited by the tmux child).
+// tmuxEnv is the tmux the process runs in ($TMUX, $TMUX_PANE, as Getenv
+// reads them). Its questions go to the process's control-mode client
+// (tmux.Shared: one connection that follows tmux's notifications), or, where
+// control mode cannot start, to one tmux process per question.
 type tmuxEnv struct{ getenv func(string) string }
 
 func (e tmuxEnv) inside() bool { return e.getenv("TMUX") != "" }
 
-// target is the pane this process runs in, so commands address its session
-// and window even with no client attached.
-func (e tmuxEnv) target() []string {
-	if p := e.getenv("TMUX_PANE"); p != "" {
-		return []string{"-t", p}
+func (e tmuxEnv) view(ctx context.Context) tmux.View {
+	env, _ := tmux.EnvFrom(e.getenv)
+	if f, err := tmux.Shared(ctx, env); err == nil {
+		return f
 	}
-	return nil
-}
-
-func (e tmuxEnv) run(ctx context.Context, args ...string) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	out, err := e.command(ctx, args...).Output()
-	if err != nil {
-		var ee *exec.ExitError
-		if errors.As(err, &ee) && len(ee.Stderr) > 0 {
-			return "", fmt.Errorf("tmux %s: %s", args[0], strings.TrimSpace(string(ee.Stderr)))
-		}
-		return "", fmt.Errorf("tmux %s: %w", args[0], err)
-	}
-	return strings.TrimRight(string(out), "\n"), nil
-}
-
-// command is tmux with the TMUX of this process's environment (as Getenv
-// reads it), which names the server socket to talk to.
-func (e tmuxEnv) command(ctx context.Context, args ...string) *exec.Cmd {
-	cmd := exec.CommandContext(ctx, "tmux", args...)
-	cmd.Env = append(os.Environ(), "TMUX="+e.getenv("TMUX"))
-	return cmd
+	return tmux.Exec{Env: env}
 }
 
 func (e tmuxEnv) currentWindow(ctx context.Context) (string, error) {
-	return e.run(ctx, append(append([]string{"display-message", "-p"}, e.target()...), "#W")...)
+	return e.view(ctx).Current(ctx)
 }
 
 func (e tmuxEnv) windows(ctx context.Context) ([]string, error) {
-	out, err := e.run(ctx, append(append([]string{"list-windows"}, e.target()...), "-F", "#W")...)
-	if err != nil {
-		return nil, err
-	}
-	var ws []string
-	for _, l := range strings.Split(out, "\n") {
-		if l != "" {
-			ws = append(ws, l)
-		}
-	}
-	return ws, nil
-}
-
-// session is the id ($N) of the session the process runs in.
-func (e tmuxEnv) session(ctx context.Context) (string, error) {
-	return e.run(ctx, append(append([]string{"display-message", "-p"}, e.target()...), "#{session_id}")...)
+	return e.view(ctx).Windows(ctx)
 }
 
 // ErrTmuxSessionEnded is what WatchTmuxSession returns when the tmux
@@ -441,18 +405,45 @@ func (e tmuxEnv) session(ctx context.Context) (string, error) {
 var ErrTmuxSessionEnded = errors.New("the tmux session ended: the mailbox server exits with its session")
 
 // WatchTmuxSession blocks until ctx ends (nil) or the tmux session this
-// process runs in disappears (ErrTmuxSessionEnded), polling
-// `tmux has-session` every poll (250 ms when 0), so the server can exit
-// within a second of the session's end. Outside tmux it returns nil at once.
+// process runs in disappears (ErrTmuxSessionEnded). The end comes from the
+// process's control-mode client (tmux's %exit, or its server gone), within
+// moments of the session's end; where control mode cannot start, it polls
+// `tmux has-session` every poll (250 ms when 0) instead. Outside tmux it
+// returns nil at once.
 func WatchTmuxSession(ctx context.Context, getenv func(string) string, poll time.Duration) error {
-	e := tmuxEnv{getenv: getenv}
-	if !e.inside() {
+	env, inside := tmux.EnvFrom(getenv)
+	if !inside {
 		return nil
 	}
+	for {
+		f, err := tmux.Shared(ctx, env)
+		if err != nil {
+			return pollTmuxSession(ctx, env, poll)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-f.Done():
+		}
+		if errors.Is(f.Err(), tmux.ErrSessionEnded) {
+			return ErrTmuxSessionEnded
+		}
+		// Detached by someone, the session lives: follow it again.
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// pollTmuxSession is WatchTmuxSession without control mode: one
+// `tmux has-session` every poll.
+func pollTmuxSession(ctx context.Context, env tmux.Env, poll time.Duration) error {
 	if poll <= 0 {
 		poll = 250 * time.Millisecond
 	}
-	sess, err := e.session(ctx)
+	sess, err := tmux.Exec{Env: env}.Session(ctx)
 	if err != nil || sess == "" {
 		return fmt.Errorf("%w (%v)", ErrTmuxSessionEnded, err)
 	}
@@ -464,15 +455,11 @@ func WatchTmuxSession(ctx context.Context, getenv func(string) string, poll time
 			return nil
 		case <-tick.C:
 		}
-		cctx, cancel := context.WithTimeout(ctx, poll*3)
-		err := e.command(cctx, "has-session", "-t", sess).Run()
-		timedOut := cctx.Err() != nil
-		cancel()
+		err := env.HasSession(ctx, sess)
 		if ctx.Err() != nil {
 			return nil
 		}
-		var ee *exec.ExitError
-		if errors.As(err, &ee) && !timedOut { // a slow tmux is not a gone session
+		if errors.Is(err, tmux.ErrSessionEnded) { // a slow tmux is not a gone session
 			return ErrTmuxSessionEnded
 		}
 	}
