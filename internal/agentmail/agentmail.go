@@ -17,6 +17,7 @@
 package agentmail
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -88,6 +89,20 @@ type Service struct {
 
 	projects projectCache
 }
+
+// writeIn is st.Write, queued on scope where the store can (ScopedWriter).
+func (s *Service) writeIn(ctx context.Context, scope string, fn func(Tx) error) error {
+	if sw, ok := s.st.(ScopedWriter); ok {
+		return sw.WriteScoped(ctx, scope, fn)
+	}
+	return s.st.Write(ctx, fn)
+}
+
+// reservationScope is the queue of a project's reservation writers: each
+// grant reads every live reservation of the project, so two at once in one
+// project always conflict. The key is the caller's spelling of the project;
+// two spellings of one project only lose the queue, not correctness.
+func reservationScope(projectKey string) string { return "reservations:" + projectKey }
 
 // New returns a Service over st.
 func New(st Store, opts Options) (*Service, error) {

@@ -20,6 +20,17 @@ type Store interface {
 	Close() error
 }
 
+// ScopedWriter is a Store whose writers on one contended resource (a
+// project's reservations) can queue for it before their transaction begins,
+// instead of racing and running again. scope names the resource; writers
+// with different scopes, or writing through Write, do not wait for each
+// other, and every guarantee of Write still holds without the queue (it only
+// spares the retries). The PostgreSQL store implements it; on SQLite every
+// writer already queues on the file's lock.
+type ScopedWriter interface {
+	WriteScoped(ctx context.Context, scope string, fn func(Tx) error) error
+}
+
 // Tx is what one transaction can do. Missing rows are reported as
 // ErrNotFound (bare; the Service turns them into agent-facing errors) and
 // unique-constraint races as ErrConflict.
