@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -21,10 +20,10 @@ const (
 	defaultInbox    = 20
 )
 
-var threadIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+var threadIDPattern = lazyRegexp(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
 
 func checkThreadID(id string) error {
-	if id != "" && !threadIDPattern.MatchString(id) {
+	if id != "" && !threadIDPattern().MatchString(id) {
 		return invalid("thread_id %q is not valid: use 1–128 letters, digits, '.', '_' or '-', starting with a letter or digit (e.g. TKT-123)", id)
 	}
 	return nil
