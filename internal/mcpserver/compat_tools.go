@@ -32,11 +32,18 @@ type CompatOptions struct {
 }
 
 func (o CompatOptions) withDefaults() CompatOptions {
-	if o.Getenv == nil {
-		o.Getenv = os.Getenv
-	}
+	o = o.withDefaultsButProject()
 	if o.ProjectKey == "" {
 		o.ProjectKey = defaultProjectKey()
+	}
+	return o
+}
+
+// withDefaultsButProject is withDefaults leaving an empty ProjectKey empty
+// (its default takes a git process: the mailbox set finds it on first use).
+func (o CompatOptions) withDefaultsButProject() CompatOptions {
+	if o.Getenv == nil {
+		o.Getenv = os.Getenv
 	}
 	if o.TmuxPoll <= 0 {
 		o.TmuxPoll = 250 * time.Millisecond

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -44,15 +45,38 @@ type MailboxRecipient struct {
 }
 
 type mbTools struct {
-	mb   *agentmail.Mailbox
-	o    CompatOptions
+	svc  *agentmail.Service
+	o    CompatOptions // without ProjectKey, when it defaults: see project
 	log  *slog.Logger
 	tmux tmuxEnv
+
+	// The default project is the git top level, which takes a git process
+	// to find: found on the first call, not before the server answers.
+	project sync.Once
+	key     string
+	box     *agentmail.Mailbox
 }
 
 func newMBTools(svc *agentmail.Service, co CompatOptions) *mbTools {
-	o := co.withDefaults()
-	return &mbTools{mb: svc.Mailbox(o.ProjectKey), o: o, log: svc.Logger(), tmux: tmuxEnv{getenv: o.Getenv}}
+	o := co.withDefaultsButProject()
+	return &mbTools{svc: svc, o: o, log: svc.Logger(), tmux: tmuxEnv{getenv: o.Getenv}}
+}
+
+// mailbox is the project's mailbox; projectKey its key.
+func (t *mbTools) mailbox() *agentmail.Mailbox {
+	t.project.Do(func() {
+		t.key = t.o.ProjectKey
+		if t.key == "" {
+			t.key = defaultProjectKey()
+		}
+		t.box = t.svc.Mailbox(t.key)
+	})
+	return t.box
+}
+
+func (t *mbTools) projectKey() string {
+	t.mailbox()
+	return t.key
 }
 
 // MailboxOps are the mailbox set's four operations without MCP, for
@@ -67,10 +91,10 @@ func NewMailboxOps(svc *agentmail.Service, co CompatOptions) *MailboxOps {
 }
 
 // ProjectKey is the project the operations act in.
-func (o *MailboxOps) ProjectKey() string { return o.t.o.ProjectKey }
+func (o *MailboxOps) ProjectKey() string { return o.t.projectKey() }
 
 // Mailbox is the project's mailbox in the core.
-func (o *MailboxOps) Mailbox() *agentmail.Mailbox { return o.t.mb }
+func (o *MailboxOps) Mailbox() *agentmail.Mailbox { return o.t.mailbox() }
 
 // Identity is the caller's mailbox name (ErrNoMailboxIdentity outside tmux
 // without AGENT_NAME).
@@ -215,7 +239,7 @@ func (t *mbTools) identity(ctx context.Context) (name string, inTmux bool, err e
 // blank lines and lines starting with # are skipped.
 func (t *mbTools) ignored() map[string]bool {
 	out := map[string]bool{}
-	f, err := os.Open(filepath.Join(t.o.ProjectKey, ".agentmailignore"))
+	f, err := os.Open(filepath.Join(t.projectKey(), ".agentmailignore"))
 	if err != nil {
 		return out
 	}
@@ -241,7 +265,7 @@ func (t *mbTools) candidates(ctx context.Context, inTmux bool) (names, unreadabl
 		}
 		return ws, nil, nil
 	}
-	return t.mb.AgentNames(ctx)
+	return t.mailbox().AgentNames(ctx)
 }
 
 func sameName(a, b string, inTmux bool) bool {
@@ -295,7 +319,7 @@ func (t *mbTools) doSend(ctx context.Context, to, message string) (int64, error)
 	if recipient == "" || sameName(recipient, me, inTmux) || t.ignored()[recipient] {
 		return 0, refuse("recipient not found")
 	}
-	return t.mb.Send(ctx, me, recipient, in.Message)
+	return t.mailbox().Send(ctx, me, recipient, in.Message)
 }
 
 func (t *mbTools) doReceive(ctx context.Context) (agentmail.MailboxMessage, bool, error) {
@@ -303,7 +327,7 @@ func (t *mbTools) doReceive(ctx context.Context) (agentmail.MailboxMessage, bool
 	if err != nil {
 		return agentmail.MailboxMessage{}, false, err
 	}
-	return t.mb.Receive(ctx, me)
+	return t.mailbox().Receive(ctx, me)
 }
 
 func (t *mbTools) receive(ctx context.Context, _ mbEmptyIn) (*mcp.CallToolResult, error) {
@@ -334,7 +358,7 @@ func (t *mbTools) doStatus(ctx context.Context, status string) error {
 	if err != nil {
 		return err
 	}
-	return t.mb.SetStatus(ctx, me, status)
+	return t.mailbox().SetStatus(ctx, me, status)
 }
 
 func (t *mbTools) listRecipients(ctx context.Context, _ mbEmptyIn) (*mcp.CallToolResult, error) {
