@@ -84,6 +84,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzEncodeHeaderValue$$' -fuzztime $(FUZZTIME) ./internal/mailmsg
 	$(GO) test -run '^$$' -fuzz '^FuzzNamesAndKeys$$' -fuzztime $(FUZZTIME) ./internal/agentmail
 	$(GO) test -run '^$$' -fuzz '^FuzzDigest$$' -fuzztime $(FUZZTIME) ./internal/archive
+	$(GO) test -run '^$$' -fuzz '^FuzzFollowerLines$$' -fuzztime $(FUZZTIME) ./internal/tmux
 
 # Release binaries for every platform README lists, with SHA-256 checksums.
 # The store is pure Go (modernc.org/sqlite), so every target cross-compiles
