@@ -103,7 +103,7 @@ func (s *Service) Send(ctx context.Context, p SendParams) (SendResult, error) {
 		}
 	}
 	var out SendResult
-	err = s.st.Write(ctx, func(tx Tx) error {
+	err = s.writeIn(ctx, messageScope(p.ProjectKey), func(tx Tx) error {
 		proj, err := s.project(ctx, tx, p.ProjectKey)
 		if err != nil {
 			return err
@@ -357,7 +357,7 @@ func (s *Service) Reply(ctx context.Context, p ReplyParams) (ReplyResult, error)
 		return ReplyResult{}, invalid("body_md is %d bytes; the limit is %d", len(p.BodyMD), maxBodyBytes)
 	}
 	var out ReplyResult
-	err := s.st.Write(ctx, func(tx Tx) error {
+	err := s.writeIn(ctx, messageScope(p.ProjectKey), func(tx Tx) error {
 		proj, err := s.project(ctx, tx, p.ProjectKey)
 		if err != nil {
 			return err

@@ -72,6 +72,10 @@ const Component = "agentmail"
 // run sees its row); the others cover further racers.
 const conflictAttempts = 3
 
+// queueDepth is how many writers of one process may wait on one scope's
+// advisory lock with a connection each (see writeQueued).
+const queueDepth = 8
+
 // Store implements agentmail.Store on a PostgreSQL store.DB.
 type Store struct {
 	db *store.DB
@@ -79,6 +83,9 @@ type Store struct {
 	// first attempts share it, a transaction that lost a race holds it
 	// alone while it runs again.
 	lane sync.RWMutex
+	// queues bound this process's writers waiting on each scope's lock
+	// (see writeQueued): scope key → chan struct{} of queueDepth slots.
+	queues sync.Map
 }
 
 var (
@@ -178,18 +185,49 @@ func (s *Store) touch(ctx context.Context, on execer, t *tx) {
 	}
 }
 
-// WriteScoped is Write for writers that all contend on one resource (see
-// agentmail.ScopedWriter): before its transaction begins, it takes a
-// session advisory lock keyed by scope on the connection it will run on,
-// so the project's reservation writers of every server queue for a moment
+// WriteScoped is Write for writers that contend on one resource (see
+// agentmail.ScopedWriter). Queueing is a session advisory lock keyed by the
+// scope, taken before BEGIN on the connection the transaction then runs on,
+// so writers of every server on that resource run one after the other
 // instead of failing one another with serialization errors and running
 // again. The lock must come before BEGIN: a SERIALIZABLE transaction's
 // snapshot is taken at its first statement, so a lock taken inside it
-// would leave the winner's commit invisible and fail anyway. The
+// would leave the previous holder's commit invisible and fail anyway. The
 // transaction itself is unchanged (SERIALIZABLE, retried when it loses a
 // race to a writer outside the scope), so every guarantee of Write holds
 // whether or not all writers queue.
-func (s *Store) WriteScoped(ctx context.Context, scope string, fn func(agentmail.Tx) error) error {
+//
+// With scope.Always every writer queues; otherwise the first attempt runs
+// as Write's does and only a writer that lost a race queues.
+func (s *Store) WriteScoped(ctx context.Context, scope agentmail.Scope, fn func(agentmail.Tx) error) error {
+	if !scope.Always {
+		s.lane.RLock()
+		err := s.attempt(ctx, fn)
+		s.lane.RUnlock()
+		if err == nil || ctx.Err() != nil || !(s.db.Retryable(err) || errors.Is(err, agentmail.ErrConflict)) {
+			return err
+		}
+	}
+	return s.writeQueued(ctx, scope.Key, fn)
+}
+
+// writeQueued runs fn under the advisory lock of scope (see WriteScoped).
+//
+// At most queueDepth writers of this process wait on one scope's advisory
+// lock, each holding a pool connection; the others wait in memory without
+// one. A queue of waiters each holding a connection would empty the pool for
+// everyone; a queue of one would add a hand-over (a connection, a lock round
+// trip) between every two writers, where PostgreSQL hands the lock from one
+// waiting connection to the next at once.
+func (s *Store) writeQueued(ctx context.Context, scope string, fn func(agentmail.Tx) error) error {
+	q, _ := s.queues.LoadOrStore(scope, make(chan struct{}, queueDepth))
+	slots := q.(chan struct{})
+	select {
+	case slots <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-slots }()
 	conn, err := s.db.Conn(ctx)
 	if err != nil {
 		return fmt.Errorf("taking a connection: %w", err)
