@@ -212,7 +212,9 @@ func TestTouchAgentAfterCommit(t *testing.T) {
 	for _, write := range []func(func(agentmail.Tx) error) error{
 		func(fn func(agentmail.Tx) error) error { return a.Write(ctx, fn) },
 		func(fn func(agentmail.Tx) error) error { return a.WriteScoped(ctx, agentmail.Scope{Key: key}, fn) },
-		func(fn func(agentmail.Tx) error) error { return a.WriteScoped(ctx, agentmail.Scope{Key: key, Always: true}, fn) },
+		func(fn func(agentmail.Tx) error) error {
+			return a.WriteScoped(ctx, agentmail.Scope{Key: key, Always: true}, fn)
+		},
 	} {
 		if err := write(func(atx agentmail.Tx) error { return atx.TouchAgent(ctx, ag.ID, now) }); err != nil {
 			t.Fatal(err)
