@@ -87,7 +87,12 @@ type MailboxOps struct{ t *mbTools }
 // NewMailboxOps returns the operations over svc with the options the
 // mailbox tool set would use.
 func NewMailboxOps(svc *agentmail.Service, co CompatOptions) *MailboxOps {
-	return &MailboxOps{t: newMBTools(svc, co)}
+	t := newMBTools(svc, co)
+	// A command asks once or twice and exits: attaching a control-mode
+	// client (and making the session's hooks see a client come and go)
+	// would cost more than the one tmux process per question it saves.
+	t.tmux.perCall = true
+	return &MailboxOps{t: t}
 }
 
 // ProjectKey is the project the operations act in.
@@ -404,12 +409,18 @@ func (t *mbTools) doRecipients(ctx context.Context) ([]MailboxRecipient, error) 
 // reads them). Its questions go to the process's control-mode client
 // (tmux.Shared: one connection that follows tmux's notifications), or, where
 // control mode cannot start, to one tmux process per question.
-type tmuxEnv struct{ getenv func(string) string }
+type tmuxEnv struct {
+	getenv  func(string) string
+	perCall bool // always one tmux process per question (mailgate mailbox)
+}
 
 func (e tmuxEnv) inside() bool { return e.getenv("TMUX") != "" }
 
 func (e tmuxEnv) view(ctx context.Context) tmux.View {
 	env, _ := tmux.EnvFrom(e.getenv)
+	if e.perCall {
+		return tmux.Exec{Env: env}
+	}
 	if f, err := tmux.Shared(ctx, env); err == nil {
 		return f
 	}

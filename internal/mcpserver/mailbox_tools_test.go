@@ -492,3 +492,36 @@ func TestMailboxFollowsTmuxChanges(t *testing.T) {
 		t.Fatalf("send to a closed window = %q", got)
 	}
 }
+
+// TestMailboxOpsAskTmuxPerCall: the command line's operations (mailgate
+// mailbox) know the window and its session as the tools do, without
+// attaching a control-mode client to the session for a one-shot command.
+func TestMailboxOpsAskTmuxPerCall(t *testing.T) {
+	tmuxVar, panes, _ := tmuxSession(t, "alice", "bob")
+	getenv := func(k string) string {
+		switch k {
+		case "TMUX":
+			return tmuxVar
+		case "TMUX_PANE":
+			return panes["alice"]
+		}
+		return ""
+	}
+	ops := NewMailboxOps(compatService(t, storetest.DSN(t), nil), CompatOptions{ProjectKey: t.TempDir(), Getenv: getenv})
+	ctx := context.Background()
+	if me, err := ops.Identity(ctx); err != nil || me != "alice" {
+		t.Fatalf("Identity = %q, %v", me, err)
+	}
+	rs, err := ops.Recipients(ctx)
+	if err != nil || !slices.Equal(rs, []MailboxRecipient{{"alice", true}, {"bob", false}}) {
+		t.Fatalf("Recipients = %+v, %v", rs, err)
+	}
+	sock, _, _ := strings.Cut(tmuxVar, ",")
+	out, err := exec.Command("tmux", "-S", sock, "list-clients", "-F", "#{client_flags}").CombinedOutput()
+	if err != nil {
+		t.Fatalf("list-clients: %v %s", err, out)
+	}
+	if strings.Contains(string(out), "control-mode") {
+		t.Fatalf("a one-shot command attached a control-mode client: %s", out)
+	}
+}
