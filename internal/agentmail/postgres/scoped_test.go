@@ -231,3 +231,68 @@ func TestTouchAgentAfterCommit(t *testing.T) {
 		now = now.Add(time.Second)
 	}
 }
+
+// TestConcurrentSendsDoNotConflict: three sends open at once, each writing a
+// message and its copy, commit without any of them running again. With a
+// foreign key from the copies to am_messages, each check read the page of
+// the primary key where every new id goes, which the others wrote: the
+// second send became a pivot between the first and the third, and
+// PostgreSQL failed it at commit (see 0006_message_fks.sql).
+func TestConcurrentSendsDoNotConflict(t *testing.T) {
+	a, _, _, _ := twoServers(t)
+	ctx := context.Background()
+	now := time.Now()
+	var p agentmail.Project
+	var agents [2]agentmail.Agent
+	if err := a.Write(ctx, func(atx agentmail.Tx) error {
+		p = agentmail.Project{Slug: "p", HumanKey: "/p", CreatedAt: now}
+		if err := atx.InsertProject(ctx, &p); err != nil {
+			return err
+		}
+		for i, n := range []string{"GreenDog", "BlueLake"} {
+			agents[i] = agentmail.Agent{ProjectID: p.ID, Name: n, InceptionAt: now, LastActiveAt: now, AttachmentsPolicy: "auto", ContactPolicy: agentmail.PolicyAuto}
+			if err := atx.InsertAgent(ctx, &agents[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// One attempt each (Store.attempt: no retry), so a lost race shows as
+	// the error it is.
+	const n = 3
+	inserted := make([]chan error, n)  // send i has written its message (or failed to)
+	commit := make([]chan struct{}, n) // send i may commit
+	results := make([]chan error, n)
+	for i := range n {
+		inserted[i], commit[i], results[i] = make(chan error, 1), make(chan struct{}), make(chan error, 1)
+		go func() {
+			results[i] <- a.attempt(ctx, func(atx agentmail.Tx) error {
+				m := agentmail.Message{ProjectID: p.ID, SenderID: agents[0].ID, Subject: "s", BodyMD: "b", Importance: "normal", CreatedAt: now,
+					Recipients: []agentmail.Recipient{{AgentID: agents[1].ID, Kind: agentmail.KindTo, DeliveredAt: now}}}
+				err := atx.InsertMessage(ctx, &m)
+				inserted[i] <- err
+				if err == nil {
+					<-commit[i]
+				}
+				return err
+			})
+		}()
+		if err := <-inserted[i]; err != nil { // the sends write in order 0, 1, 2
+			for j := range i {
+				close(commit[j])
+			}
+			t.Fatalf("send %d could not write: %v", i, err)
+		}
+	}
+	for _, i := range []int{2, 1, 0} { // and commit in the other order
+		close(commit[i])
+		if err := <-results[i]; err != nil {
+			for _, j := range []int{2, 1, 0}[3-i:] {
+				close(commit[j])
+			}
+			t.Fatalf("send %d: %v", i, err)
+		}
+	}
+}
