@@ -46,7 +46,7 @@ type MailboxRecipient struct {
 
 type mbTools struct {
 	svc  *agentmail.Service
-	o    CompatOptions // without ProjectKey, when it defaults: see project
+	o    CompatOptions // ProjectKey stays empty when it defaults: see mailbox
 	log  *slog.Logger
 	tmux tmuxEnv
 
