@@ -12,7 +12,7 @@ import (
 // common Latin accents folded, so "Café" and "cafe" are the same word, the way
 // Gmail search treats them.
 
-// tokenize splits s into folded lowercase tokens of letters and digits().
+// tokenize splits s into folded lowercase tokens of letters and digits.
 func tokenize(s string) []string {
 	var toks []string
 	var b strings.Builder
