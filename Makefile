@@ -8,7 +8,7 @@ VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev
 LDFLAGS  := -s -w -X main.version=$(VERSION)
 NODE_DIR := .ci/node_modules
 
-.PHONY: build run test test-go test-pg test-clients tools bench fuzz lint clean conformance dist check-install check-goline
+.PHONY: build run test test-go test-pg test-clients tools bench bench-peers fuzz lint clean conformance dist check-install check-goline
 
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/mailgate
@@ -58,6 +58,12 @@ conformance: tools
 bench: build
 	MAILGATE_BIN=$(CURDIR)/$(BIN) $(GO) test -run '^$$' -bench . -benchmem -count=1 ./...
 
+# The mailbox set against the four-tool server it replaces, side by side in
+# one tmux server: PEER_AGENTMAIL=/path/to/agentmail (go build ./cmd/agentmail
+# in a checkout of github.com/UserAd/AgentMail); without it, mailgate alone.
+bench-peers: build
+	$(GO) run ./cmd/mailgate-bench -mailgate $(BIN) -calls 1000
+
 # Long fuzz runs of every parser that reads what a human or an agent wrote.
 FUZZTIME ?= 60s
 fuzz:
@@ -82,6 +88,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzHTTPFrontDoor$$' -fuzztime $(FUZZTIME) ./internal/httpserver
 	$(GO) test -run '^$$' -fuzz '^FuzzMergeMCPServers$$' -fuzztime $(FUZZTIME) ./cmd/mailgate
 	$(GO) test -run '^$$' -fuzz '^FuzzMergeCodex$$' -fuzztime $(FUZZTIME) ./cmd/mailgate
+	$(GO) test -run '^$$' -fuzz '^FuzzFollowerLines$$' -fuzztime $(FUZZTIME) ./internal/tmux
 
 # Release binaries for every platform README lists, with SHA-256 checksums.
 # The store is pure Go (modernc.org/sqlite), so every target cross-compiles

@@ -36,7 +36,7 @@ func startRaw(b *testing.B, w *world) (*exec.Cmd, io.WriteCloser, *bufio.Reader)
 // initialize result) with a real store, vault and credentials: what Claude
 // Desktop waits for at launch. One sub-benchmark per tool selection.
 func BenchmarkColdStart(b *testing.B) {
-	for _, tools := range []string{"email", "agentmail", "email,agentmail"} {
+	for _, tools := range []string{"email", "agentmail", "email,agentmail", "mailbox"} {
 		b.Run(strings.ReplaceAll(tools, ",", "+"), func(b *testing.B) {
 			w := newWorld(b, true, "MAILGATE_TOOLS="+tools)
 			var samples []time.Duration
@@ -61,7 +61,7 @@ func BenchmarkColdStart(b *testing.B) {
 // BenchmarkRSSAfterToolsList reports the resident memory of a serving
 // process once it has answered tools/list, per tool selection.
 func BenchmarkRSSAfterToolsList(b *testing.B) {
-	for _, tools := range []string{"email", "email,agentmail"} {
+	for _, tools := range []string{"email", "email,agentmail", "mailbox"} {
 		b.Run(strings.ReplaceAll(tools, ",", "+"), func(b *testing.B) {
 			w := newWorld(b, true, "MAILGATE_TOOLS="+tools)
 			var worst float64

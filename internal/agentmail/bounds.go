@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -71,14 +72,14 @@ func checkProjectKey(key string) error {
 	return nil
 }
 
-var channelPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+var channelPattern = lazyRegexp(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 
 // ChannelProblem explains why name cannot be a channel, or returns "".
 func ChannelProblem(name string) string {
 	switch {
 	case len(name) > maxChannelBytes:
 		return fmt.Sprintf("it is %d bytes; the limit is %d", len(name), maxChannelBytes)
-	case !channelPattern.MatchString(name):
+	case !channelPattern().MatchString(name):
 		return "use letters, digits, '.', '_' or '-', starting with a letter or digit (e.g. broadcast, backend-team)"
 	}
 	return ""
@@ -97,7 +98,7 @@ func channelAgentNameProblem(name string) string {
 		return "it contains spaces or line breaks (use CamelCase like GreenCastle, or an id like coder-1)"
 	case strings.Contains(name, "@"):
 		return "it looks like an e-mail address, not an agent identity"
-	case !channelPattern.MatchString(name):
+	case !channelPattern().MatchString(name):
 		return "use letters, digits, '.', '_' or '-', starting with a letter or digit (like GreenCastle or coder-1)"
 	}
 	return ""
@@ -150,3 +151,10 @@ func checkPaths(field string, paths []string) error {
 // be used, or returns "" (its length is checked by the caller, which knows
 // its limit).
 func patternProblem(p string) string { return hiddenProblem(p) }
+
+// lazyRegexp compiles expr on first use: the package's patterns cost half
+// a millisecond to compile, which every process start would otherwise pay,
+// whether or not it ever checks a name or summarizes a thread.
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -21,10 +20,10 @@ const (
 	defaultInbox    = 20
 )
 
-var threadIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+var threadIDPattern = lazyRegexp(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
 
 func checkThreadID(id string) error {
-	if id != "" && !threadIDPattern.MatchString(id) {
+	if id != "" && !threadIDPattern().MatchString(id) {
 		return invalid("thread_id %q is not valid: use 1–128 letters, digits, '.', '_' or '-', starting with a letter or digit (e.g. TKT-123)", id)
 	}
 	return nil
@@ -104,7 +103,7 @@ func (s *Service) Send(ctx context.Context, p SendParams) (SendResult, error) {
 		}
 	}
 	var out SendResult
-	err = s.st.Write(ctx, func(tx Tx) error {
+	err = s.writeIn(ctx, messageScope(p.ProjectKey), func(tx Tx) error {
 		proj, err := s.project(ctx, tx, p.ProjectKey)
 		if err != nil {
 			return err
@@ -358,7 +357,7 @@ func (s *Service) Reply(ctx context.Context, p ReplyParams) (ReplyResult, error)
 		return ReplyResult{}, invalid("body_md is %d bytes; the limit is %d", len(p.BodyMD), maxBodyBytes)
 	}
 	var out ReplyResult
-	err := s.st.Write(ctx, func(tx Tx) error {
+	err := s.writeIn(ctx, messageScope(p.ProjectKey), func(tx Tx) error {
 		proj, err := s.project(ctx, tx, p.ProjectKey)
 		if err != nil {
 			return err

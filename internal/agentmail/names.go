@@ -2,7 +2,6 @@ package agentmail
 
 import (
 	"math/rand/v2"
-	"regexp"
 	"strconv"
 	"strings"
 )
@@ -62,11 +61,11 @@ func GenerateName(taken map[string]bool, rnd func(int) int) string {
 
 var (
 	// wordName is a CamelCase-style identity: letters then letters/digits.
-	wordName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9]{1,63}$`)
+	wordName = lazyRegexp(`^[A-Za-z][A-Za-z0-9]{1,63}$`)
 	// explicitID is a stable identifier such as "backend-1" or "ci.bot"
 	// (the reference's explicit ids): it must contain one of - _ .
-	explicitID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
-	modelLike  = regexp.MustCompile(`^(gpt|o[1-9]|claude|opus|sonnet|haiku|gemini|llama|mistral|mixtral|qwen|deepseek|grok|codestral)([-._]?[a-z0-9]+)*$`)
+	explicitID = lazyRegexp(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+	modelLike  = lazyRegexp(`^(gpt|o[1-9]|claude|opus|sonnet|haiku|gemini|llama|mistral|mixtral|qwen|deepseek|grok|codestral)([-._]?[a-z0-9]+)*$`)
 
 	programNames = map[string]bool{
 		"claude": true, "claude-code": true, "claudecode": true, "codex": true, "codex-cli": true, "codexcli": true,
@@ -101,13 +100,13 @@ func NameProblem(name string) string {
 		return "it addresses everyone; agent names identify one agent"
 	case programNames[lower]:
 		return "it is a program name (pass it as program)"
-	case modelLike.MatchString(lower):
+	case modelLike().MatchString(lower):
 		return "it is a model name (pass it as model)"
 	case unixUsers[lower]:
 		return "it looks like a unix user name"
-	case wordName.MatchString(name):
+	case wordName().MatchString(name):
 		return ""
-	case explicitID.MatchString(name) && strings.ContainsAny(name, "-_."):
+	case explicitID().MatchString(name) && strings.ContainsAny(name, "-_."):
 		return ""
 	}
 	return "use 2–64 letters and digits starting with a letter (like GreenCastle), or an id with - _ or . (like backend-1)"

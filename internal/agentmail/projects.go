@@ -8,19 +8,18 @@ import (
 	"fmt"
 	"net/url"
 	"path"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 )
 
-var nonSlug = regexp.MustCompile(`[^a-z0-9]+`)
+var nonSlug = lazyRegexp(`[^a-z0-9]+`)
 
 // Slugify derives a project's slug from its absolute path:
 // "/data/projects/brenner_bot" → "data-projects-brenner-bot".
 func Slugify(humanKey string) string {
-	s := strings.Trim(nonSlug.ReplaceAllString(strings.ToLower(humanKey), "-"), "-")
+	s := strings.Trim(nonSlug().ReplaceAllString(strings.ToLower(humanKey), "-"), "-")
 	if s == "" {
 		return "root"
 	}
@@ -34,13 +33,13 @@ func projectUID(humanKey string) string {
 	return hex.EncodeToString(sum[:])[:20]
 }
 
-var windowsAbs = regexp.MustCompile(`^[A-Za-z]:[\\/]`)
+var windowsAbs = lazyRegexp(`^[A-Za-z]:[\\/]`)
 
 // cleanHumanKey checks that key is an absolute directory path and returns it
 // cleaned (no trailing slash, no . or ..).
 func cleanHumanKey(key string) (string, error) {
 	k := strings.TrimSpace(key)
-	if windowsAbs.MatchString(k) {
+	if windowsAbs().MatchString(k) {
 		return strings.TrimRight(strings.ReplaceAll(k, `\`, "/"), "/"), nil
 	}
 	if !strings.HasPrefix(k, "/") {
@@ -101,7 +100,7 @@ func (s *Service) project(ctx context.Context, tx Tx, key string) (Project, erro
 	switch {
 	case k == "":
 		return Project{}, invalid("project_key is required: pass the project's absolute path (as given to ensure_project) or its slug")
-	case strings.HasPrefix(k, "/") || windowsAbs.MatchString(k):
+	case strings.HasPrefix(k, "/") || windowsAbs().MatchString(k):
 		clean, _ := cleanHumanKey(k)
 		p, err = tx.ProjectByHumanKey(ctx, clean)
 	default:

@@ -90,7 +90,7 @@ func (s *Service) Reserve(ctx context.Context, p ReserveParams) (ReserveResult, 
 	exclusive := p.Exclusive == nil || *p.Exclusive
 	ttl, warnings := reservationTTL(p.TTLSeconds)
 	out := ReserveResult{Granted: []GrantView{}, Conflicts: []ConflictView{}}
-	err := s.st.Write(ctx, func(tx Tx) error {
+	err := s.writeIn(ctx, reservationScope(p.ProjectKey), func(tx Tx) error {
 		out = ReserveResult{Granted: []GrantView{}, Conflicts: []ConflictView{}, Warnings: slices.Clone(warnings)}
 		proj, err := s.project(ctx, tx, p.ProjectKey)
 		if err != nil {
@@ -207,7 +207,7 @@ type ReleaseResult struct {
 // Release releases the agent's selected active reservations.
 func (s *Service) Release(ctx context.Context, p SelectParams) (ReleaseResult, error) {
 	var out ReleaseResult
-	err := s.st.Write(ctx, func(tx Tx) error {
+	err := s.writeIn(ctx, reservationScope(p.ProjectKey), func(tx Tx) error {
 		_, a, mine, now, err := s.selectMine(ctx, tx, p)
 		if err != nil {
 			return err
@@ -270,7 +270,7 @@ func (s *Service) Renew(ctx context.Context, p RenewParams) (RenewResult, error)
 	ext := ttlOr(p.ExtendSeconds, defaultRenewExtension)
 	ext = max(ext, minReservationTTL)
 	var out RenewResult
-	err := s.st.Write(ctx, func(tx Tx) error {
+	err := s.writeIn(ctx, reservationScope(p.SelectParams.ProjectKey), func(tx Tx) error {
 		_, a, mine, now, err := s.selectMine(ctx, tx, p.SelectParams)
 		if err != nil {
 			return err

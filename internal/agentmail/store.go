@@ -20,6 +20,27 @@ type Store interface {
 	Close() error
 }
 
+// ScopedWriter is a Store whose writers on one contended resource (a
+// project's reservations, its messages) can queue for it instead of racing
+// and running again. Writers with different scopes, or writing through
+// Write, do not wait for each other, and every guarantee of Write still
+// holds without the queue (it only spares the retries). The PostgreSQL
+// store implements it; on SQLite every writer already queues on the file's
+// lock.
+type ScopedWriter interface {
+	WriteScoped(ctx context.Context, scope Scope, fn func(Tx) error) error
+}
+
+// Scope names a contended resource for ScopedWriter.
+type Scope struct {
+	Key string
+	// Always queues every writer before its transaction begins: for
+	// resources where any two writers conflict. Otherwise a writer's first
+	// attempt runs alongside the others and only one that lost a race
+	// queues to run again.
+	Always bool
+}
+
 // Tx is what one transaction can do. Missing rows are reported as
 // ErrNotFound (bare; the Service turns them into agent-facing errors) and
 // unique-constraint races as ErrConflict.

@@ -3,7 +3,6 @@ package agentmail
 import (
 	"context"
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
 )
@@ -75,12 +74,12 @@ const (
 )
 
 var (
-	checkboxRE = regexp.MustCompile(`^(?:[-*+]|\d+[.)])\s+\[([ xX])\]\s*(.*)$`)
-	bulletRE   = regexp.MustCompile(`^(?:[-*+]|\d+[.)])\s+(.*)$`)
-	headingRE  = regexp.MustCompile(`^#{1,6}\s+(.*)$`)
-	actionRE   = regexp.MustCompile(`\b(TODO|ACTION|FIXME|NEXT|BLOCKED)\b\s*[:\-]?`)
-	mentionRE  = regexp.MustCompile(`(?:^|[^\w@/.])@([A-Za-z][\w.-]*[\w])`)
-	codeRE     = regexp.MustCompile("`([^`\n]+)`")
+	checkboxRE = lazyRegexp(`^(?:[-*+]|\d+[.)])\s+\[([ xX])\]\s*(.*)$`)
+	bulletRE   = lazyRegexp(`^(?:[-*+]|\d+[.)])\s+(.*)$`)
+	headingRE  = lazyRegexp(`^#{1,6}\s+(.*)$`)
+	actionRE   = lazyRegexp(`\b(TODO|ACTION|FIXME|NEXT|BLOCKED)\b\s*[:\-]?`)
+	mentionRE  = lazyRegexp(`(?:^|[^\w@/.])@([A-Za-z][\w.-]*[\w])`)
+	codeRE     = lazyRegexp("`([^`\n]+)`")
 )
 
 // Summarize digests messages (oldest first).
@@ -117,15 +116,15 @@ func Summarize(ms []Message) ThreadSummary {
 			if fenced || t == "" {
 				continue
 			}
-			for _, mm := range mentionRE.FindAllStringSubmatch(t, -1) {
+			for _, mm := range mentionRE().FindAllStringSubmatch(t, -1) {
 				mentions[mm[1]]++
 			}
-			for _, cm := range codeRE.FindAllStringSubmatch(t, -1) {
+			for _, cm := range codeRE().FindAllStringSubmatch(t, -1) {
 				if strings.ContainsAny(cm[1], "/.(:_") && !strings.Contains(cm[1], " ") {
 					code[cm[1]] = true
 				}
 			}
-			if cb := checkboxRE.FindStringSubmatch(t); cb != nil {
+			if cb := checkboxRE().FindStringSubmatch(t); cb != nil {
 				if cb[1] == " " {
 					sum.OpenActions++
 				} else {
@@ -136,12 +135,12 @@ func Summarize(ms []Message) ThreadSummary {
 			}
 			text := t
 			bullet := false
-			if b := bulletRE.FindStringSubmatch(t); b != nil {
+			if b := bulletRE().FindStringSubmatch(t); b != nil {
 				text, bullet = strings.TrimSpace(b[1]), true
-			} else if h := headingRE.FindStringSubmatch(t); h != nil {
+			} else if h := headingRE().FindStringSubmatch(t); h != nil {
 				text, bullet = strings.TrimSpace(h[1]), true
 			}
-			if loc := actionRE.FindStringIndex(text); loc != nil && (loc[0] == 0 || bullet) {
+			if loc := actionRE().FindStringIndex(text); loc != nil && (loc[0] == 0 || bullet) {
 				sum.OpenActions++
 				addAction(text)
 				continue

@@ -44,7 +44,7 @@ func (s *Server) sendDraft(c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !draftID.MatchString(d.Id) {
+	if !draftID().MatchString(d.Id) {
 		return nil, invalidID()
 	}
 	var newRaw []byte // drafts.send may carry updated content
@@ -86,7 +86,7 @@ func (s *Server) sendDraft(c *call) (any, error) {
 
 func (s *Server) getDraft(c *call) (any, error) {
 	id := c.params["id"]
-	if !draftID.MatchString(id) {
+	if !draftID().MatchString(id) {
 		return nil, invalidID()
 	}
 	format, err := c.format(true)
@@ -104,7 +104,7 @@ func (s *Server) getDraft(c *call) (any, error) {
 
 func (s *Server) deleteDraft(c *call) (any, error) {
 	id := c.params["id"]
-	if !draftID.MatchString(id) {
+	if !draftID().MatchString(id) {
 		return nil, invalidID()
 	}
 	s.mu.Lock()

@@ -235,7 +235,7 @@ next:
 
 func (s *Server) getMessage(c *call) (any, error) {
 	id := c.params["id"]
-	if !hexID.MatchString(id) {
+	if !hexID().MatchString(id) {
 		return nil, invalidID()
 	}
 	format, err := c.format(true)
@@ -253,7 +253,7 @@ func (s *Server) getMessage(c *call) (any, error) {
 
 func (s *Server) getAttachment(c *call) (any, error) {
 	mid := c.params["mid"]
-	if !hexID.MatchString(mid) {
+	if !hexID().MatchString(mid) {
 		return nil, invalidID()
 	}
 	s.mu.RLock()
@@ -358,7 +358,7 @@ func sentLabels(p *parsed, owner string) []string {
 
 func (s *Server) getThread(c *call) (any, error) {
 	id := c.params["id"]
-	if !hexID.MatchString(id) {
+	if !hexID().MatchString(id) {
 		return nil, invalidID()
 	}
 	format, err := c.format(false)

@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	_ "time/tzdata" // Gmail dates are Los Angeles midnights; do not depend on the host's zoneinfo
 )
@@ -266,9 +267,9 @@ func (p *qparser) parsePrimary(field string) node {
 }
 
 var (
-	relRe  = regexp.MustCompile(`^([0-9]{1,6})([dmy])$`)
-	sizeRe = regexp.MustCompile(`^([0-9]{1,15})([kKmM]?)$`)
-	digits = regexp.MustCompile(`^[0-9]{1,15}$`)
+	relRe  = lazyRegexp(`^([0-9]{1,6})([dmy])$`)
+	sizeRe = lazyRegexp(`^([0-9]{1,15})([kKmM]?)$`)
+	digits = lazyRegexp(`^[0-9]{1,15}$`)
 )
 
 func (p *qparser) fieldNode(op, val string) node {
@@ -288,7 +289,7 @@ func (p *qparser) fieldNode(op, val string) node {
 		}
 		return dateNode{before: op == "before" || op == "older", ms: ms}
 	case "newer_than", "older_than":
-		m := relRe.FindStringSubmatch(lv)
+		m := relRe().FindStringSubmatch(lv)
 		if m == nil {
 			return asText()
 		}
@@ -339,7 +340,7 @@ func (p *qparser) fieldNode(op, val string) node {
 	case "rfc822msgid":
 		return msgIDNode{id: bareID(val)}
 	case "larger", "smaller", "size":
-		m := sizeRe.FindStringSubmatch(val)
+		m := sizeRe().FindStringSubmatch(val)
 		if m == nil {
 			return asText()
 		}
@@ -353,7 +354,7 @@ func (p *qparser) fieldNode(op, val string) node {
 // parseDateValue reads YYYY/MM/DD, YYYY-MM-DD (midnight in Los Angeles) or
 // epoch seconds (exact).
 func parseDateValue(v string) (int64, bool) {
-	if digits.MatchString(v) {
+	if digits().MatchString(v) {
 		n, _ := strconv.ParseInt(v, 10, 64)
 		return n * 1000, true
 	}
@@ -397,4 +398,10 @@ func mkOr(items []node) node {
 		return items[0]
 	}
 	return orNode(items)
+}
+
+// lazyRegexp compiles expr on first use, not at every mailgate start (this
+// package is linked for the sandbox and the tests).
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }

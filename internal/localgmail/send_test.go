@@ -42,7 +42,7 @@ func TestSendValidation(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if strings.Join(m.LabelIds, ",") != "SENT" || m.Id != m.ThreadId || !hexID.MatchString(m.Id) {
+				if strings.Join(m.LabelIds, ",") != "SENT" || m.Id != m.ThreadId || !hexID().MatchString(m.Id) {
 					t.Errorf("sent: %+v", m)
 				}
 				return
@@ -158,7 +158,7 @@ func TestDrafts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !draftID.MatchString(d.Id) || strings.Join(d.Message.LabelIds, ",") != "DRAFT" {
+	if !draftID().MatchString(d.Id) || strings.Join(d.Message.LabelIds, ",") != "DRAFT" {
 		t.Fatalf("draft: %+v %+v", d, d.Message)
 	}
 	got, err := svc.Users.Drafts.Get("me", d.Id).Format("metadata").Do()

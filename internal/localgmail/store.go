@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"fmt"
 	"net/mail"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -97,8 +96,8 @@ func (st *store) newDraftID() string {
 }
 
 var (
-	hexID   = regexp.MustCompile(`^[0-9a-f]{16}$`)
-	draftID = regexp.MustCompile(`^r-?[0-9]{1,20}$`) // "r" + a signed decimal, as Gmail
+	hexID   = lazyRegexp(`^[0-9a-f]{16}$`)
+	draftID = lazyRegexp(`^r-?[0-9]{1,20}$`) // "r" + a signed decimal, as Gmail
 )
 
 // add stores m, assigning id and history; threadID "" starts a new thread
@@ -160,7 +159,7 @@ func (st *store) explicitThread(p *parsed, threadID string) (tid string, ok bool
 		return "", true
 	}
 	msgs, found := st.threads[threadID]
-	if !found || !hexID.MatchString(threadID) {
+	if !found || !hexID().MatchString(threadID) {
 		return "", false
 	}
 	refs := map[string]bool{}

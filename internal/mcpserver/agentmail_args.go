@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -39,6 +40,16 @@ const (
 	argsMailbox
 )
 
+func (s argStyle) String() string {
+	switch s {
+	case argsChannels:
+		return "channels"
+	case argsMailbox:
+		return "mailbox"
+	}
+	return "agentmail"
+}
+
 // argError is an argument refusal, worded for the agent.
 type argError struct{ msg string }
 
@@ -49,32 +60,57 @@ var errMalformedArgs = errors.New("arguments are not a JSON object")
 
 // argDecoder validates and decodes the arguments of a tool registered with
 // the raw AddTool (the agent-mail, channels and mailbox sets, whose answers
-// are shaped by hand): the schema is inferred and resolved once, at
-// registration.
+// are shaped by hand). Its schema is inferred and resolved on the tool's
+// first call, not at registration: a server starts without reflecting or
+// resolving any schema (the advertised ones come from toolschemas.json, see
+// toolSchema).
 type argDecoder[In any] struct {
+	once     sync.Once
 	schema   *jsonschema.Schema
 	resolved *jsonschema.Resolved
 	tool     string
 	style    argStyle
 }
 
-func newArgDecoder[In any](spec *mcp.Tool, style argStyle) argDecoder[In] {
+func newArgDecoder[In any](spec *mcp.Tool, style argStyle) *argDecoder[In] {
+	d := &argDecoder[In]{tool: spec.Name, style: style}
+	key := "in/" + style.String() + "/" + spec.Name
+	if raw, ok := toolSchema(key); ok {
+		spec.InputSchema = raw
+		return d
+	}
+	d.init()
+	spec.InputSchema = d.schema
+	schemaBuilt(key, d.schema)
+	return d
+}
+
+// init infers and resolves the schema (once).
+func (d *argDecoder[In]) init() {
+	d.once.Do(func() {
+		d.schema = inputSchemaFor[In](d.style)
+		resolved, err := d.schema.Resolve(nil)
+		if err != nil {
+			panic(fmt.Sprintf("input schema of %s: %v", d.tool, err)) // a programming error, caught by every test
+		}
+		d.resolved = resolved
+	})
+}
+
+// inputSchemaFor is the input schema of a tool taking In in style.
+func inputSchemaFor[In any](style argStyle) *jsonschema.Schema {
 	schema := amInputSchema[In]()
 	if style == argsMailbox {
 		schema.AdditionalProperties = nil // the original's schemas accept extra keys
 	}
-	spec.InputSchema = schema
-	resolved, err := schema.Resolve(nil)
-	if err != nil {
-		panic(fmt.Sprintf("input schema of %s: %v", spec.Name, err)) // a programming error, caught by every test
-	}
-	return argDecoder[In]{schema: schema, resolved: resolved, tool: spec.Name, style: style}
+	return schema
 }
 
 // decode treats missing arguments as {} and a null argument as an absent
 // one, checks them (required, then types, then the whole schema), then
 // decodes them into In.
-func (d argDecoder[In]) decode(raw json.RawMessage) (In, error) {
+func (d *argDecoder[In]) decode(raw json.RawMessage) (In, error) {
+	d.init()
 	var in In
 	if len(raw) == 0 || string(raw) == "null" {
 		raw = []byte("{}")
@@ -115,7 +151,7 @@ func (d argDecoder[In]) decode(raw json.RawMessage) (In, error) {
 }
 
 // check words the first missing required argument or mistyped argument.
-func (d argDecoder[In]) check(args map[string]any) error {
+func (d *argDecoder[In]) check(args map[string]any) error {
 	if d.style != argsMailbox {
 		for _, name := range d.schema.Required {
 			if _, ok := args[name]; ok {
@@ -152,7 +188,7 @@ func (d argDecoder[In]) check(args map[string]any) error {
 
 // failedProp finds which argument fails to decode on its own, so a custom
 // decoder's error (e.g. a message id that is not a number) names it.
-func (d argDecoder[In]) failedProp(raw json.RawMessage) string {
+func (d *argDecoder[In]) failedProp(raw json.RawMessage) string {
 	var fields map[string]json.RawMessage
 	if json.Unmarshal(raw, &fields) != nil {
 		return ""

@@ -74,11 +74,20 @@ func amAnnotate(title string, readOnly, idempotent, destructive bool) *mcp.ToolA
 // re-validated against the output schema: it is this package's own typed
 // struct, and validating it cost a quarter of a send_message call.
 func amAddTyped[In, Out any](s *mcp.Server, t *amTools, spec *mcp.Tool, call func(context.Context, In) (Out, error)) {
-	out, err := jsonschema.For[Out](&jsonschema.ForOptions{})
-	if err != nil {
-		panic(fmt.Sprintf("output schema of %s: %v", spec.Name, err))
+	if t.only != nil && !t.only[spec.Name] {
+		return
 	}
-	spec.OutputSchema = explicitAny(out)
+	key := "out/" + spec.Name
+	if raw, ok := toolSchema(key); ok {
+		spec.OutputSchema = raw
+	} else {
+		out, err := jsonschema.For[Out](&jsonschema.ForOptions{})
+		if err != nil {
+			panic(fmt.Sprintf("output schema of %s: %v", spec.Name, err))
+		}
+		spec.OutputSchema = explicitAny(out)
+		schemaBuilt(key, spec.OutputSchema)
+	}
 	amAddJSON(s, t, spec, func(ctx context.Context, in In) (any, error) { return call(ctx, in) })
 }
 

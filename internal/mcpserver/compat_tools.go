@@ -26,16 +26,24 @@ type CompatOptions struct {
 	// Getenv reads the environment (TMUX, TMUX_PANE, AGENT_NAME). Default os.Getenv.
 	Getenv func(string) string
 	// TmuxPoll is how often the mailbox set's session watcher runs
-	// `tmux has-session`. Default 250 ms.
+	// `tmux has-session` where tmux control mode is unavailable (see
+	// WatchTmuxSession). Default 250 ms.
 	TmuxPoll time.Duration
 }
 
 func (o CompatOptions) withDefaults() CompatOptions {
-	if o.Getenv == nil {
-		o.Getenv = os.Getenv
-	}
+	o = o.withDefaultsButProject()
 	if o.ProjectKey == "" {
 		o.ProjectKey = defaultProjectKey()
+	}
+	return o
+}
+
+// withDefaultsButProject is withDefaults leaving an empty ProjectKey empty
+// (its default takes a git process: the mailbox set finds it on first use).
+func (o CompatOptions) withDefaultsButProject() CompatOptions {
+	if o.Getenv == nil {
+		o.Getenv = os.Getenv
 	}
 	if o.TmuxPoll <= 0 {
 		o.TmuxPoll = 250 * time.Millisecond

@@ -8,15 +8,16 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mailgate/mailgate/internal/agentmail"
+	"github.com/mailgate/mailgate/internal/tmux"
 )
 
 // The mailbox tool set (MAILGATE_TOOLS=mailbox): exactly the four tools of
@@ -44,15 +45,38 @@ type MailboxRecipient struct {
 }
 
 type mbTools struct {
-	mb   *agentmail.Mailbox
-	o    CompatOptions
+	svc  *agentmail.Service
+	o    CompatOptions // ProjectKey stays empty when it defaults: see mailbox
 	log  *slog.Logger
 	tmux tmuxEnv
+
+	// The default project is the git top level, which takes a git process
+	// to find: found on the first call, not before the server answers.
+	project sync.Once
+	key     string
+	box     *agentmail.Mailbox
 }
 
 func newMBTools(svc *agentmail.Service, co CompatOptions) *mbTools {
-	o := co.withDefaults()
-	return &mbTools{mb: svc.Mailbox(o.ProjectKey), o: o, log: svc.Logger(), tmux: tmuxEnv{getenv: o.Getenv}}
+	o := co.withDefaultsButProject()
+	return &mbTools{svc: svc, o: o, log: svc.Logger(), tmux: tmuxEnv{getenv: o.Getenv}}
+}
+
+// mailbox is the project's mailbox; projectKey its key.
+func (t *mbTools) mailbox() *agentmail.Mailbox {
+	t.project.Do(func() {
+		t.key = t.o.ProjectKey
+		if t.key == "" {
+			t.key = defaultProjectKey()
+		}
+		t.box = t.svc.Mailbox(t.key)
+	})
+	return t.box
+}
+
+func (t *mbTools) projectKey() string {
+	t.mailbox()
+	return t.key
 }
 
 // MailboxOps are the mailbox set's four operations without MCP, for
@@ -63,14 +87,19 @@ type MailboxOps struct{ t *mbTools }
 // NewMailboxOps returns the operations over svc with the options the
 // mailbox tool set would use.
 func NewMailboxOps(svc *agentmail.Service, co CompatOptions) *MailboxOps {
-	return &MailboxOps{t: newMBTools(svc, co)}
+	t := newMBTools(svc, co)
+	// A command asks once or twice and exits: attaching a control-mode
+	// client (and making the session's hooks see a client come and go)
+	// would cost more than the one tmux process per question it saves.
+	t.tmux.perCall = true
+	return &MailboxOps{t: t}
 }
 
 // ProjectKey is the project the operations act in.
-func (o *MailboxOps) ProjectKey() string { return o.t.o.ProjectKey }
+func (o *MailboxOps) ProjectKey() string { return o.t.projectKey() }
 
 // Mailbox is the project's mailbox in the core.
-func (o *MailboxOps) Mailbox() *agentmail.Mailbox { return o.t.mb }
+func (o *MailboxOps) Mailbox() *agentmail.Mailbox { return o.t.mailbox() }
 
 // Identity is the caller's mailbox name (ErrNoMailboxIdentity outside tmux
 // without AGENT_NAME).
@@ -215,7 +244,7 @@ func (t *mbTools) identity(ctx context.Context) (name string, inTmux bool, err e
 // blank lines and lines starting with # are skipped.
 func (t *mbTools) ignored() map[string]bool {
 	out := map[string]bool{}
-	f, err := os.Open(filepath.Join(t.o.ProjectKey, ".agentmailignore"))
+	f, err := os.Open(filepath.Join(t.projectKey(), ".agentmailignore"))
 	if err != nil {
 		return out
 	}
@@ -241,7 +270,7 @@ func (t *mbTools) candidates(ctx context.Context, inTmux bool) (names, unreadabl
 		}
 		return ws, nil, nil
 	}
-	return t.mb.AgentNames(ctx)
+	return t.mailbox().AgentNames(ctx)
 }
 
 func sameName(a, b string, inTmux bool) bool {
@@ -295,7 +324,7 @@ func (t *mbTools) doSend(ctx context.Context, to, message string) (int64, error)
 	if recipient == "" || sameName(recipient, me, inTmux) || t.ignored()[recipient] {
 		return 0, refuse("recipient not found")
 	}
-	return t.mb.Send(ctx, me, recipient, in.Message)
+	return t.mailbox().Send(ctx, me, recipient, in.Message)
 }
 
 func (t *mbTools) doReceive(ctx context.Context) (agentmail.MailboxMessage, bool, error) {
@@ -303,7 +332,7 @@ func (t *mbTools) doReceive(ctx context.Context) (agentmail.MailboxMessage, bool
 	if err != nil {
 		return agentmail.MailboxMessage{}, false, err
 	}
-	return t.mb.Receive(ctx, me)
+	return t.mailbox().Receive(ctx, me)
 }
 
 func (t *mbTools) receive(ctx context.Context, _ mbEmptyIn) (*mcp.CallToolResult, error) {
@@ -334,7 +363,7 @@ func (t *mbTools) doStatus(ctx context.Context, status string) error {
 	if err != nil {
 		return err
 	}
-	return t.mb.SetStatus(ctx, me, status)
+	return t.mailbox().SetStatus(ctx, me, status)
 }
 
 func (t *mbTools) listRecipients(ctx context.Context, _ mbEmptyIn) (*mcp.CallToolResult, error) {
@@ -376,64 +405,34 @@ func (t *mbTools) doRecipients(ctx context.Context) ([]MailboxRecipient, error) 
 	return out.Recipients, nil
 }
 
-// tmuxEnv runs tmux as a client of the session the process runs in ($TMUX,
-// $TMUX_PANE are inherited by the tmux child).
-type tmuxEnv struct{ getenv func(string) string }
+// tmuxEnv is the tmux the process runs in ($TMUX, $TMUX_PANE, as Getenv
+// reads them). Its questions go to the process's control-mode client
+// (tmux.Shared: one connection that follows tmux's notifications), or, where
+// control mode cannot start, to one tmux process per question.
+type tmuxEnv struct {
+	getenv  func(string) string
+	perCall bool // always one tmux process per question (mailgate mailbox)
+}
 
 func (e tmuxEnv) inside() bool { return e.getenv("TMUX") != "" }
 
-// target is the pane this process runs in, so commands address its session
-// and window even with no client attached.
-func (e tmuxEnv) target() []string {
-	if p := e.getenv("TMUX_PANE"); p != "" {
-		return []string{"-t", p}
+func (e tmuxEnv) view(ctx context.Context) tmux.View {
+	env, _ := tmux.EnvFrom(e.getenv)
+	if e.perCall {
+		return tmux.Exec{Env: env}
 	}
-	return nil
-}
-
-func (e tmuxEnv) run(ctx context.Context, args ...string) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	out, err := e.command(ctx, args...).Output()
-	if err != nil {
-		var ee *exec.ExitError
-		if errors.As(err, &ee) && len(ee.Stderr) > 0 {
-			return "", fmt.Errorf("tmux %s: %s", args[0], strings.TrimSpace(string(ee.Stderr)))
-		}
-		return "", fmt.Errorf("tmux %s: %w", args[0], err)
+	if f, err := tmux.Shared(ctx, env); err == nil {
+		return f
 	}
-	return strings.TrimRight(string(out), "\n"), nil
-}
-
-// command is tmux with the TMUX of this process's environment (as Getenv
-// reads it), which names the server socket to talk to.
-func (e tmuxEnv) command(ctx context.Context, args ...string) *exec.Cmd {
-	cmd := exec.CommandContext(ctx, "tmux", args...)
-	cmd.Env = append(os.Environ(), "TMUX="+e.getenv("TMUX"))
-	return cmd
+	return tmux.Exec{Env: env}
 }
 
 func (e tmuxEnv) currentWindow(ctx context.Context) (string, error) {
-	return e.run(ctx, append(append([]string{"display-message", "-p"}, e.target()...), "#W")...)
+	return e.view(ctx).Current(ctx)
 }
 
 func (e tmuxEnv) windows(ctx context.Context) ([]string, error) {
-	out, err := e.run(ctx, append(append([]string{"list-windows"}, e.target()...), "-F", "#W")...)
-	if err != nil {
-		return nil, err
-	}
-	var ws []string
-	for _, l := range strings.Split(out, "\n") {
-		if l != "" {
-			ws = append(ws, l)
-		}
-	}
-	return ws, nil
-}
-
-// session is the id ($N) of the session the process runs in.
-func (e tmuxEnv) session(ctx context.Context) (string, error) {
-	return e.run(ctx, append(append([]string{"display-message", "-p"}, e.target()...), "#{session_id}")...)
+	return e.view(ctx).Windows(ctx)
 }
 
 // ErrTmuxSessionEnded is what WatchTmuxSession returns when the tmux
@@ -441,18 +440,45 @@ func (e tmuxEnv) session(ctx context.Context) (string, error) {
 var ErrTmuxSessionEnded = errors.New("the tmux session ended: the mailbox server exits with its session")
 
 // WatchTmuxSession blocks until ctx ends (nil) or the tmux session this
-// process runs in disappears (ErrTmuxSessionEnded), polling
-// `tmux has-session` every poll (250 ms when 0), so the server can exit
-// within a second of the session's end. Outside tmux it returns nil at once.
+// process runs in disappears (ErrTmuxSessionEnded). The end comes from the
+// process's control-mode client (tmux's %exit, or its server gone), within
+// moments of the session's end; where control mode cannot start, it polls
+// `tmux has-session` every poll (250 ms when 0) instead. Outside tmux it
+// returns nil at once.
 func WatchTmuxSession(ctx context.Context, getenv func(string) string, poll time.Duration) error {
-	e := tmuxEnv{getenv: getenv}
-	if !e.inside() {
+	env, inside := tmux.EnvFrom(getenv)
+	if !inside {
 		return nil
 	}
+	for {
+		f, err := tmux.Shared(ctx, env)
+		if err != nil {
+			return pollTmuxSession(ctx, env, poll)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-f.Done():
+		}
+		if errors.Is(f.Err(), tmux.ErrSessionEnded) {
+			return ErrTmuxSessionEnded
+		}
+		// Detached by someone, the session lives: follow it again.
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// pollTmuxSession is WatchTmuxSession without control mode: one
+// `tmux has-session` every poll.
+func pollTmuxSession(ctx context.Context, env tmux.Env, poll time.Duration) error {
 	if poll <= 0 {
 		poll = 250 * time.Millisecond
 	}
-	sess, err := e.session(ctx)
+	sess, err := tmux.Exec{Env: env}.Session(ctx)
 	if err != nil || sess == "" {
 		return fmt.Errorf("%w (%v)", ErrTmuxSessionEnded, err)
 	}
@@ -464,15 +490,11 @@ func WatchTmuxSession(ctx context.Context, getenv func(string) string, poll time
 			return nil
 		case <-tick.C:
 		}
-		cctx, cancel := context.WithTimeout(ctx, poll*3)
-		err := e.command(cctx, "has-session", "-t", sess).Run()
-		timedOut := cctx.Err() != nil
-		cancel()
+		err := env.HasSession(ctx, sess)
 		if ctx.Err() != nil {
 			return nil
 		}
-		var ee *exec.ExitError
-		if errors.As(err, &ee) && !timedOut { // a slow tmux is not a gone session
+		if errors.Is(err, tmux.ErrSessionEnded) { // a slow tmux is not a gone session
 			return ErrTmuxSessionEnded
 		}
 	}

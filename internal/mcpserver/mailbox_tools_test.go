@@ -429,3 +429,99 @@ func TestMailboxServeEndsWithTmuxSession(t *testing.T) {
 		t.Fatal("server still running 3 s after its tmux session ended")
 	}
 }
+
+// TestMailboxFollowsTmuxChanges: identity and recipients follow the tmux
+// session as it changes under a running server — a renamed window, a new
+// window, a closed one — through the real protocol, with no restart.
+func TestMailboxFollowsTmuxChanges(t *testing.T) {
+	tmuxVar, panes, tm := tmuxSession(t, "alice", "bob")
+	getenv := func(k string) string {
+		switch k {
+		case "TMUX":
+			return tmuxVar
+		case "TMUX_PANE":
+			return panes["alice"]
+		}
+		return ""
+	}
+	dir := t.TempDir()
+	h := connectCompat(t, compatService(t, storetest.DSN(t), nil), []string{config.ToolsMailbox}, CompatOptions{ProjectKey: dir, Getenv: getenv})
+	recipients := func() []MailboxRecipient {
+		var rs mbRecipients
+		json.Unmarshal([]byte(mbOK(t, h, "list-recipients", nil)), &rs)
+		return rs.Recipients
+	}
+	// tmux notifies after the command returns: poll until the answer changes.
+	until := func(what string, want []MailboxRecipient) {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for got := recipients(); !slices.Equal(got, want); got = recipients() {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: recipients = %+v, want %+v", what, got, want)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	until("at start", []MailboxRecipient{{"alice", true}, {"bob", false}})
+
+	if err := tm("rename-window", "-t", "agents:bob", "robert"); err != nil {
+		t.Fatal(err)
+	}
+	until("after renaming bob", []MailboxRecipient{{"alice", true}, {"robert", false}})
+	if got, isErr := mbText(t, h, "send", map[string]any{"recipient": "bob", "message": "x"}); !isErr || got != "recipient not found" {
+		t.Fatalf("send to the old name = %q", got)
+	}
+	mbOK(t, h, "send", map[string]any{"recipient": "robert", "message": "x"})
+
+	if err := tm("rename-window", "-t", "agents:alice", "alicia"); err != nil {
+		t.Fatal(err)
+	}
+	until("after renaming the caller's window", []MailboxRecipient{{"alicia", true}, {"robert", false}})
+
+	if err := tm("new-window", "-d", "-t", "agents", "-n", "carol", "sleep 600"); err != nil {
+		t.Fatal(err)
+	}
+	until("after a new window", []MailboxRecipient{{"alicia", true}, {"robert", false}, {"carol", false}})
+	mbOK(t, h, "send", map[string]any{"recipient": "carol", "message": "welcome"})
+
+	if err := tm("kill-window", "-t", "agents:robert"); err != nil {
+		t.Fatal(err)
+	}
+	until("after closing robert", []MailboxRecipient{{"alicia", true}, {"carol", false}})
+	if got, isErr := mbText(t, h, "send", map[string]any{"recipient": "robert", "message": "x"}); !isErr || got != "recipient not found" {
+		t.Fatalf("send to a closed window = %q", got)
+	}
+}
+
+// TestMailboxOpsAskTmuxPerCall: the command line's operations (mailgate
+// mailbox) know the window and its session as the tools do, without
+// attaching a control-mode client to the session for a one-shot command.
+func TestMailboxOpsAskTmuxPerCall(t *testing.T) {
+	tmuxVar, panes, _ := tmuxSession(t, "alice", "bob")
+	getenv := func(k string) string {
+		switch k {
+		case "TMUX":
+			return tmuxVar
+		case "TMUX_PANE":
+			return panes["alice"]
+		}
+		return ""
+	}
+	ops := NewMailboxOps(compatService(t, storetest.DSN(t), nil), CompatOptions{ProjectKey: t.TempDir(), Getenv: getenv})
+	ctx := context.Background()
+	if me, err := ops.Identity(ctx); err != nil || me != "alice" {
+		t.Fatalf("Identity = %q, %v", me, err)
+	}
+	rs, err := ops.Recipients(ctx)
+	if err != nil || !slices.Equal(rs, []MailboxRecipient{{"alice", true}, {"bob", false}}) {
+		t.Fatalf("Recipients = %+v, %v", rs, err)
+	}
+	sock, _, _ := strings.Cut(tmuxVar, ",")
+	out, err := exec.Command("tmux", "-S", sock, "list-clients", "-F", "#{client_flags}").CombinedOutput()
+	if err != nil {
+		t.Fatalf("list-clients: %v %s", err, out)
+	}
+	if strings.Contains(string(out), "control-mode") {
+		t.Fatalf("a one-shot command attached a control-mode client: %s", out)
+	}
+}

@@ -45,9 +45,11 @@ package postgres
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"embed"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io/fs"
 	"strconv"
 	"sync"
@@ -70,6 +72,10 @@ const Component = "agentmail"
 // run sees its row); the others cover further racers.
 const conflictAttempts = 3
 
+// queueDepth is how many writers of one process may wait on one scope's
+// advisory lock with a connection each (see writeQueued).
+const queueDepth = 8
+
 // Store implements agentmail.Store on a PostgreSQL store.DB.
 type Store struct {
 	db *store.DB
@@ -77,13 +83,17 @@ type Store struct {
 	// first attempts share it, a transaction that lost a race holds it
 	// alone while it runs again.
 	lane sync.RWMutex
+	// queues bound this process's writers waiting on each scope's lock
+	// (see writeQueued): scope key → chan struct{} of queueDepth slots.
+	queues sync.Map
 }
 
 var (
-	_ agentmail.Store      = (*Store)(nil)
-	_ agentmail.Tx         = (*tx)(nil)
-	_ agentmail.ChannelsTx = (*tx)(nil)
-	_ agentmail.MailboxTx  = (*tx)(nil)
+	_ agentmail.Store        = (*Store)(nil)
+	_ agentmail.ScopedWriter = (*Store)(nil)
+	_ agentmail.Tx           = (*tx)(nil)
+	_ agentmail.ChannelsTx   = (*tx)(nil)
+	_ agentmail.MailboxTx    = (*tx)(nil)
 )
 
 // Open applies the agent-mail migrations to db and returns the store. The
@@ -131,11 +141,160 @@ func (s *Store) Write(ctx context.Context, fn func(agentmail.Tx) error) error {
 	s.lane.Lock()
 	defer s.lane.Unlock()
 	for attempt := 1; ; attempt++ {
-		err = s.db.Write(ctx, func(sqltx *sql.Tx) error { return run(sqltx, fn) })
+		var last *tx
+		err = s.db.Write(ctx, func(sqltx *sql.Tx) error {
+			var err error
+			last, err = runTx(sqltx, fn)
+			return err
+		})
+		if err == nil {
+			s.touch(ctx, s.db, last)
+		}
 		if attempt == conflictAttempts || !errors.Is(err, agentmail.ErrConflict) || ctx.Err() != nil {
 			return err
 		}
 	}
+}
+
+// touch records the agents' activity that the committed transaction t
+// noted (TouchAgent), each in one statement of its own outside any
+// SERIALIZABLE transaction.
+//
+// last_active_us is a heartbeat that every send and reservation moves
+// forward, and that other writers read (a send reads its recipients' rows):
+// written inside the serializable transactions, two agents sending to each
+// other at once read each other's row and write their own, a cycle that
+// PostgreSQL breaks by failing one of them, which under load was most of
+// the sends' retries. Written here, after the commit, in autocommit (READ
+// COMMITTED), it takes part in no such cycle; the condition keeps it
+// monotonic, so a late or lost write (the process died in between) leaves
+// the time a moment older, never newer. The cost is one round trip per
+// touching write, and only when the transaction asked for one: sends touch
+// at most once a second per agent, reads once a minute.
+//
+// on is where the statement runs: the pool, or the connection a scoped
+// writer holds (taking a second one from the pool there could wait forever
+// for connections held by writers queued behind this one).
+func (s *Store) touch(ctx context.Context, on execer, t *tx) {
+	if t == nil {
+		return
+	}
+	ctx = context.WithoutCancel(ctx) // the transaction committed: its heartbeat belongs with it
+	for id, at := range t.touches {
+		on.ExecContext(ctx, `UPDATE am_agents SET last_active_us = $1 WHERE id = $2 AND last_active_us < $1`, us(at), id) // best effort: see above
+	}
+}
+
+// WriteScoped is Write for writers that contend on one resource (see
+// agentmail.ScopedWriter). Queueing is a session advisory lock keyed by the
+// scope, taken before BEGIN on the connection the transaction then runs on,
+// so writers of every server on that resource run one after the other
+// instead of failing one another with serialization errors and running
+// again. The lock must come before BEGIN: a SERIALIZABLE transaction's
+// snapshot is taken at its first statement, so a lock taken inside it
+// would leave the previous holder's commit invisible and fail anyway. The
+// transaction itself is unchanged (SERIALIZABLE, retried when it loses a
+// race to a writer outside the scope), so every guarantee of Write holds
+// whether or not all writers queue.
+//
+// With scope.Always every writer queues; otherwise the first attempt runs
+// as Write's does and only a writer that lost a race queues.
+func (s *Store) WriteScoped(ctx context.Context, scope agentmail.Scope, fn func(agentmail.Tx) error) error {
+	if !scope.Always {
+		s.lane.RLock()
+		err := s.attempt(ctx, fn)
+		s.lane.RUnlock()
+		if err == nil || ctx.Err() != nil || !(s.db.Retryable(err) || errors.Is(err, agentmail.ErrConflict)) {
+			return err
+		}
+	}
+	return s.writeQueued(ctx, scope.Key, fn)
+}
+
+// writeQueued runs fn under the advisory lock of scope (see WriteScoped).
+//
+// At most queueDepth writers of this process wait on one scope's advisory
+// lock, each holding a pool connection; the others wait in memory without
+// one. A queue of waiters each holding a connection would empty the pool for
+// everyone; a queue of one would add a hand-over (a connection, a lock round
+// trip) between every two writers, where PostgreSQL hands the lock from one
+// waiting connection to the next at once.
+func (s *Store) writeQueued(ctx context.Context, scope string, fn func(agentmail.Tx) error) error {
+	q, _ := s.queues.LoadOrStore(scope, make(chan struct{}, queueDepth))
+	slots := q.(chan struct{})
+	select {
+	case slots <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-slots }()
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("taking a connection: %w", err)
+	}
+	key := scopeKey(scope)
+	if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_lock($1)`, key); err != nil {
+		conn.Raw(func(any) error { return driver.ErrBadConn }) // the lock may be held or pending: never reuse this connection
+		conn.Close()
+		return fmt.Errorf("queueing for %s: %w", scope, err)
+	}
+	released := false
+	defer func() {
+		if !released { // fn panicked: dropping the connection releases the lock
+			conn.Raw(func(any) error { return driver.ErrBadConn })
+			conn.Close()
+		}
+	}()
+	var last *tx
+	for attempt := 1; ; attempt++ {
+		err = s.db.Retry(ctx, func() error {
+			var err error
+			last, err = s.attemptOn(ctx, conn, fn)
+			return err
+		})
+		if attempt == conflictAttempts || !errors.Is(err, agentmail.ErrConflict) || ctx.Err() != nil {
+			break
+		}
+	}
+	// The lock is the session's: a connection back in the pool still
+	// holding it would stall the scope. Unlock even when ctx has ended; if
+	// that fails, close the connection (which releases it). The heartbeat
+	// waits until the queue has moved on.
+	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if _, uerr := conn.ExecContext(uctx, `SELECT pg_advisory_unlock($1)`, key); uerr != nil {
+		conn.Raw(func(any) error { return driver.ErrBadConn })
+	} else if err == nil {
+		s.touch(ctx, conn, last)
+	}
+	released = true
+	conn.Close()
+	return err
+}
+
+// scopeKey is the advisory lock key of a scope: 64 bits of its FNV-1a hash.
+func scopeKey(scope string) int64 {
+	h := fnv.New64a()
+	h.Write([]byte("agentmail scope\x00" + scope))
+	return int64(h.Sum64())
+}
+
+// attemptOn runs fn once in a transaction on conn and commits it.
+// It returns the committed transaction's state (see Store.touch).
+func (s *Store) attemptOn(ctx context.Context, conn *sql.Conn, fn func(agentmail.Tx) error) (*tx, error) {
+	sqltx, err := conn.BeginTx(ctx, s.db.WriteOptions())
+	if err != nil {
+		return nil, fmt.Errorf("beginning transaction: %w", err)
+	}
+	defer sqltx.Rollback()
+	t, err := runTx(sqltx, fn)
+	if err != nil {
+		return nil, err
+	}
+	if err := sqltx.Commit(); err != nil {
+		return nil, fmt.Errorf("committing transaction: %w", err)
+	}
+	return t, nil
 }
 
 // attempt runs fn once in a write transaction and commits it.
@@ -145,12 +304,14 @@ func (s *Store) attempt(ctx context.Context, fn func(agentmail.Tx) error) error 
 		return fmt.Errorf("beginning transaction: %w", err)
 	}
 	defer sqltx.Rollback()
-	if err := run(sqltx, fn); err != nil {
+	t, err := runTx(sqltx, fn)
+	if err != nil {
 		return err
 	}
 	if err := sqltx.Commit(); err != nil {
 		return fmt.Errorf("committing transaction: %w", err)
 	}
+	s.touch(ctx, s.db, t)
 	return nil
 }
 
@@ -166,20 +327,29 @@ func (s *Store) Read(ctx context.Context, fn func(agentmail.Tx) error) error {
 // hides the cause and which no retry recognises. Returned here instead, a
 // serialization failure keeps its SQLSTATE and the transaction runs again.
 func run(sqltx *sql.Tx, fn func(agentmail.Tx) error) error {
+	_, err := runTx(sqltx, fn)
+	return err
+}
+
+// runTx is run, returning the transaction's state for after its commit.
+func runTx(sqltx *sql.Tx, fn func(agentmail.Tx) error) (*tx, error) {
 	t := &tx{tx: sqltx}
 	if err := fn(t); err != nil {
-		return err
+		return nil, err
 	}
 	if t.failed != nil {
-		return fmt.Errorf("a statement failed inside the transaction: %w", t.failed)
+		return nil, fmt.Errorf("a statement failed inside the transaction: %w", t.failed)
 	}
-	return nil
+	return t, nil
 }
 
 // tx implements agentmail.Tx, ChannelsTx and MailboxTx on one transaction.
 type tx struct {
 	tx     *sql.Tx
 	failed error // the first statement error since the last savepoint rollback (see run)
+	// touches are the agents' activity times to record after the commit
+	// (see Store.touch), in writes only.
+	touches map[int64]time.Time
 }
 
 // note records a statement's failure (sql.ErrNoRows is an answer, not one).
@@ -240,6 +410,11 @@ func notFound(err error) error {
 }
 
 type scanner interface{ Scan(...any) error }
+
+// execer runs a statement: *store.DB (the pool) or *sql.Conn.
+type execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
 
 // params collects the arguments of a query built piece by piece, and names
 // each one's placeholder.

@@ -118,9 +118,16 @@ func (t *tx) UpdateAgent(ctx context.Context, a agentmail.Agent) error {
 	return err
 }
 
+// TouchAgent notes the agent's activity; the store writes it once the
+// transaction has committed (see Store.touch).
 func (t *tx) TouchAgent(ctx context.Context, agentID int64, at time.Time) error {
-	_, err := t.exec(ctx, `UPDATE am_agents SET last_active_us = $1 WHERE id = $2 AND last_active_us < $1`, us(at), agentID)
-	return err
+	if t.touches == nil {
+		t.touches = map[int64]time.Time{}
+	}
+	if at.After(t.touches[agentID]) {
+		t.touches[agentID] = at
+	}
+	return nil
 }
 
 func (t *tx) UnreadCounts(ctx context.Context, projectID int64) (map[int64]int, error) {

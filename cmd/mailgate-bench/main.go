@@ -1,0 +1,368 @@
+// Command mailgate-bench measures mailgate's mailbox tool set
+// (MAILGATE_TOOLS=mailbox) and, when its binary is given, the four-tool
+// server it replaces (UserAd/AgentMail's `agentmail mcp`) side by side in
+// one run, in one private tmux server, and prints the ratios:
+//
+//	go build -o bin/mailgate ./cmd/mailgate
+//	PEER_AGENTMAIL=/tmp/agentmail go run ./cmd/mailgate-bench -mailgate bin/mailgate
+//
+// (`make bench-peers` runs the same.) Each server runs as a client would
+// start it, over stdio, with the environment of a tmux window (TMUX,
+// TMUX_PANE) of a session with the windows alice and bob, in a fresh git
+// repository of its own (the peer keeps its store at the git root). The
+// phases, each -calls calls from one client, one at a time:
+//
+//   - send: alice sends to bob;
+//   - receive: bob receives the mail that piled up, oldest first (its p50
+//     over the first and the last tenth shows whether the cost grows with
+//     the mailbox);
+//   - status + list-recipients: alice alternates the two.
+//
+// It also reports the time from starting a server to its answer to
+// initialize, and the server's RSS after tools/list. Without PEER_AGENTMAIL
+// (or -peer) it measures mailgate alone. Nothing outside its temporary
+// directory is written, and the tmux server it starts is killed at the end.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func main() {
+	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+}
+
+type config struct {
+	mailgate, peer string
+	calls          int
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("mailgate-bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var cfg config
+	fs.StringVar(&cfg.mailgate, "mailgate", "bin/mailgate", "the mailgate binary (`PATH`)")
+	fs.StringVar(&cfg.peer, "peer", os.Getenv("PEER_AGENTMAIL"), "the four-tool peer's binary, UserAd/AgentMail's agentmail (`PATH`; default $PEER_AGENTMAIL; empty: mailgate alone)")
+	fs.IntVar(&cfg.calls, "calls", 1000, "calls per phase")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if cfg.calls < 10 || cfg.calls > 100000 {
+		fmt.Fprintln(stderr, "mailgate-bench: -calls wants 10 to 100000")
+		return 2
+	}
+	if err := bench(ctx, cfg, stdout); err != nil {
+		fmt.Fprintln(stderr, "mailgate-bench:", err)
+		return 1
+	}
+	return 0
+}
+
+// subject is one server implementation under test.
+type subject struct {
+	name string
+	bin  string
+	args []string
+	env  []string // on top of PATH, HOME, TMUX, TMUX_PANE
+}
+
+// result is one subject's figures.
+type result struct {
+	start, rss                 []float64 // ms to the initialize answer; MiB after tools/list
+	send, receive, statusList  []time.Duration
+	sendTime, recvTime, stTime time.Duration
+	recvFirst, recvLast        time.Duration // p50 of the first and last tenth of receives
+}
+
+func bench(ctx context.Context, cfg config, w io.Writer) error {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		return errors.New("tmux is not installed: the comparison runs both servers in one tmux session")
+	}
+	tmp, err := os.MkdirTemp("", "mgbench")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	sock := filepath.Join(tmp, "s")
+	tm := func(args ...string) (string, error) {
+		out, err := exec.Command("tmux", append([]string{"-S", sock}, args...)...).CombinedOutput()
+		if err != nil {
+			return "", fmt.Errorf("tmux %v: %v: %s", args, err, out)
+		}
+		return strings.TrimSpace(string(out)), nil
+	}
+	if _, err := tm("new-session", "-d", "-s", "bench", "-n", "alice", "sleep 3600"); err != nil {
+		return err
+	}
+	defer tm("kill-server")
+	if _, err := tm("new-window", "-d", "-t", "bench", "-n", "bob", "sleep 3600"); err != nil {
+		return err
+	}
+	pid, err := tm("display-message", "-p", "#{pid}")
+	if err != nil {
+		return err
+	}
+	panes := map[string]string{}
+	for _, win := range []string{"alice", "bob"} {
+		if panes[win], err = tm("list-panes", "-t", "bench:"+win, "-F", "#{pane_id}"); err != nil {
+			return err
+		}
+	}
+	version, _ := tm("-V")
+	tmuxVar := sock + "," + pid + ",0"
+
+	mg, err := filepath.Abs(cfg.mailgate)
+	if err != nil {
+		return err
+	}
+	subjects := []subject{{name: "mailgate", bin: mg, args: []string{"serve"},
+		env: []string{"MAILGATE_TOOLS=mailbox", "MAILGATE_LOG_LEVEL=warn"}}}
+	if cfg.peer != "" {
+		peer, err := filepath.Abs(cfg.peer)
+		if err != nil {
+			return err
+		}
+		subjects = append(subjects, subject{name: "peer (agentmail mcp)", bin: peer, args: []string{"mcp"}})
+	}
+	results := make([]result, len(subjects))
+	for i, s := range subjects {
+		dir := filepath.Join(tmp, strconv.Itoa(i))
+		if err := os.MkdirAll(filepath.Join(dir, "home"), 0o700); err != nil {
+			return err
+		}
+		if out, err := exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil {
+			return fmt.Errorf("git init: %v: %s", err, out)
+		}
+		env := func(win string) []string {
+			return append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + filepath.Join(dir, "home"),
+				"MAILGATE_HOME=" + filepath.Join(dir, "home"), "TMUX=" + tmuxVar, "TMUX_PANE=" + panes[win]}, s.env...)
+		}
+		if results[i], err = measure(ctx, s, dir, env, cfg.calls); err != nil {
+			return fmt.Errorf("%s: %w", s.name, err)
+		}
+	}
+	report(w, cfg, version, subjects, results)
+	return nil
+}
+
+// server is one running subject with its client session.
+type server struct {
+	cs  *mcp.ClientSession
+	cmd *exec.Cmd
+}
+
+func start(ctx context.Context, s subject, dir string, env []string) (server, time.Duration, float64, error) {
+	cmd := exec.Command(s.bin, s.args...)
+	cmd.Dir, cmd.Env = dir, env // stderr discarded: the peer logs every start there
+	c := mcp.NewClient(&mcp.Implementation{Name: "mailgate-bench", Version: "1"}, nil)
+	t0 := time.Now()
+	cs, err := c.Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		return server{}, 0, 0, err
+	}
+	startup := time.Since(t0)
+	if _, err := cs.ListTools(ctx, nil); err != nil {
+		cs.Close()
+		return server{}, 0, 0, err
+	}
+	return server{cs: cs, cmd: cmd}, startup, rssMiB(cmd.Process.Pid), nil
+}
+
+// rssMiB is a process's resident set (VmRSS) in MiB, 0 when unknown.
+func rssMiB(pid int) float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(l); len(f) >= 2 && f[0] == "VmRSS:" {
+			kb, _ := strconv.ParseFloat(f[1], 64)
+			return kb / 1024
+		}
+	}
+	return 0
+}
+
+func call(ctx context.Context, s server, tool string, args map[string]any) (string, time.Duration, error) {
+	t0 := time.Now()
+	res, err := s.cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+	d := time.Since(t0)
+	if err != nil {
+		return "", d, err
+	}
+	var text string
+	for _, c := range res.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			text += t.Text
+		}
+	}
+	if res.IsError {
+		return text, d, fmt.Errorf("%s answered an error: %s", tool, text)
+	}
+	return text, d, nil
+}
+
+func measure(ctx context.Context, s subject, dir string, env func(string) []string, n int) (result, error) {
+	var r result
+	// Start-up, five times (the last pair serves the phases).
+	var alice, bob server
+	for i := 0; i < 5; i++ {
+		a, d, rss, err := start(ctx, s, dir, env("alice"))
+		if err != nil {
+			return r, fmt.Errorf("starting: %w", err)
+		}
+		r.start, r.rss = append(r.start, float64(d.Microseconds())/1000), append(r.rss, rss)
+		if i < 4 {
+			a.cs.Close()
+			continue
+		}
+		alice = a
+	}
+	defer alice.cs.Close()
+	var err error
+	if bob, _, _, err = start(ctx, s, dir, env("bob")); err != nil {
+		return r, err
+	}
+	defer bob.cs.Close()
+	// Both agents announce themselves, as hooks do at session start.
+	for _, sv := range []server{alice, bob} {
+		if _, _, err := call(ctx, sv, "status", map[string]any{"status": "ready"}); err != nil {
+			return r, err
+		}
+	}
+
+	t0 := time.Now()
+	for i := 0; i < n; i++ {
+		_, d, err := call(ctx, alice, "send", map[string]any{"recipient": "bob", "message": fmt.Sprintf("message %d from alice: the build is green again", i)})
+		if err != nil {
+			return r, err
+		}
+		r.send = append(r.send, d)
+	}
+	r.sendTime = time.Since(t0)
+
+	t0 = time.Now()
+	for i := 0; i < n; i++ {
+		text, d, err := call(ctx, bob, "receive", nil)
+		if err != nil {
+			return r, err
+		}
+		var m struct{ Message string }
+		if json.Unmarshal([]byte(text), &m) != nil || !strings.HasPrefix(m.Message, fmt.Sprintf("message %d ", i)) {
+			return r, fmt.Errorf("receive %d answered %q", i, text)
+		}
+		r.receive = append(r.receive, d)
+	}
+	r.recvTime = time.Since(t0)
+	tenth := max(n/10, 1)
+	r.recvFirst, r.recvLast = pct(r.receive[:tenth], 50), pct(r.receive[n-tenth:], 50)
+
+	t0 = time.Now()
+	for i := 0; i < n; i++ {
+		var d time.Duration
+		var err error
+		if i%2 == 0 {
+			_, d, err = call(ctx, alice, "status", map[string]any{"status": []string{"work", "ready"}[i/2%2]})
+		} else {
+			var text string
+			text, d, err = call(ctx, alice, "list-recipients", nil)
+			if err == nil && !strings.Contains(text, "bob") {
+				err = fmt.Errorf("list-recipients answered %q", text)
+			}
+		}
+		if err != nil {
+			return r, err
+		}
+		r.statusList = append(r.statusList, d)
+	}
+	r.stTime = time.Since(t0)
+	return r, nil
+}
+
+func pct(ds []time.Duration, p float64) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	i := int(float64(len(s)-1) * p / 100)
+	return s[i]
+}
+
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d.Microseconds())/1000) }
+
+func rate(n int, d time.Duration) float64 { return float64(n) / d.Seconds() }
+
+func report(w io.Writer, cfg config, tmuxVersion string, subjects []subject, rs []result) {
+	host, _ := os.Hostname()
+	fmt.Fprintf(w, "mailbox set, %d calls per phase, one client, one call at a time; %s, %d CPUs (%s), %s, %s\n\n",
+		cfg.calls, tmuxVersion, runtime.NumCPU(), host, runtime.Version(), time.Now().UTC().Format("2006-01-02 15:04 MST"))
+	fmt.Fprintf(w, "%-34s", "")
+	for _, s := range subjects {
+		fmt.Fprintf(w, "%-34s", s.name)
+	}
+	if len(rs) == 2 {
+		fmt.Fprint(w, "mailgate ÷ peer")
+	}
+	fmt.Fprintln(w)
+	type row struct {
+		name  string
+		cell  func(result) string
+		ratio func(a, b result) string
+	}
+	phase := func(name string, ds func(result) []time.Duration, total func(result) time.Duration) []row {
+		r := func(x result) float64 { return rate(len(ds(x)), total(x)) }
+		return []row{
+			{name, func(x result) string {
+				return fmt.Sprintf("%.0f/s, p50 %s, p99 %s", r(x), ms(pct(ds(x), 50)), ms(pct(ds(x), 99)))
+			}, func(a, b result) string {
+				return fmt.Sprintf("%.1f× the rate, p99 ÷ %.1f", r(a)/r(b), float64(pct(ds(b), 99))/float64(pct(ds(a), 99)))
+			}},
+		}
+	}
+	rows := phase("send", func(x result) []time.Duration { return x.send }, func(x result) time.Duration { return x.sendTime })
+	rows = append(rows, phase("receive", func(x result) []time.Duration { return x.receive }, func(x result) time.Duration { return x.recvTime })...)
+	rows = append(rows, row{"  receive p50, first/last tenth", func(x result) string {
+		return fmt.Sprintf("%s / %s", ms(x.recvFirst), ms(x.recvLast))
+	}, func(a, b result) string {
+		return fmt.Sprintf("last tenth ÷ first: %.2f vs %.2f", float64(a.recvLast)/float64(a.recvFirst), float64(b.recvLast)/float64(b.recvFirst))
+	}})
+	rows = append(rows, phase("status + list-recipients", func(x result) []time.Duration { return x.statusList }, func(x result) time.Duration { return x.stTime })...)
+	rows = append(rows, row{"start to initialize answer", func(x result) string {
+		return fmt.Sprintf("%.1f ms median of %d", median(x.start), len(x.start))
+	}, func(a, b result) string { return fmt.Sprintf("%.1f× the time", median(a.start)/median(b.start)) }})
+	rows = append(rows, row{"RSS after tools/list", func(x result) string {
+		return fmt.Sprintf("%.1f MiB median", median(x.rss))
+	}, func(a, b result) string { return fmt.Sprintf("%.1f× the memory", median(a.rss)/median(b.rss)) }})
+	for _, rw := range rows {
+		fmt.Fprintf(w, "%-34s", rw.name)
+		for _, r := range rs {
+			fmt.Fprintf(w, "%-34s", rw.cell(r))
+		}
+		if len(rs) == 2 {
+			fmt.Fprint(w, rw.ratio(rs[0], rs[1]))
+		}
+		fmt.Fprintln(w)
+	}
+}
