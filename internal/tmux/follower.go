@@ -55,6 +55,13 @@ func Follow(ctx context.Context, e Env) (*Follower, error) {
 	if target == "" {
 		return nil, errors.New("tmux: neither TMUX_PANE nor the session in TMUX is known")
 	}
+	// A control client whose attach fails may still answer the first
+	// commands it was sent before it exits: make sure the target exists first
+	// (one process, once per follower). tmux 3.3 answers display-message on a
+	// missing pane with nothing and exit status 0, hence the empty check.
+	if out, err := e.command(ctx, "display-message", "-p", "-t", target, "#{session_id}").CombinedOutput(); err != nil || strings.TrimSpace(string(out)) == "" {
+		return nil, fmt.Errorf("tmux: no pane or session %s (%s): %v", target, strings.TrimSpace(string(out)), err)
+	}
 	// Not CommandContext: the client lives as long as the follower, not
 	// the call that started it. no-output: pane output is not sent to it;
 	// ignore-size: it never resizes the agents' windows.
