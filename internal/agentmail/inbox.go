@@ -240,19 +240,10 @@ func (s *Service) MessagesAfter(ctx context.Context, projectKey string, afterID 
 		if err != nil || len(ms) == 0 {
 			return err
 		}
-		ids := make([]int64, len(ms))
-		for i, m := range ms {
-			ids[i] = m.ID
-		}
-		rs, err := tx.Recipients(ctx, ids)
-		if err != nil {
+		if err := s.withRecipients(ctx, tx, ms); err != nil {
 			return err
 		}
 		for _, m := range ms {
-			m.Recipients = rs[m.ID]
-			if err := s.qualify(ctx, tx, &m); err != nil {
-				return err
-			}
 			out = append(out, messagePayload(m, false))
 		}
 		return nil
@@ -312,4 +303,24 @@ func (s *Service) InboxView(ctx context.Context, projectKey, agentName string, l
 	}
 	out.Count = len(out.Messages)
 	return out, nil
+}
+
+// withRecipients fills each message's recipients (one query for all) and
+// qualifies its names for display.
+func (s *Service) withRecipients(ctx context.Context, tx Tx, ms []Message) error {
+	ids := make([]int64, len(ms))
+	for i, m := range ms {
+		ids[i] = m.ID
+	}
+	rs, err := tx.Recipients(ctx, ids)
+	if err != nil {
+		return err
+	}
+	for i := range ms {
+		ms[i].Recipients = rs[ms[i].ID]
+		if err := s.qualify(ctx, tx, &ms[i]); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -121,19 +121,10 @@ func (s *Service) Search(ctx context.Context, p SearchParams) (SearchResult, err
 		if len(notes) > 0 {
 			out.Diagnostics = &SearchDiagnostics{Query: p.Query, FTSQuery: match, Mode: mode, Notes: notes}
 		}
-		ids := make([]int64, len(ms))
-		for i, m := range ms {
-			ids[i] = m.ID
-		}
-		rs, err := tx.Recipients(ctx, ids)
-		if err != nil {
+		if err := s.withRecipients(ctx, tx, ms); err != nil {
 			return err
 		}
 		for _, m := range ms {
-			m.Recipients = rs[m.ID]
-			if err := s.qualify(ctx, tx, &m); err != nil {
-				return err
-			}
 			pl := messagePayload(m, false)
 			ack := 0
 			if m.AckRequired {

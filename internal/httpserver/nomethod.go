@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+
+	"github.com/mailgate/mailgate/internal/mcpserver"
 )
 
 // A JSON-RPC object with an id but no method is an invalid request, which
@@ -57,7 +59,7 @@ func (g *noMethodGuard) WriteHeader(code int) {
 	if !g.decided {
 		g.decided = true
 		if code == http.StatusAccepted && !g.overflow {
-			if id, bad := noMethodRequest(g.head); bad {
+			if id, bad := mcpserver.NoMethodRequest(g.head); bad {
 				g.swallowed = true
 				var v any = nil
 				if len(id) > 0 {
@@ -94,17 +96,3 @@ func (g *noMethodGuard) Flush() {
 }
 
 func (g *noMethodGuard) Unwrap() http.ResponseWriter { return g.ResponseWriter }
-
-// noMethodRequest reports whether body is one JSON-RPC object with an id
-// and neither a method nor a result or error, and returns its id.
-func noMethodRequest(body []byte) (id json.RawMessage, bad bool) {
-	var probe map[string]json.RawMessage
-	if json.Unmarshal(body, &probe) != nil {
-		return nil, false
-	}
-	id, hasID := probe["id"]
-	_, hasMethod := probe["method"]
-	_, hasResult := probe["result"]
-	_, hasError := probe["error"]
-	return id, hasID && !hasMethod && !hasResult && !hasError
-}

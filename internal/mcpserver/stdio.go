@@ -126,7 +126,7 @@ func (c *stdioConn) decode(line []byte, tooLong bool, max int) (jsonrpc.Message,
 			// drops it when no call of ours has its id. One with neither
 			// result nor error is a request that lacks its method: JSON-RPC
 			// 2.0 answers it with -32600.
-			if id, bad := noMethodRequest(line); bad {
+			if id, bad := NoMethodRequest(line); bad {
 				c.writeError(id, -32600, "Invalid Request: no method")
 				return nil, false
 			}
@@ -153,11 +153,11 @@ func (c *stdioConn) decode(line []byte, tooLong bool, max int) (jsonrpc.Message,
 	return nil, false
 }
 
-// noMethodRequest reports whether a JSON-RPC object (one line or one HTTP
+// NoMethodRequest reports whether a JSON-RPC object (one line or one HTTP
 // body) has an id but neither a method nor a result or error: a request
 // without its method, which JSON-RPC 2.0 answers with -32600 and go-sdk
 // silently drops. id is the object's id, for the answer.
-func noMethodRequest(obj []byte) (id json.RawMessage, bad bool) {
+func NoMethodRequest(obj []byte) (id json.RawMessage, bad bool) {
 	var probe map[string]json.RawMessage
 	if json.Unmarshal(obj, &probe) != nil {
 		return nil, false
