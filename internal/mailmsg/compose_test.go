@@ -425,12 +425,18 @@ func TestDigest(t *testing.T) {
 		t.Error("CRLF body or boundary changed the digest")
 	}
 	for name, edit := range map[string]func(*Outgoing){
-		"text":        func(o *Outgoing) { o.Body = "hello!\n" },
-		"html":        func(o *Outgoing) { o.HTML = "<p>hello!</p>" },
-		"no html":     func(o *Outgoing) { o.HTML = "" },
-		"att bytes":   func(o *Outgoing) { o.Attachments = []Attachment{{Name: "a.txt", Data: []byte("two")}, o.Attachments[1]} },
-		"att name":    func(o *Outgoing) { o.Attachments = []Attachment{{Name: "c.txt", Data: []byte("one")}, o.Attachments[1]} },
-		"att type":    func(o *Outgoing) { o.Attachments = []Attachment{{Name: "a.txt", ContentType: "text/csv", Data: []byte("one")}, o.Attachments[1]} },
+		"text":    func(o *Outgoing) { o.Body = "hello!\n" },
+		"html":    func(o *Outgoing) { o.HTML = "<p>hello!</p>" },
+		"no html": func(o *Outgoing) { o.HTML = "" },
+		"att bytes": func(o *Outgoing) {
+			o.Attachments = []Attachment{{Name: "a.txt", Data: []byte("two")}, o.Attachments[1]}
+		},
+		"att name": func(o *Outgoing) {
+			o.Attachments = []Attachment{{Name: "c.txt", Data: []byte("one")}, o.Attachments[1]}
+		},
+		"att type": func(o *Outgoing) {
+			o.Attachments = []Attachment{{Name: "a.txt", ContentType: "text/csv", Data: []byte("one")}, o.Attachments[1]}
+		},
 		"att added":   func(o *Outgoing) { o.Attachments = append(o.Attachments, Attachment{Name: "d", Data: nil}) },
 		"att removed": func(o *Outgoing) { o.Attachments = o.Attachments[:1] },
 		"att order":   func(o *Outgoing) { o.Attachments = []Attachment{o.Attachments[1], o.Attachments[0]} },
