@@ -166,6 +166,7 @@ func TestComposeGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			checkGolden(t, c.name, raw)
+			parseMIME(t, raw) // reads back with net/mail and mime/multipart
 			again, _ := Build(o)
 			if !bytes.Equal(raw, again) {
 				t.Error("two builds of the same message differ")
@@ -456,4 +457,29 @@ func hexOf(b []byte) string {
 		out = append(out, h[c>>4], h[c&15])
 	}
 	return string(out)
+}
+
+// FuzzAttachmentName: any name (a stranger's, in a forward) goes out
+// sanitized and reads back, through mime/multipart's RFC 2231 filename*
+// and the RFC 2047 name= parameter alike, as exactly the sanitized name.
+func FuzzAttachmentName(f *testing.F) {
+	for _, s := range []string{"report.pdf", "Résumé – 2026 ☕.txt", "../../x", `a"b\c.txt`, "=?UTF-8?Q?x?=.txt",
+		"a;b=c.txt", "x\r\nContent-Type: text/html", strings.Repeat("長", 100) + ".pdf", "%41.txt", "a  b\tc"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		raw, err := Build(Outgoing{To: &mailAddrFuzz, Subject: "s", Body: "b", Boundary: "fuzz",
+			Attachments: []Attachment{{Name: name, Data: []byte("x")}}})
+		if err != nil {
+			t.Fatalf("Build with attachment %q: %v", name, err)
+		}
+		_, mt, leaves := parseMIME(t, raw)
+		want := SanitizeFilename(name)
+		if mt != "multipart/mixed" || len(leaves) != 2 || leaves[1].filename != want || string(leaves[1].body) != "x" {
+			t.Fatalf("%q: read back %s %+v, want filename %q", name, mt, leaves, want)
+		}
+		if n, err := wordDec.DecodeHeader(leaves[1].params["name"]); err != nil || n != want {
+			t.Fatalf("%q: name=%q decodes to %q, %v", name, leaves[1].params["name"], n, err)
+		}
+	})
 }
