@@ -32,18 +32,6 @@ type Downloads struct {
 	MaxBytes int64  // 0 means DefaultMaxDownloadBytes
 }
 
-// DownloadTooLargeError reports an attachment over the download cap.
-type DownloadTooLargeError struct {
-	Name  string
-	Size  int64
-	Limit int64
-}
-
-func (e *DownloadTooLargeError) Error() string {
-	return fmt.Sprintf("attachment %q is %s, over the %s download limit; not saved", e.Name,
-		mailmsg.FormatSize(e.Size), mailmsg.FormatSize(e.Limit))
-}
-
 // Save writes data under the sanitized name into the download folder and
 // returns the path written. It never overwrites: when the name is taken it
 // tries "name-2.ext", "name-3.ext", …. The file is created 0600 with

@@ -14,11 +14,9 @@ package attach
 
 import (
 	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -33,64 +31,6 @@ const (
 	DefaultMaxFileBytes  = 18_000_000
 	DefaultMaxTotalBytes = 18_000_000
 )
-
-// Reasons a path is refused, wrapped in *PathError (test with errors.Is).
-var (
-	ErrDisabled   = errors.New("sending attachments is disabled: no attachment folder is configured")
-	ErrOutside    = errors.New("not inside the attachment folder")
-	ErrNotFound   = errors.New("no such file")
-	ErrDirectory  = errors.New("a directory, not a file")
-	ErrNotRegular = errors.New("not a regular file")
-)
-
-// PathError reports a path refused for sending.
-type PathError struct {
-	Path   string // as given
-	Folder string // the allowed folder, as configured
-	Err    error  // one of the Err* reasons above, or an I/O error
-}
-
-func (e *PathError) Error() string {
-	if errors.Is(e.Err, ErrDisabled) {
-		return fmt.Sprintf("attachment %q refused: %v", e.Path, e.Err)
-	}
-	return fmt.Sprintf("attachment %q refused: %v (attachments are sent only from %s)", e.Path, e.Err, e.Folder)
-}
-
-func (e *PathError) Unwrap() error { return e.Err }
-
-// TooLargeError reports a file (or all files together, Total) over a cap.
-type TooLargeError struct {
-	Name  string // the file, or "" for the total
-	Size  int64
-	Limit int64
-	Total bool
-}
-
-func (e *TooLargeError) Error() string {
-	if e.Total {
-		return fmt.Sprintf("attachments too large: together %s, over the %s limit for one email",
-			mailmsg.FormatSize(e.Size), mailmsg.FormatSize(e.Limit))
-	}
-	return fmt.Sprintf("attachment %q too large: %s, over the %s limit", e.Name,
-		mailmsg.FormatSize(e.Size), mailmsg.FormatSize(e.Limit))
-}
-
-// ChangedError reports a file that is no longer what was approved.
-type ChangedError struct {
-	Name                  string
-	Path                  string
-	WantSize, GotSize     int64
-	WantSHA256, GotSHA256 string
-}
-
-func (e *ChangedError) Error() string {
-	what := "its content changed"
-	if e.WantSize != e.GotSize {
-		what = fmt.Sprintf("its size changed from %d to %d bytes", e.WantSize, e.GotSize)
-	}
-	return fmt.Sprintf("attachment %q changed since it was approved (%s); ask for a new approval", e.Name, what)
-}
 
 // Folder is the one folder attachments may be sent from.
 type Folder struct {
@@ -191,7 +131,7 @@ func (f Folder) resolve(p string) (string, error) {
 		p = filepath.Join(dir, p)
 	}
 	real, err := filepath.EvalSymlinks(p)
-	if errors.Is(err, fs.ErrNotExist) {
+	if errors.Is(err, os.ErrNotExist) {
 		return "", ErrNotFound
 	} else if err != nil {
 		return "", err
@@ -267,7 +207,7 @@ func (f Folder) read(p string, want *File) (File, []byte, error) {
 		return File{}, nil, &TooLargeError{Name: name, Size: n, Limit: f.maxFile()}
 	}
 	sum := sha256.Sum256(data)
-	file := File{Name: name, Path: real, Size: n, SHA256: hex.EncodeToString(sum[:]),
+	file := File{Name: name, Path: real, Size: n, SHA256: fmt.Sprintf("%x", sum),
 		ContentType: mailmsg.DetectType(name, data)}
 	if want != nil {
 		file.ContentType = want.ContentType
