@@ -10,6 +10,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/mailgate/mailgate/internal/mailmsg"
 )
 
 // setup makes an allowed folder (reached through a symlink, as a user's
@@ -274,6 +276,30 @@ func TestInlineText(t *testing.T) {
 		got, ok := InlineText(c.name, c.typ, []byte(c.data), c.max)
 		if got != c.want || ok != c.ok {
 			t.Errorf("InlineText(%q, %q, %q) = %q, %v; want %q, %v", c.name, c.typ, c.data, got, ok, c.want, c.ok)
+		}
+	}
+}
+
+// The approval may bind either side: what Open reports of a file and what
+// mailmsg.Digest reports of the attachment built from it agree.
+func TestFileMatchesDigest(t *testing.T) {
+	f, _, _ := setup(t)
+	files, err := f.Open([]string{"report.pdf", "sub/notes.txt"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	atts, err := f.Attachments(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := mailmsg.Digest(mailmsg.Outgoing{Body: "b", Attachments: atts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, file := range files {
+		s := d.Attachments[i]
+		if s.Name != file.Name || s.Size != file.Size || s.SHA256 != file.SHA256 || s.ContentType != file.ContentType {
+			t.Errorf("file %+v, digest %+v", file, s)
 		}
 	}
 }
