@@ -5,8 +5,9 @@
 // LLM agent or from a stranger's email, so header injection, a second
 // recipient smuggled into "to", broken encodings and invisible control
 // characters are the risks to design against. Keeping the rules in one leaf
-// package (stdlib plus golang.org/x/net/html) lets them be fuzzed in
-// isolation and keeps the Gmail adapter free of string handling.
+// package (stdlib, golang.org/x/net/html, and goldmark and bluemonday for
+// HTML bodies) lets them be fuzzed in isolation and keeps the Gmail adapter
+// free of string handling.
 package mailmsg
 
 import (

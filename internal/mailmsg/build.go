@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"io"
 	"mime/quotedprintable"
 	"net/mail"
 	"regexp"
@@ -33,19 +34,32 @@ func CheckHeaderValue(field, v string) error {
 	return nil
 }
 
-// Outgoing is a plain-text message to render with Build.
+// Outgoing is a message to render with Build: plain text, optionally with
+// an HTML alternative and attachments (compose.go).
 type Outgoing struct {
-	From       string        // optional; "" omits From and Gmail fills in the account
-	To         *mail.Address // exactly one recipient (see ParseAddress)
+	From       string          // optional; "" omits From and Gmail fills in the account
+	To         *mail.Address   // the first (or only) To recipient (see ParseAddress)
+	ToList     []*mail.Address // further To recipients, written after To
+	Cc         []*mail.Address
+	Bcc        []*mail.Address // written as a Bcc header: Gmail sends to them and strips it
 	Subject    string
 	Body       string    // plain text, UTF-8; any line ending style
 	InReplyTo  string    // for replies: "<parent@id>"
 	References string    // for replies: "<a@id> <b@id>"
 	Date       time.Time // zero means now
 	MessageID  string    // "" generates <random@domain-of-From> or <random@mailgate.local>
+
+	// HTML, when set, goes out as the text/html alternative of Body. It is
+	// written as given: produce it with RenderBody (Markdown rendered, or
+	// HTML sanitized), never from an agent's input directly.
+	HTML        string
+	Attachments []Attachment
+	// Boundary, when set (letters and digits, at most 40), makes the
+	// multipart boundaries deterministic, for golden tests.
+	Boundary string
 }
 
-// ErrNoRecipient is returned by Build when Outgoing.To is nil.
+// ErrNoRecipient is returned by Build when Outgoing has no To, Cc or Bcc.
 var ErrNoRecipient = errors.New("mailmsg: no recipient")
 
 // msgIDRe is one msg-id as found in real mail: angle brackets around
@@ -55,13 +69,19 @@ var msgIDRe = regexp.MustCompile(`^<[!-;=?-~]+>$`)
 
 // Build renders o as an RFC 5322 message with CRLF line ends.
 //
-// The body always goes out as quoted-printable UTF-8 (even when it is pure
-// ASCII), so one code path handles long lines, trailing spaces and lone CRs
-// and the output is always 7-bit. Subject and display names that are not
+// The body (and the HTML part, if any) always goes out as quoted-printable
+// UTF-8 (even when it is pure ASCII), so one code path handles long lines,
+// trailing spaces and lone CRs, attachments go out as base64, and the output
+// is always 7-bit (compose.go has the MIME structure). A message larger
+// than MaxMessageBytes once encoded is refused. Subject and display names that are not
 // plain printable ASCII become RFC 2047 encoded-words of at most 75
 // characters, folded onto continuation lines. Every value is validated
 // before anything is produced.
 func Build(o Outgoing) ([]byte, error) {
+	o, err := prepare(o)
+	if err != nil {
+		return nil, err
+	}
 	h, err := headers(o)
 	if err != nil {
 		return nil, err
@@ -82,15 +102,26 @@ func Build(o Outgoing) ([]byte, error) {
 	}
 	var buf bytes.Buffer
 	buf.Write(head)
-	qp := quotedprintable.NewWriter(&buf)
-	// Text mode: the writer turns \n, \r and \r\n alike into CRLF.
-	if _, err := qp.Write([]byte(o.Body)); err != nil {
-		return nil, fmt.Errorf("encoding body: %w", err)
+	if err := writeBody(&buf, o); err != nil {
+		return nil, err
 	}
-	if err := qp.Close(); err != nil {
-		return nil, fmt.Errorf("encoding body: %w", err)
+	if buf.Len() > MaxMessageBytes {
+		return nil, &MessageTooLargeError{Size: int64(buf.Len()), Limit: MaxMessageBytes}
 	}
 	return buf.Bytes(), nil
+}
+
+// writeQP writes s as quoted-printable. Text mode: the writer turns \n, \r
+// and \r\n alike into CRLF.
+func writeQP(w io.Writer, s string) error {
+	qp := quotedprintable.NewWriter(w)
+	if _, err := qp.Write([]byte(s)); err != nil {
+		return fmt.Errorf("encoding body: %w", err)
+	}
+	if err := qp.Close(); err != nil {
+		return fmt.Errorf("encoding body: %w", err)
+	}
+	return nil
 }
 
 // headers validates o and returns the header fields in output order.
@@ -99,8 +130,10 @@ func headers(o Outgoing) ([][2]string, error) {
 		{"From", o.From}, {"Subject", o.Subject}, {"In-Reply-To", o.InReplyTo},
 		{"References", o.References}, {"Message-ID", o.MessageID},
 	}
-	if o.To != nil {
-		checks = append(checks, [2]string{"To", o.To.Name}, [2]string{"To", o.To.Address})
+	for _, l := range recipientFields(o) {
+		for _, a := range l.addrs {
+			checks = append(checks, [2]string{l.name, a.Name}, [2]string{l.name, a.Address})
+		}
 	}
 	for _, c := range checks {
 		if err := CheckHeaderValue(c[0], c[1]); err != nil {
@@ -126,13 +159,23 @@ func headers(o Outgoing) ([][2]string, error) {
 			domain = d
 		}
 	}
-	if o.To == nil {
+	n := 0
+	for _, l := range recipientFields(o) {
+		out := make([]string, 0, len(l.addrs))
+		for _, a := range l.addrs {
+			if reason := checkAddress(a); reason != "" {
+				return nil, &InvalidAddressError{Input: a.String(), Reason: reason}
+			}
+			out = append(out, formatAddress(a))
+		}
+		if len(out) > 0 {
+			h = append(h, [2]string{l.name, strings.Join(out, ", ")})
+		}
+		n += len(out)
+	}
+	if n == 0 {
 		return nil, ErrNoRecipient
 	}
-	if reason := checkAddress(o.To); reason != "" {
-		return nil, &InvalidAddressError{Input: o.To.String(), Reason: reason}
-	}
-	h = append(h, [2]string{"To", formatAddress(o.To)})
 	h = append(h, [2]string{"Subject", o.Subject}) // encoded by Build's Header.Text
 
 	date := o.Date
@@ -163,12 +206,12 @@ func headers(o Outgoing) ([][2]string, error) {
 		// normalise it (folding relies on single spaces).
 		h = append(h, [2]string{f[0], strings.Join(ids, " ")})
 	}
-	h = append(h,
-		[2]string{"MIME-Version", "1.0"},
-		[2]string{"Content-Type", "text/plain; charset=UTF-8"},
-		[2]string{"Content-Transfer-Encoding", "quoted-printable"},
-	)
-	return h, nil
+	h = append(h, [2]string{"MIME-Version", "1.0"})
+	ct, err := bodyHeaders(o)
+	if err != nil {
+		return nil, err
+	}
+	return append(h, ct...), nil
 }
 
 // isHostname reports an ASCII LDH domain usable as a Message-ID right part.

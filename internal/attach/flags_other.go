@@ -1,0 +1,9 @@
+//go:build !unix
+
+package attach
+
+import "os"
+
+// readFlags: without O_NOFOLLOW, the Lstat before opening and the
+// os.SameFile check after it stand in.
+const readFlags = os.O_RDONLY

@@ -1,0 +1,220 @@
+// Package attach is the file side of email attachments: which local files
+// an agent may send, and where received attachments are saved.
+//
+// Why a package of its own: the paths come from an LLM agent, which a
+// stranger's email can steer, so "attach ~/.ssh/id_ed25519" or a symlink
+// planted in the allowed folder is the attack to design against, and the
+// human approving a send must approve the very bytes that leave. Sending
+// therefore works only from one folder the user configured, resolves
+// symlinks before deciding, and binds each file by name, size and SHA-256
+// so that a file changed between approval and send is refused. Saving
+// never takes a path from the caller: files land in one download folder
+// under the mailgate home, under sanitized names, never overwriting.
+package attach
+
+import (
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/mailgate/mailgate/internal/mailmsg"
+)
+
+// Default caps for sending. A message may be 25 MB once encoded
+// (mailmsg.MaxMessageBytes) and base64 adds a third, so 18 MB of files
+// leaves room for the body and headers.
+const (
+	DefaultMaxFileBytes  = 18_000_000
+	DefaultMaxTotalBytes = 18_000_000
+)
+
+// Folder is the one folder attachments may be sent from.
+type Folder struct {
+	Dir           string // "" disables sending attachments
+	MaxFileBytes  int64  // per file; 0 means DefaultMaxFileBytes
+	MaxTotalBytes int64  // all files of one email; 0 means DefaultMaxTotalBytes
+}
+
+// File is one file checked for sending: what the approval binds.
+type File struct {
+	Name        string `json:"name"` // what recipients see: the given path's base name, sanitized
+	Path        string `json:"path"` // absolute, symlinks resolved
+	Size        int64  `json:"size"`
+	SHA256      string `json:"sha256"` // hex
+	ContentType string `json:"content_type"`
+}
+
+// Open checks every path and returns the files in order. A path is taken
+// relative to the folder unless absolute; after symlinks are resolved it
+// must name a regular file inside the folder (itself resolved), within the
+// per-file cap, and all files together within the total cap.
+func (f Folder) Open(paths []string) ([]File, error) {
+	out := make([]File, 0, len(paths))
+	var total int64
+	for _, p := range paths {
+		file, _, err := f.read(p, nil)
+		if err != nil {
+			return nil, err
+		}
+		total += file.Size
+		if total > f.maxTotal() {
+			return nil, &TooLargeError{Size: total, Limit: f.maxTotal(), Total: true}
+		}
+		out = append(out, file)
+	}
+	return out, nil
+}
+
+// Load reads a file checked by Open again, with every check of Open, and
+// returns its bytes only if its size and SHA-256 are still the ones
+// bound: *ChangedError otherwise. Call it right before sending, so what
+// leaves is what was approved.
+func (f Folder) Load(file File) ([]byte, error) {
+	_, data, err := f.read(file.Path, &file)
+	return data, err
+}
+
+// Recheck is Load without keeping the bytes.
+func (f Folder) Recheck(file File) error {
+	_, err := f.Load(file)
+	return err
+}
+
+// Attachments loads every file (see Load) as message attachments.
+func (f Folder) Attachments(files []File) ([]mailmsg.Attachment, error) {
+	out := make([]mailmsg.Attachment, 0, len(files))
+	var total int64
+	for _, file := range files {
+		data, err := f.Load(file)
+		if err != nil {
+			return nil, err
+		}
+		if total += int64(len(data)); total > f.maxTotal() {
+			return nil, &TooLargeError{Size: total, Limit: f.maxTotal(), Total: true}
+		}
+		out = append(out, mailmsg.Attachment{Name: file.Name, ContentType: file.ContentType, Data: data})
+	}
+	return out, nil
+}
+
+func (f Folder) maxFile() int64  { return orDefault(f.MaxFileBytes, DefaultMaxFileBytes) }
+func (f Folder) maxTotal() int64 { return orDefault(f.MaxTotalBytes, DefaultMaxTotalBytes) }
+
+func orDefault(v, d int64) int64 {
+	if v > 0 {
+		return v
+	}
+	return d
+}
+
+// resolve returns the real path of p and checks it lies inside the
+// folder's real path.
+func (f Folder) resolve(p string) (string, error) {
+	if strings.TrimSpace(f.Dir) == "" {
+		return "", ErrDisabled
+	}
+	if p == "" || strings.ContainsRune(p, 0) {
+		return "", ErrNotFound
+	}
+	dir, err := filepath.Abs(f.Dir)
+	if err != nil {
+		return "", err
+	}
+	if dir, err = filepath.EvalSymlinks(dir); err != nil {
+		return "", fmt.Errorf("attachment folder: %w", err)
+	}
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(dir, p)
+	}
+	real, err := filepath.EvalSymlinks(p)
+	if errors.Is(err, os.ErrNotExist) {
+		return "", ErrNotFound
+	} else if err != nil {
+		return "", err
+	}
+	if real, err = filepath.Abs(real); err != nil {
+		return "", err
+	}
+	if !within(dir, real) {
+		return "", ErrOutside
+	}
+	return real, nil
+}
+
+// within reports whether path is dir or lies below it (both absolute and
+// clean).
+func within(dir, path string) bool {
+	rel, err := filepath.Rel(dir, path)
+	if err != nil || filepath.IsAbs(rel) {
+		return false
+	}
+	return rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// read checks and reads one path. With want set (Load), the file must
+// still match it.
+func (f Folder) read(p string, want *File) (File, []byte, error) {
+	refuse := func(err error) (File, []byte, error) {
+		return File{}, nil, &PathError{Path: p, Folder: f.Dir, Err: err}
+	}
+	real, err := f.resolve(p)
+	if err != nil {
+		return refuse(err)
+	}
+	fi, err := os.Lstat(real)
+	if err != nil {
+		return refuse(ErrNotFound)
+	}
+	switch {
+	case fi.IsDir():
+		return refuse(ErrDirectory)
+	case !fi.Mode().IsRegular():
+		return refuse(ErrNotRegular)
+	}
+	name := mailmsg.SanitizeFilename(filepath.Base(p))
+	if want != nil {
+		name = want.Name
+	}
+	if fi.Size() > f.maxFile() {
+		return File{}, nil, &TooLargeError{Name: name, Size: fi.Size(), Limit: f.maxFile()}
+	}
+	fh, err := os.OpenFile(real, readFlags, 0)
+	if err != nil {
+		return refuse(err)
+	}
+	defer fh.Close()
+	// The file opened must be the one checked: a swap between Lstat and
+	// open (a symlink or FIFO put in its place) is refused here.
+	ofi, err := fh.Stat()
+	if err != nil {
+		return refuse(err)
+	}
+	if !ofi.Mode().IsRegular() || !os.SameFile(fi, ofi) {
+		return refuse(ErrNotRegular)
+	}
+	// Read whole (the cap bounds it): hashing, sniffing and Load's bytes
+	// all come from this one read, so they describe the same content.
+	data, err := io.ReadAll(io.LimitReader(fh, f.maxFile()+1))
+	if err != nil {
+		return refuse(err)
+	}
+	n := int64(len(data))
+	if n > f.maxFile() {
+		return File{}, nil, &TooLargeError{Name: name, Size: n, Limit: f.maxFile()}
+	}
+	sum := sha256.Sum256(data)
+	file := File{Name: name, Path: real, Size: n, SHA256: fmt.Sprintf("%x", sum),
+		ContentType: mailmsg.DetectType(name, data)}
+	if want != nil {
+		file.ContentType = want.ContentType
+		if file.Size != want.Size || file.SHA256 != want.SHA256 {
+			return File{}, nil, &ChangedError{Name: want.Name, Path: want.Path, WantSize: want.Size,
+				GotSize: file.Size, WantSHA256: want.SHA256, GotSHA256: file.SHA256}
+		}
+	}
+	return file, data, nil
+}
