@@ -228,6 +228,6 @@ func FuzzParseMessage(f *testing.F) {
 		hb, body := splitMessage(raw)
 		hb.set("Message-ID", "<x@y>")
 		splitMessage(hb.assemble(body))
-		prepareOutgoing(raw, "me@sandbox.local", fixedNow, true, true)
+		prepareOutgoing(raw, "me@sandbox.local", nil, fixedNow, true, true)
 	})
 }

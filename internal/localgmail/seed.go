@@ -19,7 +19,9 @@ import (
 // labels and threads it like a receiving mailbox would (gmail-api.md §8).
 // Labels may be system ids (any case), user label ids, or user label names;
 // an unknown name creates the user label. internalDate comes from the Date
-// header (now when absent or unparseable).
+// header (now when absent or unparseable). A message labelled DRAFT becomes
+// a draft (every DRAFT message in Gmail belongs to one), listed by
+// drafts.list and sendable with drafts.send.
 func (s *Server) Insert(raw []byte, labelIDs ...string) (*gmail.Message, error) {
 	if len(strings.TrimSpace(string(raw))) == 0 {
 		return nil, errors.New("localgmail: empty message")
@@ -40,6 +42,9 @@ func (s *Server) Insert(raw []byte, labelIDs ...string) (*gmail.Message, error) 
 	}
 	m := &storedMsg{threadID: s.st.headerThread(p), labels: dedupe(labels), internalDate: date.UnixMilli(), raw: raw, p: p}
 	s.st.add(m, date) // ids follow the Date, as Gmail's follow receipt time
+	if m.hasLabel("DRAFT") {
+		s.st.drafts[s.st.newDraftID()] = m
+	}
 	return m.render("minimal", nil), nil
 }
 
@@ -91,6 +96,37 @@ func (s *Server) Sent() []*gmail.Message {
 		out = append(out, m.full())
 	}
 	return out
+}
+
+// Delivery is what the recipients of a sent message receive.
+type Delivery struct {
+	Recipients []string // every To, Cc and Bcc address, lower case, in header order
+	Raw        []byte   // the message as delivered: the sender's copy without its Bcc header
+}
+
+// Delivered returns the delivery of a message created by messages.send or
+// drafts.send; false for any other id. The sender's own copy (Message,
+// RawMessage) keeps Bcc, as Gmail's Sent folder does; recipients never see
+// it.
+func (s *Server) Delivered(id string) (Delivery, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for _, m := range s.st.sent {
+		if m.id != id {
+			continue
+		}
+		var d Delivery
+		for _, f := range []addrField{m.p.to, m.p.cc, m.p.bcc} {
+			for _, a := range f.addrs {
+				d.Recipients = append(d.Recipients, a.email)
+			}
+		}
+		hb, body := splitMessage(m.raw)
+		hb.del("Bcc")
+		d.Raw = hb.assemble(body)
+		return d, true
+	}
+	return Delivery{}, false
 }
 
 // Message returns a stored message in full format with Raw filled.
