@@ -35,7 +35,14 @@ type env struct {
 // The token file holds only a refresh token, so the first call refreshes.
 func newEnv(t testing.TB, scopes []string, mod ...func(*Options)) *env {
 	t.Helper()
-	srv := localgmail.New(localgmail.Options{Email: "me@example.com", RequireAuth: true})
+	return newEnvWith(t, localgmail.Options{}, scopes, mod...)
+}
+
+// newEnvWith is newEnv with server options (Email and RequireAuth are set).
+func newEnvWith(t testing.TB, so localgmail.Options, scopes []string, mod ...func(*Options)) *env {
+	t.Helper()
+	so.Email, so.RequireAuth = "me@example.com", true
+	srv := localgmail.New(so)
 	base, err := srv.Start("127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
