@@ -332,9 +332,10 @@ func TestSandboxMailbox(t *testing.T) {
 		q    string
 		want int
 	}{
-		{"", 15}, {"in:anywhere", 16}, {"invoice", 2}, {"in:spam", 1}, {"is:unread", 2}, {"is:starred", 1},
+		{"", 20}, {"in:anywhere", 21}, {"invoice", 2}, {"in:spam", 1}, {"is:unread", 2}, {"is:starred", 1},
 		{"has:attachment filename:csv", 1}, {"cafe resume", 1}, {"in:sent", 2}, {"from:dana@example.com", 3},
-		{`"faster code reviews"`, 1}, {"category:updates", 1}, {"label:Category_Updates", 1}, {"after:2026/11/01 before:2026/11/10", 5},
+		{`"faster code reviews"`, 1}, {"category:updates", 2}, {"label:Category_Updates", 2}, {"after:2026/11/01 before:2026/11/10", 5},
+		{"in:drafts", 1}, {"cc:hello@sandbox.local", 1}, {"label:projects-atlas", 2}, {"has:attachment filename:pdf", 1}, {"filename:png", 1},
 	} {
 		if got := len(ids(c.q)); got != c.want {
 			t.Errorf("q=%q: %d messages, want %d", c.q, got, c.want)
@@ -353,8 +354,8 @@ func TestSandboxMailbox(t *testing.T) {
 	if !seen["Café meeting – résumé"] {
 		t.Errorf("RFC 2047 subject not decoded: %v", seen)
 	}
-	if len(threads) != 13 {
-		t.Errorf("%d threads, want 13: %v", len(threads), threads)
+	if len(threads) != 17 {
+		t.Errorf("%d threads, want 17: %v", len(threads), threads)
 	}
 	atlas, err := svc.Users.Messages.List("me").Q(`subject:"project atlas kickoff"`).Do()
 	if err != nil || len(atlas.Messages) != 3 {
