@@ -69,14 +69,7 @@ func BenchmarkSearch50With100msLatencySustained(b *testing.B) {
 // sequentially.
 func BenchmarkModifyMessages1000With100msLatency(b *testing.B) {
 	e := newEnv(b, []string{ScopeModify})
-	var ids []string
-	for i := range 1000 {
-		m, err := e.srv.Insert([]byte(fmt.Sprintf("From: a@example.org\r\nSubject: n%d\r\n\r\nx", i)), "INBOX", "UNREAD")
-		if err != nil {
-			b.Fatal(err)
-		}
-		ids = append(ids, m.Id)
-	}
+	ids := e.insertMany(b, 1000, "INBOX", "UNREAD")
 	ctx := context.Background()
 	if _, err := e.c.Profile(ctx); err != nil { // refresh the token outside the timing
 		b.Fatal(err)

@@ -55,13 +55,9 @@ func (c *Client) ListDrafts(ctx context.Context, query string, limit int, pageTo
 	if len(ids) > limit {
 		ids = ids[:limit]
 	}
-	drafts, err := fetchAll(ctx, c, "drafts.get", "draft", ids, func(ctx context.Context, id string) (Draft, error) {
-		d, err := c.svc.Users.Drafts.Get(user, id).Format("metadata").Context(ctx).Do() // every header: drafts.get has no metadataHeaders
-		if err != nil {
-			return Draft{}, err
-		}
-		return toDraft(d), nil
-	})
+	drafts, err := fetchAll(ctx, c, "drafts.get", "draft", ids, func(ctx context.Context, id string) (*gmailapi.Draft, error) {
+		return c.svc.Users.Drafts.Get(user, id).Format("metadata").Context(ctx).Do() // every header: drafts.get has no metadataHeaders
+	}, toDraft)
 	if err != nil {
 		return nil, fmt.Errorf("listing drafts: %w", err)
 	}

@@ -124,6 +124,20 @@ func (e *env) insert(t testing.TB, from, subject, body string, extra ...string) 
 	return m.Id, m.ThreadId
 }
 
+// insertMany stores n small messages with labels and returns their ids.
+func (e *env) insertMany(t testing.TB, n int, labels ...string) []string {
+	t.Helper()
+	ids := make([]string, 0, n)
+	for i := range n {
+		m, err := e.srv.Insert([]byte(fmt.Sprintf("From: a@example.org\r\nSubject: n%d\r\n\r\nx", i)), labels...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, m.Id)
+	}
+	return ids
+}
+
 func readToken(t testing.TB, path string) *oauth2.Token {
 	t.Helper()
 	tok, err := LoadToken(path)

@@ -23,12 +23,13 @@ const maxTextBytes = 100 << 10
 // sanitized (mailmsg.Sanitize); MessageID, InReplyTo and References are the
 // raw header values, as threading needs them.
 type Message struct {
-	ID, ThreadID, From, To, Cc, ReplyTo, Subject, Date, MessageID, InReplyTo, References, Snippet string
-	Bcc                                                                                           string // only on the sender's own copies (Sent, drafts)
-	Labels                                                                                        []string
-	Text                                                                                          string   // the text/plain part, or the HTML part as text; truncated to 100 KB
-	HTML                                                                                          bool     // the message has a text/html body part
-	Attachments                                                                                   []string // file names
+	Summary                            // ID, ThreadID, From, To, Subject, Date, Snippet, MessageID, Time
+	Cc, ReplyTo, InReplyTo, References string
+	Bcc                                string // only on the sender's own copies (Sent, drafts)
+	Labels                             []string
+	Text                               string   // the text/plain part, or the HTML part as text; truncated to 100 KB
+	HTML                               bool     // the message has a text/html body part
+	Attachments                        []string // file names
 	// Files describes every attachment: the named parts of Attachments, in
 	// the same order, then unnamed ones Gmail stores apart (inline images).
 	Files []Attachment
@@ -201,19 +202,12 @@ func oneLine(s string) string {
 func convert(m *gmailapi.Message) *Message {
 	h := headerMap(m.Payload)
 	out := &Message{
-		ID:         m.Id,
-		ThreadID:   m.ThreadId,
-		From:       displayHeader(h.get("From")),
-		To:         displayHeader(h.get("To")),
+		Summary:    summarize(m),
 		Cc:         displayHeader(h.get("Cc")),
 		Bcc:        displayHeader(h.get("Bcc")),
 		ReplyTo:    displayHeader(h.get("Reply-To")),
-		Subject:    displayHeader(h.get("Subject")),
-		Date:       displayHeader(h.get("Date")),
-		MessageID:  strings.TrimSpace(h.get("Message-ID")),
 		InReplyTo:  strings.TrimSpace(h.get("In-Reply-To")),
 		References: strings.TrimSpace(h.get("References")),
-		Snippet:    snippet(m.Snippet),
 		Labels:     m.LabelIds,
 	}
 	var plain, htmlPart *gmailapi.MessagePart

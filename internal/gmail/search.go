@@ -79,14 +79,9 @@ func (c *Client) SearchPage(ctx context.Context, query string, limit int, pageTo
 	if len(ids) > limit {
 		ids = ids[:limit]
 	}
-	res, err := fetchAll(ctx, c, "messages.get", "message", refIDs(ids), func(ctx context.Context, id string) (Summary, error) {
-		m, err := c.svc.Users.Messages.Get(user, id).Format("metadata").
-			MetadataHeaders(summaryHeaders...).Context(ctx).Do()
-		if err != nil {
-			return Summary{}, err
-		}
-		return summarize(m), nil
-	})
+	res, err := fetchAll(ctx, c, "messages.get", "message", refIDs(ids), func(ctx context.Context, id string) (*gmailapi.Message, error) {
+		return c.svc.Users.Messages.Get(user, id).Format("metadata").MetadataHeaders(summaryHeaders...).Context(ctx).Do()
+	}, summarize)
 	if err != nil {
 		return nil, fmt.Errorf("searching messages: %w", err)
 	}
@@ -94,22 +89,22 @@ func (c *Client) SearchPage(ctx context.Context, query string, limit int, pageTo
 }
 
 // fetchAll runs get (op: messages.get or drafts.get) for every id under the
-// read policy, at most FetchConcurrency at a time (Gmail answers
+// read policy and converts each answer with conv, at most FetchConcurrency at a time (Gmail answers
 // 429 "Too many concurrent requests" beyond a small per-user cap) and each
 // attempt paced by a limiter shared by all calls (the per-user quota is
 // about 50 gets per second). Results keep the items' order; an item gone
 // (404) since the list is left out; any other failure fails the whole call.
-func fetchAll[T any](ctx context.Context, c *Client, op, noun string, ids []string, get func(context.Context, string) (T, error)) ([]T, error) {
+func fetchAll[A, T any](ctx context.Context, c *Client, op, noun string, ids []string, get func(context.Context, string) (A, error), conv func(A) T) ([]T, error) {
 	out := make([]T, len(ids))
 	found := make([]bool, len(ids))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(c.opts.FetchConcurrency)
 	for i, id := range ids {
 		g.Go(func() error {
-			v, err := retry(gctx, c, op, ScopeReadonly, true, func(ctx context.Context) (T, error) {
+			v, err := retry(gctx, c, op, ScopeReadonly, true, func(ctx context.Context) (A, error) {
 				// Pace every attempt, retries included.
 				if err := c.limiter.Wait(ctx); err != nil {
-					var zero T
+					var zero A
 					return zero, err
 				}
 				return get(ctx, id)
@@ -120,7 +115,7 @@ func fetchAll[T any](ctx context.Context, c *Client, op, noun string, ids []stri
 			if err != nil {
 				return fmt.Errorf("fetching %s %s: %w", noun, id, err)
 			}
-			out[i], found[i] = v, true
+			out[i], found[i] = conv(v), true
 			return nil
 		})
 	}

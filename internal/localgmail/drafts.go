@@ -1,66 +1,11 @@
 package localgmail
 
-import (
-	"time"
-
-	"google.golang.org/api/gmail/v1"
-)
+import "google.golang.org/api/gmail/v1"
 
 // Drafts, labels and the profile. A draft is a stored message labelled DRAFT;
 // drafts.send turns it into a SENT message with the same id.
 
-func (s *Server) createDraft(c *call) (any, error) {
-	d, raw, err := c.draftBody()
-	if err != nil {
-		return nil, err
-	}
-	now := s.now()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	m, err := s.newDraftLocked(raw, d.Message, now)
-	if err != nil {
-		return nil, err
-	}
-	did := s.st.newDraftID()
-	s.st.drafts[did] = m
-	return &gmail.Draft{Id: did, Message: ref(m)}, nil
-}
-
-// draftBody reads the Draft of drafts.create/update and its message bytes
-// (raw or media upload).
-func (c *call) draftBody() (*gmail.Draft, []byte, error) {
-	var d gmail.Draft
-	media, err := c.readBody(&d)
-	if err != nil {
-		return nil, nil, err
-	}
-	if d.Message == nil && media == nil {
-		return nil, nil, apiErr(400, "invalidArgument", "Missing draft message")
-	}
-	raw, err := messageBytes(media, d.Message, maxSendSize)
-	if err != nil {
-		return nil, nil, err
-	}
-	return &d, raw, nil
-}
-
-// newDraftLocked stores raw as a DRAFT message, prepared as Gmail prepares
-// drafts, in the thread the draft names when threading rules allow.
-func (s *Server) newDraftLocked(raw []byte, in *gmail.Message, now time.Time) (*storedMsg, error) {
-	raw = prepareOutgoing(raw, s.o.Email, s.o.Aliases, now, false, false)
-	p := parseMessage(raw)
-	threadID := ""
-	if in != nil {
-		threadID = in.ThreadId
-	}
-	tid, ok := s.st.explicitThread(p, threadID)
-	if !ok {
-		return nil, apiErr(400, "invalidArgument", "Invalid thread_id value")
-	}
-	m := &storedMsg{threadID: tid, labels: []string{"DRAFT"}, internalDate: now.UnixMilli(), raw: raw, p: p}
-	s.st.add(m, now)
-	return m, nil
-}
+func (s *Server) createDraft(c *call) (any, error) { return s.saveDraft(c, "") }
 
 // updateDraft replaces a draft's content. As in Gmail, the draft keeps its
 // id and its message gets a new one.
@@ -69,22 +14,49 @@ func (s *Server) updateDraft(c *call) (any, error) {
 	if !draftID().MatchString(id) {
 		return nil, invalidID()
 	}
-	d, raw, err := c.draftBody()
+	return s.saveDraft(c, id)
+}
+
+// saveDraft stores the request's message as draft id's content, or as a new
+// draft when id is "": prepared as Gmail prepares drafts, labelled DRAFT, in
+// the thread the draft names when the threading rules allow.
+func (s *Server) saveDraft(c *call, id string) (any, error) {
+	var d gmail.Draft
+	media, err := c.readBody(&d)
+	if err != nil {
+		return nil, err
+	}
+	if d.Message == nil && media == nil {
+		return nil, apiErr(400, "invalidArgument", "Missing draft message")
+	}
+	raw, err := messageBytes(media, d.Message, maxSendSize)
 	if err != nil {
 		return nil, err
 	}
 	now := s.now()
+	raw = prepareOutgoing(raw, s.o.Email, s.o.Aliases, now, false, false)
+	p := parseMessage(raw)
+	threadID := ""
+	if d.Message != nil {
+		threadID = d.Message.ThreadId
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	old := s.st.drafts[id]
-	if old == nil {
+	if id != "" && old == nil {
 		return nil, notFound()
 	}
-	m, err := s.newDraftLocked(raw, d.Message, now)
-	if err != nil {
-		return nil, err
+	tid, ok := s.st.explicitThread(p, threadID)
+	if !ok {
+		return nil, apiErr(400, "invalidArgument", "Invalid thread_id value")
 	}
-	s.st.remove(old)
+	if old != nil {
+		s.st.remove(old)
+	} else {
+		id = s.st.newDraftID()
+	}
+	m := &storedMsg{threadID: tid, labels: []string{"DRAFT"}, internalDate: now.UnixMilli(), raw: raw, p: p, draftID: id}
+	s.st.add(m, now)
 	s.st.drafts[id] = m
 	return &gmail.Draft{Id: id, Message: ref(m)}, nil
 }
@@ -92,27 +64,13 @@ func (s *Server) updateDraft(c *call) (any, error) {
 // listDrafts answers drafts.list: newest first, paged like messages.list,
 // with q filtering the drafts' messages.
 func (s *Server) listDrafts(c *call) (any, error) {
-	pg, err := c.pager()
+	page, next, total, err := s.list(c, nil, func(m *storedMsg) bool { return m.draftID != "" })
 	if err != nil {
 		return nil, err
 	}
-	query := parseQuery(c.query("q"), s.now())
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	byMsg := make(map[*storedMsg]string, len(s.st.drafts))
-	for did, m := range s.st.drafts {
-		byMsg[m] = did
-	}
-	var matches []*storedMsg
-	for _, m := range s.searchLocked(query, nil, pg.incl) {
-		if _, ok := byMsg[m]; ok {
-			matches = append(matches, m)
-		}
-	}
-	page, next := pg.page(matches)
-	resp := &gmail.ListDraftsResponse{ResultSizeEstimate: int64(len(matches)), NextPageToken: next, ForceSendFields: []string{"ResultSizeEstimate"}}
+	resp := &gmail.ListDraftsResponse{ResultSizeEstimate: total, NextPageToken: next, ForceSendFields: []string{"ResultSizeEstimate"}}
 	for _, m := range page {
-		resp.Drafts = append(resp.Drafts, &gmail.Draft{Id: byMsg[m], Message: &gmail.Message{Id: m.id, ThreadId: m.threadID}})
+		resp.Drafts = append(resp.Drafts, &gmail.Draft{Id: m.draftID, Message: &gmail.Message{Id: m.id, ThreadId: m.threadID}})
 	}
 	return resp, nil
 }

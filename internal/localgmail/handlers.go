@@ -9,6 +9,7 @@ import (
 	"io"
 	"mime"
 	"mime/multipart"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -151,24 +152,39 @@ func ref(m *storedMsg) *gmail.Message {
 // ---- messages ----
 
 func (s *Server) listMessages(c *call) (any, error) {
-	q := c.r.URL.Query()
-	if c.meta && q.Get("q") != "" {
+	if c.meta && c.query("q") != "" {
 		return nil, apiErr(403, "forbidden", "Metadata scope does not support 'q' parameter")
 	}
-	pg, err := c.pager()
+	page, next, total, err := s.list(c, c.r.URL.Query()["labelIds"], nil)
 	if err != nil {
 		return nil, err
 	}
-	query := parseQuery(q.Get("q"), s.now())
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	matches := s.searchLocked(query, q["labelIds"], pg.incl)
-	page, next := pg.page(matches)
-	resp := &gmail.ListMessagesResponse{ResultSizeEstimate: int64(len(matches)), NextPageToken: next, ForceSendFields: []string{"ResultSizeEstimate"}}
+	resp := &gmail.ListMessagesResponse{ResultSizeEstimate: total, NextPageToken: next, ForceSendFields: []string{"ResultSizeEstimate"}}
 	for _, m := range page {
 		resp.Messages = append(resp.Messages, &gmail.Message{Id: m.id, ThreadId: m.threadID})
 	}
 	return resp, nil
+}
+
+// list runs the search of messages.list and drafts.list (q, labelIds,
+// includeSpamTrash, then keep when not nil) and cuts the requested page.
+// total is every match, Gmail's resultSizeEstimate (exact here). The
+// page's id, threadId and draftID never change, so they may be read after
+// the lock is released.
+func (s *Server) list(c *call, labelIDs []string, keep func(*storedMsg) bool) (page []*storedMsg, next string, total int64, err error) {
+	pg, err := c.pager()
+	if err != nil {
+		return nil, "", 0, err
+	}
+	query := parseQuery(c.query("q"), s.now())
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	matches := s.searchLocked(query, labelIDs, pg.incl)
+	if keep != nil {
+		matches = slices.DeleteFunc(matches, func(m *storedMsg) bool { return !keep(m) })
+	}
+	page, next = pg.page(matches)
+	return page, next, int64(len(matches)), nil
 }
 
 // pager is the paging of messages.list and drafts.list: maxResults
@@ -293,13 +309,20 @@ func (s *Server) getAttachment(c *call) (any, error) {
 		Data: base64.RawURLEncoding.EncodeToString(pt.data), ForceSendFields: []string{"Size"}}, nil
 }
 
-func (s *Server) insertMessage(c *call) (any, error) {
+// messageBody reads the Message of messages.insert or messages.send and
+// its bytes (raw, or a media upload), refusing more than limit bytes.
+func (c *call) messageBody(limit int) (*gmail.Message, []byte, error) {
 	var in gmail.Message
 	media, err := c.readBody(&in)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	raw, err := messageBytes(media, &in, maxInsertSize)
+	raw, err := messageBytes(media, &in, limit)
+	return &in, raw, err
+}
+
+func (s *Server) insertMessage(c *call) (any, error) {
+	in, raw, err := c.messageBody(maxInsertSize)
 	if err != nil {
 		return nil, err
 	}
@@ -340,12 +363,7 @@ func dedupe(in []string) []string {
 }
 
 func (s *Server) sendMessage(c *call) (any, error) {
-	var in gmail.Message
-	media, err := c.readBody(&in)
-	if err != nil {
-		return nil, err
-	}
-	raw, err := messageBytes(media, &in, maxSendSize)
+	in, raw, err := c.messageBody(maxSendSize)
 	if err != nil {
 		return nil, err
 	}

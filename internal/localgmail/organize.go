@@ -114,49 +114,66 @@ func threadRef(id string, msgs []*storedMsg) *gmail.Thread {
 	return t
 }
 
-func (c *call) labelChange() (labelChange, error) {
-	var in gmail.ModifyMessageRequest
-	if _, err := c.readBody(&in); err != nil {
-		return labelChange{}, err
-	}
-	return labelChange{add: in.AddLabelIds, remove: in.RemoveLabelIds}, nil
-}
+// orgAction is what an organising call does to each message it names.
+type orgAction int
 
-func (s *Server) modifyMessage(c *call) (any, error) {
-	ch, err := c.labelChange()
-	if err != nil {
-		return nil, err
-	}
-	return s.onMessage(c, func(m *storedMsg) error {
-		if err := s.st.checkChange(ch); err != nil {
-			return err
+const (
+	actModify orgAction = iota // messages.modify / threads.modify: the body's label change
+	actTrash
+	actUntrash
+)
+
+// organize is the handler of messages.{modify,trash,untrash} (thread
+// false: answers the message's id, threadId and labels) and
+// threads.{modify,trash,untrash} (answers the thread with its messages').
+// The target is resolved first (400 malformed, 404 unknown), then a label
+// change is validated, before anything changes.
+func organize(thread bool, act orgAction) handler {
+	return func(s *Server, c *call) (any, error) {
+		var ch labelChange
+		if act == actModify {
+			var in gmail.ModifyMessageRequest // same fields as ModifyThreadRequest
+			if _, err := c.readBody(&in); err != nil {
+				return nil, err
+			}
+			ch = labelChange{add: in.AddLabelIds, remove: in.RemoveLabelIds}
 		}
-		s.st.relabel(m, ch)
-		return nil
-	})
-}
-
-func (s *Server) trashMessage(c *call) (any, error) {
-	return s.onMessage(c, func(m *storedMsg) error { s.st.trash(m); return nil })
-}
-
-func (s *Server) untrashMessage(c *call) (any, error) {
-	return s.onMessage(c, func(m *storedMsg) error { s.st.untrash(m); return nil })
-}
-
-// onMessage runs fn on the message named in the path, under the write lock,
-// and answers with its id, threadId and labels.
-func (s *Server) onMessage(c *call, fn func(*storedMsg) error) (any, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	m, err := s.st.message(c.params["id"])
-	if err != nil {
-		return nil, err
+		id := c.params["id"]
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		var msgs []*storedMsg
+		if thread {
+			var err error
+			if msgs, err = s.st.thread(id); err != nil {
+				return nil, err
+			}
+		} else {
+			m, err := s.st.message(id)
+			if err != nil {
+				return nil, err
+			}
+			msgs = []*storedMsg{m}
+		}
+		if act == actModify {
+			if err := s.st.checkChange(ch); err != nil {
+				return nil, err
+			}
+		}
+		for _, m := range msgs {
+			switch act {
+			case actModify:
+				s.st.relabel(m, ch)
+			case actTrash:
+				s.st.trash(m)
+			case actUntrash:
+				s.st.untrash(m)
+			}
+		}
+		if thread {
+			return threadRef(id, msgs), nil
+		}
+		return ref(msgs[0]), nil
 	}
-	if err := fn(m); err != nil {
-		return nil, err
-	}
-	return ref(m), nil
 }
 
 // batchModify changes labels on up to 1000 messages and answers 204. It is
@@ -192,46 +209,6 @@ func (s *Server) batchModify(c *call) (any, error) {
 		}
 	}
 	return nil, nil
-}
-
-func (s *Server) modifyThread(c *call) (any, error) {
-	ch, err := c.labelChange()
-	if err != nil {
-		return nil, err
-	}
-	return s.onThread(c, func(m *storedMsg) error {
-		if err := s.st.checkChange(ch); err != nil {
-			return err
-		}
-		s.st.relabel(m, ch)
-		return nil
-	})
-}
-
-func (s *Server) trashThread(c *call) (any, error) {
-	return s.onThread(c, func(m *storedMsg) error { s.st.trash(m); return nil })
-}
-
-func (s *Server) untrashThread(c *call) (any, error) {
-	return s.onThread(c, func(m *storedMsg) error { s.st.untrash(m); return nil })
-}
-
-// onThread runs fn on every message of the thread named in the path, under
-// the write lock, and answers with the thread. fn's validation error comes
-// from the first message, before anything changed.
-func (s *Server) onThread(c *call, fn func(*storedMsg) error) (any, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	msgs, err := s.st.thread(c.params["id"])
-	if err != nil {
-		return nil, err
-	}
-	for _, m := range msgs {
-		if err := fn(m); err != nil {
-			return nil, err
-		}
-	}
-	return threadRef(c.params["id"], msgs), nil
 }
 
 // getLabel answers labels.get: the label with its message and thread

@@ -13,12 +13,10 @@ import (
 
 func labelsOf(t *testing.T, s *Server, id string) string {
 	t.Helper()
-	m, ok := s.Message(id)
+	l, ok := s.Labels(id)
 	if !ok {
 		t.Fatalf("message %s gone", id)
 	}
-	l := slices.Clone(m.LabelIds)
-	slices.Sort(l)
 	return strings.Join(l, ",")
 }
 

@@ -1,11 +1,13 @@
 package localgmail
 
 import (
+	"bytes"
 	"encoding/base64"
 	"errors"
 	"fmt"
 	"io/fs"
 	"path"
+	"slices"
 	"strings"
 
 	"google.golang.org/api/gmail/v1"
@@ -41,10 +43,11 @@ func (s *Server) Insert(raw []byte, labelIDs ...string) (*gmail.Message, error) 
 		}
 	}
 	m := &storedMsg{threadID: s.st.headerThread(p), labels: dedupe(labels), internalDate: date.UnixMilli(), raw: raw, p: p}
-	s.st.add(m, date) // ids follow the Date, as Gmail's follow receipt time
 	if m.hasLabel("DRAFT") {
-		s.st.drafts[s.st.newDraftID()] = m
+		m.draftID = s.st.newDraftID()
+		s.st.drafts[m.draftID] = m
 	}
+	s.st.add(m, date) // ids follow the Date, as Gmail's follow receipt time
 	return m.render("minimal", nil), nil
 }
 
@@ -131,36 +134,40 @@ func (s *Server) Delivered(id string) (Delivery, bool) {
 
 // Message returns a stored message in full format with Raw filled.
 func (s *Server) Message(id string) (*gmail.Message, bool) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	m := s.st.msgs[id]
-	if m == nil {
-		return nil, false
-	}
-	return m.full(), true
+	return inspect(s, func(st *store) *storedMsg { return st.msgs[id] }, (*storedMsg).full)
 }
 
 // RawMessage returns a copy of the stored RFC 822 bytes of message id.
 func (s *Server) RawMessage(id string) ([]byte, bool) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	m := s.st.msgs[id]
-	if m == nil {
-		return nil, false
-	}
-	return append([]byte(nil), m.raw...), true
+	return inspect(s, func(st *store) *storedMsg { return st.msgs[id] }, func(m *storedMsg) []byte { return bytes.Clone(m.raw) })
+}
+
+// Labels returns the label ids of message id, sorted.
+func (s *Server) Labels(id string) ([]string, bool) {
+	return inspect(s, func(st *store) *storedMsg { return st.msgs[id] }, func(m *storedMsg) []string {
+		return slices.Sorted(slices.Values(m.labels))
+	})
 }
 
 // Draft returns a draft (its message in full format with Raw), or false
 // once it was sent or deleted.
 func (s *Server) Draft(id string) (*gmail.Draft, bool) {
+	return inspect(s, func(st *store) *storedMsg { return st.drafts[id] }, func(m *storedMsg) *gmail.Draft {
+		return &gmail.Draft{Id: id, Message: m.full()}
+	})
+}
+
+// inspect finds a message with find and returns view of it, both under the
+// read lock (false when find returns nil).
+func inspect[T any](s *Server, find func(*store) *storedMsg, view func(*storedMsg) T) (T, bool) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	m := s.st.drafts[id]
+	var zero T
+	m := find(s.st)
 	if m == nil {
-		return nil, false
+		return zero, false
 	}
-	return &gmail.Draft{Id: id, Message: m.full()}, true
+	return view(m), true
 }
 
 // LabelID resolves a label name (any case) or id to its id.

@@ -26,6 +26,7 @@ type storedMsg struct {
 	p            *parsed
 	// trashedFromInbox: it was in INBOX when trashed, so untrash puts it back.
 	trashedFromInbox bool
+	draftID          string // the draft this message is the content of; set before add, never changed
 }
 
 func (m *storedMsg) hasLabel(id string) bool {
