@@ -57,8 +57,10 @@ func (st *store) relabel(m *storedMsg, ch labelChange) {
 	}
 }
 
-// trash moves m to the trash: TRASH added, INBOX and SPAM removed. Whether
-// it was in the inbox is remembered, so untrash puts it back there.
+// trash moves m to the trash: TRASH added, INBOX and SPAM removed (a
+// trashed message is in no other folder). Whether it was in the inbox is
+// remembered, so untrash puts it back there; whether Gmail's untrash
+// restores INBOX is unconfirmed.
 func (st *store) trash(m *storedMsg) {
 	if m.hasLabel("TRASH") {
 		return
