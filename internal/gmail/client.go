@@ -20,6 +20,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -195,13 +196,88 @@ func defaultHTTPClient() *http.Client {
 	return &http.Client{Transport: t, Timeout: 2 * time.Minute}
 }
 
-// Profile returns the authorized account's email address.
-func (c *Client) Profile(ctx context.Context) (string, error) {
+// Profile is the authorized account as users.getProfile describes it.
+type Profile struct {
+	EmailAddress                string
+	MessagesTotal, ThreadsTotal int64
+	HistoryID                   uint64
+}
+
+// GetProfile fetches the account's profile (any of mailgate's scopes allows it).
+func (c *Client) GetProfile(ctx context.Context) (*Profile, error) {
 	p, err := retry(ctx, c, "getProfile", ScopeReadonly, true, func(ctx context.Context) (*gmailapi.Profile, error) {
 		return c.svc.Users.GetProfile(user).Context(ctx).Do()
 	})
 	if err != nil {
-		return "", fmt.Errorf("fetching profile: %w", err)
+		return nil, fmt.Errorf("fetching profile: %w", err)
+	}
+	return &Profile{EmailAddress: p.EmailAddress, MessagesTotal: p.MessagesTotal, ThreadsTotal: p.ThreadsTotal, HistoryID: p.HistoryId}, nil
+}
+
+// Profile returns the authorized account's email address.
+func (c *Client) Profile(ctx context.Context) (string, error) {
+	p, err := c.GetProfile(ctx)
+	if err != nil {
+		return "", err
 	}
 	return p.EmailAddress, nil
+}
+
+// SendAs is one address the account may send as (users.settings.sendAs):
+// the primary address and each alias.
+type SendAs struct {
+	Email, DisplayName string
+	Primary, Default   bool
+	// Verified is false for an alias Gmail has not verified yet; Gmail
+	// refuses it as From. The primary address is always verified.
+	Verified bool
+}
+
+// SendAsAliases lists the addresses the account sends as, primary first.
+// It needs gmail.readonly (or gmail.settings.basic, gmail.modify).
+func (c *Client) SendAsAliases(ctx context.Context) ([]SendAs, error) {
+	list, err := retry(ctx, c, "settings.sendAs.list", ScopeReadonly, true, func(ctx context.Context) (*gmailapi.ListSendAsResponse, error) {
+		return c.svc.Users.Settings.SendAs.List(user).Context(ctx).Do()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing send-as addresses: %w", err)
+	}
+	out := make([]SendAs, 0, len(list.SendAs))
+	for _, a := range list.SendAs {
+		out = append(out, SendAs{Email: a.SendAsEmail, DisplayName: a.DisplayName, Primary: a.IsPrimary, Default: a.IsDefault,
+			Verified: a.IsPrimary || a.VerificationStatus == "accepted"})
+	}
+	slices.SortStableFunc(out, func(a, b SendAs) int { return cmpBool(b.Primary, a.Primary) })
+	return out, nil
+}
+
+// OwnAddresses is every address that is the user's own: the profile's
+// address and the verified send-as aliases, lower case, without repeats.
+// Reply-all leaves these out of its recipients.
+func (c *Client) OwnAddresses(ctx context.Context) ([]string, error) {
+	p, err := c.GetProfile(ctx)
+	if err != nil {
+		return nil, err
+	}
+	aliases, err := c.SendAsAliases(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := []string{strings.ToLower(p.EmailAddress)}
+	for _, a := range aliases {
+		if e := strings.ToLower(a.Email); a.Verified && !slices.Contains(out, e) {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
 }

@@ -21,6 +21,9 @@ var (
 	// ErrNoMessageID: the parent has no Message-ID header, so a reply could
 	// not be threaded; refused rather than sent unthreaded.
 	ErrNoMessageID = errors.New("message has no Message-ID header, so a threaded reply is impossible")
+	// ErrDraftNotFound: the draft id is unknown (404: sent or deleted
+	// meanwhile) or malformed (400).
+	ErrDraftNotFound = errors.New("draft not found (it may have been sent or deleted)")
 	// ErrNoRefreshToken is the cause inside a *ReauthError when the stored
 	// token has expired and holds no refresh token.
 	ErrNoRefreshToken = errors.New("the stored token has expired and has no refresh token")

@@ -35,7 +35,14 @@ type env struct {
 // The token file holds only a refresh token, so the first call refreshes.
 func newEnv(t testing.TB, scopes []string, mod ...func(*Options)) *env {
 	t.Helper()
-	srv := localgmail.New(localgmail.Options{Email: "me@example.com", RequireAuth: true})
+	return newEnvWith(t, localgmail.Options{}, scopes, mod...)
+}
+
+// newEnvWith is newEnv with server options (Email and RequireAuth are set).
+func newEnvWith(t testing.TB, so localgmail.Options, scopes []string, mod ...func(*Options)) *env {
+	t.Helper()
+	so.Email, so.RequireAuth = "me@example.com", true
+	srv := localgmail.New(so)
 	base, err := srv.Start("127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -115,6 +122,20 @@ func (e *env) insert(t testing.TB, from, subject, body string, extra ...string) 
 		t.Fatal(err)
 	}
 	return m.Id, m.ThreadId
+}
+
+// insertMany stores n small messages with labels and returns their ids.
+func (e *env) insertMany(t testing.TB, n int, labels ...string) []string {
+	t.Helper()
+	ids := make([]string, 0, n)
+	for i := range n {
+		m, err := e.srv.Insert([]byte(fmt.Sprintf("From: a@example.org\r\nSubject: n%d\r\n\r\nx", i)), labels...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, m.Id)
+	}
+	return ids
 }
 
 func readToken(t testing.TB, path string) *oauth2.Token {

@@ -55,23 +55,6 @@ func (c *Client) FindRFC822(ctx context.Context, messageID string) (MessageRef, 
 	return MessageRef{ID: list.Messages[0].Id, ThreadID: list.Messages[0].ThreadId}, true, nil
 }
 
-// LabelID returns the id of the label called name ("" if none). Gmail label
-// names compare case-insensitively.
-func (c *Client) LabelID(ctx context.Context, name string) (string, error) {
-	list, err := retry(ctx, c, "labels.list", ScopeLabels, true, func(ctx context.Context) (*gmailapi.ListLabelsResponse, error) {
-		return c.svc.Users.Labels.List(user).Context(ctx).Do()
-	})
-	if err != nil {
-		return "", fmt.Errorf("labels.list: %w", err)
-	}
-	for _, l := range list.Labels {
-		if strings.EqualFold(l.Name, name) {
-			return l.Id, nil
-		}
-	}
-	return "", nil
-}
-
 // CreateLabel creates a user label shown in the label list and on messages.
 // One attempt (a lost answer must not make two labels): a 409 comes back as
 // ErrLabelExists, for the caller to list again.

@@ -23,10 +23,28 @@ const maxTextBytes = 100 << 10
 // sanitized (mailmsg.Sanitize); MessageID, InReplyTo and References are the
 // raw header values, as threading needs them.
 type Message struct {
-	ID, ThreadID, From, To, Cc, ReplyTo, Subject, Date, MessageID, InReplyTo, References, Snippet string
-	Labels                                                                                        []string
-	Text                                                                                          string   // the text/plain part, or the HTML part as text; truncated to 100 KB
-	Attachments                                                                                   []string // file names
+	Summary                            // ID, ThreadID, From, To, Subject, Date, Snippet, MessageID, Time
+	Cc, ReplyTo, InReplyTo, References string
+	Bcc                                string // only on the sender's own copies (Sent, drafts)
+	Labels                             []string
+	Text                               string   // the text/plain part, or the HTML part as text; truncated to 100 KB
+	HTML                               bool     // the message has a text/html body part
+	Attachments                        []string // file names
+	// Files describes every attachment: the named parts of Attachments, in
+	// the same order, then unnamed ones Gmail stores apart (inline images).
+	Files []Attachment
+}
+
+// Attachment is one attachment as Gmail describes it in format=full.
+// Filename and MimeType come from the sender: sanitized for display, never
+// to be trusted as a path.
+type Attachment struct {
+	ID       string // Gmail attachmentId, for GetAttachment; "" when the data is inline (Data)
+	PartID   string
+	Filename string // "" for an unnamed part
+	MimeType string
+	Size     int64  // decoded bytes, as Gmail counts them
+	Data     []byte // the bytes when Gmail sent them inline (small parts), else nil
 }
 
 // Message fetches one message (format=full). ErrNotFound if the id is
@@ -184,27 +202,28 @@ func oneLine(s string) string {
 func convert(m *gmailapi.Message) *Message {
 	h := headerMap(m.Payload)
 	out := &Message{
-		ID:         m.Id,
-		ThreadID:   m.ThreadId,
-		From:       displayHeader(h.get("From")),
-		To:         displayHeader(h.get("To")),
+		Summary:    summarize(m),
 		Cc:         displayHeader(h.get("Cc")),
+		Bcc:        displayHeader(h.get("Bcc")),
 		ReplyTo:    displayHeader(h.get("Reply-To")),
-		Subject:    displayHeader(h.get("Subject")),
-		Date:       displayHeader(h.get("Date")),
-		MessageID:  strings.TrimSpace(h.get("Message-ID")),
 		InReplyTo:  strings.TrimSpace(h.get("In-Reply-To")),
 		References: strings.TrimSpace(h.get("References")),
-		Snippet:    snippet(m.Snippet),
 		Labels:     m.LabelIds,
 	}
 	var plain, htmlPart *gmailapi.MessagePart
+	var unnamed []Attachment
 	walkParts(m.Payload, func(p *gmailapi.MessagePart) {
-		if p.Filename != "" {
+		mt, _, _ := mime.ParseMediaType(p.MimeType)
+		switch {
+		case p.Filename != "":
 			out.Attachments = append(out.Attachments, displayHeader(p.Filename))
+			out.Files = append(out.Files, attachment(p, mt))
+			return
+		case p.Body != nil && p.Body.AttachmentId != "" && len(p.Parts) == 0:
+			unnamed = append(unnamed, attachment(p, mt))
 			return
 		}
-		mt, _, _ := mime.ParseMediaType(p.MimeType)
+		out.HTML = out.HTML || mt == "text/html"
 		switch {
 		case mt == "text/plain" && plain == nil && p.Body != nil && p.Body.Data != "":
 			plain = p
@@ -219,7 +238,43 @@ func convert(m *gmailapi.Message) *Message {
 		out.Text = mailmsg.HTMLToText(partText(htmlPart))
 	}
 	out.Text = truncate(mailmsg.Sanitize(out.Text), maxTextBytes)
+	out.Files = append(out.Files, unnamed...)
 	return out
+}
+
+func attachment(p *gmailapi.MessagePart, mediaType string) Attachment {
+	a := Attachment{PartID: p.PartId, Filename: displayHeader(p.Filename), MimeType: mediaType}
+	if p.Body != nil {
+		a.ID, a.Size = p.Body.AttachmentId, p.Body.Size
+		if a.ID == "" && p.Body.Data != "" {
+			a.Data, _ = decodeData(p.Body.Data)
+		}
+	}
+	return a
+}
+
+// GetAttachment fetches the bytes of attachment attachmentID of message
+// messageID (users.messages.attachments.get), under the read policy.
+// ErrNotFound when the message is gone or the id is not one of its
+// attachments.
+func (c *Client) GetAttachment(ctx context.Context, messageID, attachmentID string) ([]byte, error) {
+	if messageID == "" || attachmentID == "" {
+		return nil, fmt.Errorf("fetching attachment: %w", ErrNotFound)
+	}
+	b, err := retry(ctx, c, "attachments.get", ScopeReadonly, true, func(ctx context.Context) (*gmailapi.MessagePartBody, error) {
+		return c.svc.Users.Messages.Attachments.Get(user, messageID, attachmentID).Context(ctx).Do()
+	})
+	if isNotFound(err) {
+		return nil, fmt.Errorf("fetching attachment of message %s: %w", messageID, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("fetching attachment of message %s: %w", messageID, err)
+	}
+	data, err := decodeData(b.Data)
+	if err != nil {
+		return nil, fmt.Errorf("decoding attachment of message %s: %w", messageID, err)
+	}
+	return data, nil
 }
 
 // walkParts visits p and its descendants depth-first, in document order.

@@ -183,3 +183,96 @@ func (e *env) insertWithoutMessageID(t *testing.T) (id, threadID string) {
 	}
 	return m.Id, m.ThreadId
 }
+
+func TestSearchPagesEveryMessageOnce(t *testing.T) {
+	e := newEnv(t, nil)
+	want := map[string]bool{}
+	for i := range 120 {
+		id, _ := e.insert(t, "ci@example.org", fmt.Sprintf("build %03d", i), "build finished")
+		want[id] = true
+	}
+	e.insert(t, "someone@example.org", "unrelated", "nothing")
+	ctx := context.Background()
+	seen := map[string]int{}
+	tok, pages := "", 0
+	for {
+		p, err := e.c.SearchPage(ctx, "build finished", 50, tok)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages++
+		if p.ResultSizeEstimate != 120 {
+			t.Errorf("page %d: estimate %d", pages, p.ResultSizeEstimate)
+		}
+		for _, s := range p.Results {
+			seen[s.ID]++
+			if !strings.HasPrefix(s.Subject, "build ") {
+				t.Errorf("result %+v", s)
+			}
+		}
+		if tok = p.NextPageToken; tok == "" {
+			break
+		}
+		if _, err := e.c.SearchPage(ctx, "other query", 50, tok); !errors.Is(err, ErrBadPageToken) {
+			t.Errorf("token of another query: %v", err)
+		}
+	}
+	if pages != 3 || len(seen) != 120 {
+		t.Fatalf("%d pages, %d distinct results", pages, len(seen))
+	}
+	for id, n := range seen {
+		if n != 1 || !want[id] {
+			t.Errorf("message %s seen %d times (matching: %v)", id, n, want[id])
+		}
+	}
+	if _, err := e.c.SearchPage(ctx, "x", 50, "garbage"); !errors.Is(err, ErrBadPageToken) {
+		t.Errorf("garbage token: %v", err)
+	}
+}
+
+// png1x1 is a complete 1×1 PNG.
+const png1x1 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+
+func TestAttachmentsListedAndFetched(t *testing.T) {
+	e := newEnv(t, nil)
+	body := "--mix\r\nContent-Type: multipart/alternative; boundary=alt\r\n\r\n" +
+		"--alt\r\nContent-Type: text/plain; charset=UTF-8\r\n\r\nsee attached\r\n" +
+		"--alt\r\nContent-Type: text/html; charset=UTF-8\r\n\r\n<p>see <b>attached</b></p>\r\n--alt--\r\n" +
+		"--mix\r\nContent-Type: text/plain; name=\"notes.txt\"\r\nContent-Disposition: attachment; filename=\"notes.txt\"\r\n\r\nline one\r\nline two\r\n" +
+		"--mix\r\nContent-Type: image/png\r\nContent-Disposition: attachment; filename=\"dot.png\"\r\nContent-Transfer-Encoding: base64\r\n\r\n" + png1x1 + "\r\n" +
+		"--mix\r\nContent-Type: image/gif\r\nContent-ID: <logo>\r\nContent-Transfer-Encoding: base64\r\n\r\nR0lGODlhAQABAAAAACw=\r\n" +
+		"--mix--\r\n"
+	id, _ := e.insert(t, "a@example.org", "files", body, "MIME-Version: 1.0", "Content-Type: multipart/mixed; boundary=mix")
+	ctx := context.Background()
+	m, err := e.c.Message(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Text != "see attached" || !m.HTML || !slices.Equal(m.Attachments, []string{"notes.txt", "dot.png"}) || len(m.Files) != 3 {
+		t.Fatalf("message: text %q html %v attachments %v files %+v", m.Text, m.HTML, m.Attachments, m.Files)
+	}
+	want := []struct {
+		name, mime string
+		size       int64
+	}{{"notes.txt", "text/plain", 18}, {"dot.png", "image/png", 70}, {"", "image/gif", 14}}
+	for i, w := range want {
+		f := m.Files[i]
+		if f.Filename != w.name || f.MimeType != w.mime || f.Size != w.size || f.ID == "" || f.PartID == "" {
+			t.Errorf("file %d = %+v, want %+v", i, f, w)
+		}
+		data, err := e.c.GetAttachment(ctx, id, f.ID)
+		if err != nil || int64(len(data)) != f.Size {
+			t.Errorf("GetAttachment %s: %d bytes, %v", w.name, len(data), err)
+		}
+		if i == 0 && string(data) != "line one\r\nline two" {
+			t.Errorf("notes.txt = %q", data)
+		}
+		if i == 1 && !strings.HasPrefix(string(data), "\x89PNG") {
+			t.Errorf("dot.png = %q", data)
+		}
+	}
+	other, _ := e.insert(t, "a@example.org", "other", "x")
+	if _, err := e.c.GetAttachment(ctx, other, m.Files[0].ID); !errors.Is(err, ErrNotFound) {
+		t.Errorf("attachment id of another message: %v", err)
+	}
+}

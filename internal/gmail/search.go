@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"html"
 	"mime"
+	"net/http"
 	"net/mail"
 	"strings"
 	"time"
@@ -31,19 +32,46 @@ type Summary struct {
 // Message-ID are asked for; the answer keeps the message's own case.
 var summaryHeaders = []string{"From", "To", "Subject", "Date", "Message-ID", "Message-Id"}
 
+// ErrBadPageToken: Gmail refused a page token (it belongs to another
+// query, or is not one of Gmail's at all).
+var ErrBadPageToken = errors.New("invalid page token: it belongs to another search, or was not given by one")
+
+// Page is one page of search results.
+type Page struct {
+	Results       []Summary
+	NextPageToken string // "" on the last page
+	// ResultSizeEstimate is Gmail's estimate of all matches, every page
+	// together; Gmail documents it as rough.
+	ResultSizeEstimate int64
+}
+
 // Search lists up to limit messages matching the Gmail query (newest first,
-// limit clamped to 1..500) and fetches their headers. There is no batch API
-// in the Go client, so the gets run concurrently, at most FetchConcurrency
-// at a time (Gmail answers 429 "Too many concurrent requests" beyond a
-// small per-user cap) and paced by a limiter shared by all searches (the
-// per-user quota is about 50 gets per second). Results keep the list's
-// order. A message deleted between list and get is left out.
+// limit clamped to 1..500) and fetches their headers: the first page of
+// SearchPage.
 func (c *Client) Search(ctx context.Context, query string, limit int) ([]Summary, error) {
+	p, err := c.SearchPage(ctx, query, limit, "")
+	if err != nil {
+		return nil, err
+	}
+	return p.Results, nil
+}
+
+// SearchPage lists one page of up to limit messages matching the Gmail
+// query (newest first, limit clamped to 1..500), starting at pageToken (""
+// for the first page), and fetches their headers. A token is only valid
+// with the query that gave it (ErrBadPageToken otherwise). There is no
+// batch API in the Go client, so the gets run concurrently (fetchAll).
+// Results keep the list's order. A message deleted between list and get is
+// left out.
+func (c *Client) SearchPage(ctx context.Context, query string, limit int, pageToken string) (*Page, error) {
 	limit = min(maxListResults, max(limit, 1))
 	list, err := retry(ctx, c, "messages.list", ScopeReadonly, true, func(ctx context.Context) (*gmailapi.ListMessagesResponse, error) {
-		return c.svc.Users.Messages.List(user).Q(query).MaxResults(int64(limit)).
-			Fields("messages(id,threadId)", "resultSizeEstimate").Context(ctx).Do()
+		return c.svc.Users.Messages.List(user).Q(query).MaxResults(int64(limit)).PageToken(pageToken).
+			Fields("messages(id,threadId)", "nextPageToken", "resultSizeEstimate").Context(ctx).Do()
 	})
+	if pageToken != "" && StatusCode(err) == http.StatusBadRequest {
+		return nil, fmt.Errorf("listing messages: %w (%v)", ErrBadPageToken, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("listing messages: %w", err)
 	}
@@ -51,40 +79,64 @@ func (c *Client) Search(ctx context.Context, query string, limit int) ([]Summary
 	if len(ids) > limit {
 		ids = ids[:limit]
 	}
-	out := make([]Summary, len(ids))
+	res, err := fetchAll(ctx, c, "messages.get", "message", refIDs(ids), func(ctx context.Context, id string) (*gmailapi.Message, error) {
+		return c.svc.Users.Messages.Get(user, id).Format("metadata").MetadataHeaders(summaryHeaders...).Context(ctx).Do()
+	}, summarize)
+	if err != nil {
+		return nil, fmt.Errorf("searching messages: %w", err)
+	}
+	return &Page{Results: res, NextPageToken: list.NextPageToken, ResultSizeEstimate: list.ResultSizeEstimate}, nil
+}
+
+// fetchAll runs get (op: messages.get or drafts.get) for every id under the
+// read policy and converts each answer with conv, at most FetchConcurrency at a time (Gmail answers
+// 429 "Too many concurrent requests" beyond a small per-user cap) and each
+// attempt paced by a limiter shared by all calls (the per-user quota is
+// about 50 gets per second). Results keep the items' order; an item gone
+// (404) since the list is left out; any other failure fails the whole call.
+func fetchAll[A, T any](ctx context.Context, c *Client, op, noun string, ids []string, get func(context.Context, string) (A, error), conv func(A) T) ([]T, error) {
+	out := make([]T, len(ids))
 	found := make([]bool, len(ids))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(c.opts.FetchConcurrency)
-	for i, ref := range ids {
+	for i, id := range ids {
 		g.Go(func() error {
-			m, err := retry(gctx, c, "messages.get", ScopeReadonly, true, func(ctx context.Context) (*gmailapi.Message, error) {
+			v, err := retry(gctx, c, op, ScopeReadonly, true, func(ctx context.Context) (A, error) {
 				// Pace every attempt, retries included.
 				if err := c.limiter.Wait(ctx); err != nil {
-					return nil, err
+					var zero A
+					return zero, err
 				}
-				return c.svc.Users.Messages.Get(user, ref.Id).Format("metadata").
-					MetadataHeaders(summaryHeaders...).Context(ctx).Do()
+				return get(ctx, id)
 			})
 			if isNotFound(err) {
 				return nil // deleted since the list; skip it
 			}
 			if err != nil {
-				return fmt.Errorf("fetching message %s: %w", ref.Id, err)
+				return fmt.Errorf("fetching %s %s: %w", noun, id, err)
 			}
-			out[i], found[i] = summarize(m), true
+			out[i], found[i] = conv(v), true
 			return nil
 		})
 	}
 	if err := g.Wait(); err != nil {
-		return nil, fmt.Errorf("searching messages: %w", err)
+		return nil, err
 	}
 	res := out[:0]
-	for i, s := range out {
+	for i, v := range out {
 		if found[i] {
-			res = append(res, s)
+			res = append(res, v)
 		}
 	}
 	return res, nil
+}
+
+func refIDs(refs []*gmailapi.Message) []string {
+	ids := make([]string, len(refs))
+	for i, r := range refs {
+		ids[i] = r.Id
+	}
+	return ids
 }
 
 // isNotFound reports a 404, or a 400 for a malformed id, from Gmail.

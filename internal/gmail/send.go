@@ -66,14 +66,39 @@ func (c *Client) Send(ctx context.Context, raw []byte, threadID string) (*Sent, 
 		return nil, &SendError{Err: fmt.Errorf("message is %d bytes, over Gmail's %d", len(raw), maxRawBytes)}
 	}
 	msg := &gmailapi.Message{Raw: base64.URLEncoding.EncodeToString(raw), ThreadId: threadID}
+	return c.sendOnce(ctx, "messages.send", func(ctx context.Context) (*gmailapi.Message, error) {
+		return c.svc.Users.Messages.Send(user, msg).Context(ctx).Do()
+	})
+}
 
+// SendDraft sends draft draftID as it is stored now (drafts.send), exactly
+// once, with Send's guarantees and *SendError. Gmail deletes the draft when
+// it sends it. A draft Gmail does not know (404) fails with
+// ErrDraftNotFound inside the SendError (refused, not sent).
+func (c *Client) SendDraft(ctx context.Context, draftID string) (*Sent, error) {
+	if draftID == "" {
+		return nil, &SendError{Err: ErrDraftNotFound}
+	}
+	sent, err := c.sendOnce(ctx, "drafts.send", func(ctx context.Context) (*gmailapi.Message, error) {
+		return c.svc.Users.Drafts.Send(user, &gmailapi.Draft{Id: draftID}).Context(ctx).Do()
+	})
+	var se *SendError
+	if errors.As(err, &se) && se.Refused() && StatusCode(se.Err) == http.StatusNotFound {
+		se.Err = fmt.Errorf("%w (%v)", ErrDraftNotFound, se.Err)
+	}
+	return sent, err
+}
+
+// sendOnce makes one send call (messages.send or drafts.send) and says, on
+// failure, whether Google may have received the message.
+func (c *Client) sendOnce(ctx context.Context, op string, send func(context.Context) (*gmailapi.Message, error)) (*Sent, error) {
 	// gotConn: a connection was obtained for this request, so bytes may
 	// have been written. Conservative on purpose: a partial write counts
 	// as "may have reached".
 	var gotConn atomic.Bool
 	trace := &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) { gotConn.Store(true) }}
 	started := time.Now()
-	m, err := c.svc.Users.Messages.Send(user, msg).Context(httptrace.WithClientTrace(ctx, trace)).Do()
+	m, err := send(httptrace.WithClientTrace(ctx, trace))
 	if err == nil {
 		return &Sent{ID: m.Id, ThreadID: m.ThreadId}, nil
 	}
@@ -100,7 +125,7 @@ func (c *Client) Send(ctx context.Context, raw []byte, threadID string) (*Sent, 
 		// failure (incl. *ReauthError), cancelled context.
 		se.MayHaveReached = false
 	}
-	c.log.Warn("messages.send failed", "may_have_reached", se.MayHaveReached, "err", err)
+	c.log.Warn(op+" failed", "may_have_reached", se.MayHaveReached, "err", err)
 	return nil, se
 }
 

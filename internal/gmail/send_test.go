@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"mime"
 	"net"
 	"net/mail"
+	"slices"
+	"strings"
 	"testing"
 
 	"golang.org/x/oauth2"
@@ -236,5 +239,87 @@ func TestCreateDraftRetriesAndLogs(t *testing.T) {
 	}
 	if !bytes.Contains([]byte(e.logs.String()), []byte("duplicate draft")) {
 		t.Errorf("retry not logged:\n%s", e.logs)
+	}
+}
+
+func TestDraftLifecycle(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx := context.Background()
+	var ids []string
+	for i := range 3 {
+		id, err := e.c.CreateDraft(ctx, []byte(fmt.Sprintf("To: bob@example.org\r\nCc: carol@example.org\r\nBcc: dan@example.org\r\nSubject: draft %d\r\n\r\nbody %d", i, i)), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	var listed []Draft
+	tok := ""
+	for {
+		p, err := e.c.ListDrafts(ctx, "", 2, tok)
+		if err != nil {
+			t.Fatal(err)
+		}
+		listed = append(listed, p.Drafts...)
+		if p.ResultSizeEstimate != 3 {
+			t.Errorf("estimate %d", p.ResultSizeEstimate)
+		}
+		if tok = p.NextPageToken; tok == "" {
+			break
+		}
+	}
+	if len(listed) != 3 {
+		t.Fatalf("listed %d drafts", len(listed))
+	}
+	for _, d := range listed {
+		if !slices.Contains(ids, d.ID) || d.Message == nil || d.Message.Cc != "carol@example.org" || d.Message.Bcc != "dan@example.org" ||
+			!strings.HasPrefix(d.Message.Subject, "draft ") || d.Message.Snippet == "" {
+			t.Errorf("listed draft %+v %+v", d, d.Message)
+		}
+	}
+	if p, err := e.c.ListDrafts(ctx, `subject:"draft 1"`, 10, ""); err != nil || len(p.Drafts) != 1 || p.Drafts[0].ID != ids[1] {
+		t.Errorf("ListDrafts q: %+v %v", p, err)
+	}
+
+	d, err := e.c.GetDraft(ctx, ids[0])
+	if err != nil || d.Message.Text != "body 0" || d.Message.To != "bob@example.org" {
+		t.Fatalf("GetDraft: %+v %v", d, err)
+	}
+	raw0, ref0, err := e.c.DraftRaw(ctx, ids[0])
+	if err != nil || !strings.Contains(string(raw0), "Subject: draft 0") || ref0.MessageID != d.Message.ID {
+		t.Fatalf("DraftRaw: %q %+v %v", raw0, ref0, err)
+	}
+	up, err := e.c.UpdateDraft(ctx, ids[0], []byte("To: erin@example.org\r\nSubject: draft 0 edited\r\n\r\nnew body"), "")
+	if err != nil || up.ID != ids[0] || up.MessageID == ref0.MessageID {
+		t.Fatalf("UpdateDraft: %+v %v", up, err)
+	}
+	if _, ref, _ := e.c.DraftRaw(ctx, ids[0]); ref.MessageID != up.MessageID {
+		t.Errorf("after update DraftRaw names %s, want %s", ref.MessageID, up.MessageID)
+	}
+
+	sent, err := e.c.SendDraft(ctx, ids[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dl, ok := e.srv.Delivered(sent.ID); !ok || !slices.Equal(dl.Recipients, []string{"erin@example.org"}) {
+		t.Errorf("sent draft delivered to %+v", dl.Recipients)
+	}
+	_, err = e.c.SendDraft(ctx, ids[0])
+	var se *SendError
+	if !errors.As(err, &se) || !se.Refused() || !errors.Is(err, ErrDraftNotFound) {
+		t.Errorf("second SendDraft: %v", err)
+	}
+	if _, err := e.c.GetDraft(ctx, ids[0]); !errors.Is(err, ErrDraftNotFound) {
+		t.Errorf("GetDraft of a sent draft: %v", err)
+	}
+	if _, err := e.c.UpdateDraft(ctx, ids[0], []byte("To: x@example.org\r\n\r\nx"), ""); !errors.Is(err, ErrDraftNotFound) {
+		t.Errorf("UpdateDraft of a sent draft: %v", err)
+	}
+
+	// drafts.send is never retried: a 503 may have sent it.
+	e.srv.Inject(localgmail.Fault{Op: "drafts.send", Status: 503})
+	_, err = e.c.SendDraft(ctx, ids[1])
+	if !errors.As(err, &se) || !se.MayHaveReached || e.srv.Calls("drafts.send") != 3 {
+		t.Errorf("SendDraft after 503: %v (calls %d)", err, e.srv.Calls("drafts.send"))
 	}
 }

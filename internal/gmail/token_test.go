@@ -63,14 +63,21 @@ func TestExpiredAccessTokenIsRefreshedAndPersisted(t *testing.T) {
 	}
 }
 
-func TestRevokedGrantIsAReauthError(t *testing.T) {
+// revokedEnv is an env whose client was signed in (one call made), then
+// lost its grant: refresh token revoked, access tokens expired.
+func revokedEnv(t *testing.T) *env {
 	e := newEnv(t, nil)
-	ctx := context.Background()
-	if _, err := e.c.Profile(ctx); err != nil {
+	if _, err := e.c.Profile(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	e.srv.RevokeRefreshToken(e.refresh)
 	e.srv.ExpireAccessTokens()
+	return e
+}
+
+func TestRevokedGrantIsAReauthError(t *testing.T) {
+	e := revokedEnv(t)
+	ctx := context.Background()
 
 	_, err := e.c.Search(ctx, "anything", 5)
 	var re *ReauthError
@@ -184,13 +191,8 @@ func TestSaveTokenIsAtomicAndPrivate(t *testing.T) {
 // that `mailgate auth` saves to the file is picked up by the running client
 // on its next call; no restart.
 func TestNewSignInIsUsedWithoutRestart(t *testing.T) {
-	e := newEnv(t, nil)
+	e := revokedEnv(t)
 	ctx := context.Background()
-	if _, err := e.c.Profile(ctx); err != nil {
-		t.Fatal(err)
-	}
-	e.srv.RevokeRefreshToken(e.refresh)
-	e.srv.ExpireAccessTokens()
 	var re *ReauthError
 	if _, err := e.c.Search(ctx, "anything", 5); !errors.As(err, &re) {
 		t.Fatalf("Search with the grant revoked: %v, want *ReauthError", err)

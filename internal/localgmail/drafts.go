@@ -5,7 +5,22 @@ import "google.golang.org/api/gmail/v1"
 // Drafts, labels and the profile. A draft is a stored message labelled DRAFT;
 // drafts.send turns it into a SENT message with the same id.
 
-func (s *Server) createDraft(c *call) (any, error) {
+func (s *Server) createDraft(c *call) (any, error) { return s.saveDraft(c, "") }
+
+// updateDraft replaces a draft's content. As in Gmail, the draft keeps its
+// id and its message gets a new one.
+func (s *Server) updateDraft(c *call) (any, error) {
+	id := c.params["id"]
+	if !draftID().MatchString(id) {
+		return nil, invalidID()
+	}
+	return s.saveDraft(c, id)
+}
+
+// saveDraft stores the request's message as draft id's content, or as a new
+// draft when id is "": prepared as Gmail prepares drafts, labelled DRAFT, in
+// the thread the draft names when the threading rules allow.
+func (s *Server) saveDraft(c *call, id string) (any, error) {
 	var d gmail.Draft
 	media, err := c.readBody(&d)
 	if err != nil {
@@ -19,7 +34,7 @@ func (s *Server) createDraft(c *call) (any, error) {
 		return nil, err
 	}
 	now := s.now()
-	raw = prepareOutgoing(raw, s.o.Email, now, false, false)
+	raw = prepareOutgoing(raw, s.o.Email, s.o.Aliases, now, false, false)
 	p := parseMessage(raw)
 	threadID := ""
 	if d.Message != nil {
@@ -27,15 +42,37 @@ func (s *Server) createDraft(c *call) (any, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	old := s.st.drafts[id]
+	if id != "" && old == nil {
+		return nil, notFound()
+	}
 	tid, ok := s.st.explicitThread(p, threadID)
 	if !ok {
 		return nil, apiErr(400, "invalidArgument", "Invalid thread_id value")
 	}
-	m := &storedMsg{threadID: tid, labels: []string{"DRAFT"}, internalDate: now.UnixMilli(), raw: raw, p: p}
+	if old != nil {
+		s.st.remove(old)
+	} else {
+		id = s.st.newDraftID()
+	}
+	m := &storedMsg{threadID: tid, labels: []string{"DRAFT"}, internalDate: now.UnixMilli(), raw: raw, p: p, draftID: id}
 	s.st.add(m, now)
-	did := s.st.newDraftID()
-	s.st.drafts[did] = m
-	return &gmail.Draft{Id: did, Message: ref(m)}, nil
+	s.st.drafts[id] = m
+	return &gmail.Draft{Id: id, Message: ref(m)}, nil
+}
+
+// listDrafts answers drafts.list: newest first, paged like messages.list,
+// with q filtering the drafts' messages.
+func (s *Server) listDrafts(c *call) (any, error) {
+	page, next, total, err := s.list(c, nil, func(m *storedMsg) bool { return m.draftID != "" })
+	if err != nil {
+		return nil, err
+	}
+	resp := &gmail.ListDraftsResponse{ResultSizeEstimate: total, NextPageToken: next, ForceSendFields: []string{"ResultSizeEstimate"}}
+	for _, m := range page {
+		resp.Drafts = append(resp.Drafts, &gmail.Draft{Id: m.draftID, Message: &gmail.Message{Id: m.id, ThreadId: m.threadID}})
+	}
+	return resp, nil
 }
 
 func (s *Server) sendDraft(c *call) (any, error) {
@@ -68,7 +105,7 @@ func (s *Server) sendDraft(c *call) (any, error) {
 	if err := checkRecipients(p); err != nil {
 		return nil, err
 	}
-	raw = prepareOutgoing(raw, s.o.Email, now, false, true)
+	raw = prepareOutgoing(raw, s.o.Email, s.o.Aliases, now, false, true)
 	p = parseMessage(raw)
 	if newRaw != nil && d.Message != nil && d.Message.ThreadId != "" {
 		var ok bool

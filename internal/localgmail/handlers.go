@@ -9,6 +9,7 @@ import (
 	"io"
 	"mime"
 	"mime/multipart"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -151,57 +152,98 @@ func ref(m *storedMsg) *gmail.Message {
 // ---- messages ----
 
 func (s *Server) listMessages(c *call) (any, error) {
-	q := c.r.URL.Query()
-	if c.meta && q.Get("q") != "" {
+	if c.meta && c.query("q") != "" {
 		return nil, apiErr(403, "forbidden", "Metadata scope does not support 'q' parameter")
 	}
-	max := 100
+	page, next, total, err := s.list(c, c.r.URL.Query()["labelIds"], nil)
+	if err != nil {
+		return nil, err
+	}
+	resp := &gmail.ListMessagesResponse{ResultSizeEstimate: total, NextPageToken: next, ForceSendFields: []string{"ResultSizeEstimate"}}
+	for _, m := range page {
+		resp.Messages = append(resp.Messages, &gmail.Message{Id: m.id, ThreadId: m.threadID})
+	}
+	return resp, nil
+}
+
+// list runs the search of messages.list and drafts.list (q, labelIds,
+// includeSpamTrash, then keep when not nil) and cuts the requested page.
+// total is every match, Gmail's resultSizeEstimate (exact here). The
+// page's id, threadId and draftID never change, so they may be read after
+// the lock is released.
+func (s *Server) list(c *call, labelIDs []string, keep func(*storedMsg) bool) (page []*storedMsg, next string, total int64, err error) {
+	pg, err := c.pager()
+	if err != nil {
+		return nil, "", 0, err
+	}
+	query := parseQuery(c.query("q"), s.now())
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	matches := s.searchLocked(query, labelIDs, pg.incl)
+	if keep != nil {
+		matches = slices.DeleteFunc(matches, func(m *storedMsg) bool { return !keep(m) })
+	}
+	page, next = pg.page(matches)
+	return page, next, int64(len(matches)), nil
+}
+
+// pager is the paging of messages.list and drafts.list: maxResults
+// (default 100, at most 500) and an opaque pageToken tied to the query.
+type pager struct {
+	max     int
+	incl    bool   // includeSpamTrash
+	key     string // hash of the query parameters a token belongs to
+	start   int64  // resume after this internalDate and id; -1 from the top
+	startID string
+}
+
+// pager reads maxResults, includeSpamTrash and pageToken. A token from
+// another query (or another list method) is refused as Gmail does.
+func (c *call) pager() (*pager, error) {
+	q := c.r.URL.Query()
+	pg := &pager{max: 100, start: -1}
 	if v := q.Get("maxResults"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 {
 			return nil, apiErr(400, "invalidArgument", fmt.Sprintf("Invalid value at 'max_results' (TYPE_UINT32), %q", v))
 		}
 		if n > 0 {
-			max = min(n, 500)
+			pg.max = min(n, 500)
 		}
 	}
-	incl, _ := strconv.ParseBool(q.Get("includeSpamTrash"))
-	labelIDs := q["labelIds"]
+	pg.incl, _ = strconv.ParseBool(q.Get("includeSpamTrash"))
 	h := fnv.New64a()
-	fmt.Fprintf(h, "%q|%q|%v", q.Get("q"), labelIDs, incl)
-	key := strconv.FormatUint(h.Sum64(), 36)
-	start := int64(-1)
-	var startID string
+	fmt.Fprintf(h, "%s|%q|%q|%v", c.op, q.Get("q"), q["labelIds"], pg.incl)
+	pg.key = strconv.FormatUint(h.Sum64(), 36)
 	if tok := q.Get("pageToken"); tok != "" {
 		b, err := base64.RawURLEncoding.DecodeString(tok)
 		parts := strings.Split(string(b), ":")
-		if err != nil || len(parts) != 3 || parts[0] != key {
+		if err != nil || len(parts) != 3 || parts[0] != pg.key {
 			return nil, apiErr(400, "invalidArgument", "Invalid pageToken")
 		}
-		start, _ = strconv.ParseInt(parts[1], 10, 64)
-		startID = parts[2]
+		pg.start, _ = strconv.ParseInt(parts[1], 10, 64)
+		pg.startID = parts[2]
 	}
-	query := parseQuery(q.Get("q"), s.now())
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	matches := s.searchLocked(query, labelIDs, incl)
+	return pg, nil
+}
+
+// page cuts one page out of matches (newest first) and returns the token
+// of the next, "" on the last page. The token is a cursor, not an offset,
+// so mail arriving between pages does not shift or repeat results.
+func (pg *pager) page(matches []*storedMsg) ([]*storedMsg, string) {
 	from := 0
-	if start >= 0 { // resume after the cursor, so insertions do not shift pages
+	if pg.start >= 0 {
 		from = sort.Search(len(matches), func(i int) bool {
 			m := matches[i]
-			return m.internalDate < start || (m.internalDate == start && m.id < startID)
+			return m.internalDate < pg.start || (m.internalDate == pg.start && m.id < pg.startID)
 		})
 	}
-	resp := &gmail.ListMessagesResponse{ResultSizeEstimate: int64(len(matches)), ForceSendFields: []string{"ResultSizeEstimate"}}
-	end := min(from+max, len(matches))
-	for _, m := range matches[from:end] {
-		resp.Messages = append(resp.Messages, &gmail.Message{Id: m.id, ThreadId: m.threadID})
+	end := min(from+pg.max, len(matches))
+	if end == len(matches) {
+		return matches[from:end], ""
 	}
-	if end < len(matches) {
-		last := matches[end-1]
-		resp.NextPageToken = base64.RawURLEncoding.EncodeToString([]byte(fmt.Sprintf("%s:%d:%s", key, last.internalDate, last.id)))
-	}
-	return resp, nil
+	last := matches[end-1]
+	return matches[from:end], base64.RawURLEncoding.EncodeToString([]byte(fmt.Sprintf("%s:%d:%s", pg.key, last.internalDate, last.id)))
 }
 
 // searchLocked returns matching messages, newest first. SPAM and TRASH are
@@ -234,33 +276,26 @@ next:
 }
 
 func (s *Server) getMessage(c *call) (any, error) {
-	id := c.params["id"]
-	if !hexID().MatchString(id) {
-		return nil, invalidID()
-	}
 	format, err := c.format(true)
 	if err != nil {
 		return nil, err
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	m := s.st.msgs[id]
-	if m == nil {
-		return nil, notFound()
+	m, err := s.st.message(c.params["id"])
+	if err != nil {
+		return nil, err
 	}
 	return m.render(format, c.metadataHeaders()), nil
 }
 
 func (s *Server) getAttachment(c *call) (any, error) {
 	mid := c.params["mid"]
-	if !hexID().MatchString(mid) {
-		return nil, invalidID()
-	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	m := s.st.msgs[mid]
-	if m == nil {
-		return nil, notFound()
+	m, err := s.st.message(mid)
+	if err != nil {
+		return nil, err
 	}
 	owner, partID, ok := parseAttachmentID(c.params["id"])
 	var pt *part
@@ -274,13 +309,20 @@ func (s *Server) getAttachment(c *call) (any, error) {
 		Data: base64.RawURLEncoding.EncodeToString(pt.data), ForceSendFields: []string{"Size"}}, nil
 }
 
-func (s *Server) insertMessage(c *call) (any, error) {
+// messageBody reads the Message of messages.insert or messages.send and
+// its bytes (raw, or a media upload), refusing more than limit bytes.
+func (c *call) messageBody(limit int) (*gmail.Message, []byte, error) {
 	var in gmail.Message
 	media, err := c.readBody(&in)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	raw, err := messageBytes(media, &in, maxInsertSize)
+	raw, err := messageBytes(media, &in, limit)
+	return &in, raw, err
+}
+
+func (s *Server) insertMessage(c *call) (any, error) {
+	in, raw, err := c.messageBody(maxInsertSize)
 	if err != nil {
 		return nil, err
 	}
@@ -321,12 +363,7 @@ func dedupe(in []string) []string {
 }
 
 func (s *Server) sendMessage(c *call) (any, error) {
-	var in gmail.Message
-	media, err := c.readBody(&in)
-	if err != nil {
-		return nil, err
-	}
-	raw, err := messageBytes(media, &in, maxSendSize)
+	in, raw, err := c.messageBody(maxSendSize)
 	if err != nil {
 		return nil, err
 	}
@@ -334,7 +371,7 @@ func (s *Server) sendMessage(c *call) (any, error) {
 		return nil, err
 	}
 	now := s.now()
-	raw = prepareOutgoing(raw, s.o.Email, now, s.o.RewriteMessageID, false)
+	raw = prepareOutgoing(raw, s.o.Email, s.o.Aliases, now, s.o.RewriteMessageID, false)
 	p := parseMessage(raw)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -358,18 +395,15 @@ func sentLabels(p *parsed, owner string) []string {
 
 func (s *Server) getThread(c *call) (any, error) {
 	id := c.params["id"]
-	if !hexID().MatchString(id) {
-		return nil, invalidID()
-	}
 	format, err := c.format(false)
 	if err != nil {
 		return nil, err
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	msgs := s.st.threadMessages(id)
-	if len(msgs) == 0 {
-		return nil, notFound()
+	msgs, err := s.st.thread(id)
+	if err != nil {
+		return nil, err
 	}
 	t := &gmail.Thread{Id: id}
 	for _, m := range msgs {

@@ -3,9 +3,12 @@ package localgmail
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"os"
 	"strings"
 	"testing"
@@ -332,9 +335,10 @@ func TestSandboxMailbox(t *testing.T) {
 		q    string
 		want int
 	}{
-		{"", 15}, {"in:anywhere", 16}, {"invoice", 2}, {"in:spam", 1}, {"is:unread", 2}, {"is:starred", 1},
+		{"", 20}, {"in:anywhere", 21}, {"invoice", 2}, {"in:spam", 1}, {"is:unread", 2}, {"is:starred", 1},
 		{"has:attachment filename:csv", 1}, {"cafe resume", 1}, {"in:sent", 2}, {"from:dana@example.com", 3},
-		{`"faster code reviews"`, 1}, {"category:updates", 1}, {"label:Category_Updates", 1}, {"after:2026/11/01 before:2026/11/10", 5},
+		{`"faster code reviews"`, 1}, {"category:updates", 2}, {"label:Category_Updates", 2}, {"after:2026/11/01 before:2026/11/10", 5},
+		{"in:drafts", 1}, {"cc:hello@sandbox.local", 1}, {"label:projects-atlas", 2}, {"has:attachment filename:pdf", 1}, {"filename:png", 1},
 	} {
 		if got := len(ids(c.q)); got != c.want {
 			t.Errorf("q=%q: %d messages, want %d", c.q, got, c.want)
@@ -353,8 +357,8 @@ func TestSandboxMailbox(t *testing.T) {
 	if !seen["Café meeting – résumé"] {
 		t.Errorf("RFC 2047 subject not decoded: %v", seen)
 	}
-	if len(threads) != 13 {
-		t.Errorf("%d threads, want 13: %v", len(threads), threads)
+	if len(threads) != 17 {
+		t.Errorf("%d threads, want 17: %v", len(threads), threads)
 	}
 	atlas, err := svc.Users.Messages.List("me").Q(`subject:"project atlas kickoff"`).Do()
 	if err != nil || len(atlas.Messages) != 3 {
@@ -404,4 +408,51 @@ func TestCharsets(t *testing.T) {
 			t.Errorf("q=%q found %d", q, len(r.Messages))
 		}
 	}
+}
+
+// FuzzPageToken: a page token comes back from an agent as it likes it; the
+// list handlers must answer a page or Gmail's 400, never panic or loop.
+func FuzzPageToken(f *testing.F) {
+	s := New(Options{Now: fixedClock})
+	for i := range 7 {
+		mustInsert(f, s, msg("a@example.com", "me@sandbox.local", fmt.Sprintf("item %d", i), "paged", dateHdr(fixedNow.Add(time.Duration(-i)*time.Hour))), "INBOX")
+	}
+	mustInsert(f, s, msg("", "b@example.org", "a draft", "paged"), "DRAFT")
+	list := func(op, rawQuery string) (any, error) {
+		c := &call{r: httptest.NewRequest("GET", "/gmail/v1/users/me/x?"+rawQuery, nil), op: op}
+		if op == "drafts.list" {
+			return s.listDrafts(c)
+		}
+		return s.listMessages(c)
+	}
+	first, _ := list("messages.list", "q=paged&maxResults=3")
+	f.Add(first.(*gmail.ListMessagesResponse).NextPageToken, "3", "paged", false)
+	f.Add("", "0", "", true)
+	f.Add("Zm9vOjE6Mg", "-1", "x", false)
+	f.Add("%%%", "99999999999", "in:anywhere", true)
+	f.Fuzz(func(t *testing.T, tok, max, q string, drafts bool) {
+		op := "messages.list"
+		if drafts {
+			op = "drafts.list"
+		}
+		v := url.Values{"pageToken": {tok}, "maxResults": {max}, "q": {q}}
+		out, err := list(op, v.Encode())
+		if err != nil {
+			var ae *apiError
+			if !errors.As(err, &ae) || ae.status != 400 {
+				t.Fatalf("%s token %q: %v", op, tok, err)
+			}
+			return
+		}
+		switch r := out.(type) {
+		case *gmail.ListMessagesResponse:
+			if len(r.Messages) > 500 || int64(len(r.Messages)) > r.ResultSizeEstimate {
+				t.Fatalf("page of %d of %d", len(r.Messages), r.ResultSizeEstimate)
+			}
+		case *gmail.ListDraftsResponse:
+			if len(r.Drafts) > 1 {
+				t.Fatalf("%d drafts", len(r.Drafts))
+			}
+		}
+	})
 }

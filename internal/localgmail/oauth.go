@@ -87,7 +87,11 @@ var opScopes = map[string][]string{
 	"drafts.create": {"gmail.compose"}, "drafts.send": {"gmail.compose"}, "drafts.delete": {"gmail.compose"},
 	"drafts.get":  {"gmail.compose", "gmail.readonly"},
 	"labels.list": {"gmail.labels", "gmail.readonly", "gmail.metadata"}, "labels.create": {"gmail.labels"},
-	"profile": {"gmail.readonly", "gmail.compose", "gmail.metadata"},
+	"profile":     {"gmail.readonly", "gmail.compose", "gmail.metadata"},
+	"drafts.list": {"gmail.compose", "gmail.readonly"}, "drafts.update": {"gmail.compose"},
+	"labels.get":           {"gmail.labels", "gmail.readonly", "gmail.metadata"},
+	"settings.sendAs.list": {"gmail.readonly", "gmail.metadata", "gmail.settings.basic"},
+	// messages/threads modify, batchModify, trash and untrash: gmail.modify only.
 }
 
 func (a *access) allows(op string) bool {

@@ -376,13 +376,7 @@ func mkAnd(all []node) node {
 			items = append(items, n)
 		}
 	}
-	switch len(items) {
-	case 0:
-		return allNode{}
-	case 1:
-		return items[0]
-	}
-	return andNode(items)
+	return collapse(items, func(n []node) node { return andNode(n) })
 }
 
 func mkOr(items []node) node {
@@ -391,13 +385,18 @@ func mkOr(items []node) node {
 			return allNode{}
 		}
 	}
+	return collapse(items, func(n []node) node { return orNode(n) })
+}
+
+// collapse joins items with join, except that none is "*" and one is itself.
+func collapse(items []node, join func([]node) node) node {
 	switch len(items) {
 	case 0:
 		return allNode{}
 	case 1:
 		return items[0]
 	}
-	return orNode(items)
+	return join(items)
 }
 
 // lazyRegexp compiles expr on first use, not at every mailgate start (this

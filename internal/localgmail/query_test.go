@@ -224,10 +224,23 @@ func FuzzParseMessage(f *testing.F) {
 	f.Add([]byte("Content-Type: text/html\r\n\r\nẞẞẞẞẞẞẞẞ<b>xx</b><sTyle>a</style>y"))
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		p := parseMessage(raw)
-		p.root.render("0000000000000001")
+		// every attachmentId handed out resolves to its part (attachments.get)
+		var check func(*gmail.MessagePart)
+		check = func(mp *gmail.MessagePart) {
+			if mp.Body != nil && mp.Body.AttachmentId != "" {
+				mid, partID, ok := parseAttachmentID(mp.Body.AttachmentId)
+				if pt := p.root.find(partID); !ok || mid != "0000000000000001" || pt == nil || int64(len(pt.data)) != mp.Body.Size {
+					t.Fatalf("attachment %q of part %q does not resolve", mp.Body.AttachmentId, mp.PartId)
+				}
+			}
+			for _, c := range mp.Parts {
+				check(c)
+			}
+		}
+		check(p.root.render("0000000000000001"))
 		hb, body := splitMessage(raw)
 		hb.set("Message-ID", "<x@y>")
 		splitMessage(hb.assemble(body))
-		prepareOutgoing(raw, "me@sandbox.local", fixedNow, true, true)
+		prepareOutgoing(raw, "me@sandbox.local", nil, fixedNow, true, true)
 	})
 }

@@ -1,11 +1,13 @@
 package localgmail
 
 import (
+	"bytes"
 	"encoding/base64"
 	"errors"
 	"fmt"
 	"io/fs"
 	"path"
+	"slices"
 	"strings"
 
 	"google.golang.org/api/gmail/v1"
@@ -19,7 +21,9 @@ import (
 // labels and threads it like a receiving mailbox would (gmail-api.md §8).
 // Labels may be system ids (any case), user label ids, or user label names;
 // an unknown name creates the user label. internalDate comes from the Date
-// header (now when absent or unparseable).
+// header (now when absent or unparseable). A message labelled DRAFT becomes
+// a draft (every DRAFT message in Gmail belongs to one), listed by
+// drafts.list and sendable with drafts.send.
 func (s *Server) Insert(raw []byte, labelIDs ...string) (*gmail.Message, error) {
 	if len(strings.TrimSpace(string(raw))) == 0 {
 		return nil, errors.New("localgmail: empty message")
@@ -39,6 +43,10 @@ func (s *Server) Insert(raw []byte, labelIDs ...string) (*gmail.Message, error) 
 		}
 	}
 	m := &storedMsg{threadID: s.st.headerThread(p), labels: dedupe(labels), internalDate: date.UnixMilli(), raw: raw, p: p}
+	if m.hasLabel("DRAFT") {
+		m.draftID = s.st.newDraftID()
+		s.st.drafts[m.draftID] = m
+	}
 	s.st.add(m, date) // ids follow the Date, as Gmail's follow receipt time
 	return m.render("minimal", nil), nil
 }
@@ -93,38 +101,73 @@ func (s *Server) Sent() []*gmail.Message {
 	return out
 }
 
-// Message returns a stored message in full format with Raw filled.
-func (s *Server) Message(id string) (*gmail.Message, bool) {
+// Delivery is what the recipients of a sent message receive.
+type Delivery struct {
+	Recipients []string // every To, Cc and Bcc address, lower case, in header order
+	Raw        []byte   // the message as delivered: the sender's copy without its Bcc header
+}
+
+// Delivered returns the delivery of a message created by messages.send or
+// drafts.send; false for any other id. The sender's own copy (Message,
+// RawMessage) keeps Bcc, as Gmail's Sent folder does; recipients never see
+// it.
+func (s *Server) Delivered(id string) (Delivery, bool) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	m := s.st.msgs[id]
-	if m == nil {
-		return nil, false
+	for _, m := range s.st.sent {
+		if m.id != id {
+			continue
+		}
+		var d Delivery
+		for _, f := range []addrField{m.p.to, m.p.cc, m.p.bcc} {
+			for _, a := range f.addrs {
+				d.Recipients = append(d.Recipients, a.email)
+			}
+		}
+		hb, body := splitMessage(m.raw)
+		hb.del("Bcc")
+		d.Raw = hb.assemble(body)
+		return d, true
 	}
-	return m.full(), true
+	return Delivery{}, false
+}
+
+// Message returns a stored message in full format with Raw filled.
+func (s *Server) Message(id string) (*gmail.Message, bool) {
+	return inspect(s, func(st *store) *storedMsg { return st.msgs[id] }, (*storedMsg).full)
 }
 
 // RawMessage returns a copy of the stored RFC 822 bytes of message id.
 func (s *Server) RawMessage(id string) ([]byte, bool) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	m := s.st.msgs[id]
-	if m == nil {
-		return nil, false
-	}
-	return append([]byte(nil), m.raw...), true
+	return inspect(s, func(st *store) *storedMsg { return st.msgs[id] }, func(m *storedMsg) []byte { return bytes.Clone(m.raw) })
+}
+
+// Labels returns the label ids of message id, sorted.
+func (s *Server) Labels(id string) ([]string, bool) {
+	return inspect(s, func(st *store) *storedMsg { return st.msgs[id] }, func(m *storedMsg) []string {
+		return slices.Sorted(slices.Values(m.labels))
+	})
 }
 
 // Draft returns a draft (its message in full format with Raw), or false
 // once it was sent or deleted.
 func (s *Server) Draft(id string) (*gmail.Draft, bool) {
+	return inspect(s, func(st *store) *storedMsg { return st.drafts[id] }, func(m *storedMsg) *gmail.Draft {
+		return &gmail.Draft{Id: id, Message: m.full()}
+	})
+}
+
+// inspect finds a message with find and returns view of it, both under the
+// read lock (false when find returns nil).
+func inspect[T any](s *Server, find func(*store) *storedMsg, view func(*storedMsg) T) (T, bool) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	m := s.st.drafts[id]
+	var zero T
+	m := find(s.st)
 	if m == nil {
-		return nil, false
+		return zero, false
 	}
-	return &gmail.Draft{Id: id, Message: m.full()}, true
+	return view(m), true
 }
 
 // LabelID resolves a label name (any case) or id to its id.

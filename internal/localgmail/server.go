@@ -31,7 +31,10 @@ type Options struct {
 	Now              func() time.Time // default time.Now
 	RequireAuth      bool             // every /gmail/ request needs a Bearer access token issued by /token
 	RewriteMessageID bool             // emulate Gmail replacing the Message-ID of API sends with <CA…@mail.gmail.com>
-	Logger           *slog.Logger     // nil = discard; the server never writes to stdout
+	// Aliases are verified send-as addresses besides Email: listed by
+	// users.settings.sendAs after the primary, and kept as From on send.
+	Aliases []string
+	Logger  *slog.Logger // nil = discard; the server never writes to stdout
 }
 
 // Server is the fake Gmail. All methods are safe for concurrent use.
@@ -154,14 +157,25 @@ var routes = []route{
 	{"POST", "messages/send", "messages.send", (*Server).sendMessage, true},
 	{"GET", "messages/{id}", "messages.get", (*Server).getMessage, false},
 	{"GET", "messages/{mid}/attachments/{id}", "attachments.get", (*Server).getAttachment, false},
+	{"POST", "messages/batchModify", "messages.batchModify", (*Server).batchModify, false},
+	{"POST", "messages/{id}/modify", "messages.modify", organize(false, actModify), false},
+	{"POST", "messages/{id}/trash", "messages.trash", organize(false, actTrash), false},
+	{"POST", "messages/{id}/untrash", "messages.untrash", organize(false, actUntrash), false},
 	{"GET", "threads/{id}", "threads.get", (*Server).getThread, false},
+	{"POST", "threads/{id}/modify", "threads.modify", organize(true, actModify), false},
+	{"POST", "threads/{id}/trash", "threads.trash", organize(true, actTrash), false},
+	{"POST", "threads/{id}/untrash", "threads.untrash", organize(true, actUntrash), false},
+	{"GET", "drafts", "drafts.list", (*Server).listDrafts, false},
 	{"POST", "drafts", "drafts.create", (*Server).createDraft, true},
 	{"POST", "drafts/send", "drafts.send", (*Server).sendDraft, true},
 	{"GET", "drafts/{id}", "drafts.get", (*Server).getDraft, false},
+	{"PUT", "drafts/{id}", "drafts.update", (*Server).updateDraft, true},
 	{"DELETE", "drafts/{id}", "drafts.delete", (*Server).deleteDraft, false},
 	{"GET", "labels", "labels.list", (*Server).listLabels, false},
 	{"POST", "labels", "labels.create", (*Server).createLabel, false},
+	{"GET", "labels/{id}", "labels.get", (*Server).getLabel, false},
 	{"GET", "profile", "profile", (*Server).getProfile, false},
+	{"GET", "settings/sendAs", "settings.sendAs.list", (*Server).listSendAs, false},
 }
 
 // quotaUnits per operation, from gmail-api.md §3 (and Gmail's published table
@@ -170,6 +184,9 @@ var quotaUnits = map[string]int{
 	"messages.list": 5, "messages.get": 5, "attachments.get": 5, "threads.get": 10,
 	"drafts.create": 10, "drafts.send": 100, "drafts.get": 5, "drafts.delete": 10,
 	"messages.send": 100, "messages.insert": 25, "labels.list": 1, "labels.create": 5, "profile": 1,
+	"drafts.list": 5, "drafts.update": 15, "labels.get": 1, "settings.sendAs.list": 1,
+	"messages.modify": 5, "messages.batchModify": 50, "threads.modify": 10,
+	"messages.trash": 5, "messages.untrash": 5, "threads.trash": 10, "threads.untrash": 10,
 }
 
 // match resolves the request to a route. api reports a /gmail/ or /upload/

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"net/mail"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -23,6 +24,9 @@ type storedMsg struct {
 	internalDate int64 // ms since the epoch
 	raw          []byte
 	p            *parsed
+	// trashedFromInbox: it was in INBOX when trashed, so untrash puts it back.
+	trashedFromInbox bool
+	draftID          string // the draft this message is the content of; set before add, never changed
 }
 
 func (m *storedMsg) hasLabel(id string) bool {
@@ -316,14 +320,15 @@ func gmailMessageID() string {
 }
 
 // prepareOutgoing applies what Gmail does to a message it sends or drafts:
-// From becomes the mailbox owner (keeping the display name), a missing Date
+// From becomes the mailbox owner (keeping the display name) unless it is
+// one of the owner's send-as aliases, a missing Date
 // (any Date when freshDate: a draft being sent) or Message-ID is added, and
 // the Message-ID is replaced when rewriteID.
-func prepareOutgoing(raw []byte, owner string, now time.Time, rewriteID, freshDate bool) []byte {
+func prepareOutgoing(raw []byte, owner string, aliases []string, now time.Time, rewriteID, freshDate bool) []byte {
 	hb, body := splitMessage(raw)
 	if from := looseAddresses(hb.get("From")); len(from) == 0 {
 		hb.set("From", owner)
-	} else if !strings.EqualFold(from[0].Address, owner) {
+	} else if !strings.EqualFold(from[0].Address, owner) && !slices.ContainsFunc(aliases, func(a string) bool { return strings.EqualFold(a, from[0].Address) }) {
 		hb.set("From", (&mail.Address{Name: from[0].Name, Address: owner}).String())
 	}
 	if freshDate || !hb.has("Date") {
