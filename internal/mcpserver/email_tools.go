@@ -35,12 +35,12 @@ var _ Mailbox = (*gmail.Client)(nil)
 // EmailDeps are the email tool set's dependencies.
 type EmailDeps struct {
 	Mailbox Mailbox
-	Gate    *gate.Gate // sends and replies go through it, and only through it
-	Vault   *approval.Vault
-	Audit   *audit.Log
-	DevMode bool
-	From    string // optional From header; "" lets Gmail use the account
-	Logger  *slog.Logger
+	// Gate: sends and replies go through it, and only through it; drafts
+	// ask it (Gate.Direct), so DEV_MODE is decided in one place.
+	Gate   *gate.Gate
+	Vault  *approval.Vault
+	Audit  *audit.Log
+	Logger *slog.Logger
 	// Connected, when set, is asked before every email tool call: a
 	// server started before `mailgate auth` serves every tool from the
 	// first second, and until Gmail is connected each email tool answers
@@ -52,8 +52,6 @@ type EmailDeps struct {
 
 // Size bounds on what an agent may submit or receive.
 const (
-	maxSubjectLen   = 998     // RFC 5322 line limit
-	maxBodyBytes    = 1 << 20 // a plain-text email body, far above any real one
 	maxReadBodyRune = 20_000  // read_email: per message body, in characters
 	maxReadTotal    = 100_000 // read_email: whole thread, in characters
 )
@@ -224,44 +222,29 @@ func (c *sentCache) warn(ctx context.Context, mb Mailbox, addr string) []warning
 		Text: "You have never written to " + addr + " before (nothing to this address in Sent): check it is the person you mean."}}
 }
 
-// audited records one audit line for a tool call, whatever its outcome.
-func (h *emailHandlers) audited(ctx context.Context, tool, target string, start time.Time, res *mcp.CallToolResult, ids ...string) {
+// audited records one audit line for a tool call, whatever its outcome. The
+// result is the call's typed outcome (gate.Status.AuditResult for the email
+// writes, resultOf for the reads), never read back from the answer's text.
+func (h *emailHandlers) audited(ctx context.Context, tool, target string, start time.Time, result string, ids gate.SendResult) {
 	if h.d.Audit == nil {
 		return
 	}
 	e := audit.Entry{
 		Time: time.Now().UTC(), CorrelationID: audit.CorrelationID(ctx), Tool: tool, ActionType: tool,
-		Result: "success", Target: target, DurationMS: time.Since(start).Milliseconds(),
-	}
-	if res.IsError {
-		e.Result = audit.ResultError
-		if t := resultText(res); strings.HasPrefix(t, "Rejected: Rate limit") {
-			e.Result = audit.ResultRateLimited
-		} else if strings.HasPrefix(t, "Rejected:") {
-			e.Result = audit.ResultRejected
-		}
-	} else if strings.HasPrefix(resultText(res), "[DEV_MODE]") {
-		e.Result = audit.ResultDevMode
-	}
-	if len(ids) > 0 {
-		e.GmailMessageID = ids[0]
-	}
-	if len(ids) > 1 {
-		e.GmailThreadID = ids[1]
+		Result: result, Target: target, DurationMS: time.Since(start).Milliseconds(),
+		GmailMessageID: ids.MessageID, GmailThreadID: ids.ThreadID,
 	}
 	if err := h.d.Audit.Record(e); err != nil {
 		h.d.Logger.Error("writing audit log", "error", err)
 	}
 }
 
-func resultText(r *mcp.CallToolResult) string {
-	if len(r.Content) == 0 {
-		return ""
+// resultOf is a read's audit result: it succeeded or it did not.
+func resultOf(res *mcp.CallToolResult) string {
+	if res.IsError {
+		return audit.ResultError
 	}
-	if t, ok := r.Content[0].(*mcp.TextContent); ok {
-		return t.Text
-	}
-	return ""
+	return audit.ResultSuccess
 }
 
 // withCorrelation gives the call one correlation id, shared by its own audit
