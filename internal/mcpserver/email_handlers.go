@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/mail"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -20,11 +19,9 @@ import (
 )
 
 func (h *emailHandlers) search(ctx context.Context, _ *mcp.CallToolRequest, in emailSearchIn) (*mcp.CallToolResult, any, error) {
-	start := time.Now()
-	ctx = withCorrelation(ctx)
-	res := h.doSearch(ctx, in)
-	h.audited(ctx, "search_email", "", start, resultOf(res), gate.SendResult{})
-	return res, nil, nil
+	return h.call(ctx, "search_email", "", func(ctx context.Context) (*mcp.CallToolResult, gate.Outcome) {
+		return h.doSearch(ctx, in), gate.Outcome{}
+	})
 }
 
 func (h *emailHandlers) doSearch(ctx context.Context, in emailSearchIn) *mcp.CallToolResult {
@@ -73,11 +70,9 @@ func (h *emailHandlers) doSearch(ctx context.Context, in emailSearchIn) *mcp.Cal
 }
 
 func (h *emailHandlers) read(ctx context.Context, _ *mcp.CallToolRequest, in emailReadIn) (*mcp.CallToolResult, any, error) {
-	start := time.Now()
-	ctx = withCorrelation(ctx)
-	res := h.doRead(ctx, in)
-	h.audited(ctx, "read_email", "", start, resultOf(res), gate.SendResult{})
-	return res, nil, nil
+	return h.call(ctx, "read_email", "", func(ctx context.Context) (*mcp.CallToolResult, gate.Outcome) {
+		return h.doRead(ctx, in), gate.Outcome{}
+	})
 }
 
 func (h *emailHandlers) doRead(ctx context.Context, in emailReadIn) *mcp.CallToolResult {
@@ -192,11 +187,9 @@ func oneLine(s string) string {
 }
 
 func (h *emailHandlers) draft(ctx context.Context, _ *mcp.CallToolRequest, in emailComposeIn) (*mcp.CallToolResult, any, error) {
-	start := time.Now()
-	ctx = withCorrelation(ctx)
-	res, out := h.doDraft(ctx, in)
-	h.audited(ctx, "draft_email", audit.MaskAddress(in.To), start, out.Status.AuditResult(), out.Result)
-	return res, nil, nil
+	return h.call(ctx, "draft_email", audit.MaskAddress(in.To), func(ctx context.Context) (*mcp.CallToolResult, gate.Outcome) {
+		return h.doDraft(ctx, in)
+	})
 }
 
 func (h *emailHandlers) doDraft(ctx context.Context, in emailComposeIn) (*mcp.CallToolResult, gate.Outcome) {
@@ -247,11 +240,9 @@ func failed(text string) (*mcp.CallToolResult, gate.Outcome) {
 }
 
 func (h *emailHandlers) send(ctx context.Context, _ *mcp.CallToolRequest, in emailComposeIn) (*mcp.CallToolResult, any, error) {
-	start := time.Now()
-	ctx = withCorrelation(ctx)
-	res, out := h.doSend(ctx, in)
-	h.audited(ctx, "send_email", audit.MaskAddress(in.To), start, out.Status.AuditResult(), out.Result)
-	return res, nil, nil
+	return h.call(ctx, "send_email", audit.MaskAddress(in.To), func(ctx context.Context) (*mcp.CallToolResult, gate.Outcome) {
+		return h.doSend(ctx, in)
+	})
 }
 
 func (h *emailHandlers) doSend(ctx context.Context, in emailComposeIn) (*mcp.CallToolResult, gate.Outcome) {
@@ -313,11 +304,9 @@ func (h *emailHandlers) submit(ctx context.Context, c gate.Call) (*mcp.CallToolR
 }
 
 func (h *emailHandlers) reply(ctx context.Context, _ *mcp.CallToolRequest, in emailReplyIn) (*mcp.CallToolResult, any, error) {
-	start := time.Now()
-	ctx = withCorrelation(ctx)
-	res, out := h.doReply(ctx, in)
-	h.audited(ctx, "reply_email", "thread:"+oneLine(in.ThreadID), start, out.Status.AuditResult(), out.Result)
-	return res, nil, nil
+	return h.call(ctx, "reply_email", "thread:"+oneLine(in.ThreadID), func(ctx context.Context) (*mcp.CallToolResult, gate.Outcome) {
+		return h.doReply(ctx, in)
+	})
 }
 
 func (h *emailHandlers) doReply(ctx context.Context, in emailReplyIn) (*mcp.CallToolResult, gate.Outcome) {

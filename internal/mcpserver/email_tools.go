@@ -222,29 +222,31 @@ func (c *sentCache) warn(ctx context.Context, mb Mailbox, addr string) []warning
 		Text: "You have never written to " + addr + " before (nothing to this address in Sent): check it is the person you mean."}}
 }
 
-// audited records one audit line for a tool call, whatever its outcome. The
-// result is the call's typed outcome (gate.Status.AuditResult for the email
-// writes, resultOf for the reads), never read back from the answer's text.
-func (h *emailHandlers) audited(ctx context.Context, tool, target string, start time.Time, result string, ids gate.SendResult) {
+// call runs one email tool call under its own correlation id and records
+// its audit line, whatever its outcome. The line's result is the call's
+// typed outcome (gate.Status.AuditResult), never read back from the answer's
+// text, so rewording an answer cannot change the log. A read has no gate
+// outcome (its Status is unset): it succeeded or it did not.
+func (h *emailHandlers) call(ctx context.Context, tool, target string, do func(context.Context) (*mcp.CallToolResult, gate.Outcome)) (*mcp.CallToolResult, any, error) {
+	start := time.Now()
+	ctx = withCorrelation(ctx)
+	res, out := do(ctx)
 	if h.d.Audit == nil {
-		return
+		return res, nil, nil
+	}
+	result := out.Status.AuditResult()
+	if out.Status == 0 && !res.IsError {
+		result = audit.ResultSuccess
 	}
 	e := audit.Entry{
 		Time: time.Now().UTC(), CorrelationID: audit.CorrelationID(ctx), Tool: tool, ActionType: tool,
 		Result: result, Target: target, DurationMS: time.Since(start).Milliseconds(),
-		GmailMessageID: ids.MessageID, GmailThreadID: ids.ThreadID,
+		GmailMessageID: out.Result.MessageID, GmailThreadID: out.Result.ThreadID,
 	}
 	if err := h.d.Audit.Record(e); err != nil {
 		h.d.Logger.Error("writing audit log", "error", err)
 	}
-}
-
-// resultOf is a read's audit result: it succeeded or it did not.
-func resultOf(res *mcp.CallToolResult) string {
-	if res.IsError {
-		return audit.ResultError
-	}
-	return audit.ResultSuccess
+	return res, nil, nil
 }
 
 // withCorrelation gives the call one correlation id, shared by its own audit

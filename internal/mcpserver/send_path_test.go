@@ -1,9 +1,7 @@
 package mcpserver
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -100,24 +98,15 @@ func TestSameLimitsOnDraftSendReply(t *testing.T) {
 // oldest first.
 func auditLines(t *testing.T, e *emailEnv, tool string) []audit.Entry {
 	t.Helper()
-	files, _ := filepath.Glob(filepath.Join(filepath.Dir(e.vault), "audit", "*.jsonl"))
+	all, err := audit.ReadDir(filepath.Join(filepath.Dir(e.vault), "audit"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	var out []audit.Entry
-	for _, f := range files {
-		fh, err := os.Open(f)
-		if err != nil {
-			t.Fatal(err)
+	for _, en := range all {
+		if en.Tool == tool && en.ActionType == tool {
+			out = append(out, en)
 		}
-		sc := bufio.NewScanner(fh)
-		for sc.Scan() {
-			var en audit.Entry
-			if err := json.Unmarshal(sc.Bytes(), &en); err != nil {
-				t.Fatalf("audit line %q: %v", sc.Text(), err)
-			}
-			if en.Tool == tool && en.ActionType == tool {
-				out = append(out, en)
-			}
-		}
-		fh.Close()
 	}
 	return out
 }
