@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -21,17 +20,6 @@ import (
 // limits for draft_email, send_email and reply_email, and an audit line per
 // tool call that records the gate's typed outcome.
 
-// replyIDs returns the message and thread ids of the seeded invoice.
-func replyIDs(t *testing.T, e *emailEnv) (string, string) {
-	t.Helper()
-	text, _ := callTool(t, e.cs, "search_email", map[string]any{"query": "subject:Invoice"})
-	m := regexp.MustCompile(`Message ID: (\w+) \| Thread ID: (\w+)`).FindStringSubmatch(text)
-	if m == nil {
-		t.Fatalf("no ids in %q", text)
-	}
-	return m[1], m[2]
-}
-
 // TestSameLimitsOnDraftSendReply: a body just over mailmsg.MaxBodyBytes is
 // refused by all three tools with the same text, before Gmail, the vault or
 // the limiter are touched; a body of exactly the limit is accepted by all
@@ -39,7 +27,7 @@ func replyIDs(t *testing.T, e *emailEnv) (string, string) {
 // failed in the gate with another text.)
 func TestSameLimitsOnDraftSendReply(t *testing.T) {
 	e := newEmailEnv(t, false, nil)
-	msgID, threadID := replyIDs(t, e)
+	msgID, threadID := searchIDs(t, e, "subject:Invoice")
 	args := func(tool, body string) map[string]any {
 		if tool == "reply_email" {
 			return map[string]any{"thread_id": threadID, "message_id": msgID, "body": body}
@@ -182,7 +170,7 @@ func TestAuditRecordsTypedOutcome(t *testing.T) {
 
 	t.Run("DEV_MODE reply", func(t *testing.T) {
 		e := newEmailEnv(t, true, nil)
-		msgID, threadID := replyIDs(t, e)
+		msgID, threadID := searchIDs(t, e, "subject:Invoice")
 		text, isErr := callTool(t, e.cs, "reply_email", map[string]any{"thread_id": threadID, "message_id": msgID, "body": "Thanks."})
 		if isErr || !strings.HasPrefix(text, "[DEV_MODE] Reply logged but not executed.") {
 			t.Fatalf("answer %q", text)
