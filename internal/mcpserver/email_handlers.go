@@ -25,9 +25,6 @@ func (h *emailHandlers) search(ctx context.Context, _ *mcp.CallToolRequest, in e
 }
 
 func (h *emailHandlers) doSearch(ctx context.Context, in emailSearchIn) *mcp.CallToolResult {
-	if res := h.notConnected(ctx); res != nil {
-		return res
-	}
 	max := in.MaxResults
 	if max == 0 {
 		max = 5
@@ -76,9 +73,6 @@ func (h *emailHandlers) read(ctx context.Context, _ *mcp.CallToolRequest, in ema
 }
 
 func (h *emailHandlers) doRead(ctx context.Context, in emailReadIn) *mcp.CallToolResult {
-	if res := h.notConnected(ctx); res != nil {
-		return res
-	}
 	msgID, threadID := strings.TrimSpace(in.MessageID), strings.TrimSpace(in.ThreadID)
 	switch {
 	case msgID == "" && threadID == "":
@@ -193,9 +187,6 @@ func (h *emailHandlers) draft(ctx context.Context, _ *mcp.CallToolRequest, in em
 }
 
 func (h *emailHandlers) doDraft(ctx context.Context, in emailComposeIn) (*mcp.CallToolResult, gate.Outcome) {
-	if res := h.notConnected(ctx); res != nil {
-		return res, gate.Outcome{Status: gate.Failed}
-	}
 	email, err := mailmsg.Validate(composeInput(in))
 	if err != nil {
 		return invalid(err)
@@ -246,9 +237,6 @@ func (h *emailHandlers) send(ctx context.Context, _ *mcp.CallToolRequest, in ema
 }
 
 func (h *emailHandlers) doSend(ctx context.Context, in emailComposeIn) (*mcp.CallToolResult, gate.Outcome) {
-	if res := h.notConnected(ctx); res != nil {
-		return res, gate.Outcome{Status: gate.Failed}
-	}
 	email, err := mailmsg.Validate(composeInput(in))
 	if err != nil {
 		return invalid(err)
@@ -310,9 +298,6 @@ func (h *emailHandlers) reply(ctx context.Context, _ *mcp.CallToolRequest, in em
 }
 
 func (h *emailHandlers) doReply(ctx context.Context, in emailReplyIn) (*mcp.CallToolResult, gate.Outcome) {
-	if res := h.notConnected(ctx); res != nil {
-		return res, gate.Outcome{Status: gate.Failed}
-	}
 	email, err := mailmsg.Validate(mailmsg.Input{Reply: true, ThreadID: in.ThreadID, MessageID: in.MessageID, Body: in.Body})
 	if err != nil {
 		return invalid(err)

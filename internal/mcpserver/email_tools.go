@@ -223,14 +223,18 @@ func (c *sentCache) warn(ctx context.Context, mb Mailbox, addr string) []warning
 }
 
 // call runs one email tool call under its own correlation id and records
-// its audit line, whatever its outcome. The line's result is the call's
+// its audit line, whatever its outcome. Until Gmail is connected it answers
+// notConnected's text and does nothing else. The line's result is the call's
 // typed outcome (gate.Status.AuditResult), never read back from the answer's
 // text, so rewording an answer cannot change the log. A read has no gate
 // outcome (its Status is unset): it succeeded or it did not.
 func (h *emailHandlers) call(ctx context.Context, tool, target string, do func(context.Context) (*mcp.CallToolResult, gate.Outcome)) (*mcp.CallToolResult, any, error) {
 	start := time.Now()
 	ctx = withCorrelation(ctx)
-	res, out := do(ctx)
+	res, out := h.notConnected(ctx), gate.Outcome{Status: gate.Failed}
+	if res == nil {
+		res, out = do(ctx)
+	}
 	if h.d.Audit == nil {
 		return res, nil, nil
 	}
@@ -255,8 +259,6 @@ func withCorrelation(ctx context.Context) context.Context {
 	return audit.WithCorrelationID(ctx, audit.NewCorrelationID())
 }
 
-// userError formats an error from Gmail for the agent, keeping re-auth and
-// rate-limit guidance intact.
 // notConnected is the answer every email tool gives while Gmail is not
 // connected (EmailDeps.Connected), or nil when it is.
 func (h *emailHandlers) notConnected(ctx context.Context) *mcp.CallToolResult {
@@ -269,6 +271,8 @@ func (h *emailHandlers) notConnected(ctx context.Context) *mcp.CallToolResult {
 	return nil
 }
 
+// userError formats an error from Gmail for the agent, keeping re-auth and
+// rate-limit guidance intact.
 func userError(err error) string {
 	var reauth *gmail.ReauthError
 	if errors.As(err, &reauth) {
