@@ -13,7 +13,6 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mailgate/mailgate/internal/approval"
 	"github.com/mailgate/mailgate/internal/audit"
 	"github.com/mailgate/mailgate/internal/gate"
 	"github.com/mailgate/mailgate/internal/gmail"
@@ -38,7 +37,6 @@ type EmailDeps struct {
 	// Gate: sends and replies go through it, and only through it; drafts
 	// ask it (Gate.Direct), so DEV_MODE is decided in one place.
 	Gate   *gate.Gate
-	Vault  *approval.Vault
 	Audit  *audit.Log
 	Logger *slog.Logger
 	// Connected, when set, is asked before every email tool call: a
