@@ -181,16 +181,27 @@ func oneLine(s string) string {
 }
 
 func (h *emailHandlers) draft(ctx context.Context, _ *mcp.CallToolRequest, in emailComposeIn) (*mcp.CallToolResult, any, error) {
-	return h.call(ctx, "draft_email", audit.MaskAddress(in.To), func(ctx context.Context) (*mcp.CallToolResult, gate.Outcome) {
-		return h.doDraft(ctx, in)
+	return h.compose(ctx, "draft_email", in, h.doDraft)
+}
+
+func (h *emailHandlers) send(ctx context.Context, _ *mcp.CallToolRequest, in emailComposeIn) (*mcp.CallToolResult, any, error) {
+	return h.compose(ctx, "send_email", in, h.doSend)
+}
+
+// compose runs a draft or a send: an audited call whose input is checked
+// first, once, by the one validator of an outgoing email.
+func (h *emailHandlers) compose(ctx context.Context, tool string, in emailComposeIn,
+	do func(context.Context, emailComposeIn, *mailmsg.Email) (*mcp.CallToolResult, gate.Outcome)) (*mcp.CallToolResult, any, error) {
+	return h.call(ctx, tool, audit.MaskAddress(in.To), func(ctx context.Context) (*mcp.CallToolResult, gate.Outcome) {
+		email, err := mailmsg.Validate(mailmsg.Input{To: []string{in.To}, Subject: in.Subject, Body: in.Body})
+		if err != nil {
+			return invalid(err)
+		}
+		return do(ctx, in, email)
 	})
 }
 
-func (h *emailHandlers) doDraft(ctx context.Context, in emailComposeIn) (*mcp.CallToolResult, gate.Outcome) {
-	email, err := mailmsg.Validate(composeInput(in))
-	if err != nil {
-		return invalid(err)
-	}
+func (h *emailHandlers) doDraft(ctx context.Context, in emailComposeIn, email *mailmsg.Email) (*mcp.CallToolResult, gate.Outcome) {
 	to := email.To[0]
 	raw, err := mailmsg.Build(mailmsg.Outgoing{To: to, Subject: email.Subject, Body: email.Body})
 	if err != nil {
@@ -213,11 +224,6 @@ func (h *emailHandlers) doDraft(ctx context.Context, in emailComposeIn) (*mcp.Ca
 	return errorResult("Error creating draft: " + userError(out.Err)), out
 }
 
-// composeInput is a send or draft call as the one validator's input.
-func composeInput(in emailComposeIn) mailmsg.Input {
-	return mailmsg.Input{To: []string{in.To}, Subject: in.Subject, Body: in.Body}
-}
-
 // invalid is the answer to a call refused before Gmail, the vault or the
 // limiter are touched: the validator's text, audited as an error.
 func invalid(err error) (*mcp.CallToolResult, gate.Outcome) {
@@ -230,17 +236,7 @@ func failed(text string) (*mcp.CallToolResult, gate.Outcome) {
 	return errorResult(text), gate.Outcome{Status: gate.Failed}
 }
 
-func (h *emailHandlers) send(ctx context.Context, _ *mcp.CallToolRequest, in emailComposeIn) (*mcp.CallToolResult, any, error) {
-	return h.call(ctx, "send_email", audit.MaskAddress(in.To), func(ctx context.Context) (*mcp.CallToolResult, gate.Outcome) {
-		return h.doSend(ctx, in)
-	})
-}
-
-func (h *emailHandlers) doSend(ctx context.Context, in emailComposeIn) (*mcp.CallToolResult, gate.Outcome) {
-	email, err := mailmsg.Validate(composeInput(in))
-	if err != nil {
-		return invalid(err)
-	}
+func (h *emailHandlers) doSend(ctx context.Context, in emailComposeIn, email *mailmsg.Email) (*mcp.CallToolResult, gate.Outcome) {
 	req := approval.Request{Kind: approval.KindSend, To: in.To, Subject: in.Subject, Body: in.Body}
 	// Only the address is bound by an approval, so only the address is sent:
 	// a display name the human never approved cannot ride along.
