@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -136,18 +135,6 @@ func callTool(t *testing.T, cs *mcp.ClientSession, name string, args map[string]
 		}
 	}
 	return b.String(), res.IsError
-}
-
-// searchIDs returns the message and thread ids of the first message
-// search_email finds for query.
-func searchIDs(t *testing.T, e *emailEnv, query string) (msgID, threadID string) {
-	t.Helper()
-	text, _ := callTool(t, e.cs, "search_email", map[string]any{"query": query})
-	m := regexp.MustCompile(`Message ID: (\w+) \| Thread ID: (\w+)`).FindStringSubmatch(text)
-	if m == nil {
-		t.Fatalf("search %q found no message: %q", query, text)
-	}
-	return m[1], m[2]
 }
 
 // TestEmailToolSchemas snapshots what agents see of every tool (names,

@@ -128,3 +128,15 @@ func TestReplyApprovalBoundToThread(t *testing.T) {
 		t.Fatalf("approved reply: %q", text)
 	}
 }
+
+// searchIDs returns the message and thread ids of the first message
+// search_email finds for query.
+func searchIDs(t *testing.T, e *emailEnv, query string) (msgID, threadID string) {
+	t.Helper()
+	text, _ := callTool(t, e.cs, "search_email", map[string]any{"query": query})
+	m := regexp.MustCompile(`Message ID: (\w+) \| Thread ID: (\w+)`).FindStringSubmatch(text)
+	if m == nil {
+		t.Fatalf("search %q found no message: %q", query, text)
+	}
+	return m[1], m[2]
+}
