@@ -70,6 +70,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseApproval$$' -fuzztime $(FUZZTIME) ./internal/approval
 	$(GO) test -run '^$$' -fuzz '^FuzzParseAddress$$' -fuzztime $(FUZZTIME) ./internal/mailmsg
 	$(GO) test -run '^$$' -fuzz '^FuzzBuild$$' -fuzztime $(FUZZTIME) ./internal/mailmsg
+	$(GO) test -run '^$$' -fuzz '^FuzzValidate$$' -fuzztime $(FUZZTIME) ./internal/mailmsg
 	$(GO) test -run '^$$' -fuzz '^FuzzHTMLToText$$' -fuzztime $(FUZZTIME) ./internal/mailmsg
 	$(GO) test -run '^$$' -fuzz '^FuzzRequestRoundTrip$$' -fuzztime $(FUZZTIME) ./internal/approval
 	$(GO) test -run '^$$' -fuzz '^FuzzWarnings$$' -fuzztime $(FUZZTIME) ./internal/warnings

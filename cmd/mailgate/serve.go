@@ -284,7 +284,7 @@ func openEmail(ctx context.Context, cfg *config.Config, logger *slog.Logger, db 
 		a.gmail = "sandbox mailbox " + sandbox.Email + " (local; nothing leaves this machine)"
 	}
 	g := &gate.Gate{Vault: vault, Limiter: limiter, Audit: auditLog, DevMode: cfg.DevMode, Logger: logger}
-	deps := &mcpserver.EmailDeps{Gate: g, Vault: vault, Audit: auditLog, DevMode: cfg.DevMode, Logger: logger}
+	deps := &mcpserver.EmailDeps{Gate: g, Audit: auditLog, Logger: logger}
 	if gopts.TokenSource != nil {
 		client, err := gmail.New(ctx, gopts)
 		if err != nil {

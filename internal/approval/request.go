@@ -4,10 +4,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"net/mail"
 	"strconv"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/mailgate/mailgate/internal/mailmsg"
 )
 
 // Kind is what a request asks to do; it is the `type` of an approval file.
@@ -30,16 +30,6 @@ const (
 	ModeRecipient Mode = "recipient"
 )
 
-// Bounds enforced by Validate. The body bound keeps a request file well
-// under the default MaxFileSize, so every request mailgate writes can be read
-// back.
-const (
-	MaxAddressLen = 320
-	MaxIDLen      = 256
-	MaxSubjectLen = 1000
-	MaxBodyLen    = 512 << 10
-)
-
 // Request is one send or reply as the agent asked for it.
 type Request struct {
 	Kind Kind
@@ -55,49 +45,31 @@ type Request struct {
 	Subject, Body       string
 }
 
-// ValidationError reports a request that must not reach the gate at all.
-type ValidationError struct {
-	Field, Value, Reason string
-}
-
-func (e *ValidationError) Error() string {
-	if e.Field == "to" {
-		// The contract's wording, plus the reason.
-		return fmt.Sprintf("Invalid email address format: %s (%s)", printable(e.Value), e.Reason)
-	}
-	return fmt.Sprintf("Invalid %s: %s", e.Field, e.Reason)
-}
+// ValidationError reports a request that must not reach the gate at all:
+// the one validator's error (mailmsg.Validate), or an unknown type.
+type ValidationError = mailmsg.InvalidError
 
 // Validate checks the request before anything else happens: a known kind,
-// exactly one plain recipient address, Gmail-style ids, no CR/LF or other
-// control characters in header values, valid UTF-8 and bounded sizes.
+// then mailmsg.Validate, the one validator and the one set of limits of an
+// outgoing email (exactly one plain recipient address, Gmail-style ids, no
+// CR/LF or other control characters in header values, valid UTF-8 and
+// bounded sizes). The limits keep a request file well under the vault's
+// default MaxFileSize, so every request mailgate writes can be read back.
 func (r Request) Validate() error {
+	in := mailmsg.Input{Subject: r.Subject, Body: r.Body}
 	switch r.Kind {
 	case KindSend:
-		if _, err := parseSingleAddress(r.To); err != nil {
-			return &ValidationError{Field: "to", Value: r.To, Reason: err.Error()}
-		}
+		in.To = []string{r.To}
 	case KindReply:
-		for _, f := range []struct{ name, v string }{{"thread_id", r.ThreadID}, {"message_id", r.MessageID}} {
-			if err := checkID(f.v); err != nil {
-				return &ValidationError{Field: f.name, Value: f.v, Reason: err.Error()}
-			}
-		}
+		in.Reply, in.ThreadID, in.MessageID = true, r.ThreadID, r.MessageID
 		if r.To != "" {
-			if _, err := parseSingleAddress(r.To); err != nil {
-				return &ValidationError{Field: "to", Value: r.To, Reason: err.Error()}
-			}
+			in.To = []string{r.To}
 		}
 	default:
-		return &ValidationError{Field: "type", Value: string(r.Kind), Reason: "unknown request type " + strconv.Quote(string(r.Kind))}
+		return &ValidationError{Field: "type", Value: string(r.Kind), Text: "Invalid type: unknown request type " + strconv.Quote(string(r.Kind))}
 	}
-	if err := checkText(r.Subject, MaxSubjectLen, false); err != nil {
-		return &ValidationError{Field: "subject", Reason: err.Error()}
-	}
-	if err := checkText(r.Body, MaxBodyLen, true); err != nil {
-		return &ValidationError{Field: "body", Reason: err.Error()}
-	}
-	return nil
+	_, err := mailmsg.Validate(in)
+	return err
 }
 
 // Address returns the request's bare recipient address as given (no display
@@ -140,101 +112,16 @@ func (r Request) SHA256() string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// parseSingleAddress accepts exactly "addr-spec", "<addr-spec>" or
-// "Display Name <addr-spec>" (the name optionally in double quotes) and
-// returns the addr-spec. Groups, comments, encoded words, lists and control
-// characters are refused, so what a human reads is what is addressed.
+// parseSingleAddress returns the bare address of s, parsed by
+// mailmsg.ParseAddress (mailgate's one address parser: exactly one address,
+// no groups, comments, encoded words, lists or control characters, so what a
+// human reads is what is addressed).
 func parseSingleAddress(s string) (string, error) {
-	s = strings.TrimSpace(s)
-	switch {
-	case s == "":
-		return "", fmt.Errorf("empty address")
-	case len(s) > MaxAddressLen:
-		return "", fmt.Errorf("longer than %d bytes", MaxAddressLen)
-	case !utf8.ValidString(s) || hasControl(s, false):
-		return "", fmt.Errorf("control characters or invalid UTF-8")
+	a, err := mailmsg.ParseAddress(s)
+	if err != nil {
+		return "", err
 	}
-	spec := s
-	if strings.HasSuffix(s, ">") {
-		i := strings.LastIndexByte(s, '<')
-		if i < 0 {
-			return "", fmt.Errorf("unbalanced angle brackets")
-		}
-		spec = s[i+1 : len(s)-1]
-		if err := checkDisplayName(strings.TrimSpace(s[:i])); err != nil {
-			return "", err
-		}
-	}
-	a, err := mail.ParseAddress(spec)
-	if err != nil || a.Name != "" || a.Address != spec {
-		return "", fmt.Errorf("exactly one plain address is allowed")
-	}
-	at := strings.LastIndexByte(spec, '@')
-	if at <= 0 || at == len(spec)-1 || strings.ContainsAny(spec, " \t") {
-		return "", fmt.Errorf("not an address")
-	}
-	return spec, nil
-}
-
-func checkDisplayName(name string) error {
-	if len(name) >= 2 && name[0] == '"' && name[len(name)-1] == '"' {
-		name = name[1 : len(name)-1]
-		if strings.ContainsAny(name, "\"\\@") {
-			return fmt.Errorf("display name must not contain quotes, backslashes or @")
-		}
-		return nil
-	}
-	if strings.ContainsAny(name, "<>@:;,()\"\\") || strings.Contains(name, "=?") {
-		return fmt.Errorf("display name must be plain text (quote it if it has a comma)")
-	}
-	return nil
-}
-
-// checkID accepts Gmail-style identifiers: 1..MaxIDLen of [A-Za-z0-9_.-].
-func checkID(s string) error {
-	if s == "" {
-		return fmt.Errorf("required")
-	}
-	if len(s) > MaxIDLen {
-		return fmt.Errorf("longer than %d bytes", MaxIDLen)
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '.' || c == '-') {
-			return fmt.Errorf("only letters, digits, '_', '.' and '-' are allowed")
-		}
-	}
-	return nil
-}
-
-func checkText(s string, maxLen int, multiline bool) error {
-	if len(s) > maxLen {
-		return fmt.Errorf("longer than %d bytes", maxLen)
-	}
-	if !utf8.ValidString(s) {
-		return fmt.Errorf("not valid UTF-8")
-	}
-	if hasControl(s, multiline) {
-		if multiline {
-			return fmt.Errorf("control characters other than tab and line breaks")
-		}
-		return fmt.Errorf("line breaks or control characters")
-	}
-	return nil
-}
-
-// hasControl reports C0 controls (except tab, and CR/LF when multiline), DEL
-// and C1 controls.
-func hasControl(s string, multiline bool) bool {
-	for _, r := range s {
-		switch {
-		case r == '\t':
-		case multiline && (r == '\n' || r == '\r'):
-		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
-			return true
-		}
-	}
-	return false
+	return a.Address, nil
 }
 
 // normalizeNewlines turns CRLF and lone CR into LF: the only normalisation
@@ -246,9 +133,4 @@ func normalizeNewlines(s string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(s, "\r\n", "\n"), "\r", "\n")
 }
 
-func printable(s string) string {
-	if hasControl(s, false) || !utf8.ValidString(s) {
-		return strconv.Quote(s)
-	}
-	return s
-}
+func printable(s string) string { return mailmsg.Quote(s) }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/mailgate/mailgate/internal/mailmsg"
 )
 
 func TestValidate(t *testing.T) {
@@ -32,7 +34,7 @@ func TestValidate(t *testing.T) {
 		{"subject control", func(r *Request) { r.Subject = "Hi\x00" }, "subject"},
 		{"body NUL", func(r *Request) { r.Body = "a\x00b" }, "body"},
 		{"body invalid utf8", func(r *Request) { r.Body = "a\xffb" }, "body"},
-		{"body too long", func(r *Request) { r.Body = strings.Repeat("a", MaxBodyLen+1) }, "body"},
+		{"body too long", func(r *Request) { r.Body = strings.Repeat("a", mailmsg.MaxBodyBytes+1) }, "body"},
 		{"unknown kind", func(r *Request) { r.Kind = "email_forward" }, "type"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

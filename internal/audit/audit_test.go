@@ -1,9 +1,7 @@
 package audit
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -144,22 +142,8 @@ func TestConcurrentGoroutines(t *testing.T) {
 
 func readLines(t *testing.T, path string) []Entry {
 	t.Helper()
-	f, err := os.Open(path)
+	out, err := ReadFile(path)
 	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var out []Entry
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		var e Entry
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			t.Fatalf("torn or invalid line %q: %v", sc.Text(), err)
-		}
-		out = append(out, e)
-	}
-	if err := sc.Err(); err != nil {
 		t.Fatal(err)
 	}
 	return out
@@ -169,15 +153,11 @@ func readLines(t *testing.T, path string) []Entry {
 // is not one whole JSON object.
 func countAll(t *testing.T, dir string) int {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(dir, "*.jsonl"))
+	out, err := ReadDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := 0
-	for _, f := range files {
-		n += len(readLines(t, f))
-	}
-	return n
+	return len(out)
 }
 
 func TestRecordMasksAddressesInDetail(t *testing.T) {

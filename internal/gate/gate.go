@@ -138,6 +138,29 @@ const (
 var statusNames = [...]string{"unset", "sent", "awaiting_approval", "rejected_by_approver", "rate_limited",
 	"dev_mode", "failed", "unknown", "conflict", "invalid", "backlog"}
 
+// OK reports an outcome the agent is not told to stop at: the email was sent,
+// or DEV_MODE checked it. Every other status is a refusal or an error.
+func (s Status) OK() bool { return s == Sent || s == DevMode }
+
+// AuditResult is the result the tool call's own audit line records for an
+// outcome of this status: derived from the typed outcome, never from the
+// text the agent is given, so rewording an answer cannot change the log.
+func (s Status) AuditResult() string {
+	switch s {
+	case Sent:
+		return audit.ResultSuccess
+	case DevMode:
+		return audit.ResultDevMode
+	case RateLimited:
+		return audit.ResultRateLimited
+	case AwaitingApproval, RejectedByApprover, Backlog, Conflict:
+		return audit.ResultRejected
+	case Unknown:
+		return audit.ResultUnknown
+	}
+	return audit.ResultError // Invalid, Failed, unset
+}
+
 func (s Status) String() string {
 	if s < 0 || int(s) >= len(statusNames) {
 		return fmt.Sprintf("Status(%d)", int(s))
@@ -211,6 +234,45 @@ func (g *Gate) Run(ctx context.Context, c Call) Outcome {
 		return s.dev()
 	}
 	return s.live()
+}
+
+// DirectCall is a write that needs no approval (a Gmail draft): nothing
+// leaves the mailbox, so no approval, slot or claim is involved, but DEV_MODE
+// still holds, and it is decided here, in the gate, as for a send.
+type DirectCall struct {
+	Tool string
+	// Request is what the DEV_MODE log records; its Kind names the write
+	// ("email_draft") and need not be an approval kind.
+	Request approval.Request
+	Note    string   // the DEV_MODE log's note
+	Do      SendFunc // the write; its SendResult.MessageID is the id it made
+}
+
+// Direct runs c.Do once, or in DEV_MODE writes c.Request to the vault's
+// DEV_MODE log and runs nothing. The outcome is Sent (done; Result holds
+// what Do answered), DevMode, or Failed with Err. The caller validated the
+// email (mailmsg.Validate) and audits the call.
+func (g *Gate) Direct(ctx context.Context, c DirectCall) Outcome {
+	req := c.Request
+	out := Outcome{Kind: req.Kind, Target: target(req), Subject: req.Subject, Request: req,
+		BodyChars: utf8.RuneCountInString(req.Body), CorrelationID: audit.CorrelationID(ctx)}
+	if g.DevMode {
+		path, err := g.Vault.DevLog(req, c.Note)
+		if err != nil {
+			// Nothing is created either way; the log is the human's copy
+			// of what was asked, so a failure to write it is logged.
+			g.logger().Error("writing DEV_MODE log", "err", err, "tool", c.Tool)
+		}
+		out.Status, out.DevLogPath = DevMode, path
+		return out
+	}
+	sr, err := c.Do(ctx)
+	if err != nil {
+		out.Status, out.Err = Failed, err
+		return out
+	}
+	out.Status, out.Result = Sent, sr
+	return out
 }
 
 // submission carries one Submit's state.

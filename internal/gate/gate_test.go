@@ -373,3 +373,47 @@ func replaceIn(t *testing.T, path, old, new string) {
 		t.Fatal(err)
 	}
 }
+
+// TestAuditResultPerStatus: the result a tool call's audit line records is
+// a function of the typed outcome alone, for every status.
+func TestAuditResultPerStatus(t *testing.T) {
+	want := map[Status]string{
+		Sent: audit.ResultSuccess, DevMode: audit.ResultDevMode, RateLimited: audit.ResultRateLimited,
+		AwaitingApproval: audit.ResultRejected, RejectedByApprover: audit.ResultRejected,
+		Backlog: audit.ResultRejected, Conflict: audit.ResultRejected,
+		Unknown: audit.ResultUnknown, Invalid: audit.ResultError, Failed: audit.ResultError, 0: audit.ResultError,
+	}
+	for s := Status(0); int(s) < len(statusNames); s++ {
+		w, ok := want[s]
+		if !ok {
+			t.Fatalf("status %s has no expected audit result: add it here", s)
+		}
+		if got := s.AuditResult(); got != w {
+			t.Errorf("%s.AuditResult() = %q, want %q", s, got, w)
+		}
+		if ok := s == Sent || s == DevMode; s.OK() != ok {
+			t.Errorf("%s.OK() = %v", s, s.OK())
+		}
+	}
+}
+
+// TestDirect: a write without approval runs once, or in DEV_MODE is logged
+// to the vault and not run: the gate alone decides.
+func TestDirect(t *testing.T) {
+	e := newEnv(t, 1)
+	req := approval.Request{Kind: "email_draft", To: "john@example.com", Subject: "Draft", Body: "b"}
+	for _, dev := range []bool{false, true} {
+		f := &fakeSend{}
+		out := e.gate(t, dev).Direct(context.Background(), DirectCall{Tool: "draft_email", Request: req, Note: "n", Do: f.send})
+		switch {
+		case dev && (out.Status != DevMode || f.calls.Load() != 0 || out.DevLogPath == ""):
+			t.Fatalf("DEV_MODE: %+v, %d calls", out, f.calls.Load())
+		case !dev && (out.Status != Sent || f.calls.Load() != 1 || out.Result.MessageID == ""):
+			t.Fatalf("live: %+v, %d calls", out, f.calls.Load())
+		}
+	}
+	f := &fakeSend{err: errors.New("boom")}
+	if out := e.gate(t, false).Direct(context.Background(), DirectCall{Tool: "draft_email", Request: req, Do: f.send}); out.Status != Failed || out.Err == nil {
+		t.Fatalf("failing write: %+v", out)
+	}
+}

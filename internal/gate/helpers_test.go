@@ -1,9 +1,7 @@
 package gate
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -183,22 +181,9 @@ func (e *env) file(t testing.TB, dir, name string) string {
 // auditLines parses every audit line; a torn line fails the test.
 func auditLines(t testing.TB, dir string) []audit.Entry {
 	t.Helper()
-	files, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
-	var out []audit.Entry
-	for _, f := range files {
-		fh, err := os.Open(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sc := bufio.NewScanner(fh)
-		for sc.Scan() {
-			var e audit.Entry
-			if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-				t.Fatalf("torn audit line %q: %v", sc.Text(), err)
-			}
-			out = append(out, e)
-		}
-		fh.Close()
+	out, err := audit.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return out
 }

@@ -16,11 +16,6 @@ import (
 	"unicode/utf8"
 )
 
-// maxAddressInput bounds what ParseAddress accepts. A single address is at
-// most 254 octets (RFC 5321 §4.5.3.1.3); the rest leaves room for a display
-// name while keeping every rendered header line far below 998 octets.
-const maxAddressInput = 512
-
 // maxAddrSpec is the RFC 5321 limit on a forward path.
 const maxAddrSpec = 254
 
@@ -39,10 +34,13 @@ func (e *InvalidAddressError) Error() string {
 // ParseAddress checks that s is exactly one address and returns it.
 //
 // It refuses CR, LF and NUL anywhere, invalid UTF-8, lists ("a@x, b@y"),
-// groups ("team: a@x;"), domain literals, domains without a dot, display
-// names that decode (RFC 2047) to control characters, and anything that does
-// not survive being rendered by Build and parsed back: what is accepted here
-// is exactly what will be delivered to.
+// groups ("team: a@x;"), comments ("a@x (Bob)"), encoded display names
+// ("=?utf-8?q?...?= <a@x>"), display names holding '@', quotes or
+// backslashes ("boss@x <evil@y>"), domain literals, domains without a dot,
+// and anything that does not survive being rendered by Build and parsed
+// back: what is accepted here is exactly what will be delivered to, and what
+// a human reads in a request file is what is addressed. It is mailgate's one
+// address parser: the approval vault uses it too.
 func ParseAddress(s string) (*mail.Address, error) {
 	bad := func(reason string) (*mail.Address, error) {
 		return nil, &InvalidAddressError{Input: s, Reason: reason}
@@ -50,7 +48,7 @@ func ParseAddress(s string) (*mail.Address, error) {
 	if s == "" || strings.TrimSpace(s) == "" {
 		return bad("empty")
 	}
-	if len(s) > maxAddressInput {
+	if len(s) > MaxAddressBytes {
 		return bad("too long")
 	}
 	if strings.ContainsAny(s, "\r\n\x00") {
@@ -62,12 +60,20 @@ func ParseAddress(s string) (*mail.Address, error) {
 	// net/mail's ParseAddress happily accepts a group holding one address
 	// ("x: a@b;"); look for group or list punctuation outside quoted
 	// strings, comments and angle brackets first.
-	if hasTopLevelListSyntax(s) {
-		return bad("a list or group, not one address")
+	if reason := topLevelSyntax(s); reason != "" {
+		return bad(reason)
 	}
 	a, err := mail.ParseAddress(s)
 	if err != nil {
 		return bad(err.Error())
+	}
+	if a.Name != "" {
+		if strings.Contains(s[:strings.LastIndexByte(s, '<')+1], "=?") {
+			return bad("encoded display names are not accepted")
+		}
+		if strings.ContainsAny(a.Name, `@"\`) {
+			return bad("display name must not contain quotes, backslashes or @")
+		}
 	}
 	if reason := checkAddress(a); reason != "" {
 		return bad(reason)
@@ -84,16 +90,16 @@ func checkAddress(a *mail.Address) string {
 	if !utf8.ValidString(a.Name) || !utf8.ValidString(a.Address) {
 		return "invalid UTF-8"
 	}
-	if hasControl(a.Name) {
+	if hasTextControl(a.Name, false) {
 		return "display name contains control characters"
 	}
-	if hasControl(a.Address) || strings.ContainsAny(a.Address, " \t") {
+	if hasTextControl(a.Address, false) || strings.ContainsAny(a.Address, " \t") {
 		return "address contains control characters or spaces"
 	}
 	if len(a.Address) > maxAddrSpec {
 		return "address longer than 254 octets"
 	}
-	if len(a.Name) > maxAddressInput {
+	if len(a.Name) > MaxAddressBytes {
 		return "display name too long"
 	}
 	at := strings.LastIndexByte(a.Address, '@')
@@ -117,21 +123,11 @@ func checkAddress(a *mail.Address) string {
 	return ""
 }
 
-// hasControl reports C0 controls (tab excepted), DEL and C1 controls.
-func hasControl(s string) bool {
-	for _, r := range s {
-		if (r < 0x20 && r != '\t') || r == 0x7f || (r >= 0x80 && r <= 0x9f) {
-			return true
-		}
-	}
-	return false
-}
-
-// hasTopLevelListSyntax reports a ',', ':' or ';' that is not inside a
-// quoted string, a comment, angle brackets or a domain literal: the marks of
-// an address list or group.
-func hasTopLevelListSyntax(s string) bool {
-	depth := 0 // comment nesting
+// topLevelSyntax reports, as the reason to refuse s, a ',', ':' or ';' that
+// is not inside a quoted string, angle brackets or a domain literal (the
+// marks of an address list or group), or a comment anywhere; "" when there
+// is none.
+func topLevelSyntax(s string) string {
 	inQuote, inAngle, inLiteral := false, false, false
 	for i := 0; i < len(s); i++ {
 		c := s[i]
@@ -141,15 +137,6 @@ func hasTopLevelListSyntax(s string) bool {
 				i++
 			} else if c == '"' {
 				inQuote = false
-			}
-		case depth > 0:
-			switch c {
-			case '\\':
-				i++
-			case '(':
-				depth++
-			case ')':
-				depth--
 			}
 		case inLiteral:
 			if c == '\\' {
@@ -162,7 +149,7 @@ func hasTopLevelListSyntax(s string) bool {
 			case '"':
 				inQuote = true
 			case '(':
-				depth++
+				return "comments are not accepted"
 			case '[':
 				inLiteral = true
 			case '<':
@@ -170,17 +157,17 @@ func hasTopLevelListSyntax(s string) bool {
 			case '>':
 				inAngle = false
 			case ',', ';':
-				return true
+				return "a list or group, not one address"
 			case ':':
 				// A ':' inside <...> is an obsolete source route; net/mail
 				// rejects it anyway. Outside, it opens a group.
 				if !inAngle {
-					return true
+					return "a list or group, not one address"
 				}
 			}
 		}
 	}
-	return false
+	return ""
 }
 
 // formatAddress renders a for a header. Unlike (*mail.Address).String it

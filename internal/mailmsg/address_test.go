@@ -17,10 +17,7 @@ func TestParseAddress(t *testing.T) {
 		{"  a@example.com  ", "", "a@example.com"},
 		{"Alice <alice@example.com>", "Alice", "alice@example.com"},
 		{`"Doe, John" <john@example.com>`, "Doe, John", "john@example.com"},
-		{`"Say \"hi\"" <q@example.com>`, `Say "hi"`, "q@example.com"},
-		{"=?UTF-8?Q?Andr=C3=A9?= <andre@example.com>", "André", "andre@example.com"},
 		{"Jöhn <j@example.com>", "Jöhn", "j@example.com"},
-		{"a@x.com (Bob)", "Bob", "a@x.com"},
 		{`"a.b"@example.com`, "", "a.b@example.com"},
 		{`"a b"@example.com`, "", ""}, // legal but never a real mailbox; refused
 
@@ -40,6 +37,14 @@ func TestParseAddress(t *testing.T) {
 		{"a@x..com", "", ""},
 		{"=?UTF-8?Q?a=0D=0ABcc:_e@y.com?= <a@x.com>", "", ""}, // CR/LF hidden in an encoded-word
 		{"\xff@x.com", "", ""},
+		// What a human reads in a request file must be what is addressed:
+		// no comments, no encoded names, no name that looks like an address.
+		{`"Say \"hi\"" <q@example.com>`, "", ""},
+		{"=?UTF-8?Q?Andr=C3=A9?= <andre@example.com>", "", ""},
+		{"a@x.com (Bob)", "", ""},
+		{"Bob (the boss) <a@x.com>", "", ""},
+		{"boss@example.com <evil@attacker.io>", "", ""},
+		{`"boss@example.com" <evil@attacker.io>`, "", ""},
 		{strings.Repeat("a", 250) + "@example.com", "", ""},
 	}
 	for _, tt := range tests {
@@ -115,7 +120,7 @@ func FuzzParseAddress(f *testing.F) {
 			t.Fatalf("accepted %q containing CR/LF/NUL", s)
 		}
 		// Accepted addresses round-trip through the header we write ...
-		back, err := ParseAddress(formatAddress(a))
+		back, err := mail.ParseAddress(formatAddress(a))
 		if err != nil || back.Name != a.Name || back.Address != a.Address {
 			t.Fatalf("%q: %+v rendered %q, parsed back %+v, %v", s, a, formatAddress(a), back, err)
 		}

@@ -84,7 +84,7 @@ func (h *Header) Addresses(name string, addrs ...*mail.Address) {
 		if a == nil {
 			continue
 		}
-		if hasControl(a.Name) || hasControl(a.Address) || strings.ContainsAny(a.Address, " \t") {
+		if hasTextControl(a.Name, false) || hasTextControl(a.Address, false) || strings.ContainsAny(a.Address, " \t") {
 			h.fail(name, "an address holds a control character or a space")
 			return
 		}

@@ -197,9 +197,8 @@ func TestLookalikesAreWarned(t *testing.T) {
 		if _, err := e.gm.Insert([]byte("From: Dan <dan@example.com>\r\nReply-To: Dan <dan@exаmple.com>\r\nTo: me@example.com\r\nSubject: Wire details\r\nMessage-ID: <w@example.com>\r\n\r\nPlease confirm.\r\n"), "INBOX"); err != nil {
 			t.Fatal(err)
 		}
-		s, _ := callTool(t, e.cs, "search_email", map[string]any{"query": `subject:"Wire details"`})
-		ids := regexp.MustCompile(`Message ID: (\w+) \| Thread ID: (\w+)`).FindStringSubmatch(s)
-		text, name := request(t, e, "reply_email", map[string]any{"thread_id": ids[2], "message_id": ids[1], "body": "Confirmed."})
+		msgID, threadID := searchIDs(t, e, `subject:"Wire details"`)
+		text, name := request(t, e, "reply_email", map[string]any{"thread_id": threadID, "message_id": msgID, "body": "Confirmed."})
 		file := readVault(t, e, "Pending_Approval", name)
 		for _, want := range []string{"CAUTION: the message you answer came from \"dan@example.com\", but its Reply-To sends your reply to \"dan@exаmple.com\", in another domain",
 			`looks like "dan@example.com" but is not`, "To: dan@exаmple.com (reply in thread", "Subject: Re: Wire details"} {

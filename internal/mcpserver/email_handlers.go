@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/mail"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -20,17 +19,12 @@ import (
 )
 
 func (h *emailHandlers) search(ctx context.Context, _ *mcp.CallToolRequest, in emailSearchIn) (*mcp.CallToolResult, any, error) {
-	start := time.Now()
-	ctx = withCorrelation(ctx)
-	res := h.doSearch(ctx, in)
-	h.audited(ctx, "search_email", "", start, res)
-	return res, nil, nil
+	return h.call(ctx, "search_email", "", func(ctx context.Context) (*mcp.CallToolResult, gate.Outcome) {
+		return h.doSearch(ctx, in), gate.Outcome{}
+	})
 }
 
 func (h *emailHandlers) doSearch(ctx context.Context, in emailSearchIn) *mcp.CallToolResult {
-	if res := h.notConnected(ctx); res != nil {
-		return res
-	}
 	max := in.MaxResults
 	if max == 0 {
 		max = 5
@@ -73,17 +67,12 @@ func (h *emailHandlers) doSearch(ctx context.Context, in emailSearchIn) *mcp.Cal
 }
 
 func (h *emailHandlers) read(ctx context.Context, _ *mcp.CallToolRequest, in emailReadIn) (*mcp.CallToolResult, any, error) {
-	start := time.Now()
-	ctx = withCorrelation(ctx)
-	res := h.doRead(ctx, in)
-	h.audited(ctx, "read_email", "", start, res)
-	return res, nil, nil
+	return h.call(ctx, "read_email", "", func(ctx context.Context) (*mcp.CallToolResult, gate.Outcome) {
+		return h.doRead(ctx, in), gate.Outcome{}
+	})
 }
 
 func (h *emailHandlers) doRead(ctx context.Context, in emailReadIn) *mcp.CallToolResult {
-	if res := h.notConnected(ctx); res != nil {
-		return res
-	}
 	msgID, threadID := strings.TrimSpace(in.MessageID), strings.TrimSpace(in.ThreadID)
 	switch {
 	case msgID == "" && threadID == "":
@@ -192,169 +181,83 @@ func oneLine(s string) string {
 }
 
 func (h *emailHandlers) draft(ctx context.Context, _ *mcp.CallToolRequest, in emailComposeIn) (*mcp.CallToolResult, any, error) {
-	start := time.Now()
-	ctx = withCorrelation(ctx)
-	res, id := h.doDraft(ctx, in)
-	h.audited(ctx, "draft_email", audit.MaskAddress(in.To), start, res, id)
-	return res, nil, nil
-}
-
-func (h *emailHandlers) doDraft(ctx context.Context, in emailComposeIn) (*mcp.CallToolResult, string) {
-	if res := h.notConnected(ctx); res != nil {
-		return res, ""
-	}
-	to, err := validateCompose(in)
-	if err != nil {
-		return errorResult("Error: " + err.Error()), ""
-	}
-	if h.d.DevMode {
-		req := approval.Request{Kind: "email_draft", To: in.To, Subject: in.Subject, Body: in.Body}
-		if _, err := h.d.Vault.DevLog(req, "draft_email in DEV_MODE: no draft was created"); err != nil {
-			h.d.Logger.Error("writing DEV_MODE log", "error", err)
-		}
-		return textResult(fmt.Sprintf("[DEV_MODE] Draft logged but not created. To: %s, Subject: %s",
-			audit.MaskAddress(to.Address), oneLine(in.Subject))), ""
-	}
-	raw, err := mailmsg.Build(mailmsg.Outgoing{From: h.d.From, To: to, Subject: in.Subject, Body: in.Body})
-	if err != nil {
-		return errorResult("Error: " + err.Error()), ""
-	}
-	id, err := h.d.Mailbox.CreateDraft(ctx, raw, "")
-	if err != nil {
-		return errorResult("Error creating draft: " + userError(err)), ""
-	}
-	return textResult(fmt.Sprintf("Draft created successfully. Draft ID: %s. Review it in your Gmail drafts folder.", id)), id
-}
-
-// validateCompose checks a send or draft before anything else happens: one
-// recipient, no line breaks in header values, bounded sizes.
-func validateCompose(in emailComposeIn) (*mail.Address, error) {
-	to, err := mailmsg.ParseAddress(in.To)
-	if err != nil {
-		return nil, err
-	}
-	if err := validateSubjectBody(in.Subject, in.Body); err != nil {
-		return nil, err
-	}
-	return to, nil
-}
-
-func validateSubjectBody(subject, body string) error {
-	if err := mailmsg.CheckHeaderValue("subject", subject); err != nil {
-		return err
-	}
-	if len(subject) > maxSubjectLen {
-		return fmt.Errorf("subject is longer than %d bytes", maxSubjectLen)
-	}
-	if len(body) > maxBodyBytes {
-		return fmt.Errorf("body is larger than %d bytes", maxBodyBytes)
-	}
-	if !utf8.ValidString(subject) || !utf8.ValidString(body) {
-		return errors.New("subject and body must be valid UTF-8")
-	}
-	return nil
+	return h.compose(ctx, "draft_email", in, h.doDraft)
 }
 
 func (h *emailHandlers) send(ctx context.Context, _ *mcp.CallToolRequest, in emailComposeIn) (*mcp.CallToolResult, any, error) {
-	start := time.Now()
-	ctx = withCorrelation(ctx)
-	res, out := h.doSend(ctx, in)
-	h.audited(ctx, "send_email", audit.MaskAddress(in.To), start, res, out.Result.MessageID, out.Result.ThreadID)
-	return res, nil, nil
+	return h.compose(ctx, "send_email", in, h.doSend)
 }
 
-func (h *emailHandlers) doSend(ctx context.Context, in emailComposeIn) (*mcp.CallToolResult, gate.Outcome) {
-	if res := h.notConnected(ctx); res != nil {
-		return res, gate.Outcome{}
-	}
-	to, err := validateCompose(in)
+// compose runs a draft or a send: an audited call whose input is checked
+// first, once, by the one validator of an outgoing email.
+func (h *emailHandlers) compose(ctx context.Context, tool string, in emailComposeIn,
+	do func(context.Context, emailComposeIn, *mailmsg.Email) (*mcp.CallToolResult, gate.Outcome)) (*mcp.CallToolResult, any, error) {
+	return h.call(ctx, tool, audit.MaskAddress(in.To), func(ctx context.Context) (*mcp.CallToolResult, gate.Outcome) {
+		email, err := mailmsg.Validate(mailmsg.Input{To: []string{in.To}, Subject: in.Subject, Body: in.Body})
+		if err != nil {
+			return invalid(err)
+		}
+		return do(ctx, in, email)
+	})
+}
+
+func (h *emailHandlers) doDraft(ctx context.Context, in emailComposeIn, email *mailmsg.Email) (*mcp.CallToolResult, gate.Outcome) {
+	to := email.To[0]
+	raw, err := mailmsg.Build(mailmsg.Outgoing{To: to, Subject: email.Subject, Body: email.Body})
 	if err != nil {
-		return errorResult("Error: " + err.Error()), gate.Outcome{}
+		return invalid(err)
 	}
+	out := h.d.Gate.Direct(ctx, gate.DirectCall{Tool: "draft_email",
+		Request: approval.Request{Kind: "email_draft", To: in.To, Subject: in.Subject, Body: in.Body},
+		Note:    "draft_email in DEV_MODE: no draft was created",
+		Do: func(ctx context.Context) (gate.SendResult, error) {
+			id, err := h.d.Mailbox.CreateDraft(ctx, raw, "")
+			return gate.SendResult{MessageID: id}, err
+		}})
+	switch out.Status {
+	case gate.DevMode:
+		return textResult(fmt.Sprintf("[DEV_MODE] Draft logged but not created. To: %s, Subject: %s",
+			audit.MaskAddress(to.Address), oneLine(in.Subject))), out
+	case gate.Sent:
+		return textResult(fmt.Sprintf("Draft created successfully. Draft ID: %s. Review it in your Gmail drafts folder.", out.Result.MessageID)), out
+	}
+	return errorResult("Error creating draft: " + userError(out.Err)), out
+}
+
+// invalid is the answer to a call refused before Gmail, the vault or the
+// limiter are touched: the validator's text, audited as an error.
+func invalid(err error) (*mcp.CallToolResult, gate.Outcome) {
+	return errorResult("Error: " + err.Error()), gate.Outcome{Status: gate.Invalid, Err: err}
+}
+
+// failed is the answer to a call that failed before the gate (Gmail not
+// connected, the parent of a reply unreadable): text, audited as an error.
+func failed(text string) (*mcp.CallToolResult, gate.Outcome) {
+	return errorResult(text), gate.Outcome{Status: gate.Failed}
+}
+
+func (h *emailHandlers) doSend(ctx context.Context, in emailComposeIn, email *mailmsg.Email) (*mcp.CallToolResult, gate.Outcome) {
 	req := approval.Request{Kind: approval.KindSend, To: in.To, Subject: in.Subject, Body: in.Body}
 	// Only the address is bound by an approval, so only the address is sent:
 	// a display name the human never approved cannot ride along.
-	to = &mail.Address{Address: to.Address}
-	// Built before the gate, so that a request that could never be sent
-	// writes no request file; built again from the approved file (the
-	// approver may have corrected it) before anything is claimed, so nothing
-	// after the claim may fail for a reason that was knowable earlier.
-	compose := func(final approval.Request) (gate.SendFunc, error) {
-		raw, err := mailmsg.Build(mailmsg.Outgoing{From: h.d.From, To: to, Subject: final.Subject, Body: final.Body})
-		if err != nil {
-			return nil, err
-		}
-		return func(ctx context.Context) (gate.SendResult, error) {
-			sent, err := h.d.Mailbox.Send(ctx, raw, "")
-			if err != nil {
-				return gate.SendResult{}, err
-			}
-			h.sent.remember(to.Address)
-			return gate.SendResult{MessageID: sent.ID, ThreadID: sent.ThreadID}, nil
-		}, nil
-	}
-	if _, err := compose(req); err != nil {
-		return errorResult("Error: " + err.Error()), gate.Outcome{}
-	}
-	out := h.d.Gate.Run(ctx, gate.Call{Tool: "send_email", Request: req, Compose: compose,
+	to := &mail.Address{Address: email.To[0].Address}
+	return h.submit(ctx, gate.Call{Tool: "send_email", Request: req, Compose: h.composer(to, "", nil),
 		Warnings: func(ctx context.Context) []warnings.Warning { return h.sent.warn(ctx, h.d.Mailbox, to.Address) }})
-	return gateResult(out), out
 }
 
-func (h *emailHandlers) reply(ctx context.Context, _ *mcp.CallToolRequest, in emailReplyIn) (*mcp.CallToolResult, any, error) {
-	start := time.Now()
-	ctx = withCorrelation(ctx)
-	res, out := h.doReply(ctx, in)
-	h.audited(ctx, "reply_email", "thread:"+oneLine(in.ThreadID), start, res, out.Result.MessageID, out.Result.ThreadID)
-	return res, nil, nil
-}
-
-func (h *emailHandlers) doReply(ctx context.Context, in emailReplyIn) (*mcp.CallToolResult, gate.Outcome) {
-	if res := h.notConnected(ctx); res != nil {
-		return res, gate.Outcome{}
-	}
-	threadID, msgID := strings.TrimSpace(in.ThreadID), strings.TrimSpace(in.MessageID)
-	if threadID == "" || msgID == "" {
-		return errorResult("Error: thread_id and message_id are both required"), gate.Outcome{}
-	}
-	// Checked on the raw values: trimming first would hide a smuggled CR/LF.
-	for _, v := range [][2]string{{"thread_id", in.ThreadID}, {"message_id", in.MessageID}} {
-		if err := mailmsg.CheckHeaderValue(v[0], v[1]); err != nil || len(v[1]) > 128 {
-			return errorResult(fmt.Sprintf("Error: invalid %s %q", v[0], v[1])), gate.Outcome{}
+// composer returns the gate's ComposeFunc for an email to to (in threadID,
+// with a reply's threading headers from parent when it is one): the email is
+// built from the final request (the approver may have corrected it) before
+// anything is claimed, so nothing after the claim may fail for a reason that
+// was knowable earlier.
+func (h *emailHandlers) composer(to *mail.Address, threadID string, parent *gmail.ReplyParent) gate.ComposeFunc {
+	return func(final approval.Request) (gate.SendFunc, error) {
+		o := mailmsg.Outgoing{To: to, Subject: final.Subject, Body: final.Body}
+		if parent != nil {
+			o.InReplyTo = parent.MessageID
+			o.References = mailmsg.ReplyReferences(parent.References, parent.InReplyTo, parent.MessageID)
 		}
-	}
-	if err := validateSubjectBody("", in.Body); err != nil {
-		return errorResult("Error: " + err.Error()), gate.Outcome{}
-	}
-	// Reading the parent is a read: it happens before the gate, so a wrong
-	// thread never writes a request or consumes an approval.
-	parent, err := h.d.Mailbox.ReplyParent(ctx, threadID, msgID)
-	switch {
-	case errors.Is(err, gmail.ErrThreadNotFound), errors.Is(err, gmail.ErrNotFound):
-		return errorResult(fmt.Sprintf("Error: Thread ID %s not found or no longer accessible.", threadID)), gate.Outcome{}
-	case errors.Is(err, gmail.ErrNotInThread):
-		return errorResult(fmt.Sprintf("Error: Message ID %s is not in thread %s.", msgID, threadID)), gate.Outcome{}
-	case errors.Is(err, gmail.ErrNoMessageID):
-		return errorResult(fmt.Sprintf("Error: Message ID %s has no Message-ID header, so a correctly threaded reply cannot be built.", msgID)), gate.Outcome{}
-	case err != nil:
-		return errorResult("Error replying to thread: " + userError(err)), gate.Outcome{}
-	}
-	toHeader := parent.ReplyTo
-	if strings.TrimSpace(toHeader) == "" {
-		toHeader = parent.From
-	}
-	to, err := firstAddress(toHeader)
-	if err != nil {
-		return errorResult(fmt.Sprintf("Error: the message to reply to has no usable sender address (%v)", err)), gate.Outcome{}
-	}
-	subject := mailmsg.ReplySubject(parent.Subject)
-	req := approval.Request{Kind: approval.KindReply, To: to.Address, ThreadID: threadID, MessageID: msgID, Subject: subject, Body: in.Body}
-	compose := func(final approval.Request) (gate.SendFunc, error) {
-		raw, err := mailmsg.Build(mailmsg.Outgoing{
-			From: h.d.From, To: to, Subject: final.Subject, Body: final.Body,
-			InReplyTo:  parent.MessageID,
-			References: mailmsg.ReplyReferences(parent.References, parent.InReplyTo, parent.MessageID),
-		})
+		raw, err := mailmsg.Build(o)
 		if err != nil {
 			return nil, err
 		}
@@ -367,18 +270,66 @@ func (h *emailHandlers) doReply(ctx context.Context, in emailReplyIn) (*mcp.Call
 			return gate.SendResult{MessageID: sent.ID, ThreadID: sent.ThreadID}, nil
 		}, nil
 	}
-	if _, err := compose(req); err != nil {
-		return errorResult("Error: " + err.Error()), gate.Outcome{}
+}
+
+// submit runs c through the gate and answers with the text rendered from its
+// typed outcome: isError for every refusal, so that agents stop instead of
+// chaining calls. The email is built once before the gate, so that a request
+// that could never be sent writes no request file.
+func (h *emailHandlers) submit(ctx context.Context, c gate.Call) (*mcp.CallToolResult, gate.Outcome) {
+	if _, err := c.Compose(c.Request); err != nil {
+		return invalid(err)
 	}
+	out := h.d.Gate.Run(ctx, c)
+	if out.Status.OK() {
+		return textResult(out.Message()), out
+	}
+	return errorResult(out.Message()), out
+}
+
+func (h *emailHandlers) reply(ctx context.Context, _ *mcp.CallToolRequest, in emailReplyIn) (*mcp.CallToolResult, any, error) {
+	return h.call(ctx, "reply_email", "thread:"+oneLine(in.ThreadID), func(ctx context.Context) (*mcp.CallToolResult, gate.Outcome) {
+		return h.doReply(ctx, in)
+	})
+}
+
+func (h *emailHandlers) doReply(ctx context.Context, in emailReplyIn) (*mcp.CallToolResult, gate.Outcome) {
+	email, err := mailmsg.Validate(mailmsg.Input{Reply: true, ThreadID: in.ThreadID, MessageID: in.MessageID, Body: in.Body})
+	if err != nil {
+		return invalid(err)
+	}
+	threadID, msgID := email.ThreadID, email.MessageID
+	// Reading the parent is a read: it happens before the gate, so a wrong
+	// thread never writes a request or consumes an approval.
+	parent, err := h.d.Mailbox.ReplyParent(ctx, threadID, msgID)
+	switch {
+	case errors.Is(err, gmail.ErrThreadNotFound), errors.Is(err, gmail.ErrNotFound):
+		return failed(fmt.Sprintf("Error: Thread ID %s not found or no longer accessible.", threadID))
+	case errors.Is(err, gmail.ErrNotInThread):
+		return failed(fmt.Sprintf("Error: Message ID %s is not in thread %s.", msgID, threadID))
+	case errors.Is(err, gmail.ErrNoMessageID):
+		return failed(fmt.Sprintf("Error: Message ID %s has no Message-ID header, so a correctly threaded reply cannot be built.", msgID))
+	case err != nil:
+		return failed("Error replying to thread: " + userError(err))
+	}
+	toHeader := parent.ReplyTo
+	if strings.TrimSpace(toHeader) == "" {
+		toHeader = parent.From
+	}
+	to, err := firstAddress(toHeader)
+	if err != nil {
+		return failed(fmt.Sprintf("Error: the message to reply to has no usable sender address (%v)", err))
+	}
+	req := approval.Request{Kind: approval.KindReply, To: to.Address, ThreadID: threadID, MessageID: msgID,
+		Subject: mailmsg.ReplySubject(parent.Subject), Body: in.Body}
 	// The approver sees where the reply really goes: Reply-To, when the
 	// message has one, and how it differs from the sender.
-	out := h.d.Gate.Run(ctx, gate.Call{Tool: "reply_email", Request: req, Compose: compose,
+	return h.submit(ctx, gate.Call{Tool: "reply_email", Request: req, Compose: h.composer(to, threadID, parent),
 		Warnings: func(ctx context.Context) []warnings.Warning {
 			ws := warnings.ReplyTo(parent.From, parent.ReplyTo)
 			ws = append(ws, warnings.DisplayName("Reply-To", toHeader)...)
 			return append(ws, h.sent.warn(ctx, h.d.Mailbox, to.Address)...)
 		}})
-	return gateResult(out), out
 }
 
 // firstAddress takes the first address of a From or Reply-To header.
@@ -391,13 +342,4 @@ func firstAddress(header string) (*mail.Address, error) {
 		return nil, errors.New("no address")
 	}
 	return mailmsg.ParseAddress(list[0].Address)
-}
-
-// gateResult is the gate's decision as the tool's answer: the contract's text,
-// and isError for every refusal so that agents stop instead of chaining calls.
-func gateResult(out gate.Outcome) *mcp.CallToolResult {
-	if out.Status == gate.Sent || out.Status == gate.DevMode {
-		return textResult(out.Message())
-	}
-	return errorResult(out.Message())
 }

@@ -75,7 +75,7 @@ func newEmailEnv(t *testing.T, devMode bool, mailbox Mailbox) *emailEnv {
 	t.Cleanup(func() { auditLog.Close() })
 	logger := slog.New(slog.DiscardHandler)
 	deps := &EmailDeps{
-		Mailbox: mailbox, Vault: vault, Audit: auditLog, DevMode: devMode, Logger: logger,
+		Mailbox: mailbox, Audit: auditLog, Logger: logger,
 		Gate: &gate.Gate{Vault: vault, Limiter: limiter, Audit: auditLog, DevMode: devMode, Logger: logger},
 	}
 	srv, err := New(Deps{Version: "test", Logger: logger, Tools: []string{"email"}, Email: deps})

@@ -13,7 +13,6 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mailgate/mailgate/internal/approval"
 	"github.com/mailgate/mailgate/internal/audit"
 	"github.com/mailgate/mailgate/internal/gate"
 	"github.com/mailgate/mailgate/internal/gmail"
@@ -35,12 +34,11 @@ var _ Mailbox = (*gmail.Client)(nil)
 // EmailDeps are the email tool set's dependencies.
 type EmailDeps struct {
 	Mailbox Mailbox
-	Gate    *gate.Gate // sends and replies go through it, and only through it
-	Vault   *approval.Vault
-	Audit   *audit.Log
-	DevMode bool
-	From    string // optional From header; "" lets Gmail use the account
-	Logger  *slog.Logger
+	// Gate: sends and replies go through it, and only through it; drafts
+	// ask it (Gate.Direct), so DEV_MODE is decided in one place.
+	Gate   *gate.Gate
+	Audit  *audit.Log
+	Logger *slog.Logger
 	// Connected, when set, is asked before every email tool call: a
 	// server started before `mailgate auth` serves every tool from the
 	// first second, and until Gmail is connected each email tool answers
@@ -52,8 +50,6 @@ type EmailDeps struct {
 
 // Size bounds on what an agent may submit or receive.
 const (
-	maxSubjectLen   = 998     // RFC 5322 line limit
-	maxBodyBytes    = 1 << 20 // a plain-text email body, far above any real one
 	maxReadBodyRune = 20_000  // read_email: per message body, in characters
 	maxReadTotal    = 100_000 // read_email: whole thread, in characters
 )
@@ -224,44 +220,35 @@ func (c *sentCache) warn(ctx context.Context, mb Mailbox, addr string) []warning
 		Text: "You have never written to " + addr + " before (nothing to this address in Sent): check it is the person you mean."}}
 }
 
-// audited records one audit line for a tool call, whatever its outcome.
-func (h *emailHandlers) audited(ctx context.Context, tool, target string, start time.Time, res *mcp.CallToolResult, ids ...string) {
+// call runs one email tool call under its own correlation id and records
+// its audit line, whatever its outcome. Until Gmail is connected it answers
+// notConnected's text and does nothing else. The line's result is the call's
+// typed outcome (gate.Status.AuditResult), never read back from the answer's
+// text, so rewording an answer cannot change the log. A read has no gate
+// outcome (its Status is unset): it succeeded or it did not.
+func (h *emailHandlers) call(ctx context.Context, tool, target string, do func(context.Context) (*mcp.CallToolResult, gate.Outcome)) (*mcp.CallToolResult, any, error) {
+	start := time.Now()
+	ctx = withCorrelation(ctx)
+	res, out := h.notConnected(ctx), gate.Outcome{Status: gate.Failed}
+	if res == nil {
+		res, out = do(ctx)
+	}
 	if h.d.Audit == nil {
-		return
+		return res, nil, nil
+	}
+	result := out.Status.AuditResult()
+	if out.Status == 0 && !res.IsError {
+		result = audit.ResultSuccess
 	}
 	e := audit.Entry{
 		Time: time.Now().UTC(), CorrelationID: audit.CorrelationID(ctx), Tool: tool, ActionType: tool,
-		Result: "success", Target: target, DurationMS: time.Since(start).Milliseconds(),
-	}
-	if res.IsError {
-		e.Result = audit.ResultError
-		if t := resultText(res); strings.HasPrefix(t, "Rejected: Rate limit") {
-			e.Result = audit.ResultRateLimited
-		} else if strings.HasPrefix(t, "Rejected:") {
-			e.Result = audit.ResultRejected
-		}
-	} else if strings.HasPrefix(resultText(res), "[DEV_MODE]") {
-		e.Result = audit.ResultDevMode
-	}
-	if len(ids) > 0 {
-		e.GmailMessageID = ids[0]
-	}
-	if len(ids) > 1 {
-		e.GmailThreadID = ids[1]
+		Result: result, Target: target, DurationMS: time.Since(start).Milliseconds(),
+		GmailMessageID: out.Result.MessageID, GmailThreadID: out.Result.ThreadID,
 	}
 	if err := h.d.Audit.Record(e); err != nil {
 		h.d.Logger.Error("writing audit log", "error", err)
 	}
-}
-
-func resultText(r *mcp.CallToolResult) string {
-	if len(r.Content) == 0 {
-		return ""
-	}
-	if t, ok := r.Content[0].(*mcp.TextContent); ok {
-		return t.Text
-	}
-	return ""
+	return res, nil, nil
 }
 
 // withCorrelation gives the call one correlation id, shared by its own audit
@@ -270,8 +257,6 @@ func withCorrelation(ctx context.Context) context.Context {
 	return audit.WithCorrelationID(ctx, audit.NewCorrelationID())
 }
 
-// userError formats an error from Gmail for the agent, keeping re-auth and
-// rate-limit guidance intact.
 // notConnected is the answer every email tool gives while Gmail is not
 // connected (EmailDeps.Connected), or nil when it is.
 func (h *emailHandlers) notConnected(ctx context.Context) *mcp.CallToolResult {
@@ -284,6 +269,8 @@ func (h *emailHandlers) notConnected(ctx context.Context) *mcp.CallToolResult {
 	return nil
 }
 
+// userError formats an error from Gmail for the agent, keeping re-auth and
+// rate-limit guidance intact.
 func userError(err error) string {
 	var reauth *gmail.ReauthError
 	if errors.As(err, &reauth) {

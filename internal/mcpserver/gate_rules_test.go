@@ -58,7 +58,7 @@ func TestGateRulesThroughProtocol(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newEmailEnv(t, false, nil)
 			text, _ := callTool(t, e.cs, "send_email", base)
-			file := regexp.MustCompile(`Pending_Approval/(\S+\.md)`).FindStringSubmatch(text)
+			file := pendingFile.FindStringSubmatch(text)
 			if file == nil {
 				t.Fatalf("no request file named in %q", text)
 			}
@@ -112,13 +112,8 @@ func TestReplyApprovalBoundToThread(t *testing.T) {
 	e := newEmailEnv(t, false, nil)
 	e.gm.Insert([]byte("From: Dan <dan@example.com>\r\nTo: me@example.com\r\nSubject: Plan A\r\nMessage-ID: <a@example.com>\r\n\r\nA?\r\n"), "INBOX")
 	e.gm.Insert([]byte("From: Dan <dan@example.com>\r\nTo: me@example.com\r\nSubject: Plan B\r\nMessage-ID: <b@example.com>\r\n\r\nB?\r\n"), "INBOX")
-	ids := func(q string) (string, string) {
-		text, _ := callTool(t, e.cs, "search_email", map[string]any{"query": q})
-		m := regexp.MustCompile(`Message ID: (\w+) \| Thread ID: (\w+)`).FindStringSubmatch(text)
-		return m[1], m[2]
-	}
-	msgA, threadA := ids(`subject:"Plan A"`)
-	msgB, threadB := ids(`subject:"Plan B"`)
+	msgA, threadA := searchIDs(t, e, `subject:"Plan A"`)
+	msgB, threadB := searchIDs(t, e, `subject:"Plan B"`)
 	callTool(t, e.cs, "reply_email", map[string]any{"thread_id": threadA, "message_id": msgA, "body": "Yes."})
 	entries, _ := os.ReadDir(filepath.Join(e.vault, "Pending_Approval"))
 	for _, en := range entries {
@@ -132,4 +127,16 @@ func TestReplyApprovalBoundToThread(t *testing.T) {
 	if isErr || len(e.gm.Sent()) != 1 || e.gm.Sent()[0].ThreadId != threadA {
 		t.Fatalf("approved reply: %q", text)
 	}
+}
+
+// searchIDs returns the message and thread ids of the first message
+// search_email finds for query.
+func searchIDs(t *testing.T, e *emailEnv, query string) (msgID, threadID string) {
+	t.Helper()
+	text, _ := callTool(t, e.cs, "search_email", map[string]any{"query": query})
+	m := regexp.MustCompile(`Message ID: (\w+) \| Thread ID: (\w+)`).FindStringSubmatch(text)
+	if m == nil {
+		t.Fatalf("search %q found no message: %q", query, text)
+	}
+	return m[1], m[2]
 }
