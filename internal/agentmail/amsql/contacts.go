@@ -65,10 +65,14 @@ func (t *Tx) LinkPair(ctx context.Context, a, b int64) (ab, ba agentmail.Contact
 			return ab, ba, err
 		}
 		l.CreatedAt, l.UpdatedAt, l.ExpiresAt = FromUS(created), FromUS(updated), FromUS(expires)
+		// (Set before the copy: both engines once assigned the two in one
+		// statement, which copies l first and left ToAgentID zero.)
 		if l.FromAgentID == a {
-			l.ToAgentID, ab = b, l
+			l.ToAgentID = b
+			ab = l
 		} else {
-			l.ToAgentID, ba = a, l
+			l.ToAgentID = a
+			ba = l
 		}
 	}
 	return ab, ba, rows.Err()
