@@ -27,6 +27,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"strconv"
 	"strings"
 	"time"
@@ -34,6 +35,23 @@ import (
 	"github.com/mailgate/mailgate/internal/agentmail"
 	"github.com/mailgate/mailgate/internal/store"
 )
+
+// Component is the name agent mail's migrations are recorded under, on
+// either engine: one store holds one engine's agent-mail schema.
+const Component = "agentmail"
+
+// Migrate applies an engine's migrations, the files of fsys's folder
+// migrations, to db.
+func Migrate(ctx context.Context, db *store.DB, fsys fs.FS) error {
+	sub, err := fs.Sub(fsys, "migrations")
+	if err != nil {
+		return fmt.Errorf("opening agent-mail store: %w", err)
+	}
+	if err := db.Migrate(ctx, Component, sub); err != nil {
+		return fmt.Errorf("opening agent-mail store: %w", err)
+	}
+	return nil
+}
 
 // Querier runs one transaction's statements; the engine's transaction
 // implements it (SQLite through its prepared statements, PostgreSQL noting

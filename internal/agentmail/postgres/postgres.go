@@ -50,7 +50,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"io/fs"
 	"sync"
 	"time"
 
@@ -62,9 +61,8 @@ import (
 //go:embed migrations/*.sql
 var migrations embed.FS
 
-// Component is the name the migrations are recorded under (the same as on
-// SQLite: one store holds one engine's agent-mail schema).
-const Component = "agentmail"
+// Component is the name the migrations are recorded under.
+const Component = amsql.Component
 
 // conflictAttempts bounds how often Write runs a transaction again after a
 // unique-constraint failure. One more run is enough after a lost race (the
@@ -102,12 +100,8 @@ func Open(ctx context.Context, db *store.DB) (agentmail.Store, error) {
 	if db.Dialect != store.Postgres {
 		return nil, fmt.Errorf("opening agent-mail store: %s is not a PostgreSQL database", db.Where)
 	}
-	sub, err := fs.Sub(migrations, "migrations")
-	if err != nil {
-		return nil, fmt.Errorf("opening agent-mail store: %w", err)
-	}
-	if err := db.Migrate(ctx, Component, sub); err != nil {
-		return nil, fmt.Errorf("opening agent-mail store: %w", err)
+	if err := amsql.Migrate(ctx, db, migrations); err != nil {
+		return nil, err
 	}
 	return &Store{db: db}, nil
 }
@@ -458,12 +452,7 @@ type execer interface {
 // The names channels.go and mailbox.go use, from amsql.
 type scanner = amsql.Row
 
+var us, fromUS, notFound, scanMessage = amsql.US, amsql.FromUS, amsql.NotFound, amsql.ScanMessage
+
 // msgCols is amsql.MsgCols rebound: its flag is $1.
 var msgCols = queries.MsgCols
-
-func scanMessage(row scanner, extra ...any) (agentmail.Message, error) {
-	return amsql.ScanMessage(row, extra...)
-}
-func notFound(err error) error         { return amsql.NotFound(err) }
-func us(t time.Time) any               { return amsql.US(t) }
-func fromUS(n sql.NullInt64) time.Time { return amsql.FromUS(n) }

@@ -19,7 +19,6 @@ import (
 	"embed"
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"math/rand/v2"
 	"strings"
@@ -35,7 +34,7 @@ import (
 var migrations embed.FS
 
 // Component is the name the migrations are recorded under.
-const Component = "agentmail"
+const Component = amsql.Component
 
 // maxAttempts bounds retries of a transaction that met a lock error after
 // the busy timeout (rare: the timeout is 30 s).
@@ -60,12 +59,8 @@ var _ agentmail.Store = (*Store)(nil)
 // Open applies the agent-mail migrations to db and returns the store. The
 // caller keeps ownership of db; Close does not close it.
 func Open(ctx context.Context, db *store.DB) (*Store, error) {
-	sub, err := fs.Sub(migrations, "migrations")
-	if err != nil {
-		return nil, fmt.Errorf("opening agent-mail store: %w", err)
-	}
-	if err := db.Migrate(ctx, Component, sub); err != nil {
-		return nil, fmt.Errorf("opening agent-mail store: %w", err)
+	if err := amsql.Migrate(ctx, db, migrations); err != nil {
+		return nil, err
 	}
 	return &Store{db: db, wsem: make(chan struct{}, 1), stmts: map[string]*sql.Stmt{}, preparing: map[string]bool{},
 		log: slog.New(slog.DiscardHandler), idx: newIndexer()}, nil
@@ -410,11 +405,6 @@ func jsonIDs(ids []int64) any {
 // The names channels.go and mailbox.go use, from amsql.
 type scanner = amsql.Row
 
-const msgCols = amsql.MsgCols
+var us, fromUS, notFound, scanMessage = amsql.US, amsql.FromUS, amsql.NotFound, amsql.ScanMessage
 
-func scanMessage(row scanner, extra ...any) (agentmail.Message, error) {
-	return amsql.ScanMessage(row, extra...)
-}
-func notFound(err error) error         { return amsql.NotFound(err) }
-func us(t time.Time) any               { return amsql.US(t) }
-func fromUS(n sql.NullInt64) time.Time { return amsql.FromUS(n) }
+const msgCols = amsql.MsgCols
