@@ -240,6 +240,23 @@ func US(t time.Time) any {
 	return t.UnixMicro()
 }
 
+// Time scans a column stored by US into *t (the zero time for NULL).
+func Time(t *time.Time) sql.Scanner { return usTime{t} }
+
+type usTime struct{ t *time.Time }
+
+func (u usTime) Scan(src any) error {
+	switch v := src.(type) {
+	case nil:
+		*u.t = time.Time{}
+	case int64:
+		*u.t = time.UnixMicro(v).UTC()
+	default:
+		return fmt.Errorf("reading a time: the column holds %T, not microseconds", src)
+	}
+	return nil
+}
+
 // FromUS reads a time stored by US.
 func FromUS(n sql.NullInt64) time.Time {
 	if !n.Valid {

@@ -2,7 +2,6 @@ package amsql
 
 import (
 	"context"
-	"database/sql"
 
 	"github.com/mailgate/mailgate/internal/agentmail"
 )
@@ -60,11 +59,9 @@ func (t *Tx) AttachmentsOf(ctx context.Context, messageIDs []int64, withData boo
 // AgentHolder implements agentmail.HoldersTx.
 func (t *Tx) AgentHolder(ctx context.Context, agentID int64) (agentmail.AgentHolder, error) {
 	var h agentmail.AgentHolder
-	var bound sql.NullInt64
-	if err := t.queryRow(ctx, agentHolder, agentID).Scan(&h.AgentID, &h.Session, &h.TokenHash, &bound); err != nil {
+	if err := t.queryRow(ctx, agentHolder, agentID).Scan(&h.AgentID, &h.Session, &h.TokenHash, Time(&h.BoundAt)); err != nil {
 		return agentmail.AgentHolder{}, NotFound(err)
 	}
-	h.BoundAt = FromUS(bound)
 	return h, nil
 }
 

@@ -2,7 +2,6 @@ package amsql
 
 import (
 	"context"
-	"database/sql"
 
 	"github.com/mailgate/mailgate/internal/agentmail"
 )
@@ -16,12 +15,10 @@ const linkFrom = ` FROM am_contacts l
 
 func scanLink(row Row) (agentmail.ContactLink, error) {
 	var l agentmail.ContactLink
-	var created, updated, expires sql.NullInt64
 	if err := row.Scan(&l.ID, &l.FromAgentID, &l.ToAgentID, &l.FromName, &l.ToName, &l.FromProject, &l.ToProject,
-		&l.Status, &l.Reason, &created, &updated, &expires); err != nil {
+		&l.Status, &l.Reason, Time(&l.CreatedAt), Time(&l.UpdatedAt), Time(&l.ExpiresAt)); err != nil {
 		return agentmail.ContactLink{}, NotFound(err)
 	}
-	l.CreatedAt, l.UpdatedAt, l.ExpiresAt = FromUS(created), FromUS(updated), FromUS(expires)
 	return l, nil
 }
 
@@ -43,12 +40,10 @@ var (
 // probe of the unique index is the cheapest statement there is.
 func (t *Tx) Link(ctx context.Context, from, to int64) (agentmail.ContactLink, error) {
 	l := agentmail.ContactLink{FromAgentID: from, ToAgentID: to}
-	var created, updated, expires sql.NullInt64
-	err := t.queryRow(ctx, link, from, to).Scan(&l.ID, &l.Status, &l.Reason, &created, &updated, &expires)
+	err := t.queryRow(ctx, link, from, to).Scan(&l.ID, &l.Status, &l.Reason, Time(&l.CreatedAt), Time(&l.UpdatedAt), Time(&l.ExpiresAt))
 	if err != nil {
 		return agentmail.ContactLink{}, NotFound(err)
 	}
-	l.CreatedAt, l.UpdatedAt, l.ExpiresAt = FromUS(created), FromUS(updated), FromUS(expires)
 	return l, nil
 }
 
@@ -57,14 +52,11 @@ func (t *Tx) LinkPair(ctx context.Context, a, b int64) (ab, ba agentmail.Contact
 	if err != nil {
 		return ab, ba, err
 	}
-	defer rows.Close()
-	for rows.Next() {
+	err = each(rows, func(row Row) error {
 		var l agentmail.ContactLink
-		var created, updated, expires sql.NullInt64
-		if err := rows.Scan(&l.ID, &l.FromAgentID, &l.Status, &l.Reason, &created, &updated, &expires); err != nil {
-			return ab, ba, err
+		if err := row.Scan(&l.ID, &l.FromAgentID, &l.Status, &l.Reason, Time(&l.CreatedAt), Time(&l.UpdatedAt), Time(&l.ExpiresAt)); err != nil {
+			return err
 		}
-		l.CreatedAt, l.UpdatedAt, l.ExpiresAt = FromUS(created), FromUS(updated), FromUS(expires)
 		// (Set before the copy: both engines once assigned the two in one
 		// statement, which copies l first and left ToAgentID zero.)
 		if l.FromAgentID == a {
@@ -74,8 +66,9 @@ func (t *Tx) LinkPair(ctx context.Context, a, b int64) (ab, ba agentmail.Contact
 			l.ToAgentID = a
 			ba = l
 		}
-	}
-	return ab, ba, rows.Err()
+		return nil
+	})
+	return ab, ba, err
 }
 
 func (t *Tx) UpsertLink(ctx context.Context, l *agentmail.ContactLink) error {

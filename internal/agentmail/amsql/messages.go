@@ -21,13 +21,13 @@ const MsgCols = `m.id, m.project_id, m.sender_id, a.name, m.thread_id, m.subject
 func ScanMessage(row Row, extra ...any) (agentmail.Message, error) {
 	var m agentmail.Message
 	var thread sql.NullString
-	var created, replyTo sql.NullInt64
+	var replyTo sql.NullInt64
 	var imp string
-	dest := append([]any{&m.ID, &m.ProjectID, &m.SenderID, &m.SenderName, &thread, &m.Subject, &m.BodyMD, &imp, &m.AckRequired, &created, &replyTo}, extra...)
+	dest := append([]any{&m.ID, &m.ProjectID, &m.SenderID, &m.SenderName, &thread, &m.Subject, &m.BodyMD, &imp, &m.AckRequired, Time(&m.CreatedAt), &replyTo}, extra...)
 	if err := row.Scan(dest...); err != nil {
 		return agentmail.Message{}, NotFound(err)
 	}
-	m.ThreadID, m.Importance, m.CreatedAt, m.ReplyTo = thread.String, agentmail.Importance(imp), FromUS(created), replyTo.Int64
+	m.ThreadID, m.Importance, m.ReplyTo = thread.String, agentmail.Importance(imp), replyTo.Int64
 	return m, nil
 }
 
@@ -42,11 +42,9 @@ const rcptCols = `r.message_id, r.agent_id, a.name, a.project_id, r.kind, r.deli
 
 func scanRecipient(row Row) (agentmail.Recipient, error) {
 	var r agentmail.Recipient
-	var del, read, ack sql.NullInt64
-	if err := row.Scan(&r.MessageID, &r.AgentID, &r.AgentName, &r.ProjectID, &r.Kind, &del, &r.HeldReason, &read, &ack); err != nil {
+	if err := row.Scan(&r.MessageID, &r.AgentID, &r.AgentName, &r.ProjectID, &r.Kind, Time(&r.DeliveredAt), &r.HeldReason, Time(&r.ReadAt), Time(&r.AckAt)); err != nil {
 		return agentmail.Recipient{}, NotFound(err)
 	}
-	r.DeliveredAt, r.ReadAt, r.AckAt = FromUS(del), FromUS(read), FromUS(ack)
 	return r, nil
 }
 
@@ -156,13 +154,9 @@ func (t *Tx) Inbox(ctx context.Context, q agentmail.InboxQuery) ([]agentmail.Inb
 	}
 	return collect(rows, func(row Row) (agentmail.InboxItem, error) {
 		var it agentmail.InboxItem
-		var read, ack sql.NullInt64
 		var err error
-		if it.Message, err = ScanMessage(row, &it.Kind, &read, &ack); err != nil {
-			return it, err
-		}
-		it.ReadAt, it.AckAt = FromUS(read), FromUS(ack)
-		return it, nil
+		it.Message, err = ScanMessage(row, &it.Kind, Time(&it.ReadAt), Time(&it.AckAt))
+		return it, err
 	})
 }
 

@@ -12,11 +12,9 @@ const projectCols = `id, slug, human_key, created_us`
 
 func scanProject(row Row) (agentmail.Project, error) {
 	var p agentmail.Project
-	var created sql.NullInt64
-	if err := row.Scan(&p.ID, &p.Slug, &p.HumanKey, &created); err != nil {
+	if err := row.Scan(&p.ID, &p.Slug, &p.HumanKey, Time(&p.CreatedAt)); err != nil {
 		return agentmail.Project{}, NotFound(err)
 	}
-	p.CreatedAt = FromUS(created)
 	return p, nil
 }
 
@@ -57,30 +55,42 @@ func (t *Tx) Projects(ctx context.Context) ([]agentmail.Project, error) {
 	return collect(rows, scanProject)
 }
 
-// collect scans every row of rows with scan.
-func collect[T any](rows *sql.Rows, scan func(Row) (T, error)) ([]T, error) {
+// each calls f on every row of rows, stopping at its first error, and
+// closes them.
+func each(rows *sql.Rows, f func(Row) error) error {
 	defer rows.Close()
-	var out []T
 	for rows.Next() {
-		v, err := scan(rows)
-		if err != nil {
-			return nil, err
+		if err := f(rows); err != nil {
+			return err
 		}
-		out = append(out, v)
 	}
-	return out, rows.Err()
+	return rows.Err()
+}
+
+// collect returns every row of rows, read by scan.
+func collect[T any](rows *sql.Rows, scan func(Row) (T, error)) ([]T, error) {
+	var out []T
+	err := each(rows, func(row Row) error {
+		v, err := scan(row)
+		out = append(out, v)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 const agentCols = `id, project_id, name, program, model, task_description, inception_us, last_active_us, attachments_policy, contact_policy`
 
 func scanAgent(row Row) (agentmail.Agent, error) {
 	var a agentmail.Agent
-	var inc, last sql.NullInt64
 	var policy string
-	if err := row.Scan(&a.ID, &a.ProjectID, &a.Name, &a.Program, &a.Model, &a.TaskDescription, &inc, &last, &a.AttachmentsPolicy, &policy); err != nil {
+	if err := row.Scan(&a.ID, &a.ProjectID, &a.Name, &a.Program, &a.Model, &a.TaskDescription, Time(&a.InceptionAt), Time(&a.LastActiveAt),
+		&a.AttachmentsPolicy, &policy); err != nil {
 		return agentmail.Agent{}, NotFound(err)
 	}
-	a.InceptionAt, a.LastActiveAt, a.ContactPolicy = FromUS(inc), FromUS(last), agentmail.Policy(policy)
+	a.ContactPolicy = agentmail.Policy(policy)
 	return a, nil
 }
 
@@ -151,15 +161,16 @@ func (t *Tx) UnreadCounts(ctx context.Context, projectID int64) (map[int64]int, 
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
 	out := map[int64]int{}
-	for rows.Next() {
+	err = each(rows, func(row Row) error {
 		var id int64
 		var n int
-		if err := rows.Scan(&id, &n); err != nil {
-			return nil, err
-		}
+		err := row.Scan(&id, &n)
 		out[id] = n
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
-	return out, rows.Err()
+	return out, nil
 }

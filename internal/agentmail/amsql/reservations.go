@@ -2,7 +2,6 @@ package amsql
 
 import (
 	"context"
-	"database/sql"
 	"time"
 
 	"github.com/mailgate/mailgate/internal/agentmail"
@@ -12,11 +11,10 @@ const resCols = `r.id, r.project_id, r.agent_id, a.name, r.path_pattern, r.exclu
 
 func scanReservation(row Row) (agentmail.Reservation, error) {
 	var r agentmail.Reservation
-	var created, expires, released sql.NullInt64
-	if err := row.Scan(&r.ID, &r.ProjectID, &r.AgentID, &r.AgentName, &r.PathPattern, &r.Exclusive, &r.Reason, &created, &expires, &released); err != nil {
+	if err := row.Scan(&r.ID, &r.ProjectID, &r.AgentID, &r.AgentName, &r.PathPattern, &r.Exclusive, &r.Reason,
+		Time(&r.CreatedAt), Time(&r.ExpiresAt), Time(&r.ReleasedAt)); err != nil {
 		return agentmail.Reservation{}, NotFound(err)
 	}
-	r.CreatedAt, r.ExpiresAt, r.ReleasedAt = FromUS(created), FromUS(expires), FromUS(released)
 	return r, nil
 }
 
@@ -80,18 +78,15 @@ func (t *Tx) InsertReservations(ctx context.Context, rs []*agentmail.Reservation
 	if err != nil {
 		return err
 	}
-	defer rows.Close()
-	for rows.Next() {
+	return t.sql.d.MapErr(each(rows, func(row Row) error {
 		var id int64
 		var p string
-		if err := rows.Scan(&id, &p); err != nil {
-			return err
-		}
-		if r := byPattern[p]; r != nil {
+		err := row.Scan(&id, &p)
+		if r := byPattern[p]; r != nil && err == nil {
 			r.ID = id
 		}
-	}
-	return t.sql.d.MapErr(rows.Err())
+		return err
+	}))
 }
 
 func (t *Tx) SetReservationExpiry(ctx context.Context, id int64, expires time.Time) error {
