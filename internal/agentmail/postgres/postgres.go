@@ -14,6 +14,11 @@
 // snapshot and never wait. There is no group commit and no statement cache
 // here: pgx caches prepared statements per connection.
 //
+// The statements both engines share, and the Go around them, are written
+// once in agentmail/amsql; this package keeps what PostgreSQL does its own
+// way: the transactions above, tsvector search, the one-statement send,
+// TouchAgent after the commit, and the fragments of its amsql.Dialect.
+//
 // Where the behaviour differs from SQLite:
 //
 //   - Full-text search uses a tsvector ('simple' configuration, PostgreSQL's

@@ -11,6 +11,11 @@
 // (group commit, see Write). Reads run in deferred read-only transactions,
 // which WAL never blocks. New messages reach the full-text index in batches,
 // after their commit (see indexer.go).
+//
+// The statements both engines share, and the Go around them, are written
+// once in agentmail/amsql; this package keeps what SQLite does its own way:
+// the transactions above, the statement cache, FTS5 search, the insert of a
+// message and its copies, and the fragments of its amsql.Dialect.
 package sqlite
 
 import (
