@@ -5,9 +5,9 @@
 //
 // Statements are written with SQLite's placeholders (? in order, or ?N by
 // number) and rebound for the engine once, when its Queries are built at
-// package initialisation (the strategy internal/ratelimit, the approval
-// ledger and internal/mirror use through store.DB.Rebind), never per call:
-// the send path runs a dozen of them. A statement whose shape depends on the
+// package initialisation (store.RebindPostgres, which internal/ratelimit,
+// the approval ledger and internal/mirror use through store.DB.Rebind),
+// never per call: a send runs several of them. A statement whose shape depends on the
 // call (optional conditions, a list of search terms) is built piece by piece
 // in the engine's placeholders as it goes (see builder), so it is not
 // rebound either.
@@ -157,9 +157,6 @@ func New(d Dialect) *Queries {
 	}
 	return q
 }
-
-// Dialect returns the dialect the Queries were built for.
-func (q *Queries) Dialect() *Dialect { return &q.d }
 
 // Tx implements the shared part of agentmail.Tx (and HoldersTx,
 // AttachmentTx) on an engine's Querier. The engine's transaction embeds it
