@@ -14,6 +14,7 @@ import (
 	"github.com/mailgate/mailgate/internal/agentmail"
 	amsqlite "github.com/mailgate/mailgate/internal/agentmail/sqlite"
 	"github.com/mailgate/mailgate/internal/store"
+	"github.com/mailgate/mailgate/internal/store/storetest"
 )
 
 // TestMain doubles as the worker of TestMultiProcess: the test binary
@@ -31,13 +32,8 @@ func TestMain(m *testing.M) {
 // its default).
 func handle(tb testing.TB, path string, delay time.Duration) (*store.DB, *amsqlite.Store, *agentmail.Service) {
 	tb.Helper()
-	ctx := context.Background()
-	db, err := store.Open(ctx, path)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { db.Close() })
-	st, err := amsqlite.Open(ctx, db)
+	db := storetest.OpenDSN(tb, path)
+	st, err := amsqlite.Open(context.Background(), db)
 	if err != nil {
 		tb.Fatal(err)
 	}
