@@ -14,6 +14,11 @@
 // snapshot and never wait. There is no group commit and no statement cache
 // here: pgx caches prepared statements per connection.
 //
+// The statements both engines share, and the Go around them, are written
+// once in agentmail/amsql; this package keeps what PostgreSQL does its own
+// way: the transactions above, tsvector search, the one-statement send,
+// TouchAgent after the commit, and the fragments of its amsql.Dialect.
+//
 // Where the behaviour differs from SQLite:
 //
 //   - Full-text search uses a tsvector ('simple' configuration, PostgreSQL's
@@ -50,21 +55,19 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"io/fs"
-	"strconv"
 	"sync"
 	"time"
 
 	"github.com/mailgate/mailgate/internal/agentmail"
+	"github.com/mailgate/mailgate/internal/agentmail/amsql"
 	"github.com/mailgate/mailgate/internal/store"
 )
 
 //go:embed migrations/*.sql
 var migrations embed.FS
 
-// Component is the name the migrations are recorded under (the same as on
-// SQLite: one store holds one engine's agent-mail schema).
-const Component = "agentmail"
+// Component is the name the migrations are recorded under.
+const Component = amsql.Component
 
 // conflictAttempts bounds how often Write runs a transaction again after a
 // unique-constraint failure. One more run is enough after a lost race (the
@@ -102,12 +105,8 @@ func Open(ctx context.Context, db *store.DB) (agentmail.Store, error) {
 	if db.Dialect != store.Postgres {
 		return nil, fmt.Errorf("opening agent-mail store: %s is not a PostgreSQL database", db.Where)
 	}
-	sub, err := fs.Sub(migrations, "migrations")
-	if err != nil {
-		return nil, fmt.Errorf("opening agent-mail store: %w", err)
-	}
-	if err := db.Migrate(ctx, Component, sub); err != nil {
-		return nil, fmt.Errorf("opening agent-mail store: %w", err)
+	if err := amsql.Migrate(ctx, db, migrations); err != nil {
+		return nil, err
 	}
 	return &Store{db: db}, nil
 }
@@ -181,8 +180,21 @@ func (s *Store) touch(ctx context.Context, on execer, t *tx) {
 	}
 	ctx = context.WithoutCancel(ctx) // the transaction committed: its heartbeat belongs with it
 	for id, at := range t.touches {
-		on.ExecContext(ctx, `UPDATE am_agents SET last_active_us = $1 WHERE id = $2 AND last_active_us < $1`, us(at), id) // best effort: see above
+		on.ExecContext(ctx, queries.TouchAgentSQL(), us(at), id) // best effort: see above
 	}
+}
+
+// TouchAgent notes the agent's activity; the store writes it once the
+// transaction has committed (see Store.touch), where SQLite writes it
+// inside the transaction (amsql.Tx.TouchAgent).
+func (t *tx) TouchAgent(ctx context.Context, agentID int64, at time.Time) error {
+	if t.touches == nil {
+		t.touches = map[int64]time.Time{}
+	}
+	if at.After(t.touches[agentID]) {
+		t.touches[agentID] = at
+	}
+	return nil
 }
 
 // WriteScoped is Write for writers that contend on one resource (see
@@ -334,6 +346,7 @@ func run(sqltx *sql.Tx, fn func(agentmail.Tx) error) error {
 // runTx is run, returning the transaction's state for after its commit.
 func runTx(sqltx *sql.Tx, fn func(agentmail.Tx) error) (*tx, error) {
 	t := &tx{tx: sqltx}
+	t.Tx = amsql.NewTx(t, queries)
 	if err := fn(t); err != nil {
 		return nil, err
 	}
@@ -343,8 +356,12 @@ func runTx(sqltx *sql.Tx, fn func(agentmail.Tx) error) (*tx, error) {
 	return t, nil
 }
 
-// tx implements agentmail.Tx, ChannelsTx and MailboxTx on one transaction.
+// tx implements agentmail.Tx, ChannelsTx and MailboxTx on one transaction:
+// the statements both engines share through amsql.Tx, run by the Querier
+// below, and the ones that are PostgreSQL's own (InsertMessage, Search,
+// TouchAgent, the channels and mailbox sets).
 type tx struct {
+	amsql.Tx
 	tx     *sql.Tx
 	failed error // the first statement error since the last savepoint rollback (see run)
 	// touches are the agents' activity times to record after the commit
@@ -362,16 +379,29 @@ func (t *tx) note(err error) error {
 
 func (t *tx) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
 	res, err := t.tx.ExecContext(ctx, query, args...)
-	return res, mapErr(t.note(err))
+	return res, dialect.MapErr(t.note(err))
 }
 
 func (t *tx) query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
 	rows, err := t.tx.QueryContext(ctx, query, args...)
-	return rows, mapErr(t.note(err))
+	return rows, dialect.MapErr(t.note(err))
 }
 
 func (t *tx) queryRow(ctx context.Context, query string, args ...any) row {
 	return row{t.tx.QueryRowContext(ctx, query, args...), t}
+}
+
+// Exec, Query and QueryRow implement amsql.Querier.
+func (t *tx) Exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	return t.exec(ctx, query, args...)
+}
+
+func (t *tx) Query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	return t.query(ctx, query, args...)
+}
+
+func (t *tx) QueryRow(ctx context.Context, query string, args ...any) amsql.Row {
+	return t.queryRow(ctx, query, args...)
 }
 
 // row is a *sql.Row whose Scan error is noted on its transaction.
@@ -386,79 +416,48 @@ func (r row) Scan(dest ...any) error { return r.t.note(r.r.Scan(dest...)) }
 func (t *tx) insertID(ctx context.Context, query string, args ...any) (int64, error) {
 	var id int64
 	if err := t.queryRow(ctx, query, args...).Scan(&id); err != nil {
-		return 0, mapErr(err)
+		return 0, dialect.MapErr(err)
 	}
 	return id, nil
 }
 
-// mapErr turns unique-constraint failures into agentmail.ErrConflict. Other
-// errors keep their *pgconn.PgError in the chain, so store.DB still sees a
-// serialization failure and runs the transaction again.
-func mapErr(err error) error {
-	if err != nil && store.IsUniqueViolation(err) {
-		return fmt.Errorf("%w: %w", agentmail.ErrConflict, err)
-	}
-	return err
+// dialect is where PostgreSQL's statements differ from SQLite's.
+var dialect = amsql.Dialect{
+	Numbered: true,
+	// A list travels as one array parameter, which = ANY matches against
+	// the index element by element (SQLite, without arrays, reads JSON).
+	InIDs:      func(col, ph string) string { return col + ` = ANY(` + ph + `::bigint[])` },
+	IDs:        func(ids []int64) any { return ids },
+	InStrings:  func(col, ph string) string { return col + ` = ANY(` + ph + `::text[])` },
+	Strings:    func(ss []string) any { return ss },
+	EachString: func(ph string) string { return `unnest(` + ph + `::text[]) AS j(value)` },
+	// PostgreSQL's max is an aggregate only.
+	Greatest: "greatest",
+	// PostgreSQL's LIKE heeds case, where SQLite's ignores ASCII case;
+	// ILIKE ignores it (beyond ASCII too: see the package comment).
+	Like: "ILIKE",
+	// The planner starts from the thread on its own (and CROSS JOIN … ON,
+	// SQLite's hint, is not PostgreSQL syntax).
+	ThreadJoin: "JOIN",
+	// The unique index am_agents_name is on lower(name) under the column's
+	// "C" collation (ASCII folding only, as SQLite's NOCASE); the same
+	// expression makes the lookup probe it.
+	AgentName: `lower(name) = lower(?::text COLLATE "C")`,
+	Unique:    store.IsUniqueViolation,
 }
 
-// notFound maps sql.ErrNoRows to agentmail.ErrNotFound.
-func notFound(err error) error {
-	if errors.Is(err, sql.ErrNoRows) {
-		return agentmail.ErrNotFound
-	}
-	return err
-}
-
-type scanner interface{ Scan(...any) error }
+// queries are the shared statements, as PostgreSQL runs them.
+var queries = amsql.New(dialect)
 
 // execer runs a statement: *store.DB (the pool) or *sql.Conn.
 type execer interface {
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
 }
 
-// params collects the arguments of a query built piece by piece, and names
-// each one's placeholder.
-type params []any
+// The names channels.go and mailbox.go use, from amsql.
+type scanner = amsql.Row
 
-func (p *params) add(v any) string {
-	*p = append(*p, v)
-	return "$" + strconv.Itoa(len(*p))
-}
+var us, fromUS, notFound, scanMessage = amsql.US, amsql.FromUS, amsql.NotFound, amsql.ScanMessage
 
-// us stores a time as microseconds (NULL for the zero time).
-func us(t time.Time) any {
-	if t.IsZero() {
-		return nil
-	}
-	return t.UnixMicro()
-}
-
-func fromUS(n sql.NullInt64) time.Time {
-	if !n.Valid {
-		return time.Time{}
-	}
-	return time.UnixMicro(n.Int64).UTC()
-}
-
-func nullStr(s string) any {
-	if s == "" {
-		return nil
-	}
-	return s
-}
-
-func nullID(id int64) any {
-	if id == 0 {
-		return nil
-	}
-	return id
-}
-
-// flag stores a bool in an INTEGER 0/1 column (pgx does not encode a Go
-// bool as an integer).
-func flag(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
+// msgCols is amsql.MsgCols rebound: its flag is $1.
+var msgCols = queries.MsgCols

@@ -11,13 +11,18 @@ import (
 	"github.com/mailgate/mailgate/internal/agentmail"
 )
 
+// benchSend is a fresh store with two agents, and a send between them.
+func benchSend(b *testing.B) (*agentmail.Service, agentmail.SendParams) {
+	svc := open(b, filepath.Join(b.TempDir(), "s.db"))
+	setup(b, svc, "/p", "GreenDog", "BlueLake")
+	return svc, agentmail.SendParams{ProjectKey: "/p", Sender: "GreenDog", To: []string{"BlueLake"}, Subject: "Status update",
+		BodyMD: strings.Repeat("Progress on the migration. ", 20), ThreadID: "BENCH-1"}
+}
+
 // BenchmarkServiceSend measures Service.Send without MCP: the store's share
 // of a send_message call.
 func BenchmarkServiceSend(b *testing.B) {
-	svc := open(b, filepath.Join(b.TempDir(), "s.db"), agentmail.Options{})
-	setup(b, svc, "/p", "GreenDog", "BlueLake")
-	p := agentmail.SendParams{ProjectKey: "/p", Sender: "GreenDog", To: []string{"BlueLake"}, Subject: "Status update",
-		BodyMD: strings.Repeat("Progress on the migration. ", 20), ThreadID: "BENCH-1"}
+	svc, p := benchSend(b)
 	ctx := context.Background()
 	for b.Loop() {
 		if _, err := svc.Send(ctx, p); err != nil {
@@ -29,10 +34,7 @@ func BenchmarkServiceSend(b *testing.B) {
 // BenchmarkServiceSendConcurrent: 16 goroutines sending at once, which the
 // store group-commits.
 func BenchmarkServiceSendConcurrent(b *testing.B) {
-	svc := open(b, filepath.Join(b.TempDir(), "s.db"), agentmail.Options{})
-	setup(b, svc, "/p", "GreenDog", "BlueLake")
-	p := agentmail.SendParams{ProjectKey: "/p", Sender: "GreenDog", To: []string{"BlueLake"}, Subject: "Status update",
-		BodyMD: strings.Repeat("Progress on the migration. ", 20), ThreadID: "BENCH-1"}
+	svc, p := benchSend(b)
 	ctx := context.Background()
 	var wg sync.WaitGroup
 	start := time.Now()

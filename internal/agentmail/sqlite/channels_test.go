@@ -32,7 +32,7 @@ func TestChannelsMigrationUpgrade(t *testing.T) {
 	}
 	db.Close()
 
-	svc := open(t, path, agentmail.Options{})
+	svc := open(t, path)
 	mb := svc.Mailbox(dir)
 	if _, err := mb.Send(ctx, "alice", "bob", "hello"); err != nil {
 		t.Fatal(err)

@@ -15,29 +15,6 @@ import (
 	"github.com/mailgate/mailgate/internal/store"
 )
 
-// handle opens the store file at path as one process would: its own
-// store.DB, Store and Service. The indexer waits delay after a commit.
-func handle(tb testing.TB, path string, delay time.Duration) (*store.DB, *amsqlite.Store, *agentmail.Service) {
-	tb.Helper()
-	ctx := context.Background()
-	db, err := store.Open(ctx, path)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { db.Close() })
-	st, err := amsqlite.Open(ctx, db)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	amsqlite.SetIndexDelay(st, delay)
-	svc, err := agentmail.New(st, agentmail.Options{})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { svc.Close() })
-	return db, st, svc
-}
-
 func queued(tb testing.TB, db *store.DB) int {
 	tb.Helper()
 	var n int

@@ -11,6 +11,11 @@
 // (group commit, see Write). Reads run in deferred read-only transactions,
 // which WAL never blocks. New messages reach the full-text index in batches,
 // after their commit (see indexer.go).
+//
+// The statements both engines share, and the Go around them, are written
+// once in agentmail/amsql; this package keeps what SQLite does its own way:
+// the transactions above, the statement cache, FTS5 search, the insert of a
+// message and its copies, and the fragments of its amsql.Dialect.
 package sqlite
 
 import (
@@ -18,9 +23,7 @@ import (
 	"database/sql"
 	"embed"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"math/rand/v2"
 	"strings"
@@ -28,6 +31,7 @@ import (
 	"time"
 
 	"github.com/mailgate/mailgate/internal/agentmail"
+	"github.com/mailgate/mailgate/internal/agentmail/amsql"
 	"github.com/mailgate/mailgate/internal/store"
 )
 
@@ -35,7 +39,7 @@ import (
 var migrations embed.FS
 
 // Component is the name the migrations are recorded under.
-const Component = "agentmail"
+const Component = amsql.Component
 
 // maxAttempts bounds retries of a transaction that met a lock error after
 // the busy timeout (rare: the timeout is 30 s).
@@ -60,12 +64,8 @@ var _ agentmail.Store = (*Store)(nil)
 // Open applies the agent-mail migrations to db and returns the store. The
 // caller keeps ownership of db; Close does not close it.
 func Open(ctx context.Context, db *store.DB) (*Store, error) {
-	sub, err := fs.Sub(migrations, "migrations")
-	if err != nil {
-		return nil, fmt.Errorf("opening agent-mail store: %w", err)
-	}
-	if err := db.Migrate(ctx, Component, sub); err != nil {
-		return nil, fmt.Errorf("opening agent-mail store: %w", err)
+	if err := amsql.Migrate(ctx, db, migrations); err != nil {
+		return nil, err
 	}
 	return &Store{db: db, wsem: make(chan struct{}, 1), stmts: map[string]*sql.Stmt{}, preparing: map[string]bool{},
 		log: slog.New(slog.DiscardHandler), idx: newIndexer()}, nil
@@ -173,7 +173,7 @@ func (s *Store) runOnce(batch []*writeReq) ([]error, error) {
 		return nil, fmt.Errorf("beginning transaction: %w", err)
 	}
 	defer sqltx.Rollback()
-	t := &tx{s: s, tx: sqltx}
+	t := newTx(s, sqltx)
 	errs := make([]error, len(batch))
 	single := len(batch) == 1
 	for i, r := range batch {
@@ -240,7 +240,7 @@ func (s *Store) run(ctx context.Context, opts *sql.TxOptions, fn func(agentmail.
 		return fmt.Errorf("beginning transaction: %w", err)
 	}
 	defer sqltx.Rollback()
-	if err := fn(&tx{s: s, tx: sqltx}); err != nil {
+	if err := fn(newTx(s, sqltx)); err != nil {
 		return err
 	}
 	if err := sqltx.Commit(); err != nil {
@@ -286,13 +286,52 @@ func (s *Store) prepareLater(query string) {
 	}()
 }
 
-// tx implements agentmail.Tx on one SQL transaction.
+// tx implements agentmail.Tx on one SQL transaction: the statements both
+// engines share through amsql.Tx, run by the Querier below, and the ones
+// that are SQLite's own (InsertMessage, Search, the channels and mailbox
+// sets).
 type tx struct {
+	amsql.Tx
 	s  *Store
 	tx *sql.Tx
 	// queued: a message was stored, so the full-text queue grew.
 	queued bool
 }
+
+var _ amsql.Querier = (*tx)(nil)
+
+func newTx(s *Store, sqltx *sql.Tx) *tx {
+	t := &tx{s: s, tx: sqltx}
+	t.Tx = amsql.NewTx(t, queries)
+	return t
+}
+
+// dialect is where SQLite's statements differ from PostgreSQL's.
+var dialect = amsql.Dialect{
+	// A list travels as one JSON parameter read by json_each: SQLite has
+	// no arrays, and one parameter keeps an IN-list in one cached statement
+	// whatever its length.
+	InIDs:      inJSON,
+	IDs:        jsonIDs,
+	InStrings:  inJSON,
+	Strings:    jsonStrings,
+	EachString: func(ph string) string { return `json_each(` + ph + `)` },
+	// SQLite's scalar max takes several arguments (it has no greatest).
+	Greatest: "max",
+	// SQLite's LIKE ignores the case of ASCII letters already.
+	Like: "LIKE",
+	// CROSS JOIN is SQLite's way of fixing the join order: its planner
+	// would otherwise start from the (possibly huge) inbox.
+	ThreadJoin: "CROSS JOIN",
+	// The column's NOCASE collation makes = ignore case, on the index.
+	AgentName: "name = ?",
+	Unique:    func(err error) bool { return strings.Contains(err.Error(), "UNIQUE constraint failed") },
+}
+
+// queries are the shared statements, as SQLite runs them.
+var queries = amsql.New(dialect)
+
+func inJSON(col, ph string) string { return col + ` IN (SELECT value FROM json_each(` + ph + `))` }
 
 // stmt returns query's statement on this transaction's own connection:
 // the store-wide one re-bound to it when there is one, else one prepared on
@@ -311,7 +350,7 @@ func (t *tx) exec(ctx context.Context, query string, args ...any) (sql.Result, e
 		return nil, err
 	}
 	res, err := st.ExecContext(ctx, args...)
-	return res, mapErr(err)
+	return res, dialect.MapErr(err)
 }
 
 func (t *tx) query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
@@ -319,7 +358,8 @@ func (t *tx) query(ctx context.Context, query string, args ...any) (*sql.Rows, e
 	if err != nil {
 		return nil, err
 	}
-	return st.QueryContext(ctx, args...)
+	rows, err := st.QueryContext(ctx, args...)
+	return rows, dialect.MapErr(err)
 }
 
 func (t *tx) queryRow(ctx context.Context, query string, args ...any) (*sql.Row, error) {
@@ -330,53 +370,31 @@ func (t *tx) queryRow(ctx context.Context, query string, args ...any) (*sql.Row,
 	return st.QueryRowContext(ctx, args...), nil
 }
 
-// mapErr turns constraint races into agentmail.ErrConflict.
-func mapErr(err error) error {
-	if err != nil && strings.Contains(err.Error(), "UNIQUE constraint failed") {
-		return fmt.Errorf("%w: %v", agentmail.ErrConflict, err)
-	}
-	return err
+// Exec, Query and QueryRow implement amsql.Querier.
+func (t *tx) Exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	return t.exec(ctx, query, args...)
 }
 
-// notFound maps sql.ErrNoRows to agentmail.ErrNotFound.
-func notFound(err error) error {
-	if errors.Is(err, sql.ErrNoRows) {
-		return agentmail.ErrNotFound
-	}
-	return err
+func (t *tx) Query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	return t.query(ctx, query, args...)
 }
 
-// us stores a time as microseconds (NULL for the zero time).
-func us(t time.Time) any {
-	if t.IsZero() {
-		return nil
+func (t *tx) QueryRow(ctx context.Context, query string, args ...any) amsql.Row {
+	row, err := t.queryRow(ctx, query, args...)
+	if err != nil {
+		return amsql.ErrRow{Err: err}
 	}
-	return t.UnixMicro()
-}
-
-func fromUS(n sql.NullInt64) time.Time {
-	if !n.Valid {
-		return time.Time{}
-	}
-	return time.UnixMicro(n.Int64).UTC()
-}
-
-func nullStr(s string) any {
-	if s == "" {
-		return nil
-	}
-	return s
+	return row
 }
 
 // jsonStrings renders strings for json_each(?).
-func jsonStrings(ss []string) string {
+func jsonStrings(ss []string) any {
 	b, _ := json.Marshal(ss)
 	return string(b)
 }
 
-// jsonIDs renders ids for json_each(?), which keeps IN-lists in one cached
-// statement.
-func jsonIDs(ids []int64) string {
+// jsonIDs renders ids for json_each(?).
+func jsonIDs(ids []int64) any {
 	var b strings.Builder
 	b.WriteByte('[')
 	for i, id := range ids {
@@ -388,3 +406,10 @@ func jsonIDs(ids []int64) string {
 	b.WriteByte(']')
 	return b.String()
 }
+
+// The names channels.go and mailbox.go use, from amsql.
+type scanner = amsql.Row
+
+var us, fromUS, notFound, scanMessage = amsql.US, amsql.FromUS, amsql.NotFound, amsql.ScanMessage
+
+const msgCols = amsql.MsgCols

@@ -2,7 +2,6 @@ package sqlite_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -15,6 +14,7 @@ import (
 	"github.com/mailgate/mailgate/internal/agentmail"
 	amsqlite "github.com/mailgate/mailgate/internal/agentmail/sqlite"
 	"github.com/mailgate/mailgate/internal/store"
+	"github.com/mailgate/mailgate/internal/store/storetest"
 )
 
 // TestMain doubles as the worker of TestMultiProcess: the test binary
@@ -27,21 +27,33 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-func open(tb testing.TB, path string, opts agentmail.Options) *agentmail.Service {
+// handle opens the store file at path as one process would: its own
+// store.DB, Store and Service. The indexer waits delay after a commit (0:
+// its default).
+func handle(tb testing.TB, path string, delay time.Duration) (*store.DB, *amsqlite.Store, *agentmail.Service) {
 	tb.Helper()
-	ctx := context.Background()
-	db, err := store.Open(ctx, path)
+	db := storetest.OpenDSN(tb, path)
+	st, err := amsqlite.Open(context.Background(), db)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	tb.Cleanup(func() { db.Close() })
-	svc, err := amsqlite.NewService(ctx, db, opts)
+	if delay != 0 {
+		amsqlite.SetIndexDelay(st, delay)
+	}
+	svc, err := agentmail.New(st, agentmail.Options{})
 	if err != nil {
 		tb.Fatal(err)
 	}
 	// Before the DB (cleanups run last-in first-out): Close stops the
 	// indexer, which may still be writing when the temporary folder goes.
 	tb.Cleanup(func() { svc.Close() })
+	return db, st, svc
+}
+
+// open is handle for tests that need only the Service.
+func open(tb testing.TB, path string) *agentmail.Service {
+	tb.Helper()
+	_, _, svc := handle(tb, path, 0)
 	return svc
 }
 
@@ -58,152 +70,6 @@ func setup(tb testing.TB, svc *agentmail.Service, project string, agents ...stri
 	}
 }
 
-// TestContactPolicies: for each policy and kind of sender, the message is
-// delivered or held, and a held message is delivered, never lost, once the
-// recipient approves the sender.
-func TestAgentMailContactPolicies(t *testing.T) {
-	cases := []struct {
-		policy       agentmail.Policy
-		sameProject  bool
-		contactFirst bool
-		delivered    bool
-	}{
-		{agentmail.PolicyOpen, false, false, true},
-		{agentmail.PolicyAuto, true, false, true},
-		{agentmail.PolicyAuto, false, false, false},
-		{agentmail.PolicyAuto, false, true, true},
-		{agentmail.PolicyContactsOnly, true, false, false},
-		{agentmail.PolicyContactsOnly, true, true, true},
-		{agentmail.PolicyBlockAll, true, false, false},
-		{agentmail.PolicyBlockAll, true, true, false},
-	}
-	for _, c := range cases {
-		name := fmt.Sprintf("%s/same=%v/contact=%v", c.policy, c.sameProject, c.contactFirst)
-		t.Run(name, func(t *testing.T) {
-			ctx := context.Background()
-			svc := open(t, filepath.Join(t.TempDir(), "s.db"), agentmail.Options{})
-			setup(t, svc, "/r", "Rcpt")
-			senderProj := "/r"
-			if !c.sameProject {
-				senderProj = "/s"
-			}
-			setup(t, svc, senderProj, "Sender")
-			if _, err := svc.SetContactPolicy(ctx, "/r", "Rcpt", string(c.policy)); err != nil {
-				t.Fatal(err)
-			}
-			if c.contactFirst {
-				if _, err := svc.RespondContact(ctx, agentmail.ContactParams{ProjectKey: "/r", To: "Rcpt", From: "Sender", FromProj: senderProj, Accept: true}); err != nil {
-					t.Fatal(err)
-				}
-			}
-			to := "Rcpt"
-			if !c.sameProject {
-				to = "Rcpt@/r"
-			}
-			res, err := svc.Send(ctx, agentmail.SendParams{ProjectKey: senderProj, Sender: "Sender", To: []string{to}, Subject: "hello", BodyMD: "x"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := len(res.Held) == 0; got != c.delivered {
-				t.Fatalf("delivered = %v, want %v (held: %+v)", got, c.delivered, res.Held)
-			}
-			id := res.Deliveries[0].Payload.ID
-			inInbox := func() bool {
-				items, err := svc.FetchInbox(ctx, agentmail.InboxParams{ProjectKey: "/r", Agent: "Rcpt", Limit: 100})
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, it := range items {
-					if it.ID == id {
-						return true
-					}
-				}
-				return false
-			}
-			if inInbox() != c.delivered {
-				t.Fatalf("inbox disagrees with the send answer")
-			}
-			if c.delivered {
-				return
-			}
-			// Held, not dropped: approving (or opening) delivers it.
-			if c.policy == agentmail.PolicyBlockAll {
-				if _, err := svc.SetContactPolicy(ctx, "/r", "Rcpt", "open"); err != nil {
-					t.Fatal(err)
-				}
-			} else if _, err := svc.RespondContact(ctx, agentmail.ContactParams{ProjectKey: "/r", To: "Rcpt", From: "Sender", FromProj: senderProj, Accept: true}); err != nil {
-				t.Fatal(err)
-			}
-			if !inInbox() {
-				t.Fatal("held message not delivered after approval")
-			}
-		})
-	}
-}
-
-// TestErrorsAreTyped: callers decide with errors.Is / errors.As.
-func TestAgentMailErrorsAreTyped(t *testing.T) {
-	ctx := context.Background()
-	svc := open(t, filepath.Join(t.TempDir(), "s.db"), agentmail.Options{})
-	setup(t, svc, "/p", "GreenDog")
-	_, err := svc.Whois(ctx, "/p", "Nobody")
-	var e *agentmail.Error
-	if !errors.Is(err, agentmail.ErrAgentNotFound) || !errors.Is(err, agentmail.ErrNotFound) || !errors.As(err, &e) || e.Code != "NOT_FOUND" {
-		t.Errorf("unknown agent: %v", err)
-	}
-	if _, err := svc.Whois(ctx, "/q", "GreenDog"); !errors.Is(err, agentmail.ErrProjectNotFound) {
-		t.Errorf("unknown project: %v", err)
-	}
-	if _, err := svc.EnsureProject(ctx, "rel"); !errors.Is(err, agentmail.ErrInvalidArgument) {
-		t.Errorf("relative path: %v", err)
-	}
-	c := &agentmail.ReservationConflict{Path: "src/a.go", Holders: []agentmail.Reservation{{AgentName: "X", PathPattern: "src/**"}}}
-	if !errors.Is(c, agentmail.ErrReservationConflict) {
-		t.Error("ReservationConflict does not unwrap to ErrReservationConflict")
-	}
-}
-
-// TestConcurrentGoroutines: many goroutines of one process send and read at
-// once; every message arrives and no call fails.
-func TestAgentMailConcurrentGoroutines(t *testing.T) {
-	ctx := context.Background()
-	svc := open(t, filepath.Join(t.TempDir(), "s.db"), agentmail.Options{})
-	const workers, each = 8, 40
-	names := []string{"Sink"}
-	for i := range workers {
-		names = append(names, fmt.Sprintf("Worker%d", i))
-	}
-	setup(t, svc, "/p", names...)
-	var wg sync.WaitGroup
-	errs := make(chan error, workers*each*3)
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range each {
-				if _, err := svc.Send(ctx, agentmail.SendParams{ProjectKey: "/p", Sender: names[w+1], To: []string{"Sink"}, Subject: "s" + strconv.Itoa(i), BodyMD: "b"}); err != nil {
-					errs <- err
-				}
-				if _, err := svc.FetchInbox(ctx, agentmail.InboxParams{ProjectKey: "/p", Agent: "Sink", Limit: 5}); err != nil {
-					errs <- err
-				}
-				if _, err := svc.Reserve(ctx, agentmail.ReserveParams{ProjectKey: "/p", Agent: names[w+1], Paths: []string{fmt.Sprintf("w%d/%d", w, i)}}); err != nil {
-					errs <- err
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
-	items, err := svc.FetchInbox(ctx, agentmail.InboxParams{ProjectKey: "/p", Agent: "Sink", Limit: 1000})
-	if err != nil || len(items) != workers*each {
-		t.Fatalf("delivered %d of %d (err %v)", len(items), workers*each, err)
-	}
-}
-
 // TestMultiProcess: several processes (this test binary re-executed) send
 // concurrently to one recipient on one store file while reading inboxes;
 // all messages arrive and no process sees an error. AGENTMAIL_STRESS=1 runs
@@ -217,7 +83,7 @@ func TestAgentMailMultiProcess(t *testing.T) {
 		t.Skip("spawns processes")
 	}
 	path := filepath.Join(t.TempDir(), "shared.db")
-	svc := open(t, path, agentmail.Options{})
+	svc := open(t, path)
 	names := []string{"Sink"}
 	for i := range procs {
 		names = append(names, fmt.Sprintf("Proc%d", i))

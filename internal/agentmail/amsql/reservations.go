@@ -1,0 +1,100 @@
+package amsql
+
+import (
+	"context"
+	"time"
+
+	"github.com/mailgate/mailgate/internal/agentmail"
+)
+
+const resCols = `r.id, r.project_id, r.agent_id, a.name, r.path_pattern, r.exclusive <> 0, r.reason, r.created_us, r.expires_us, r.released_us`
+
+func scanReservation(row Row) (agentmail.Reservation, error) {
+	var r agentmail.Reservation
+	if err := row.Scan(&r.ID, &r.ProjectID, &r.AgentID, &r.AgentName, &r.PathPattern, &r.Exclusive, &r.Reason,
+		Time(&r.CreatedAt), Time(&r.ExpiresAt), Time(&r.ReleasedAt)); err != nil {
+		return agentmail.Reservation{}, NotFound(err)
+	}
+	return r, nil
+}
+
+var (
+	reservationByID = define(`SELECT ` + resCols + ` FROM am_reservations r JOIN am_agents a ON a.id = r.agent_id WHERE r.id = ?`)
+	// One statement inserts a grant's patterns, a row each. The casts type
+	// the parameters on PostgreSQL, where an INSERT … SELECT does not take
+	// them from the columns; SQLite's column affinity gives the same values.
+	insertReservations = defineFor(func(d *Dialect) string {
+		return `INSERT INTO am_reservations (project_id, agent_id, path_pattern, exclusive, reason, created_us, expires_us)
+		SELECT CAST(? AS BIGINT), CAST(? AS BIGINT), value, CAST(? AS INTEGER), CAST(? AS TEXT), CAST(? AS BIGINT), CAST(? AS BIGINT)
+		FROM ` + d.EachString("?") + ` RETURNING id, path_pattern`
+	})
+	setReservationExpiry = define(`UPDATE am_reservations SET expires_us = ? WHERE id = ?`)
+	releaseReservation   = define(`UPDATE am_reservations SET released_us = ? WHERE id = ? AND released_us IS NULL`)
+)
+
+func (t *Tx) Reservations(ctx context.Context, q agentmail.ReservationQuery) ([]agentmail.Reservation, error) {
+	b := t.build()
+	d := &t.sql.d
+	b.WriteString(`SELECT ` + resCols + ` FROM am_reservations r JOIN am_agents a ON a.id = r.agent_id WHERE r.project_id = ` + b.arg(q.ProjectID))
+	if q.AgentID != 0 {
+		b.WriteString(` AND r.agent_id = ` + b.arg(q.AgentID))
+	}
+	if !q.ActiveAt.IsZero() {
+		b.WriteString(` AND r.released_us IS NULL AND r.expires_us > ` + b.arg(US(q.ActiveAt)))
+	}
+	if len(q.IDs) > 0 {
+		b.WriteString(` AND ` + d.InIDs("r.id", b.arg(d.IDs(q.IDs))))
+	}
+	if len(q.Patterns) > 0 {
+		b.WriteString(` AND ` + d.InStrings("r.path_pattern", b.arg(d.Strings(q.Patterns))))
+	}
+	b.WriteString(` ORDER BY r.id`)
+	rows, err := b.query(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	return collect(rows, scanReservation)
+}
+
+func (t *Tx) ReservationByID(ctx context.Context, id int64) (agentmail.Reservation, error) {
+	return scanReservation(t.queryRow(ctx, reservationByID, id))
+}
+
+// InsertReservations inserts one grant's patterns in one statement, and
+// gives each reservation the id returned for its pattern.
+func (t *Tx) InsertReservations(ctx context.Context, rs []*agentmail.Reservation) error {
+	if len(rs) == 0 {
+		return nil
+	}
+	r0 := rs[0]
+	patterns := make([]string, len(rs))
+	byPattern := make(map[string]*agentmail.Reservation, len(rs))
+	for i, r := range rs {
+		patterns[i] = r.PathPattern
+		byPattern[r.PathPattern] = r
+	}
+	rows, err := t.query(ctx, insertReservations,
+		r0.ProjectID, r0.AgentID, Flag(r0.Exclusive), r0.Reason, US(r0.CreatedAt), US(r0.ExpiresAt), t.sql.d.Strings(patterns))
+	if err != nil {
+		return err
+	}
+	return t.sql.d.MapErr(each(rows, func(row Row) error {
+		var id int64
+		var p string
+		err := row.Scan(&id, &p)
+		if r := byPattern[p]; r != nil && err == nil {
+			r.ID = id
+		}
+		return err
+	}))
+}
+
+func (t *Tx) SetReservationExpiry(ctx context.Context, id int64, expires time.Time) error {
+	_, err := t.exec(ctx, setReservationExpiry, US(expires), id)
+	return err
+}
+
+func (t *Tx) ReleaseReservation(ctx context.Context, id int64, at time.Time) error {
+	_, err := t.exec(ctx, releaseReservation, US(at), id)
+	return err
+}
