@@ -212,7 +212,7 @@ func TestFromStore(t *testing.T) {
 	}
 	ids := []int64{send("before start")}
 	vault := t.TempDir()
-	stop, err := archive.Start(ctx, db, vault, mirror.WorkerOptions{Poll: 10 * time.Millisecond})
+	stop, err := archive.Start(ctx, db, svc, vault, mirror.WorkerOptions{Poll: 10 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

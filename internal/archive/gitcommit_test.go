@@ -57,7 +57,7 @@ func TestGitBatchCommits(t *testing.T) {
 		svc.RegisterAgent(ctx, agentmail.RegisterParams{ProjectKey: project, Name: a})
 	}
 	started := time.Now()
-	stop, err := archive.Start(ctx, db, vault, mirror.WorkerOptions{Poll: 5 * time.Millisecond})
+	stop, err := archive.Start(ctx, db, svc, vault, mirror.WorkerOptions{Poll: 5 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

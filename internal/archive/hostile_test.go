@@ -88,7 +88,7 @@ func TestArchiveStopLosesQueuedMessages(t *testing.T) {
 	a := newAgents(t, "/data/projects/app")
 	vault := t.TempDir()
 	gitIn(t, vault, "init", "-q")
-	stop, err := archive.Start(context.Background(), a.db, vault, mirror.WorkerOptions{Poll: time.Hour, Batch: 1})
+	stop, err := archive.Start(context.Background(), a.db, a.svc, vault, mirror.WorkerOptions{Poll: time.Hour, Batch: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func TestArchiveCommitsIntoParentRepository(t *testing.T) {
 	vault := filepath.Join(parent, "home", "vault")
 	os.MkdirAll(vault, 0o700)
 	a := newAgents(t, "/data/projects/app")
-	stop, err := archive.Start(context.Background(), a.db, vault, mirror.WorkerOptions{Poll: 5 * time.Millisecond})
+	stop, err := archive.Start(context.Background(), a.db, a.svc, vault, mirror.WorkerOptions{Poll: 5 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +151,7 @@ func TestArchiveCommitsLockFiles(t *testing.T) {
 	os.MkdirAll(filepath.Dir(tmp), 0o700)
 	os.WriteFile(tmp, []byte("half"), 0o600)
 	a := newAgents(t, "/data/projects/app")
-	stop, err := archive.Start(context.Background(), a.db, vault, mirror.WorkerOptions{Poll: 5 * time.Millisecond})
+	stop, err := archive.Start(context.Background(), a.db, a.svc, vault, mirror.WorkerOptions{Poll: 5 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +179,7 @@ func TestArchiveDigestForgery(t *testing.T) {
 	a.send(t, "BlueLake", "GreenCastle", forged)
 	a.send(t, "GreenCastle", "BlueLake", "third")
 	vault := t.TempDir()
-	stop, err := archive.Start(context.Background(), a.db, vault, mirror.WorkerOptions{Poll: 5 * time.Millisecond})
+	stop, err := archive.Start(context.Background(), a.db, a.svc, vault, mirror.WorkerOptions{Poll: 5 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,7 +210,7 @@ func TestArchiveLongProjectKey(t *testing.T) {
 	a := newAgents(t, "/"+strings.Repeat("p", 300))
 	a.send(t, "BlueLake", "GreenCastle", "hello")
 	vault := t.TempDir()
-	stop, err := archive.Start(context.Background(), a.db, vault, mirror.WorkerOptions{Poll: 5 * time.Millisecond})
+	stop, err := archive.Start(context.Background(), a.db, a.svc, vault, mirror.WorkerOptions{Poll: 5 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,7 +233,7 @@ func TestArchiveNeverWritableRetriedForEver(t *testing.T) {
 	a := newAgents(t, "/"+strings.Repeat("p", 250))
 	a.send(t, "BlueLake", "GreenCastle", "hello")
 	var logs testutil.Buffer
-	stop, err := archive.Start(context.Background(), a.db, vault, mirror.WorkerOptions{Poll: 5 * time.Millisecond,
+	stop, err := archive.Start(context.Background(), a.db, a.svc, vault, mirror.WorkerOptions{Poll: 5 * time.Millisecond,
 		BackoffMin: time.Millisecond, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err != nil {
 		t.Fatal(err)
@@ -264,7 +264,7 @@ func TestArchiveNeverWritableRetriedForEver(t *testing.T) {
 func TestArchiveStopCannotDrain(t *testing.T) {
 	a := newAgents(t, "/data/projects/app")
 	var logs testutil.Buffer
-	stop, err := archive.Start(context.Background(), a.db, t.TempDir(), mirror.WorkerOptions{Poll: time.Hour, Batch: 1,
+	stop, err := archive.Start(context.Background(), a.db, a.svc, t.TempDir(), mirror.WorkerOptions{Poll: time.Hour, Batch: 1,
 		DrainOnStop: time.Nanosecond, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err != nil {
 		t.Fatal(err)

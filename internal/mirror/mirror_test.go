@@ -21,7 +21,7 @@ func TestThreading(t *testing.T) {
 	r2 := e.reply(t, "BlueLake", r1)
 	named := e.send(t, "RedStone", "Ticket work", "TKT-7", "BlueLake")
 	named2 := e.send(t, "BlueLake", "Ticket work", "TKT-7", "RedStone")
-	e.startGmail(t, e.db, 0)
+	e.startGmail(t, e.db, e.svc, 0)
 	waitDrained(t, e.db, "gmail", 10*time.Second)
 	assertExactlyOnce(t, e, []int64{first, r1, r2, named, named2})
 
@@ -81,14 +81,6 @@ func TestThreading(t *testing.T) {
 	}
 }
 
-func msgID(t *testing.T, e *env, id int64) string {
-	var created int64
-	if err := e.db.QueryRow(e.db.Rebind(`SELECT created_us FROM am_messages WHERE id = ?`), id).Scan(&created); err != nil {
-		t.Fatal(err)
-	}
-	return mirror.MessageID(slug, id, time.UnixMicro(created))
-}
-
 func rawOf(t *testing.T, e *env, id int64) string {
 	var gid string
 	if err := e.db.QueryRow(e.db.Rebind(`SELECT gmail_id FROM am_mirror_gmail_messages WHERE message_id = ?`), id).Scan(&gid); err != nil {
@@ -129,8 +121,8 @@ func TestLabelCreatedOnce(t *testing.T) {
 			e.gm.ResetCounters()
 			e.gm.SetLatency(5 * time.Millisecond) // widen the race
 			for range tc.workers {
-				db, _ := openStore(t, e.path) // one connection pool per "process"
-				e.startGmail(t, db, 0)
+				db, svc := openStore(t, e.path) // one connection pool per "process"
+				e.startGmail(t, db, svc, 0)
 			}
 			waitDrained(t, e.db, "gmail", 10*time.Second)
 			assertExactlyOnce(t, e, ids)
@@ -184,7 +176,7 @@ func TestOutage(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
 			e.gm.Inject(tc.fault)
-			e.startGmail(t, e.db, 0)
+			e.startGmail(t, e.db, e.svc, 0)
 			var ids []int64
 			var slowest time.Duration
 			for i := range 20 {
