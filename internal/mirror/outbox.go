@@ -40,11 +40,7 @@ var migrations embed.FS
 // them (every store opened before the mirror had migrations of its own),
 // it changes nothing but the migration record.
 func Migrate(ctx context.Context, db *store.DB) error {
-	sub, err := db.MigrationsFor(migrations, "migrations")
-	if err != nil {
-		return fmt.Errorf("mirror: %w", err)
-	}
-	if err := db.Migrate(ctx, "mirror", sub); err != nil {
+	if err := db.MigrateDialect(ctx, "mirror", migrations, "migrations"); err != nil {
 		return fmt.Errorf("mirror: %w", err)
 	}
 	return nil
