@@ -12,10 +12,10 @@ import (
 	"time"
 
 	"github.com/mailgate/mailgate/internal/agentmail"
-	amsqlite "github.com/mailgate/mailgate/internal/agentmail/sqlite"
 	"github.com/mailgate/mailgate/internal/archive"
 	"github.com/mailgate/mailgate/internal/mirror"
 	"github.com/mailgate/mailgate/internal/store"
+	"github.com/mailgate/mailgate/internal/store/storetest"
 	"github.com/mailgate/mailgate/internal/testutil"
 )
 
@@ -29,16 +29,8 @@ type agents struct {
 func newAgents(t *testing.T, project string) *agents {
 	t.Helper()
 	ctx := context.Background()
-	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "state.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	svc, err := amsqlite.NewService(ctx, db, agentmail.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { svc.Close() }) // before the DB: it stops the indexer
+	db := storetest.OpenDSN(t, filepath.Join(t.TempDir(), "state.db"))
+	svc := testutil.AgentMail(t, db, agentmail.Options{})
 	if _, err := svc.EnsureProject(ctx, project); err != nil {
 		t.Fatal(err)
 	}
