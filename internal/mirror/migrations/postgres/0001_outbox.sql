@@ -6,9 +6,10 @@
 -- created the very same objects on every database opened before; applied
 -- migrations never change, so it stays, and this file repeats its
 -- definitions word for word behind IF NOT EXISTS: it keeps every existing
--- row and builds what is missing. PostgreSQL has no CREATE TRIGGER IF NOT
--- EXISTS before version 14, hence the DO block; CREATE OR REPLACE FUNCTION
--- rewrites the function with the body it already has.
+-- row and builds what is missing. PostgreSQL has no CREATE FUNCTION or
+-- CREATE TRIGGER IF NOT EXISTS, hence the DO block, which creates each only
+-- when it is missing (CREATE OR REPLACE would rewrite a function that
+-- another role may own); the function's body is quoted $fn$ inside it.
 --
 -- A sink registers itself in am_mirror_sinks once; from then on an AFTER
 -- INSERT trigger on am_messages (the one agent-mail table the mirror's
@@ -41,8 +42,11 @@ CREATE TABLE IF NOT EXISTS am_mirror_outbox (
 CREATE INDEX IF NOT EXISTS am_mirror_outbox_due ON am_mirror_outbox(sink, next_us);
 CREATE INDEX IF NOT EXISTS am_mirror_outbox_thread ON am_mirror_outbox(sink, project_id, thread_key, message_id);
 
-CREATE OR REPLACE FUNCTION am_mirror_outbox_enqueue() RETURNS trigger
-LANGUAGE plpgsql AS $$
+DO $$
+BEGIN
+    IF to_regproc('am_mirror_outbox_enqueue') IS NULL THEN
+CREATE FUNCTION am_mirror_outbox_enqueue() RETURNS trigger
+LANGUAGE plpgsql AS $fn$
 BEGIN
     INSERT INTO am_mirror_outbox (sink, message_id, project_id, thread_key)
     SELECT s.name, NEW.id, NEW.project_id, COALESCE(NEW.thread_id, NEW.id::text)
@@ -50,10 +54,8 @@ BEGIN
     ON CONFLICT DO NOTHING;
     RETURN NULL;
 END
-$$;
-
-DO $$
-BEGIN
+$fn$;
+    END IF;
     IF NOT EXISTS (SELECT 1 FROM pg_trigger
                    WHERE tgname = 'am_mirror_outbox_ai' AND tgrelid = 'am_messages'::regclass) THEN
         CREATE TRIGGER am_mirror_outbox_ai AFTER INSERT ON am_messages
