@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -96,6 +97,42 @@ func TestClaim(t *testing.T) {
 	}
 	if n, _ := b.Pending(ctx); n != 2 {
 		t.Errorf("pending %d, want 2", n)
+	}
+}
+
+// TestOutboxTrigger: every message is queued for every registered sink,
+// keyed by its thread (its thread_id, or its own id when it names none):
+// the ones stored before a sink registered by the registration's backfill,
+// later ones by the trigger in the sending transaction.
+func TestOutboxTrigger(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	before := e.send(t, "BlueLake", "before the sinks", "", "GreenCastle")
+	var obs []*mirror.Outbox
+	for _, sink := range []string{mirror.GmailSinkName, "archive"} {
+		ob, err := mirror.OpenOutbox(ctx, e.db, sink, time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		obs = append(obs, ob)
+	}
+	plain, threaded := e.send(t, "BlueLake", "plain", "", "GreenCastle"), e.send(t, "BlueLake", "threaded", "T-1", "GreenCastle")
+	want := []mirror.Item{
+		{MessageID: before, ThreadKey: strconv.FormatInt(before, 10)},
+		{MessageID: plain, ThreadKey: strconv.FormatInt(plain, 10)},
+		{MessageID: threaded, ThreadKey: "T-1"},
+	}
+	for _, ob := range obs {
+		items, err := ob.Claim(ctx, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range items {
+			items[i].ProjectID, items[i].Attempts = 0, 0
+		}
+		if !slices.Equal(items, want) {
+			t.Errorf("claimed %+v, want %+v", items, want)
+		}
 	}
 }
 
