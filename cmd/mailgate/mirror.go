@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/mailgate/mailgate/internal/agentmail"
 	"github.com/mailgate/mailgate/internal/agentmail/amstore"
 	"github.com/mailgate/mailgate/internal/archive"
 	"github.com/mailgate/mailgate/internal/config"
@@ -35,14 +36,18 @@ func startMirror(ctx context.Context, cfg *config.Config, logger *slog.Logger, d
 	if !archiveOn && !gmailOn {
 		return nil
 	}
-	// The outbox and its trigger live in the agent-mail schema; migrating
-	// is idempotent and cheap when the tool sets already did it.
-	if _, err := amstore.Open(ctx, db); err != nil {
+	// The sinks read agent mail through agent-mail's API; opening it
+	// migrates the agent-mail schema first (idempotent and cheap when the
+	// tool sets already did), which the mirror's own schema builds on.
+	// Appended before the sinks' stops, it closes after them.
+	msgs, err := amstore.NewService(ctx, db, agentmail.Options{Logger: logger})
+	if err != nil {
 		return fmt.Errorf("opening the agent-mail store for the mirror: %w", err)
 	}
+	a.closers = append(a.closers, msgs.Close)
 	wopts := mirror.WorkerOptions{Logger: logger}
 	if archiveOn {
-		stop, err := archive.Start(ctx, db, cfg.VaultPath, wopts)
+		stop, err := archive.Start(ctx, db, msgs, cfg.VaultPath, wopts)
 		if err != nil {
 			return err
 		}
@@ -63,7 +68,7 @@ func startMirror(ctx context.Context, cfg *config.Config, logger *slog.Logger, d
 				return nil
 			}
 		}
-		stop, err := mirror.StartGmail(ctx, db, client, mirrorLease, wopts)
+		stop, err := mirror.StartGmail(ctx, db, msgs, client, mirrorLease, wopts)
 		if err != nil {
 			return err
 		}

@@ -177,9 +177,9 @@ func safeChars(s string) string {
 
 // Sink feeds the archive from the mirror outbox.
 type Sink struct {
-	DB      *store.DB
-	Archive *Archive
-	written func() // called after each message is archived (marks git dirty)
+	Messages mirror.Messages // the agent mail it archives
+	Archive  *Archive
+	written  func() // called after each message is archived (marks git dirty)
 }
 
 // Name implements mirror.Sink.
@@ -187,7 +187,7 @@ func (s *Sink) Name() string { return SinkName }
 
 // Process implements mirror.Sink.
 func (s *Sink) Process(ctx context.Context, it mirror.Item) (func(context.Context, *sql.Tx) error, error) {
-	m, err := mirror.LoadMessage(ctx, s.DB, it.MessageID)
+	m, err := mirror.LoadMessage(ctx, s.Messages, it.MessageID)
 	if errors.Is(err, mirror.ErrNoMessage) {
 		return nil, nil
 	}
@@ -217,18 +217,18 @@ func neverWritable(err error) bool {
 // still queued before its last commit.
 var DrainOnStop = 10 * time.Second
 
-// Start archives every agent-mail message into vault until stop is called.
-// When the vault folder is the top of a git work tree, the archive is also
-// committed in batches (CommitInterval). stop archives every message still
+// Start archives every agent-mail message msgs reads into vault until stop
+// is called. When the vault folder is the top of a git work tree, the
+// archive is also committed in batches (CommitInterval). stop archives every message still
 // queued (within DrainOnStop, with a log line when it cannot) and then
 // makes the last commit, so a clean stop leaves everything sent archived
 // and committed.
-func Start(ctx context.Context, db *store.DB, vault string, o mirror.WorkerOptions) (func() error, error) {
+func Start(ctx context.Context, db *store.DB, msgs mirror.Messages, vault string, o mirror.WorkerOptions) (func() error, error) {
 	log := o.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	sink := &Sink{DB: db, Archive: &Archive{Root: vault}}
+	sink := &Sink{Messages: msgs, Archive: &Archive{Root: vault}}
 	if o.DrainOnStop <= 0 {
 		o.DrainOnStop = DrainOnStop
 	}

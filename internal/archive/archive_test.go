@@ -13,10 +13,10 @@ import (
 	"time"
 
 	"github.com/mailgate/mailgate/internal/agentmail"
-	amsqlite "github.com/mailgate/mailgate/internal/agentmail/sqlite"
 	"github.com/mailgate/mailgate/internal/archive"
 	"github.com/mailgate/mailgate/internal/mirror"
-	"github.com/mailgate/mailgate/internal/store"
+	"github.com/mailgate/mailgate/internal/store/storetest"
+	"github.com/mailgate/mailgate/internal/testutil"
 )
 
 // TestMain doubles as a writer process of TestConcurrentProcesses.
@@ -183,16 +183,8 @@ func TestConcurrentProcesses(t *testing.T) {
 // before it started).
 func TestFromStore(t *testing.T) {
 	ctx := context.Background()
-	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "state.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	svc, err := amsqlite.NewService(ctx, db, agentmail.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer svc.Close() // before the DB: it stops the indexer
+	db := storetest.OpenDSN(t, filepath.Join(t.TempDir(), "state.db"))
+	svc := testutil.AgentMail(t, db, agentmail.Options{})
 	const project = "/data/projects/app"
 	if _, err := svc.EnsureProject(ctx, project); err != nil {
 		t.Fatal(err)
@@ -212,7 +204,7 @@ func TestFromStore(t *testing.T) {
 	}
 	ids := []int64{send("before start")}
 	vault := t.TempDir()
-	stop, err := archive.Start(ctx, db, vault, mirror.WorkerOptions{Poll: 10 * time.Millisecond})
+	stop, err := archive.Start(ctx, db, svc, vault, mirror.WorkerOptions{Poll: 10 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"github.com/mailgate/mailgate/internal/agentmail"
-	amsqlite "github.com/mailgate/mailgate/internal/agentmail/sqlite"
 	"github.com/mailgate/mailgate/internal/archive"
 	"github.com/mailgate/mailgate/internal/mirror"
-	"github.com/mailgate/mailgate/internal/store"
+	"github.com/mailgate/mailgate/internal/store/storetest"
+	"github.com/mailgate/mailgate/internal/testutil"
 )
 
 // TestGitBatchCommits: in a vault that is a git repository, the archive is
@@ -41,23 +41,15 @@ func TestGitBatchCommits(t *testing.T) {
 	git("add", "notes.md") // the human's staged change: not mailgate's to commit
 
 	ctx := context.Background()
-	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "state.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	svc, err := amsqlite.NewService(ctx, db, agentmail.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer svc.Close() // before the DB: it stops the indexer
+	db := storetest.OpenDSN(t, filepath.Join(t.TempDir(), "state.db"))
+	svc := testutil.AgentMail(t, db, agentmail.Options{})
 	const project = "/data/projects/app"
 	svc.EnsureProject(ctx, project)
 	for _, a := range []string{"BlueLake", "GreenCastle"} {
 		svc.RegisterAgent(ctx, agentmail.RegisterParams{ProjectKey: project, Name: a})
 	}
 	started := time.Now()
-	stop, err := archive.Start(ctx, db, vault, mirror.WorkerOptions{Poll: 5 * time.Millisecond})
+	stop, err := archive.Start(ctx, db, svc, vault, mirror.WorkerOptions{Poll: 5 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,10 +12,10 @@ import (
 	"time"
 
 	"github.com/mailgate/mailgate/internal/agentmail"
-	amsqlite "github.com/mailgate/mailgate/internal/agentmail/sqlite"
 	"github.com/mailgate/mailgate/internal/archive"
 	"github.com/mailgate/mailgate/internal/mirror"
 	"github.com/mailgate/mailgate/internal/store"
+	"github.com/mailgate/mailgate/internal/store/storetest"
 	"github.com/mailgate/mailgate/internal/testutil"
 )
 
@@ -29,16 +29,8 @@ type agents struct {
 func newAgents(t *testing.T, project string) *agents {
 	t.Helper()
 	ctx := context.Background()
-	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "state.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	svc, err := amsqlite.NewService(ctx, db, agentmail.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { svc.Close() }) // before the DB: it stops the indexer
+	db := storetest.OpenDSN(t, filepath.Join(t.TempDir(), "state.db"))
+	svc := testutil.AgentMail(t, db, agentmail.Options{})
 	if _, err := svc.EnsureProject(ctx, project); err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +80,7 @@ func TestArchiveStopLosesQueuedMessages(t *testing.T) {
 	a := newAgents(t, "/data/projects/app")
 	vault := t.TempDir()
 	gitIn(t, vault, "init", "-q")
-	stop, err := archive.Start(context.Background(), a.db, vault, mirror.WorkerOptions{Poll: time.Hour, Batch: 1})
+	stop, err := archive.Start(context.Background(), a.db, a.svc, vault, mirror.WorkerOptions{Poll: time.Hour, Batch: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +113,7 @@ func TestArchiveCommitsIntoParentRepository(t *testing.T) {
 	vault := filepath.Join(parent, "home", "vault")
 	os.MkdirAll(vault, 0o700)
 	a := newAgents(t, "/data/projects/app")
-	stop, err := archive.Start(context.Background(), a.db, vault, mirror.WorkerOptions{Poll: 5 * time.Millisecond})
+	stop, err := archive.Start(context.Background(), a.db, a.svc, vault, mirror.WorkerOptions{Poll: 5 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +143,7 @@ func TestArchiveCommitsLockFiles(t *testing.T) {
 	os.MkdirAll(filepath.Dir(tmp), 0o700)
 	os.WriteFile(tmp, []byte("half"), 0o600)
 	a := newAgents(t, "/data/projects/app")
-	stop, err := archive.Start(context.Background(), a.db, vault, mirror.WorkerOptions{Poll: 5 * time.Millisecond})
+	stop, err := archive.Start(context.Background(), a.db, a.svc, vault, mirror.WorkerOptions{Poll: 5 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +171,7 @@ func TestArchiveDigestForgery(t *testing.T) {
 	a.send(t, "BlueLake", "GreenCastle", forged)
 	a.send(t, "GreenCastle", "BlueLake", "third")
 	vault := t.TempDir()
-	stop, err := archive.Start(context.Background(), a.db, vault, mirror.WorkerOptions{Poll: 5 * time.Millisecond})
+	stop, err := archive.Start(context.Background(), a.db, a.svc, vault, mirror.WorkerOptions{Poll: 5 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,7 +202,7 @@ func TestArchiveLongProjectKey(t *testing.T) {
 	a := newAgents(t, "/"+strings.Repeat("p", 300))
 	a.send(t, "BlueLake", "GreenCastle", "hello")
 	vault := t.TempDir()
-	stop, err := archive.Start(context.Background(), a.db, vault, mirror.WorkerOptions{Poll: 5 * time.Millisecond})
+	stop, err := archive.Start(context.Background(), a.db, a.svc, vault, mirror.WorkerOptions{Poll: 5 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,7 +225,7 @@ func TestArchiveNeverWritableRetriedForEver(t *testing.T) {
 	a := newAgents(t, "/"+strings.Repeat("p", 250))
 	a.send(t, "BlueLake", "GreenCastle", "hello")
 	var logs testutil.Buffer
-	stop, err := archive.Start(context.Background(), a.db, vault, mirror.WorkerOptions{Poll: 5 * time.Millisecond,
+	stop, err := archive.Start(context.Background(), a.db, a.svc, vault, mirror.WorkerOptions{Poll: 5 * time.Millisecond,
 		BackoffMin: time.Millisecond, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err != nil {
 		t.Fatal(err)
@@ -264,7 +256,7 @@ func TestArchiveNeverWritableRetriedForEver(t *testing.T) {
 func TestArchiveStopCannotDrain(t *testing.T) {
 	a := newAgents(t, "/data/projects/app")
 	var logs testutil.Buffer
-	stop, err := archive.Start(context.Background(), a.db, t.TempDir(), mirror.WorkerOptions{Poll: time.Hour, Batch: 1,
+	stop, err := archive.Start(context.Background(), a.db, a.svc, t.TempDir(), mirror.WorkerOptions{Poll: time.Hour, Batch: 1,
 		DrainOnStop: time.Nanosecond, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err != nil {
 		t.Fatal(err)

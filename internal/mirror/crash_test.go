@@ -15,6 +15,8 @@ import (
 
 	"golang.org/x/oauth2"
 
+	"github.com/mailgate/mailgate/internal/agentmail"
+	"github.com/mailgate/mailgate/internal/agentmail/amstore"
 	"github.com/mailgate/mailgate/internal/gmail"
 	"github.com/mailgate/mailgate/internal/mirror"
 	"github.com/mailgate/mailgate/internal/store"
@@ -39,6 +41,11 @@ func child() int {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
+	svc, err := amstore.NewService(ctx, db, agentmail.Options{})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
 	killAfter, _ := strconv.Atoi(os.Getenv("MIRROR_KILL_AFTER"))
 	mb, err := gmail.New(ctx, gmail.Options{Endpoint: os.Getenv("MIRROR_GMAIL"),
 		TokenSource: oauth2.StaticTokenSource(&oauth2.Token{AccessToken: "t"}),
@@ -48,7 +55,7 @@ func child() int {
 		return 2
 	}
 	var n atomic.Int64
-	sink := &mirror.GmailSink{DB: db,
+	sink := &mirror.GmailSink{DB: db, Messages: svc,
 		Mailbox: mb,
 		AfterInsert: func(int64) {
 			if int(n.Add(1)) == killAfter {
@@ -113,7 +120,7 @@ func TestCrash(t *testing.T) {
 			if inserted < tc.killAfter || recorded >= inserted {
 				t.Fatalf("crash happened at the wrong moment: %d inserts, %d recorded", inserted, recorded)
 			}
-			e.startGmail(t, e.db, time.Second)
+			e.startGmail(t, e.db, e.svc, time.Second)
 			waitDrained(t, e.db, "gmail", 20*time.Second)
 			assertExactlyOnce(t, e, ids)
 		})

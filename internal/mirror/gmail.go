@@ -48,8 +48,9 @@ func LabelName(slug string) string {
 // crash and a re-claim inside that window could still duplicate, which the
 // lease length makes practically impossible.)
 type GmailSink struct {
-	DB      *store.DB
-	Mailbox Mailbox
+	DB       *store.DB // the mirror's records
+	Messages Messages  // the agent mail it copies
+	Mailbox  Mailbox
 	// AfterInsert, when set, runs between a successful insert and its
 	// record: the crash tests kill the process here.
 	AfterInsert func(messageID int64)
@@ -63,7 +64,7 @@ func (s *GmailSink) Name() string { return GmailSinkName }
 
 // Process implements Sink.
 func (s *GmailSink) Process(ctx context.Context, it Item) (func(context.Context, *sql.Tx) error, error) {
-	m, err := LoadMessage(ctx, s.DB, it.MessageID)
+	m, err := LoadMessage(ctx, s.Messages, it.MessageID)
 	if errors.Is(err, ErrNoMessage) {
 		return nil, nil // deleted since: nothing to mirror
 	}
@@ -84,7 +85,7 @@ func (s *GmailSink) Process(ctx context.Context, it Item) (func(context.Context,
 			return s.record(m, msgID, ref), nil
 		}
 	}
-	prior, err := PriorInThread(ctx, s.DB, m)
+	prior, err := PriorInThread(ctx, s.Messages, m)
 	if err != nil {
 		return nil, err
 	}

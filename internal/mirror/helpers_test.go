@@ -12,12 +12,12 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/mailgate/mailgate/internal/agentmail"
-	"github.com/mailgate/mailgate/internal/agentmail/amstore"
 	"github.com/mailgate/mailgate/internal/gmail"
 	"github.com/mailgate/mailgate/internal/localgmail"
 	"github.com/mailgate/mailgate/internal/mirror"
 	"github.com/mailgate/mailgate/internal/store"
 	"github.com/mailgate/mailgate/internal/store/storetest"
+	"github.com/mailgate/mailgate/internal/testutil"
 )
 
 const project = "/data/projects/app"
@@ -55,20 +55,12 @@ func newEnv(t testing.TB) *env {
 	return e
 }
 
+// openStore opens the store at path as one more mailgate process would:
+// its own connection pool and agent-mail service.
 func openStore(t testing.TB, path string) (*store.DB, *agentmail.Service) {
 	t.Helper()
-	ctx := context.Background()
-	db, err := store.Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	svc, err := amstore.NewService(ctx, db, agentmail.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { svc.Close() }) // before the DB's: it stops the indexer
-	return db, svc
+	db := storetest.OpenDSN(t, path)
+	return db, testutil.AgentMail(t, db, agentmail.Options{})
 }
 
 // newMailbox is the real Gmail adapter on the local Gmail server, with
@@ -108,10 +100,11 @@ func (e *env) reply(t *testing.T, from string, id int64) int64 {
 	return r.ID
 }
 
-// startGmail runs a Gmail mirror worker until the test ends.
-func (e *env) startGmail(t *testing.T, db *store.DB, lease time.Duration) {
+// startGmail runs a Gmail mirror worker on db and svc (one process's
+// store: see openStore) until the test ends.
+func (e *env) startGmail(t *testing.T, db *store.DB, svc *agentmail.Service, lease time.Duration) {
 	t.Helper()
-	stop, err := mirror.StartGmail(context.Background(), db, e.mb, lease, fast)
+	stop, err := mirror.StartGmail(context.Background(), db, svc, e.mb, lease, fast)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,13 +163,9 @@ func assertExactlyOnce(t *testing.T, e *env, ids []int64) {
 	t.Helper()
 	base := e.gm.URL()
 	for _, id := range ids {
-		var created int64
-		if err := e.db.QueryRow(e.db.Rebind(`SELECT created_us FROM am_messages WHERE id = ?`), id).Scan(&created); err != nil {
-			t.Fatal(err)
-		}
-		msgID := mirror.MessageID(slug, id, time.UnixMicro(created))
-		if got := search(t, base, "rfc822msgid:"+msgID); len(got) != 1 {
-			t.Errorf("message %d (%s) is in Gmail %d times, want 1", id, msgID, len(got))
+		mid := msgID(t, e, id)
+		if got := search(t, base, "rfc822msgid:"+mid); len(got) != 1 {
+			t.Errorf("message %d (%s) is in Gmail %d times, want 1", id, mid, len(got))
 		}
 	}
 	if got := search(t, base, fmt.Sprintf("label:%s", mirror.LabelPrefix+slug)); len(got) != len(ids) {
@@ -189,6 +178,16 @@ func assertExactlyOnce(t *testing.T, e *env, ids []int64) {
 	if recorded != len(ids) {
 		t.Errorf("%d messages recorded as mirrored, want %d", recorded, len(ids))
 	}
+}
+
+// msgID is the Message-ID the mirror gives agent message id.
+func msgID(t testing.TB, e *env, id int64) string {
+	t.Helper()
+	m, _, err := e.svc.MessageByID(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mirror.MessageID(slug, id, m.CreatedAt)
 }
 
 func jsonDecode(resp *http.Response, v any) error {

@@ -23,7 +23,7 @@ func TestMirrorHeaderInjectionByThreadName(t *testing.T) {
 	if _, err := e.db.Exec(e.db.Rebind(`UPDATE am_messages SET thread_id = ? WHERE id = ?`), hostile, id); err != nil {
 		t.Fatal(err)
 	}
-	e.startGmail(t, e.db, 0)
+	e.startGmail(t, e.db, e.svc, 0)
 	waitDrained(t, e.db, "gmail", 10*time.Second)
 	raw := rawOf(t, e, id)
 	msg, err := mail.ReadMessage(strings.NewReader(raw))

@@ -133,7 +133,7 @@ func TestMirrorLag(t *testing.T) {
 	e := newEnv(t)
 	e.gm.SetLatency(latency)
 	lm := &lagMailbox{Mailbox: e.mb, visible: map[int64]time.Time{}, inserts: map[int64]int{}}
-	stop, err := mirror.StartGmail(ctx, e.db, lm, time.Minute, mirror.WorkerOptions{})
+	stop, err := mirror.StartGmail(ctx, e.db, e.svc, lm, time.Minute, mirror.WorkerOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,11 +293,7 @@ func verifyInMailbox(t *testing.T, e *env, ids func(func(int64) bool), want int)
 		})
 	}
 	for id := range ids {
-		var created int64
-		if err := e.db.QueryRow(e.db.Rebind(`SELECT created_us FROM am_messages WHERE id = ?`), id).Scan(&created); err != nil {
-			t.Fatal(err)
-		}
-		jobs <- job{id, mirror.MessageID(slug, id, time.UnixMicro(created))}
+		jobs <- job{id, msgID(t, e, id)}
 	}
 	close(jobs)
 	wg.Wait()

@@ -2,11 +2,16 @@ package mirror_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
+	"reflect"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/mailgate/mailgate/internal/agentmail"
 	"github.com/mailgate/mailgate/internal/localgmail"
 	"github.com/mailgate/mailgate/internal/mirror"
 )
@@ -21,7 +26,7 @@ func TestThreading(t *testing.T) {
 	r2 := e.reply(t, "BlueLake", r1)
 	named := e.send(t, "RedStone", "Ticket work", "TKT-7", "BlueLake")
 	named2 := e.send(t, "BlueLake", "Ticket work", "TKT-7", "RedStone")
-	e.startGmail(t, e.db, 0)
+	e.startGmail(t, e.db, e.svc, 0)
 	waitDrained(t, e.db, "gmail", 10*time.Second)
 	assertExactlyOnce(t, e, []int64{first, r1, r2, named, named2})
 
@@ -81,14 +86,6 @@ func TestThreading(t *testing.T) {
 	}
 }
 
-func msgID(t *testing.T, e *env, id int64) string {
-	var created int64
-	if err := e.db.QueryRow(e.db.Rebind(`SELECT created_us FROM am_messages WHERE id = ?`), id).Scan(&created); err != nil {
-		t.Fatal(err)
-	}
-	return mirror.MessageID(slug, id, time.UnixMicro(created))
-}
-
 func rawOf(t *testing.T, e *env, id int64) string {
 	var gid string
 	if err := e.db.QueryRow(e.db.Rebind(`SELECT gmail_id FROM am_mirror_gmail_messages WHERE message_id = ?`), id).Scan(&gid); err != nil {
@@ -129,8 +126,8 @@ func TestLabelCreatedOnce(t *testing.T) {
 			e.gm.ResetCounters()
 			e.gm.SetLatency(5 * time.Millisecond) // widen the race
 			for range tc.workers {
-				db, _ := openStore(t, e.path) // one connection pool per "process"
-				e.startGmail(t, db, 0)
+				db, svc := openStore(t, e.path) // one connection pool per "process"
+				e.startGmail(t, db, svc, 0)
 			}
 			waitDrained(t, e.db, "gmail", 10*time.Second)
 			assertExactlyOnce(t, e, ids)
@@ -184,7 +181,7 @@ func TestOutage(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
 			e.gm.Inject(tc.fault)
-			e.startGmail(t, e.db, 0)
+			e.startGmail(t, e.db, e.svc, 0)
 			var ids []int64
 			var slowest time.Duration
 			for i := range 20 {
@@ -212,5 +209,57 @@ func TestOutage(t *testing.T) {
 			// loaded CI machine (550 ms) without saying anything about mailgate.
 			t.Logf("slowest of 20 sends during the outage: %v", slowest)
 		})
+	}
+}
+
+// TestLoadMessage: the sinks' view of a message, read through agent-mail's
+// API: sender, recipients by kind in addressed order, project slug, thread
+// key, and the thread's earlier messages; a message that is not there is
+// ErrNoMessage (the sinks skip it).
+func TestLoadMessage(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	r, err := e.svc.Send(ctx, agentmail.SendParams{ProjectKey: project, Sender: "BlueLake", To: []string{"RedStone", "GreenCastle"},
+		CC: []string{"BlueLake"}, Subject: "plan", BodyMD: "the plan", Importance: "high", AckRequired: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := r.Deliveries[0].Payload.ID
+	reply := e.reply(t, "GreenCastle", first)
+	other := e.send(t, "RedStone", "elsewhere", "", "BlueLake")
+	last := e.reply(t, "BlueLake", reply)
+
+	m, err := mirror.LoadMessage(ctx, e.svc, first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := mirror.Message{ID: first, ProjectID: m.ProjectID, ProjectSlug: slug, ThreadKey: strconv.FormatInt(first, 10),
+		From: "BlueLake", To: []string{"RedStone", "GreenCastle"}, CC: []string{"BlueLake"}, Subject: "plan", BodyMD: "the plan",
+		Importance: "high", AckRequired: true, CreatedAt: m.CreatedAt}
+	if !reflect.DeepEqual(*m, want) || m.CreatedAt.IsZero() || m.ProjectID == 0 {
+		t.Errorf("LoadMessage(%d) =\n%+v, want\n%+v", first, *m, want)
+	}
+
+	m, err = mirror.LoadMessage(ctx, e.svc, last)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.ThreadKey != strconv.FormatInt(first, 10) || m.ReplyTo != reply {
+		t.Errorf("reply: thread key %q, reply to %d; want %d, %d", m.ThreadKey, m.ReplyTo, first, reply)
+	}
+	prior, err := mirror.PriorInThread(ctx, e.svc, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []int64
+	for _, p := range prior {
+		got = append(got, p.ID)
+	}
+	if !slices.Equal(got, []int64{first, reply}) {
+		t.Errorf("PriorInThread(%d) = %v, want [%d %d] (not %d, of another thread)", last, got, first, reply, other)
+	}
+
+	if _, err := mirror.LoadMessage(ctx, e.svc, last+100); !errors.Is(err, mirror.ErrNoMessage) {
+		t.Errorf("LoadMessage of a missing message: %v, want ErrNoMessage", err)
 	}
 }

@@ -2,13 +2,19 @@
 // user's Gmail (messages.insert under AgentMail/<project>) and, through the
 // same machinery, into any other Sink such as the vault archive.
 //
-// The store feeds every sink through a durable outbox (migration
-// 0003_mirror.sql of the agent-mail store): a trigger enqueues each message
-// for each registered sink inside the transaction that writes it, so an
-// agent's call pays one indexed insert and never waits for Gmail. Workers in
-// any number of processes drain the outbox under leases; a row leaves the
-// outbox only in the transaction that records its outcome, so an outage,
-// a 429 storm or a crash loses nothing.
+// The store feeds every sink through a durable outbox (the mirror's own
+// schema, migrations/<engine>/0001_outbox.sql): a trigger enqueues each
+// message for each registered sink inside the transaction that writes it,
+// so an agent's call pays one indexed insert and never waits for Gmail.
+// Workers in any number of processes drain the outbox under leases; a row
+// leaves the outbox only in the transaction that records its outcome, so an
+// outage, a 429 storm or a crash loses nothing.
+//
+// The mirror owns its tables (am_mirror_*) and reads agent mail only
+// through agent-mail's exported API (Messages); the trigger and the first
+// registration's backfill (OpenOutbox) are the two places its SQL names an
+// agent-mail table, both reading only a message's id, project and thread,
+// because queuing must happen in the transaction that writes the message.
 package mirror
 
 import (
@@ -44,8 +50,12 @@ type Outbox struct {
 // OpenOutbox registers sink (so the trigger enqueues new messages for it)
 // and returns its outbox. The first registration of a sink also enqueues
 // every message already stored: a mirror switched on later still copies the
-// whole history. The agent-mail migrations must have run.
+// whole history. It migrates the mirror's schema (Migrate); the agent-mail
+// migrations must have run.
 func OpenOutbox(ctx context.Context, db *store.DB, sink string, lease time.Duration) (*Outbox, error) {
+	if err := Migrate(ctx, db); err != nil {
+		return nil, err
+	}
 	if lease <= 0 {
 		lease = 2 * time.Minute
 	}
@@ -59,6 +69,9 @@ func OpenOutbox(ctx context.Context, db *store.DB, sink string, lease time.Durat
 		if n, _ := res.RowsAffected(); n == 0 {
 			return nil // already registered: the trigger has been feeding it
 		}
+		// The backfill reads am_messages in the registration's own
+		// transaction: a message written meanwhile is either seen here or
+		// queued by the trigger (which sees this sink), never neither.
 		_, err = tx.ExecContext(ctx, db.Rebind(`INSERT INTO am_mirror_outbox (sink, message_id, project_id, thread_key)
 			SELECT ?, id, project_id, COALESCE(thread_id, CAST(id AS TEXT)) FROM am_messages
 			WHERE true ON CONFLICT DO NOTHING`), sink) // SQLite needs the WHERE to parse an upsert after a SELECT

@@ -47,9 +47,9 @@ func Start(ctx context.Context, db *store.DB, sink Sink, lease time.Duration, o 
 	}, nil
 }
 
-// StartGmail starts the Gmail mirror over mb.
-func StartGmail(ctx context.Context, db *store.DB, mb Mailbox, lease time.Duration, o WorkerOptions) (func() error, error) {
-	stop, err := Start(ctx, db, &GmailSink{DB: db, Mailbox: mb}, lease, o)
+// StartGmail starts the Gmail mirror of the agent mail msgs reads into mb.
+func StartGmail(ctx context.Context, db *store.DB, msgs Messages, mb Mailbox, lease time.Duration, o WorkerOptions) (func() error, error) {
+	stop, err := Start(ctx, db, &GmailSink{DB: db, Messages: msgs, Mailbox: mb}, lease, o)
 	if err != nil {
 		return nil, fmt.Errorf("starting the Gmail mirror: %w", err)
 	}

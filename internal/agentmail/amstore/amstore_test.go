@@ -619,48 +619,6 @@ func TestAgentMailNamesCaseInsensitive(t *testing.T) {
 	}
 }
 
-// TestAgentMailMirrorOutboxTrigger: once a sink is registered, every new
-// message is queued for it in the sending transaction, keyed by thread.
-func TestAgentMailMirrorOutboxTrigger(t *testing.T) {
-	ctx := context.Background()
-	db := storetest.Open(t)
-	svc := service(t, db, agentmail.Options{})
-	setup(t, svc, "/p", "Alice", "Bob")
-	send := func(thread string) int64 {
-		res, err := svc.Send(ctx, agentmail.SendParams{ProjectKey: "/p", Sender: "Alice", To: []string{"Bob"}, Subject: "s", BodyMD: "b", ThreadID: thread})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return res.Deliveries[0].Payload.ID
-	}
-	send("") // before any sink: not queued
-	if _, err := db.Exec(`INSERT INTO am_mirror_sinks (name, created_us) VALUES ('gmail', 0), ('archive', 0)`); err != nil {
-		t.Fatal(err)
-	}
-	plain, threaded := send(""), send("T-1")
-	rows, err := db.Query(`SELECT sink, message_id, thread_key FROM am_mirror_outbox ORDER BY sink, message_id`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var got []string
-	for rows.Next() {
-		var sink, key string
-		var id int64
-		if err := rows.Scan(&sink, &id, &key); err != nil {
-			t.Fatal(err)
-		}
-		got = append(got, fmt.Sprintf("%s/%d/%s", sink, id, key))
-	}
-	want := []string{
-		fmt.Sprintf("archive/%d/%d", plain, plain), fmt.Sprintf("archive/%d/T-1", threaded),
-		fmt.Sprintf("gmail/%d/%d", plain, plain), fmt.Sprintf("gmail/%d/T-1", threaded),
-	}
-	if !slices.Equal(got, want) {
-		t.Errorf("outbox = %q, want %q", got, want)
-	}
-}
-
 // TestAgentMailMessagesAfter: the cursor over a project's traffic returns
 // the messages above the id given, oldest first, with sender, recipients,
 // thread and subject and no body, only the project's own, at most the

@@ -1,0 +1,73 @@
+package agentmail
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+)
+
+// Reads for the components that copy agent mail out of the store (the Gmail
+// mirror, the vault archive: internal/mirror). They know a message only by
+// the id their outbox names, not by a project key and an agent, so these
+// reads take ids; and they return the message as stored (recipient names
+// unqualified, held copies included), since a copy records what was sent.
+// They are the mirror's only way in: it never reads agent-mail's tables.
+
+// MessageByID returns message id with every recipient's copy, in the order
+// they were addressed, and the message's project. A missing message is
+// ErrMessageNotFound.
+func (s *Service) MessageByID(ctx context.Context, id int64) (Message, Project, error) {
+	var m Message
+	var p Project
+	err := s.st.Read(ctx, func(tx Tx) error {
+		var err error
+		if m, err = tx.MessageByID(ctx, id); err != nil {
+			return err
+		}
+		if p, err = s.projectByID(ctx, tx, m.ProjectID); err != nil {
+			return err
+		}
+		rs, err := tx.Recipients(ctx, []int64{id})
+		m.Recipients = rs[id]
+		return err
+	})
+	if errors.Is(err, ErrNotFound) {
+		err = ErrMessageNotFound
+	}
+	if err != nil {
+		return Message{}, Project{}, fmt.Errorf("reading message %d: %w", id, err)
+	}
+	return m, p, nil
+}
+
+// ThreadBefore returns the messages of a project's thread (those whose
+// thread_id is threadID, and the message whose id is threadID if it names
+// no thread) with an id below beforeID, oldest first, without bodies or
+// recipients.
+func (s *Service) ThreadBefore(ctx context.Context, projectID int64, threadID string, beforeID int64) ([]Message, error) {
+	var out []Message
+	err := s.st.Read(ctx, func(tx Tx) error {
+		// Thread has no upper id bound: read the whole thread (it comes
+		// oldest first, so the messages before beforeID are a prefix).
+		ms, err := tx.Thread(ctx, projectID, threadID, maxThreadRead, false)
+		if err != nil {
+			return err
+		}
+		out = out[:0]
+		for _, m := range ms {
+			if m.ID >= beforeID {
+				break
+			}
+			out = append(out, m)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading thread %q: %w", threadID, err)
+	}
+	return out, nil
+}
+
+// maxThreadRead bounds ThreadBefore's read; no thread comes near it.
+const maxThreadRead = math.MaxInt32

@@ -1,0 +1,27 @@
+package testutil
+
+import (
+	"context"
+	"testing"
+
+	"github.com/mailgate/mailgate/internal/agentmail"
+	"github.com/mailgate/mailgate/internal/agentmail/amstore"
+	"github.com/mailgate/mailgate/internal/store"
+)
+
+// AgentMail opens the agent-mail service on db (migrating its schema),
+// closed when the test ends. Open db first (storetest.OpenDSN): cleanups
+// run last-registered first, so the service closes before db does, which
+// it must (on SQLite it stops the full-text indexer, which writes to db).
+//
+// Only external test packages (package x_test) of the agent-mail packages
+// may use it: this package imports them.
+func AgentMail(tb testing.TB, db *store.DB, opts agentmail.Options) *agentmail.Service {
+	tb.Helper()
+	svc, err := amstore.NewService(context.Background(), db, opts)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { svc.Close() })
+	return svc
+}
