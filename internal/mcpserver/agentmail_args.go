@@ -117,6 +117,9 @@ func (d *argDecoder[In]) decode(raw json.RawMessage) (In, error) {
 	}
 	var args map[string]any
 	if err := json.Unmarshal(raw, &args); err != nil {
+		if d.style == argsMailbox {
+			return in, fmt.Errorf("failed to parse arguments: %w: %v", errMalformedArgs, err)
+		}
 		return in, fmt.Errorf("%w: %v", errMalformedArgs, err)
 	}
 	for k, v := range args {
