@@ -36,7 +36,8 @@ const (
 	// arguments itself: a missing argument is empty and the tool answers
 	// its own refusal ("no message provided", "recipient not found",
 	// "Invalid status: . Valid: …"), extra keys are accepted, and a wrong
-	// type is "failed to parse arguments: …".
+	// type or arguments that are not an object are "failed to parse
+	// arguments: …" (a tool error, as in every set).
 	argsMailbox
 )
 
