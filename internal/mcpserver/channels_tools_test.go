@@ -12,9 +12,7 @@ import (
 	"time"
 
 	"github.com/mailgate/mailgate/internal/agentmail"
-	"github.com/mailgate/mailgate/internal/agentmail/amstore"
 	"github.com/mailgate/mailgate/internal/config"
-	"github.com/mailgate/mailgate/internal/store"
 	"github.com/mailgate/mailgate/internal/store/storetest"
 )
 
@@ -25,25 +23,15 @@ type chClock struct{ off atomic.Int64 }
 func (c *chClock) Now() time.Time          { return time.Now().Add(time.Duration(c.off.Load())) }
 func (c *chClock) Advance(d time.Duration) { c.off.Add(int64(d)) }
 
-// compatService opens a Service on the store at path, a SQLite file or a
-// PostgreSQL URL (a second call with the same path is a second "process" on
-// the same store).
+// compatService opens a Service on the store at path (see openService),
+// on clock when it is not nil.
 func compatService(t testing.TB, path string, clock *chClock) *agentmail.Service {
 	t.Helper()
-	db, err := store.Open(context.Background(), path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	var o agentmail.Options
+	var opts []func(*agentmail.Options)
 	if clock != nil {
-		o.Now = clock.Now
+		opts = append(opts, func(o *agentmail.Options) { o.Now = clock.Now })
 	}
-	svc, err := amstore.NewService(context.Background(), db, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { svc.Close() }) // before the DB's: it stops the indexer
+	svc, _ := openService(t, path, opts...)
 	return svc
 }
 

@@ -25,14 +25,11 @@ var allSets = []string{config.ToolsEmail, config.ToolsAgentMail, config.ToolsCha
 // reach it), the others on a fresh store.
 func setClient(t *testing.T, set string) *mcp.ClientSession {
 	t.Helper()
-	d := Deps{Version: "test", Tools: []string{set}}
-	if set == config.ToolsEmail {
-		d.Email = &EmailDeps{}
-	} else {
-		d.AgentMail = compatService(t, filepath.Join(t.TempDir(), "s.db"), nil)
-		d.Compat = CompatOptions{ProjectKey: t.TempDir(), AgentName: "alice", Getenv: noTmux}
+	if set != config.ToolsEmail {
+		svc := compatService(t, filepath.Join(t.TempDir(), "s.db"), nil)
+		return connectCompat(t, svc, []string{set}, CompatOptions{ProjectKey: t.TempDir(), AgentName: "alice", Getenv: noTmux}).cs
 	}
-	srv, err := New(d)
+	srv, err := New(Deps{Version: "test", Tools: []string{set}, Email: &EmailDeps{}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -65,31 +65,29 @@ func emailTool[In any](h func(*emailHandlers, context.Context, *mcp.CallToolRequ
 // this package's own typed struct, and validating it cost a quarter of a
 // send_message call.
 func typedTool[In, R, Out any](call func(R, context.Context, In) (Out, error)) toolHandler {
-	return toolHandler{in: reflect.TypeFor[In](), add: func(s *mcp.Server, t *mcp.Tool, b binding) {
+	h := resultTool[In](answerJSON(call))
+	add := h.add
+	h.add = func(s *mcp.Server, t *mcp.Tool, b binding) {
 		t.OutputSchema = outputSchema[Out](b.set, t.Name)
-		r := b.recv.(R)
-		rawTool(s, t, b, func(ctx context.Context, in In) (*mcp.CallToolResult, error) {
-			v, err := call(r, ctx, in)
-			if err != nil {
-				return nil, err
-			}
-			return jsonResult(v)
-		})
-	}}
+		add(s, t, b)
+	}
+	return h
 }
 
 // jsonTool is a tool whose answer is any JSON value (no output schema).
 func jsonTool[In, R any](call func(R, context.Context, In) (any, error)) toolHandler {
-	return toolHandler{in: reflect.TypeFor[In](), add: func(s *mcp.Server, t *mcp.Tool, b binding) {
-		r := b.recv.(R)
-		rawTool(s, t, b, func(ctx context.Context, in In) (*mcp.CallToolResult, error) {
-			v, err := call(r, ctx, in)
-			if err != nil {
-				return nil, err
-			}
-			return jsonResult(v)
-		})
-	}}
+	return resultTool[In](answerJSON(call))
+}
+
+// answerJSON makes a handler returning a value one answering it as JSON.
+func answerJSON[R, In, Out any](call func(R, context.Context, In) (Out, error)) func(R, context.Context, In) (*mcp.CallToolResult, error) {
+	return func(r R, ctx context.Context, in In) (*mcp.CallToolResult, error) {
+		v, err := call(r, ctx, in)
+		if err != nil {
+			return nil, err
+		}
+		return jsonResult(v)
+	}
 }
 
 // resultTool is a tool whose handler builds its answer itself.
