@@ -26,7 +26,7 @@ type chSendIn struct {
 	AgentID string `json:"agent_id" jsonschema:"sender's agent_id"`
 	Channel string `json:"channel,omitempty" jsonschema:"target channel (default broadcast)"`
 	Subject string `json:"subject" jsonschema:"message subject"`
-	Body    string `json:"body" jsonschema:"message body"`
+	Body    string `json:"body" jsonschema:"message body" maxLength:"1048576"`
 }
 
 type chReadIn struct {
@@ -37,17 +37,17 @@ type chReadIn struct {
 
 type chFilesIn struct {
 	AgentID string   `json:"agent_id" jsonschema:"your agent_id"`
-	Files   []string `json:"files" jsonschema:"file paths relative to the project root; ./a/b.go and a/b.go are the same file"`
+	Files   []string `json:"files" jsonschema:"file paths relative to the project root; ./a/b.go and a/b.go are the same file" maxItems:"1000" maxLength:"1024"`
 }
 
 type chClaimsIn struct {
-	Files []string `json:"files,omitempty" jsonschema:"only claims on these files (default: every active claim)"`
+	Files []string `json:"files,omitempty" jsonschema:"only claims on these files (default: every active claim)" maxItems:"1000" maxLength:"1024"`
 }
 
 type chAnnounceIn struct {
 	AgentID  string `json:"agent_id" jsonschema:"announcing agent_id"`
-	FilePath string `json:"file_path" jsonschema:"path of the modified file"`
-	Summary  string `json:"summary" jsonschema:"what changed"`
+	FilePath string `json:"file_path" jsonschema:"path of the modified file" maxLength:"1024"`
+	Summary  string `json:"summary" jsonschema:"what changed" maxLength:"1048576"`
 }
 
 type chChangesIn struct {

@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -300,5 +303,168 @@ func TestProtocolErrorsStayWhereContractsWantThem(t *testing.T) {
 	var wire *jsonrpc.Error
 	if !errors.As(err, &wire) || wire.Code != jsonrpc.CodeInvalidParams {
 		t.Fatalf("oversized send: %v, want a JSON-RPC invalid-params error", err)
+	}
+}
+
+// bound is one limit a tool's input type declares (a maxItems or maxLength
+// tag, see applyBounds).
+type bound struct {
+	prop  string
+	kind  string // "maxItems", "maxLength" (a string's) or "itemMaxLength" (each list item's)
+	limit int
+}
+
+func boundsOf(t reflect.Type) []bound {
+	var out []bound
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if f.Anonymous && f.Type.Kind() == reflect.Struct {
+			out = append(out, boundsOf(f.Type)...)
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if v := f.Tag.Get("maxItems"); v != "" {
+			n, _ := strconv.Atoi(v)
+			out = append(out, bound{name, "maxItems", n})
+		}
+		if v := f.Tag.Get("maxLength"); v != "" {
+			n, _ := strconv.Atoi(v)
+			kind := "maxLength"
+			if f.Type.Kind() == reflect.Slice {
+				kind = "itemMaxLength"
+			}
+			out = append(out, bound{name, kind, n})
+		}
+	}
+	return out
+}
+
+// TestBoundsAdvertisedAndEnforced: every limit an input type declares is
+// in the schema a client lists, and is the limit the core enforces: one
+// over it is refused, naming that limit ("the limit is N"). A new bound
+// without a case here fails the test.
+func TestBoundsAdvertisedAndEnforced(t *testing.T) {
+	ctx := context.Background()
+	// Valid arguments of every tool with a bound, to put one value over.
+	base := map[string]func(id string) map[string]any{
+		"agentmail/send_message": func(string) map[string]any {
+			return map[string]any{"project_key": "/p/app", "sender_name": "GreenDog", "to": []string{"BlueLake"}, "subject": "s", "body_md": "b"}
+		},
+		"agentmail/reply_message": func(string) map[string]any {
+			return map[string]any{"project_key": "/p/app", "sender_name": "BlueLake", "message_id": 1, "body_md": "b"}
+		},
+		"agentmail/file_reservation_paths": func(string) map[string]any {
+			return map[string]any{"project_key": "/p/app", "agent_name": "GreenDog", "paths": []string{"src/**"}}
+		},
+		"agentmail/macro_file_reservation_cycle": func(string) map[string]any {
+			return map[string]any{"project_key": "/p/app", "agent_name": "GreenDog", "paths": []string{"src/**"}}
+		},
+		"channels/send_message":    func(id string) map[string]any { return map[string]any{"agent_id": id, "subject": "s", "body": "b"} },
+		"channels/claim_files":     func(id string) map[string]any { return map[string]any{"agent_id": id, "files": []string{"a.go"}} },
+		"channels/release_files":   func(id string) map[string]any { return map[string]any{"agent_id": id, "files": []string{"a.go"}} },
+		"channels/get_file_claims": func(string) map[string]any { return map[string]any{"files": []string{"a.go"}} },
+		"channels/announce_change": func(id string) map[string]any {
+			return map[string]any{"agent_id": id, "file_path": "a.go", "summary": "s"}
+		},
+		"mailbox/send": func(string) map[string]any { return map[string]any{"recipient": "bob", "message": "hi"} },
+	}
+	over := func(b bound) any {
+		switch b.kind {
+		case "maxItems":
+			items := make([]string, b.limit+1)
+			for i := range items {
+				items[i] = fmt.Sprintf("f%d", i)
+			}
+			return items
+		case "itemMaxLength":
+			return []string{strings.Repeat("a", b.limit+1)}
+		}
+		return strings.Repeat("a", b.limit+1)
+	}
+	clients := map[string]*mcp.ClientSession{}
+	agentID := ""
+	for _, set := range []string{config.ToolsAgentMail, config.ToolsChannels, config.ToolsMailbox} {
+		cs := setClient(t, set)
+		clients[set] = cs
+		call := func(tool string, args map[string]any) string {
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+			if err != nil || res.IsError {
+				t.Fatalf("%s: %v %+v", tool, err, res)
+			}
+			return res.Content[0].(*mcp.TextContent).Text
+		}
+		switch set {
+		case config.ToolsAgentMail:
+			call("ensure_project", map[string]any{"human_key": "/p/app"})
+			for _, n := range []string{"GreenDog", "BlueLake"} {
+				call("register_agent", map[string]any{"project_key": "/p/app", "name": n, "program": "test", "model": "m"})
+			}
+			call("send_message", base["agentmail/send_message"](""))
+		case config.ToolsChannels:
+			var r struct {
+				AgentID string `json:"agent_id"`
+			}
+			json.Unmarshal([]byte(call("register", map[string]any{"name": "coder-1", "role": "coder"})), &r)
+			agentID = r.AgentID
+		}
+	}
+	for _, e := range inventory {
+		if e.Set == config.ToolsEmail {
+			continue // go-sdk checks the email set's schemas itself (its limits: issue 19 item 2)
+		}
+		bounds := boundsOf(e.Handler.in)
+		if len(bounds) == 0 {
+			continue
+		}
+		cs := clients[e.Set]
+		var listed *mcp.Tool
+		for tool, err := range cs.Tools(ctx, nil) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tool.Name == e.Name {
+				listed = tool
+			}
+		}
+		b, _ := json.Marshal(listed.InputSchema)
+		var sch jsonschema.Schema
+		if err := json.Unmarshal(b, &sch); err != nil {
+			t.Fatal(err)
+		}
+		args, ok := base[e.Set+"/"+e.Name]
+		if !ok {
+			t.Errorf("%s/%s declares bounds %v: add its arguments to this test", e.Set, e.Name, bounds)
+			continue
+		}
+		for _, bd := range bounds {
+			p := sch.Properties[bd.prop]
+			var got *int
+			switch {
+			case p == nil:
+			case bd.kind == "maxItems":
+				got = p.MaxItems
+			case bd.kind == "maxLength":
+				got = p.MaxLength
+			case p.Items != nil:
+				got = p.Items.MaxLength
+			}
+			if got == nil || *got != bd.limit {
+				t.Errorf("%s/%s: %s %s is not advertised as %d: %s", e.Set, e.Name, bd.prop, bd.kind, bd.limit, b)
+			}
+			a := args(agentID)
+			a[bd.prop] = over(bd)
+			want := fmt.Sprintf("the limit is %d", bd.limit)
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: e.Name, Arguments: a})
+			var text string
+			switch {
+			case err != nil:
+				text = err.Error() // the mailbox set's oversized message is a JSON-RPC error (FR-013)
+			case res.IsError:
+				text = res.Content[0].(*mcp.TextContent).Text
+			}
+			if !strings.Contains(text, want) {
+				t.Errorf("%s/%s with %s one over its %s: answered %q (err %v), want a refusal saying %q", e.Set, e.Name, bd.prop, bd.kind, text, err, want)
+			}
+		}
 	}
 }

@@ -29,7 +29,7 @@ import (
 
 type mbSendIn struct {
 	Recipient string `json:"recipient" jsonschema:"the recipient's name (its tmux window name); see list-recipients"`
-	Message   string `json:"message" jsonschema:"the message text (at most 65536 bytes)"`
+	Message   string `json:"message" jsonschema:"the message text (at most 65536 bytes)" maxLength:"65536"`
 }
 
 type mbEmptyIn struct{}
