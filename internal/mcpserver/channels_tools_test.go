@@ -161,6 +161,15 @@ func chRead(t *testing.T, h *amHarness, args map[string]any) []chMsg {
 	return r.Messages
 }
 
+// chClaimAnswer is the decoded claim_files answer.
+type chClaimAnswer struct {
+	Claimed   []string `json:"claimed"`
+	Conflicts []struct {
+		File   string `json:"file"`
+		HeldBy string `json:"held_by"`
+	} `json:"conflicts"`
+}
+
 type chClaim struct {
 	FilePath  string `json:"file_path"`
 	AgentID   string `json:"agent_id"`
@@ -223,13 +232,7 @@ func TestChannelsWorkflow(t *testing.T) {
 	}
 
 	// Claims: ./x and x are one file; the second claimer gets a partial conflict.
-	var c1, c2 struct {
-		Claimed   []string `json:"claimed"`
-		Conflicts []struct {
-			File   string `json:"file"`
-			HeldBy string `json:"held_by"`
-		} `json:"conflicts"`
-	}
+	var c1, c2 chClaimAnswer
 	h.call("claim_files", map[string]any{"agent_id": a, "files": []string{"./internal/auth/jwt.go"}}, &c1)
 	if !slices.Equal(c1.Claimed, []string{"internal/auth/jwt.go"}) || len(c1.Conflicts) != 0 {
 		t.Fatalf("claim a = %+v", c1)
@@ -380,13 +383,7 @@ func TestChannelsOneCore(t *testing.T) {
 	}
 	// And the reservation (a glob) blocks a channels claim under it.
 	b := chRegister(t, h, "coder-2", "coder")
-	var c struct {
-		Claimed   []string `json:"claimed"`
-		Conflicts []struct {
-			File   string `json:"file"`
-			HeldBy string `json:"held_by"`
-		} `json:"conflicts"`
-	}
+	var c chClaimAnswer
 	h.call("claim_files", map[string]any{"agent_id": b, "files": []string{"src/y.go"}}, &c)
 	if len(c.Claimed) != 0 || len(c.Conflicts) != 1 || c.Conflicts[0].HeldBy != "GreenCastle" {
 		t.Fatalf("claim under a reservation = %+v", c)
