@@ -28,7 +28,7 @@ type toolHandler struct {
 
 // binding is what a set's handlers run on.
 type binding struct {
-	recv any      // the set's receiver: *emailHandlers, *amTools, *agentmail.Channels or *mbTools
+	recv any      // the set's receiver: *emailHandlers, *amTools, *chTools or *mbTools
 	args argStyle // the set's argument dialect
 	set  string
 	log  *slog.Logger
