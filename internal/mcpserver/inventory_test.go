@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -466,5 +469,55 @@ func TestBoundsAdvertisedAndEnforced(t *testing.T) {
 				t.Errorf("%s/%s with %s one over its %s: answered %q (err %v), want a refusal saying %q", e.Set, e.Name, bd.prop, bd.kind, text, err, want)
 			}
 		}
+	}
+}
+
+// TestOnePlaceEach: answers are built only by toolcall.go's result builders,
+// tools are registered only by toolcall.go (from the inventory), and
+// annotations are written only by inventory.go (from a risk level), so a
+// new tool cannot take a fifth way to answer or declare its risk by hand.
+func TestOnePlaceEach(t *testing.T) {
+	only := map[string]string{ // what → the one file that may do it
+		"mcp.CallToolResult{}":  "toolcall.go",
+		"mcp.ToolAnnotations{}": "inventory.go",
+		"AddTool()":             "toolcall.go",
+	}
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			var what string
+			switch x := n.(type) {
+			case *ast.CompositeLit:
+				if sel, ok := x.Type.(*ast.SelectorExpr); ok {
+					if id, ok := sel.X.(*ast.Ident); ok && id.Name == "mcp" {
+						what = "mcp." + sel.Sel.Name + "{}"
+					}
+				}
+			case *ast.CallExpr:
+				switch fn := x.Fun.(type) {
+				case *ast.SelectorExpr:
+					what = fn.Sel.Name + "()"
+				case *ast.IndexExpr: // mcp.AddTool[In, Out] written out
+					if sel, ok := fn.X.(*ast.SelectorExpr); ok {
+						what = sel.Sel.Name + "()"
+					}
+				}
+			}
+			if want, ok := only[what]; ok && name != want {
+				t.Errorf("%s: %s outside %s", fset.Position(n.Pos()), what, want)
+			}
+			return true
+		})
 	}
 }
