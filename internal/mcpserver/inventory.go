@@ -34,14 +34,21 @@ import (
 // talks to the open world).
 //
 // Adding a tool is one row here, plus its input type and handler beside its
-// set's other ones (email_handlers.go, agentmail_tools.go, …). Then run
+// set's other ones (email_handlers.go, agentmail_tools.go, …). A limit the
+// handler or the core enforces on an argument goes on the input type's
+// field as a maxItems:"N" or maxLength:"N" tag (see applyBounds; the email
+// set's schemas are go-sdk's, edited by emailTool's edits instead). Then,
+// for a tool of the agent-mail, channels or mailbox set (their schemas are
+// generated once into toolschemas.json, which is embedded: two runs),
 //
-//	go test ./internal/mcpserver -run 'TestToolSchemasGenerated|TestToolsListSnapshot' -args -update
+//	go test ./internal/mcpserver -run TestToolSchemasGenerated -args -update
 //
-// (the first only for the agent-mail, channels and mailbox sets, whose
-// schemas are generated once into toolschemas.json), review the golden
-// file's difference, and run the package's tests: the invariant tests check
-// the new row like every other.
+// and for every tool
+//
+//	go test ./internal/mcpserver -run TestToolsListSnapshot -args -update
+//
+// review the golden file's difference, and run the package's tests: the
+// invariant tests (inventory_test.go) check the new row like every other.
 
 // Risk is what a tool may do to the world, as a named level: the one fact
 // its annotations are derived from (readOnlyHint, destructiveHint).
