@@ -27,7 +27,8 @@ import (
 // The last three are checked by one argument decoder in the set's dialect
 // (argDecoder) and fail through one error mapper (failureText), so every
 // set answers a refusal and malformed arguments the same way: a tool error
-// (isError), never a protocol error.
+// (isError), not a protocol error (the one exception is a contract's: the
+// mailbox set's oversized message, FR-013, is a JSON-RPC error).
 //
 // Annotations are never written by hand: they follow from the risk level
 // (Risk.annotations), the Idempotent flag and the set (only the email set
