@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -36,7 +38,8 @@ const (
 	// arguments itself: a missing argument is empty and the tool answers
 	// its own refusal ("no message provided", "recipient not found",
 	// "Invalid status: . Valid: …"), extra keys are accepted, and a wrong
-	// type is "failed to parse arguments: …".
+	// type or arguments that are not an object are "failed to parse
+	// arguments: …" (a tool error, as in every set).
 	argsMailbox
 )
 
@@ -80,9 +83,60 @@ func newArgDecoder[In any](spec *mcp.Tool, style argStyle) *argDecoder[In] {
 		return d
 	}
 	d.init()
-	spec.InputSchema = d.schema
-	schemaBuilt(key, d.schema)
+	advertised := inputSchemaFor[In](style)
+	applyBounds(reflect.TypeFor[In](), advertised)
+	spec.InputSchema = advertised
+	schemaBuilt(key, advertised)
 	return d
+}
+
+// applyBounds advertises, in the input schema s of type t, the limits the
+// core enforces: a field's maxItems:"N" tag (a list's length) and
+// maxLength:"N" tag (a string's length, or each item's of a list). Only
+// the advertised schema has them: arguments over a limit reach the core,
+// which refuses them with its own words (the limit and what to do), as
+// the contracts' tests pin. JSON Schema counts characters where the core
+// counts bytes, so the advertised maxLength is a ceiling a client can check
+// before calling, not the whole rule. A limit goes on a field only where
+// the core checks the argument as given (not trimmed or decoded first),
+// so that no argument the server accepts breaks the schema.
+func applyBounds(t reflect.Type, s *jsonschema.Schema) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if f.Anonymous && f.Type.Kind() == reflect.Struct {
+			applyBounds(f.Type, s)
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		maxItems, maxLength := f.Tag.Get("maxItems"), f.Tag.Get("maxLength")
+		p := s.Properties[name]
+		if p == nil || (maxItems == "" && maxLength == "") {
+			continue
+		}
+		bounded := *p // the flexible types' schemas are shared: never edit one in place
+		if maxItems != "" {
+			bounded.MaxItems = ptr(mustAtoi(t, f, maxItems))
+		}
+		if maxLength != "" {
+			n := ptr(mustAtoi(t, f, maxLength))
+			if f.Type.Kind() == reflect.Slice {
+				items := *p.Items
+				items.MaxLength = n
+				bounded.Items = &items
+			} else {
+				bounded.MaxLength = n
+			}
+		}
+		s.Properties[name] = &bounded
+	}
+}
+
+func mustAtoi(t reflect.Type, f reflect.StructField, v string) int {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		panic(fmt.Sprintf("%s.%s: bound %q is not a length", t, f.Name, v)) // a programming error, caught by every test
+	}
+	return n
 }
 
 // init infers and resolves the schema (once).
@@ -117,6 +171,9 @@ func (d *argDecoder[In]) decode(raw json.RawMessage) (In, error) {
 	}
 	var args map[string]any
 	if err := json.Unmarshal(raw, &args); err != nil {
+		if d.style == argsMailbox {
+			return in, fmt.Errorf("failed to parse arguments: %w: %v", errMalformedArgs, err)
+		}
 		return in, fmt.Errorf("%w: %v", errMalformedArgs, err)
 	}
 	for k, v := range args {

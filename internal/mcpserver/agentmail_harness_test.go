@@ -37,6 +37,17 @@ func newAMHarness(t testing.TB, opts ...func(*agentmail.Options)) *amHarness {
 // file or, when the run is on PostgreSQL (storetest), a schema's URL.
 func newAMHarnessAt(t testing.TB, path string, opts ...func(*agentmail.Options)) *amHarness {
 	t.Helper()
+	svc, db := openService(t, path, opts...)
+	h := &amHarness{t: t, ctx: context.Background(), svc: svc, db: db, path: path}
+	h.cs = connectAM(t, svc)
+	return h
+}
+
+// openService opens a Service on the store at path, a SQLite file or a
+// PostgreSQL URL (a second call with the same path is a second "process" on
+// the same store). Both close when the test ends.
+func openService(t testing.TB, path string, opts ...func(*agentmail.Options)) (*agentmail.Service, *store.DB) {
+	t.Helper()
 	ctx := context.Background()
 	db, err := store.Open(ctx, path)
 	if err != nil {
@@ -52,19 +63,13 @@ func newAMHarnessAt(t testing.TB, path string, opts ...func(*agentmail.Options))
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { svc.Close() }) // before the DB's: it stops the indexer
-	h := &amHarness{t: t, ctx: ctx, svc: svc, db: db, path: path}
-	h.cs = connectAM(t, svc)
-	return h
+	return svc, db
 }
 
 // connectAM starts a server over svc and returns a connected client session.
 func connectAM(t testing.TB, svc *agentmail.Service) *mcp.ClientSession {
 	t.Helper()
-	srv, err := New(Deps{Version: "test", Tools: []string{config.ToolsAgentMail}, AgentMail: svc})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return connect(t, srv)
+	return connectCompat(t, svc, []string{config.ToolsAgentMail}, CompatOptions{}).cs
 }
 
 // callRaw calls a tool and decodes its answer the way reference clients do

@@ -145,15 +145,15 @@ type amWhoisIn struct {
 type amSendIn struct {
 	ProjectKey           string    `json:"project_key" jsonschema:"project's absolute path or slug"`
 	SenderName           string    `json:"sender_name" jsonschema:"your registered agent name"`
-	To                   amStrList `json:"to" jsonschema:"recipient agent names; Name@project for another project"`
+	To                   amStrList `json:"to" jsonschema:"recipient agent names; Name@project for another project" maxItems:"1000"`
 	Subject              string    `json:"subject" jsonschema:"subject line (cut at 200 characters)"`
-	BodyMD               string    `json:"body_md" jsonschema:"Markdown body"`
-	CC                   amStrList `json:"cc,omitempty" jsonschema:"carbon-copy recipients"`
-	BCC                  amStrList `json:"bcc,omitempty" jsonschema:"blind carbon-copy recipients"`
+	BodyMD               string    `json:"body_md" jsonschema:"Markdown body" maxLength:"1048576"`
+	CC                   amStrList `json:"cc,omitempty" jsonschema:"carbon-copy recipients" maxItems:"1000"`
+	BCC                  amStrList `json:"bcc,omitempty" jsonschema:"blind carbon-copy recipients" maxItems:"1000"`
 	ThreadID             string    `json:"thread_id,omitempty" jsonschema:"thread to file the message in, e.g. TKT-123"`
 	Importance           string    `json:"importance,omitempty" jsonschema:"low, normal (default), high or urgent"`
 	AckRequired          bool      `json:"ack_required,omitempty" jsonschema:"ask recipients to acknowledge_message"`
-	AttachmentPaths      []string  `json:"attachment_paths,omitempty" jsonschema:"files to attach, relative to the project directory (or absolute inside it): at most 4, each at most 1 MiB; stored as they are (images are not converted)"`
+	AttachmentPaths      []string  `json:"attachment_paths,omitempty" jsonschema:"files to attach, relative to the project directory (or absolute inside it): at most 4, each at most 1 MiB; stored as they are (images are not converted)" maxItems:"4"`
 	ConvertImages        *bool     `json:"convert_images,omitempty" jsonschema:"accepted for compatibility; attachments are never converted"`
 	Topic                string    `json:"topic,omitempty" jsonschema:"accepted for compatibility"`
 	Broadcast            bool      `json:"broadcast,omitempty" jsonschema:"not supported: name the recipients"`
@@ -166,10 +166,10 @@ type amReplyIn struct {
 	ProjectKey    string    `json:"project_key" jsonschema:"project's absolute path or slug"`
 	MessageID     amInt     `json:"message_id" jsonschema:"id of the message to answer"`
 	SenderName    string    `json:"sender_name" jsonschema:"your registered agent name"`
-	BodyMD        string    `json:"body_md" jsonschema:"Markdown body"`
-	To            amStrList `json:"to,omitempty" jsonschema:"recipients (default: the original sender)"`
-	CC            amStrList `json:"cc,omitempty" jsonschema:"carbon-copy recipients"`
-	BCC           amStrList `json:"bcc,omitempty" jsonschema:"blind carbon-copy recipients"`
+	BodyMD        string    `json:"body_md" jsonschema:"Markdown body" maxLength:"1048576"`
+	To            amStrList `json:"to,omitempty" jsonschema:"recipients (default: the original sender)" maxItems:"1000"`
+	CC            amStrList `json:"cc,omitempty" jsonschema:"carbon-copy recipients" maxItems:"1000"`
+	BCC           amStrList `json:"bcc,omitempty" jsonschema:"blind carbon-copy recipients" maxItems:"1000"`
 	SubjectPrefix string    `json:"subject_prefix,omitempty" jsonschema:"prefix added once to the subject (default Re:)"`
 	SenderToken   string    `json:"sender_token,omitempty" jsonschema:"the sender's registration_token: needed only when the server binds senders to sessions and this session did not register the sender"`
 	amCompat
@@ -213,7 +213,7 @@ type amSummarizeIn struct {
 
 type amReserveIn struct {
 	amAgentRefIn
-	Paths      amStrList `json:"paths" jsonschema:"paths or gitignore-style globs relative to the project root, e.g. src/** or tests/*.py; at most 1000, each at most 1024 bytes"`
+	Paths      amStrList `json:"paths" jsonschema:"paths or gitignore-style globs relative to the project root, e.g. src/** or tests/*.py; at most 1000, each at most 1024 bytes" maxItems:"1000" maxLength:"1024"`
 	TTLSeconds int       `json:"ttl_seconds,omitempty" jsonschema:"lease length in seconds (default 600, minimum 60)"`
 	Exclusive  *bool     `json:"exclusive,omitempty" jsonschema:"true: an exclusive lock; false (default): shared, and shared reservations never conflict with each other"`
 	Reason     string    `json:"reason,omitempty" jsonschema:"why, e.g. a ticket id"`

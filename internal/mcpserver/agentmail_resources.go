@@ -14,39 +14,23 @@ import (
 	"github.com/yosida95/uritemplate/v3"
 
 	"github.com/mailgate/mailgate/internal/agentmail"
+	"github.com/mailgate/mailgate/internal/config"
 )
 
 // Agent-mail resources (resource://…), read-only views of the same data the
-// tools return. The project parameter is a slug or an absolute path, plain
-// or URL-encoded.
-
-type amResource struct {
-	template string
-	name     string
-	desc     string
-}
-
-var amResources = []amResource{
-	{"resource://projects{?format}", "projects", "All projects."},
-	{"resource://project/{slug}{?format}", "project", "A project and its agents."},
-	{"resource://agents/{project}{?format}", "agents", "The agents of a project (slug or URL-encoded absolute path), with unread counts: who you can write to."},
-	{"resource://inbox/{agent}{?project,limit,include_bodies,format}", "inbox", "An agent's delivered messages, newest first (reading it changes no read state)."},
-	{"resource://thread/{thread_id}{?project,include_bodies,format}", "thread", "The messages of a thread, oldest first."},
-	{"resource://message/{id}{?project,format}", "message", "One message with its recipients; its attachments follow the JSON as binary contents."},
-	{"resource://message/{id}/attachments/{n}{?project}", "attachment", "Attachment n (from 1) of a message, as it was sent."},
-	{"resource://file_reservations/{slug}{?active_only,format}", "file_reservations", "A project's file reservations (active only unless active_only=false), with staleness."},
-}
+// tools return, listed in the inventory (inventory.go). The project
+// parameter is a slug or an absolute path, plain or URL-encoded.
 
 func addAgentMailResources(s *mcp.Server, svc *agentmail.Service) {
 	r := &amReader{svc: svc}
 	var regexps []*uritemplate.Template
-	for _, res := range amResources {
-		mimeType := "application/json"
-		if res.name == "attachment" {
-			mimeType = "" // each attachment's own
+	for _, res := range resources {
+		if res.Set != config.ToolsAgentMail {
+			continue
 		}
-		s.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: res.template, Name: res.name, Description: res.desc, MIMEType: mimeType}, r.read)
-		if t, err := uritemplate.New(res.template); err == nil {
+		s.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: res.URITemplate, Name: res.Name, Title: res.Title,
+			Description: res.Description, MIMEType: res.MIMEType}, r.read)
+		if t, err := uritemplate.New(res.URITemplate); err == nil {
 			regexps = append(regexps, t)
 		}
 	}

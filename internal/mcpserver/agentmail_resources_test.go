@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mailgate/mailgate/internal/agentmail"
+	"github.com/mailgate/mailgate/internal/config"
 )
 
 // TestAgentMailResources reads every resource through the protocol, with
@@ -32,9 +33,9 @@ func TestAgentMailResources(t *testing.T) {
 		}
 		templates[rt.URITemplate] = true
 	}
-	for _, r := range amResources {
-		if !templates[r.template] {
-			t.Errorf("template %s not listed", r.template)
+	for _, r := range resources {
+		if r.Set == config.ToolsAgentMail && !templates[r.URITemplate] {
+			t.Errorf("template %s not listed", r.URITemplate)
 		}
 	}
 

@@ -12,9 +12,7 @@ import (
 	"time"
 
 	"github.com/mailgate/mailgate/internal/agentmail"
-	"github.com/mailgate/mailgate/internal/agentmail/amstore"
 	"github.com/mailgate/mailgate/internal/config"
-	"github.com/mailgate/mailgate/internal/store"
 	"github.com/mailgate/mailgate/internal/store/storetest"
 )
 
@@ -25,25 +23,15 @@ type chClock struct{ off atomic.Int64 }
 func (c *chClock) Now() time.Time          { return time.Now().Add(time.Duration(c.off.Load())) }
 func (c *chClock) Advance(d time.Duration) { c.off.Add(int64(d)) }
 
-// compatService opens a Service on the store at path, a SQLite file or a
-// PostgreSQL URL (a second call with the same path is a second "process" on
-// the same store).
+// compatService opens a Service on the store at path (see openService),
+// on clock when it is not nil.
 func compatService(t testing.TB, path string, clock *chClock) *agentmail.Service {
 	t.Helper()
-	db, err := store.Open(context.Background(), path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	var o agentmail.Options
+	var opts []func(*agentmail.Options)
 	if clock != nil {
-		o.Now = clock.Now
+		opts = append(opts, func(o *agentmail.Options) { o.Now = clock.Now })
 	}
-	svc, err := amstore.NewService(context.Background(), db, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { svc.Close() }) // before the DB's: it stops the indexer
+	svc, _ := openService(t, path, opts...)
 	return svc
 }
 
@@ -79,14 +67,7 @@ func toolNames(t *testing.T, h *amHarness) []string {
 	}
 	var names []string
 	for _, tl := range res.Tools {
-		names = append(names, tl.Name)
-		// Every tool declares its risk explicitly (project rule).
-		if a := tl.Annotations; a == nil || a.DestructiveHint == nil || a.OpenWorldHint == nil {
-			t.Errorf("%s: annotations must set destructiveHint and openWorldHint", tl.Name)
-		}
-		if tl.Description == "" || tl.InputSchema == nil {
-			t.Errorf("%s: needs a description and an input schema", tl.Name)
-		}
+		names = append(names, tl.Name) // risk, title, schema: TestToolsDeclareTheirRisk
 	}
 	slices.Sort(names)
 	return names
@@ -180,6 +161,15 @@ func chRead(t *testing.T, h *amHarness, args map[string]any) []chMsg {
 	return r.Messages
 }
 
+// chClaimAnswer is the decoded claim_files answer.
+type chClaimAnswer struct {
+	Claimed   []string `json:"claimed"`
+	Conflicts []struct {
+		File   string `json:"file"`
+		HeldBy string `json:"held_by"`
+	} `json:"conflicts"`
+}
+
 type chClaim struct {
 	FilePath  string `json:"file_path"`
 	AgentID   string `json:"agent_id"`
@@ -242,13 +232,7 @@ func TestChannelsWorkflow(t *testing.T) {
 	}
 
 	// Claims: ./x and x are one file; the second claimer gets a partial conflict.
-	var c1, c2 struct {
-		Claimed   []string `json:"claimed"`
-		Conflicts []struct {
-			File   string `json:"file"`
-			HeldBy string `json:"held_by"`
-		} `json:"conflicts"`
-	}
+	var c1, c2 chClaimAnswer
 	h.call("claim_files", map[string]any{"agent_id": a, "files": []string{"./internal/auth/jwt.go"}}, &c1)
 	if !slices.Equal(c1.Claimed, []string{"internal/auth/jwt.go"}) || len(c1.Conflicts) != 0 {
 		t.Fatalf("claim a = %+v", c1)
@@ -399,13 +383,7 @@ func TestChannelsOneCore(t *testing.T) {
 	}
 	// And the reservation (a glob) blocks a channels claim under it.
 	b := chRegister(t, h, "coder-2", "coder")
-	var c struct {
-		Claimed   []string `json:"claimed"`
-		Conflicts []struct {
-			File   string `json:"file"`
-			HeldBy string `json:"held_by"`
-		} `json:"conflicts"`
-	}
+	var c chClaimAnswer
 	h.call("claim_files", map[string]any{"agent_id": b, "files": []string{"src/y.go"}}, &c)
 	if len(c.Claimed) != 0 || len(c.Conflicts) != 1 || c.Conflicts[0].HeldBy != "GreenCastle" {
 		t.Fatalf("claim under a reservation = %+v", c)

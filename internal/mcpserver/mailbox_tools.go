@@ -3,7 +3,6 @@ package mcpserver
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -25,11 +24,12 @@ import (
 // list-recipients — with its answers and error texts, over
 // agentmail.Mailbox. The agent is its tmux window (else AGENT_NAME); its
 // recipients are the session's other windows minus .agentmailignore (else
-// the project's registered agents).
+// the project's registered agents). The tools are listed in the inventory
+// (inventory.go).
 
 type mbSendIn struct {
 	Recipient string `json:"recipient" jsonschema:"the recipient's name (its tmux window name); see list-recipients"`
-	Message   string `json:"message" jsonschema:"the message text (at most 65536 bytes)"`
+	Message   string `json:"message" jsonschema:"the message text (at most 65536 bytes)" maxLength:"65536"`
 }
 
 type mbEmptyIn struct{}
@@ -130,65 +130,7 @@ func (o *MailboxOps) Recipients(ctx context.Context) ([]MailboxRecipient, error)
 
 // ErrorText is what a refusal or failure of the operations says (as the
 // tools' error answers do).
-func (o *MailboxOps) ErrorText(op string, err error) string { return o.t.message(op, err) }
-
-// addMailboxTools registers the mailbox compatibility set.
-func addMailboxTools(s *mcp.Server, d Deps) {
-	t := newMBTools(d.AgentMail, d.Compat)
-
-	mbAdd(s, t, &mcp.Tool{Name: "send", Description: "Send a message to another agent (a tmux window of this session; see list-recipients). " +
-		"Answers \"Message #ID sent\". Messages over 65536 bytes are refused.",
-		Annotations: amAnnotate("Send message", false, false, false)}, t.send)
-	mbAdd(s, t, &mcp.Tool{Name: "receive", Description: "Receive your oldest unread message and mark it read. " +
-		"Answers {from, id, message}, or \"No unread messages\".",
-		Annotations: amAnnotate("Receive message", false, false, false)}, t.receive)
-	mbAdd(s, t, &mcp.Tool{Name: "status", Description: "Set your availability: ready (idle, notify me of mail), work (busy) or offline. Answers {status: \"ok\"}.",
-		Annotations: amAnnotate("Set status", false, true, false)}, t.status)
-	mbAdd(s, t, &mcp.Tool{Name: "list-recipients", Description: "List the agents you can send to (this tmux session's windows, minus those in .agentmailignore); " +
-		"yours is marked is_current.",
-		Annotations: amAnnotate("List recipients", true, true, false)}, t.listRecipients)
-}
-
-// mbAdd registers a mailbox tool. Arguments are decoded as the original
-// does (argsMailbox: absent is empty, extra keys accepted); a handler's
-// *jsonrpc.Error is a protocol error, any other error is a tool error whose
-// text is the contract's message.
-func mbAdd[In any](s *mcp.Server, t *mbTools, spec *mcp.Tool, call func(context.Context, In) (*mcp.CallToolResult, error)) {
-	args := newArgDecoder[In](spec, argsMailbox)
-	s.AddTool(spec, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		in, err := args.decode(req.Params.Arguments)
-		if errors.Is(err, errMalformedArgs) {
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid arguments: " + err.Error()}
-		}
-		if err != nil {
-			return errorResult(err.Error()), nil
-		}
-		res, err := call(ctx, in)
-		if err != nil {
-			var wire *jsonrpc.Error
-			if errors.As(err, &wire) {
-				return nil, wire
-			}
-			return errorResult(t.message(spec.Name, err)), nil
-		}
-		return res, nil
-	})
-}
-
-// message is the text of a tool error: refusals verbatim, store failures
-// generic (details in the log, on stderr).
-func (t *mbTools) message(tool string, err error) string {
-	var e *agentmail.Error
-	var local *mbError
-	switch {
-	case errors.As(err, &e):
-		return e.Message
-	case errors.As(err, &local):
-		return local.msg
-	}
-	t.log.Error("mailbox tool failed", "tool", tool, "err", err)
-	return fmt.Sprintf("internal error in %s: the store could not complete the call (details are in the server log); it is safe to retry", tool)
-}
+func (o *MailboxOps) ErrorText(op string, err error) string { return failureText(o.t.log, op, err) }
 
 // mbError is a refusal worded by this adapter (identity, tmux).
 type mbError struct {
@@ -203,22 +145,6 @@ func (e *mbError) Unwrap() error { return e.kind }
 var ErrNoMailboxIdentity = errors.New("no mailbox identity")
 
 func refuse(format string, args ...any) error { return &mbError{msg: fmt.Sprintf(format, args...)} }
-
-// jsonAnswer is an answer whose text is the JSON object v (as the original
-// sends it), with v as structuredContent too.
-func jsonAnswer(v any) (*mcp.CallToolResult, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}, StructuredContent: json.RawMessage(b)}, nil
-}
-
-// textAnswer is an answer whose text is the contract's sentence, with the
-// same facts as structuredContent.
-func textAnswer(text string, structured any) *mcp.CallToolResult {
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, StructuredContent: structured}
-}
 
 // identity is the caller's mailbox name: its tmux window inside tmux, else
 // AgentName / AGENT_NAME.
@@ -289,7 +215,7 @@ func (t *mbTools) send(ctx context.Context, in mbSendIn) (*mcp.CallToolResult, e
 	if err != nil {
 		return nil, err
 	}
-	return textAnswer(fmt.Sprintf("Message #%d sent", id), map[string]any{"message_id": fmt.Sprint(id)}), nil
+	return sentenceResult(fmt.Sprintf("Message #%d sent", id), map[string]any{"message_id": fmt.Sprint(id)}), nil
 }
 
 func (t *mbTools) doSend(ctx context.Context, to, message string) (int64, error) {
@@ -341,16 +267,16 @@ func (t *mbTools) receive(ctx context.Context, _ mbEmptyIn) (*mcp.CallToolResult
 		return nil, err
 	}
 	if !ok {
-		return textAnswer("No unread messages", map[string]any{"status": "No unread messages"}), nil
+		return sentenceResult("No unread messages", map[string]any{"status": "No unread messages"}), nil
 	}
-	return jsonAnswer(msg)
+	return jsonResult(msg)
 }
 
 func (t *mbTools) status(ctx context.Context, in mbStatusIn) (*mcp.CallToolResult, error) {
 	if err := t.doStatus(ctx, in.Status); err != nil {
 		return nil, err
 	}
-	return jsonAnswer(map[string]string{"status": "ok"})
+	return jsonResult(map[string]string{"status": "ok"})
 }
 
 func (t *mbTools) doStatus(ctx context.Context, status string) error {
@@ -371,7 +297,7 @@ func (t *mbTools) listRecipients(ctx context.Context, _ mbEmptyIn) (*mcp.CallToo
 	if err != nil {
 		return nil, err
 	}
-	return jsonAnswer(struct {
+	return jsonResult(struct {
 		Recipients []MailboxRecipient `json:"recipients"`
 	}{Recipients: rs})
 }

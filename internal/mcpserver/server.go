@@ -69,7 +69,9 @@ type Deps struct {
 	Compat           CompatOptions // options of the channels and mailbox sets
 }
 
-// New builds the server with every enabled tool set registered.
+// New builds the server with every enabled tool set registered: the
+// inventory's tools of each set (inventory.go), each bound to its set's
+// receiver.
 func New(d Deps) (*mcp.Server, error) {
 	if d.Logger == nil {
 		d.Logger = slog.New(slog.DiscardHandler)
@@ -81,34 +83,38 @@ func New(d Deps) (*mcp.Server, error) {
 	// The first middleware is the outermost: recovery must wrap everything.
 	s.AddReceivingMiddleware(recoverPanics(d.Logger), logCalls(d.Logger))
 	for _, set := range d.Tools {
+		var recv any
+		var only map[string]bool
 		switch set {
 		case config.ToolsEmail:
 			if d.Email == nil {
 				return nil, errors.New("building server: the email tool set needs its dependencies")
 			}
-			addEmailTools(s, d.Email)
+			recv = &emailHandlers{d: d.Email}
 		case config.ToolsAgentMail:
 			if d.AgentMail == nil {
 				return nil, errors.New("building server: the agentmail tool set needs its store")
 			}
-			only, err := agentMailProfile(d.AgentMailProfile)
-			if err != nil {
+			var err error
+			if only, err = agentMailProfile(d.AgentMailProfile); err != nil {
 				return nil, err
 			}
-			addAgentMailTools(s, d.AgentMail, only)
+			recv = &amTools{svc: d.AgentMail}
+			addAgentMailResources(s, d.AgentMail)
 		case config.ToolsChannels:
 			if d.AgentMail == nil {
 				return nil, errors.New("building server: the channels tool set needs the agent-mail store")
 			}
-			addChannelsTools(s, d)
+			recv = newCHTools(d)
 		case config.ToolsMailbox:
 			if d.AgentMail == nil {
 				return nil, errors.New("building server: the mailbox tool set needs the agent-mail store")
 			}
-			addMailboxTools(s, d)
+			recv = newMBTools(d.AgentMail, d.Compat)
 		default:
 			return nil, fmt.Errorf("building server: tool set %q is not available yet", set)
 		}
+		registerSet(s, set, recv, d.Logger, only)
 	}
 	return s, nil
 }
@@ -156,17 +162,6 @@ func logCalls(logger *slog.Logger) mcp.Middleware {
 			return res, err
 		}
 	}
-}
-
-// textResult is a plain successful answer.
-func textResult(text string) *mcp.CallToolResult {
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}
-}
-
-// errorResult is a refusal or failure the agent should read (isError: true),
-// as opposed to a protocol error.
-func errorResult(text string) *mcp.CallToolResult {
-	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: text}}}
 }
 
 func ptr[T any](v T) *T { return &v }

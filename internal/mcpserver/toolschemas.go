@@ -19,8 +19,9 @@ import (
 // -update.
 //
 // Keys: "in/<set>/<tool>" for an input schema (the set's argument style
-// changes it: the mailbox set accepts extra keys), "out/<tool>" for an
-// output schema.
+// changes it: the mailbox set accepts extra keys), "out/<set>/<tool>" for
+// an output schema (two sets may have a tool of one name: agentmail's and
+// channels' send_message answer differently).
 
 //go:embed toolschemas.json
 var toolSchemasJSON []byte

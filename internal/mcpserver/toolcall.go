@@ -1,0 +1,194 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"reflect"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mailgate/mailgate/internal/agentmail"
+)
+
+// How an inventory row becomes a registered tool: the handler constructors
+// the inventory names, the one call path of the agent-mail, channels and
+// mailbox sets (rawTool), the one error mapper (failureText) and the result
+// builders every set answers with.
+
+// toolHandler registers one tool: its handler bound to the set's receiver.
+type toolHandler struct {
+	in  reflect.Type // the input type (the inventory names it)
+	add func(s *mcp.Server, t *mcp.Tool, b binding)
+}
+
+// binding is what a set's handlers run on.
+type binding struct {
+	recv any      // the set's receiver: *emailHandlers, *amTools, *chTools or *mbTools
+	args argStyle // the set's argument dialect
+	set  string
+	log  *slog.Logger
+}
+
+// registerSet registers the inventory's tools of set (those of only, when
+// it is not nil) over recv.
+func registerSet(s *mcp.Server, set string, recv any, log *slog.Logger, only map[string]bool) {
+	b := binding{recv: recv, args: toolSets[set].args, set: set, log: log}
+	for _, e := range inventory {
+		if e.Set == set && (only == nil || only[e.Name]) {
+			e.Handler.add(s, e.tool(), b)
+		}
+	}
+}
+
+// emailTool is a typed go-sdk tool: go-sdk infers its input schema (edited
+// by edits, for the bounds struct tags cannot say) and answers malformed or
+// mistyped arguments with its own tool error.
+func emailTool[In any](h func(*emailHandlers, context.Context, *mcp.CallToolRequest, In) (*mcp.CallToolResult, any, error), edits ...func(*jsonschema.Schema)) toolHandler {
+	return toolHandler{in: reflect.TypeFor[In](), add: func(s *mcp.Server, t *mcp.Tool, b binding) {
+		r := b.recv.(*emailHandlers)
+		if len(edits) > 0 {
+			t = withSchema[In](t, edits...)
+		}
+		mcp.AddTool(s, t, func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, any, error) {
+			return h(r, ctx, req, in)
+		})
+	}}
+}
+
+// typedTool is a tool whose answer is one JSON object (Out). Its output
+// schema is advertised; the answer is not re-validated against it: it is
+// this package's own typed struct, and validating it cost a quarter of a
+// send_message call.
+func typedTool[In, R, Out any](call func(R, context.Context, In) (Out, error)) toolHandler {
+	h := resultTool[In](answerJSON(call))
+	add := h.add
+	h.add = func(s *mcp.Server, t *mcp.Tool, b binding) {
+		t.OutputSchema = outputSchema[Out](b.set, t.Name)
+		add(s, t, b)
+	}
+	return h
+}
+
+// jsonTool is a tool whose answer is any JSON value (no output schema).
+func jsonTool[In, R any](call func(R, context.Context, In) (any, error)) toolHandler {
+	return resultTool[In](answerJSON(call))
+}
+
+// answerJSON makes a handler returning a value one answering it as JSON.
+func answerJSON[R, In, Out any](call func(R, context.Context, In) (Out, error)) func(R, context.Context, In) (*mcp.CallToolResult, error) {
+	return func(r R, ctx context.Context, in In) (*mcp.CallToolResult, error) {
+		v, err := call(r, ctx, in)
+		if err != nil {
+			return nil, err
+		}
+		return jsonResult(v)
+	}
+}
+
+// resultTool is a tool whose handler builds its answer itself.
+func resultTool[In, R any](call func(R, context.Context, In) (*mcp.CallToolResult, error)) toolHandler {
+	return toolHandler{in: reflect.TypeFor[In](), add: func(s *mcp.Server, t *mcp.Tool, b binding) {
+		r := b.recv.(R)
+		rawTool(s, t, b, func(ctx context.Context, in In) (*mcp.CallToolResult, error) { return call(r, ctx, in) })
+	}}
+}
+
+// rawTool registers a tool with go-sdk's raw AddTool: its arguments are
+// checked by argDecoder in the set's dialect (any refusal, malformed
+// arguments included, is a tool error), the call runs with the MCP session
+// (agent-mail binds identities to it), and an error is a tool error worded
+// by failureText, except a *jsonrpc.Error, which a contract wants as a
+// protocol error (the mailbox set's oversized message, FR-013).
+func rawTool[In any](s *mcp.Server, t *mcp.Tool, b binding, call func(context.Context, In) (*mcp.CallToolResult, error)) {
+	args := newArgDecoder[In](t, b.args)
+	s.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		in, err := args.decode(req.Params.Arguments)
+		if err != nil {
+			return errorResult(err.Error()), nil
+		}
+		res, err := call(withSession(ctx, req.Session), in)
+		if err != nil {
+			var wire *jsonrpc.Error
+			if errors.As(err, &wire) {
+				return nil, wire
+			}
+			return errorResult(failureText(b.log, t.Name, err)), nil
+		}
+		return res, nil
+	})
+}
+
+// outputSchema is the advertised output schema of a set's tool answering
+// Out: generated (toolschemas.json) or, while generating, inferred.
+func outputSchema[Out any](set, tool string) any {
+	key := "out/" + set + "/" + tool
+	if raw, ok := toolSchema(key); ok {
+		return raw
+	}
+	out, err := jsonschema.For[Out](&jsonschema.ForOptions{})
+	if err != nil {
+		panic(fmt.Sprintf("output schema of %s: %v", tool, err)) // a programming error, caught by every test
+	}
+	sch := explicitAny(out)
+	schemaBuilt(key, sch)
+	return sch
+}
+
+// failureText is the text of a tool error from a handler's error:
+// refusals verbatim (they say what to do), a cancelled call as such, and
+// anything else as a generic retryable failure with the details in the
+// server log.
+func failureText(log *slog.Logger, tool string, err error) string {
+	var e *agentmail.Error
+	var local *mbError
+	switch {
+	case errors.As(err, &e):
+		return e.Message
+	case errors.As(err, &local):
+		return local.msg
+	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+		return fmt.Sprintf("%s was cancelled before it finished; nothing is lost, call it again", tool)
+	}
+	log.Error("tool failed", "tool", tool, "err", err)
+	return fmt.Sprintf("internal error in %s: the store could not complete the call (details are in the server log); it is safe to retry", tool)
+}
+
+// The result builders every set answers with.
+
+// textResult is a plain successful answer.
+func textResult(text string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}
+}
+
+// errorResult is a refusal or failure the agent should read (isError: true),
+// as opposed to a protocol error.
+func errorResult(text string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: text}}}
+}
+
+// jsonResult is an answer whose text is the JSON value v (as the reference
+// servers send it). structuredContent is v when it is an object and
+// {"result": v} otherwise, because protocol 2025-11-25 clients expect an
+// object there.
+func jsonResult(v any) (*mcp.CallToolResult, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("encoding answer: %w", err)
+	}
+	var structured any = json.RawMessage(b)
+	if len(b) == 0 || b[0] != '{' {
+		structured = map[string]json.RawMessage{"result": b}
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}, StructuredContent: structured}, nil
+}
+
+// sentenceResult is an answer whose text is a contract's sentence ("Message
+// #12 sent"), with the same facts as structuredContent.
+func sentenceResult(text string, structured any) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, StructuredContent: structured}
+}
