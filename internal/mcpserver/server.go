@@ -67,6 +67,9 @@ type Deps struct {
 	// or "minimal" (AgentMailMinimalTools), as TOOLS_FILTER_PROFILE.
 	AgentMailProfile string
 	Compat           CompatOptions // options of the channels and mailbox sets
+	// Dialects are the storage ports of the channels and mailbox sets on
+	// AgentMail's database (amstore.Store is one): required with those sets.
+	Dialects Dialects
 }
 
 // New builds the server with every enabled tool set registered.
@@ -97,12 +100,12 @@ func New(d Deps) (*mcp.Server, error) {
 			}
 			addAgentMailTools(s, d.AgentMail, only)
 		case config.ToolsChannels:
-			if d.AgentMail == nil {
+			if d.AgentMail == nil || d.Dialects == nil {
 				return nil, errors.New("building server: the channels tool set needs the agent-mail store")
 			}
 			addChannelsTools(s, d)
 		case config.ToolsMailbox:
-			if d.AgentMail == nil {
+			if d.AgentMail == nil || d.Dialects == nil {
 				return nil, errors.New("building server: the mailbox tool set needs the agent-mail store")
 			}
 			addMailboxTools(s, d)
