@@ -3,6 +3,7 @@ package agentmail
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 )
 
@@ -11,6 +12,37 @@ import (
 // storage port, and runs the core's rules through this API inside its own
 // transactions (whose Tx is the core's Tx plus the dialect's tables), so a
 // channel message or a mailbox send is ordinary agent mail.
+
+// Port is a dialect's storage port: the guarantees of Store (Write may run
+// fn again, so fn must have no effect outside its transaction; Read sees
+// one snapshot) for the dialect's transactions T, which are the core's Tx
+// with the dialect's tables. Each engine's store implements the port of
+// every dialect (amstore.Store).
+type Port[T Tx] interface {
+	Write(ctx context.Context, fn func(T) error) error
+	Read(ctx context.Context, fn func(T) error) error
+}
+
+// ProjectOnce creates a dialect's project on its first call, once per
+// process (the zero value is ready).
+type ProjectOnce struct {
+	mu   sync.Mutex
+	done bool
+}
+
+// Ensure creates the project key on s unless an earlier call did.
+func (o *ProjectOnce) Ensure(ctx context.Context, s *Service, key string) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.done {
+		return nil
+	}
+	if _, err := s.EnsureProject(ctx, key); err != nil {
+		return err
+	}
+	o.done = true
+	return nil
+}
 
 // MaxBodyBytes is the largest message body the core stores.
 const MaxBodyBytes = maxBodyBytes

@@ -24,7 +24,6 @@ import (
 	"path"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -110,13 +109,9 @@ type Tx interface {
 	Tables
 }
 
-// Store is the set's storage port, with the guarantees of agentmail.Store
-// (Write may run fn again; Read sees one snapshot). Both engines implement
-// it, on the same database as the core's store (amstore.Store.Channels).
-type Store interface {
-	Write(ctx context.Context, fn func(Tx) error) error
-	Read(ctx context.Context, fn func(Tx) error) error
-}
+// Store is the set's storage port (see agentmail.Port), on the same
+// database as the core's store (amstore.Store.Channels).
+type Store = agentmail.Port[Tx]
 
 // Options configure the set.
 type Options struct {
@@ -135,8 +130,7 @@ type Set struct {
 	st        Store
 	opts      Options
 	lastSweep atomic.Int64 // unix nanoseconds of the last sweep check
-	projMu    sync.Mutex
-	projOK    bool
+	project   agentmail.ProjectOnce
 }
 
 // New returns the channels set of the service on st (the port on the
@@ -161,16 +155,7 @@ func notRegistered(id string) *agentmail.Error {
 
 // ensureProject creates the project on first use.
 func (c *Set) ensureProject(ctx context.Context) error {
-	c.projMu.Lock()
-	defer c.projMu.Unlock()
-	if c.projOK {
-		return nil
-	}
-	if _, err := c.s.EnsureProject(ctx, c.opts.ProjectKey); err != nil {
-		return err
-	}
-	c.projOK = true
-	return nil
+	return c.project.Ensure(ctx, c.s, c.opts.ProjectKey)
 }
 
 // begin runs on every call: the project exists, and stale agents are swept
@@ -341,6 +326,16 @@ func (c *Set) coreAgent(ctx context.Context, tx Tx, p agentmail.Project, name, i
 	return agentmail.EnsureCompatAgent(ctx, tx, p, name, Program, now)
 }
 
+// live returns the live channel agent id and the set's project.
+func (c *Set) live(ctx context.Context, tx Tx, id string) (Agent, agentmail.Project, error) {
+	a, err := liveAgent(ctx, tx, id)
+	if err != nil {
+		return Agent{}, agentmail.Project{}, err
+	}
+	p, err := c.s.ProjectIn(ctx, tx, c.opts.ProjectKey)
+	return a, p, err
+}
+
 // liveAgent returns the live channel agent id.
 func liveAgent(ctx context.Context, tx Tables, id string) (Agent, error) {
 	a, err := tx.ChannelAgent(ctx, id)
@@ -416,11 +411,7 @@ func (c *Set) SendMessage(ctx context.Context, id, channel, subject, body string
 	}
 	var out SendResult
 	err := c.st.Write(ctx, func(tx Tx) error {
-		a, err := liveAgent(ctx, tx, id)
-		if err != nil {
-			return err
-		}
-		p, err := c.s.ProjectIn(ctx, tx, c.opts.ProjectKey)
+		a, p, err := c.live(ctx, tx, id)
 		if err != nil {
 			return err
 		}
@@ -478,10 +469,7 @@ func (c *Set) ReadMessages(ctx context.Context, id, since, channel string) (Mess
 	}
 	out := MessagesResult{Messages: []MessageView{}}
 	err = c.st.Read(ctx, func(tx Tx) error {
-		if _, err := liveAgent(ctx, tx, id); err != nil {
-			return err
-		}
-		p, err := c.s.ProjectIn(ctx, tx, c.opts.ProjectKey)
+		_, p, err := c.live(ctx, tx, id)
 		if err != nil {
 			return err
 		}
@@ -548,27 +536,14 @@ type ClaimResult struct {
 // any agentmail reservation covering the path) are reported as conflicts,
 // the rest are claimed. Re-claiming one's own file is a no-op.
 func (c *Set) ClaimFiles(ctx context.Context, id string, files []string) (ClaimResult, error) {
-	if strings.TrimSpace(id) == "" {
-		return ClaimResult{}, plain(agentmail.ErrInvalidArgument, "agent_id is required")
-	}
-	if err := agentmail.CheckPaths("files", files); err != nil {
-		return ClaimResult{}, err
-	}
-	paths := c.normalize(files)
-	if len(paths) == 0 {
-		return ClaimResult{}, plain(agentmail.ErrInvalidArgument, "files is required")
-	}
-	if err := c.begin(ctx); err != nil {
+	paths, err := c.beginFiles(ctx, id, files)
+	if err != nil {
 		return ClaimResult{}, err
 	}
 	var out ClaimResult
-	err := c.st.Write(ctx, func(tx Tx) error {
+	err = c.st.Write(ctx, func(tx Tx) error {
 		out = ClaimResult{Claimed: []string{}, Conflicts: []Conflict{}}
-		a, err := liveAgent(ctx, tx, id)
-		if err != nil {
-			return err
-		}
-		p, err := c.s.ProjectIn(ctx, tx, c.opts.ProjectKey)
+		a, p, err := c.live(ctx, tx, id)
 		if err != nil {
 			return err
 		}
@@ -619,26 +594,13 @@ type ReleaseResult struct {
 // ReleaseFiles releases the agent's own claims on files; it lists those
 // that were held and are now free.
 func (c *Set) ReleaseFiles(ctx context.Context, id string, files []string) (ReleaseResult, error) {
-	if strings.TrimSpace(id) == "" {
-		return ReleaseResult{}, plain(agentmail.ErrInvalidArgument, "agent_id is required")
-	}
-	if err := agentmail.CheckPaths("files", files); err != nil {
-		return ReleaseResult{}, err
-	}
-	paths := c.normalize(files)
-	if len(paths) == 0 {
-		return ReleaseResult{}, plain(agentmail.ErrInvalidArgument, "files is required")
-	}
-	if err := c.begin(ctx); err != nil {
+	paths, err := c.beginFiles(ctx, id, files)
+	if err != nil {
 		return ReleaseResult{}, err
 	}
 	var out ReleaseResult
-	err := c.st.Write(ctx, func(tx Tx) error {
-		a, err := liveAgent(ctx, tx, id)
-		if err != nil {
-			return err
-		}
-		p, err := c.s.ProjectIn(ctx, tx, c.opts.ProjectKey)
+	err = c.st.Write(ctx, func(tx Tx) error {
+		a, p, err := c.live(ctx, tx, id)
 		if err != nil {
 			return err
 		}
@@ -646,6 +608,22 @@ func (c *Set) ReleaseFiles(ctx context.Context, id string, files []string) (Rele
 		return err
 	})
 	return out, err
+}
+
+// beginFiles checks the arguments of claim_files and release_files, and
+// returns the normalized paths once the call has begun (see begin).
+func (c *Set) beginFiles(ctx context.Context, id string, files []string) ([]string, error) {
+	if strings.TrimSpace(id) == "" {
+		return nil, plain(agentmail.ErrInvalidArgument, "agent_id is required")
+	}
+	if err := agentmail.CheckPaths("files", files); err != nil {
+		return nil, err
+	}
+	paths := c.normalize(files)
+	if len(paths) == 0 {
+		return nil, plain(agentmail.ErrInvalidArgument, "files is required")
+	}
+	return paths, c.begin(ctx)
 }
 
 // releaseClaims releases a's claims on paths (nil = all) and returns them.
@@ -739,10 +717,7 @@ func (c *Set) AnnounceChange(ctx context.Context, id, filePath, summary string) 
 	}
 	var out AnnounceResult
 	err := c.st.Write(ctx, func(tx Tx) error {
-		if _, err := liveAgent(ctx, tx, id); err != nil {
-			return err
-		}
-		p, err := c.s.ProjectIn(ctx, tx, c.opts.ProjectKey)
+		_, p, err := c.live(ctx, tx, id)
 		if err != nil {
 			return err
 		}

@@ -16,6 +16,22 @@ import (
 	"github.com/mailgate/mailgate/internal/agentmail"
 )
 
+// Port implements a dialect's agentmail.Port on an engine's store: Write
+// and Read run the store's own transactions (E) through its write and read,
+// and Wrap makes each one the dialect's transaction (T).
+type Port[E any, T agentmail.Tx] struct {
+	WriteE, ReadE func(context.Context, func(E) error) error
+	Wrap          func(E) T
+}
+
+func (p Port[E, T]) Write(ctx context.Context, fn func(T) error) error {
+	return p.WriteE(ctx, func(e E) error { return fn(p.Wrap(e)) })
+}
+
+func (p Port[E, T]) Read(ctx context.Context, fn func(T) error) error {
+	return p.ReadE(ctx, func(e E) error { return fn(p.Wrap(e)) })
+}
+
 // Querier runs statements in one transaction of an engine's store. Errors
 // are the engine's own (a unique-constraint race is agentmail.ErrConflict;
 // on PostgreSQL a failed statement is also remembered, so the transaction

@@ -242,23 +242,13 @@ func (m *Set) Import(ctx context.Context, exp Export) (ImportResult, error) {
 				if at.IsZero() || at.After(now) {
 					at = now
 				}
-				from, err := agentmail.EnsureCompatAgent(ctx, tx, p, fm.From, Program, now)
+				msg, err := deliver(ctx, tx, p, fm.From, box, fm.Message, at, now)
 				if err != nil {
-					return err
-				}
-				to, err := agentmail.EnsureCompatAgent(ctx, tx, p, box, Program, now)
-				if err != nil {
-					return err
-				}
-				msg := agentmail.Message{ProjectID: p.ID, SenderID: from.ID, Subject: subject(fm.Message), BodyMD: fm.Message,
-					Importance: agentmail.ImportanceNormal, CreatedAt: at,
-					Recipients: []agentmail.Recipient{{AgentID: to.ID, AgentName: to.Name, ProjectID: p.ID, Kind: agentmail.KindTo, DeliveredAt: at}}}
-				if err := tx.InsertMessage(ctx, &msg); err != nil {
 					return err
 				}
 				one.Imported++
 				if fm.ReadFlag {
-					if err := tx.SetRead(ctx, msg.ID, to.ID, now); err != nil {
+					if err := tx.SetRead(ctx, msg.ID, msg.Recipients[0].AgentID, now); err != nil {
 						return err
 					}
 				} else {

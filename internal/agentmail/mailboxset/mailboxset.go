@@ -24,7 +24,6 @@ import (
 	"errors"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -78,21 +77,16 @@ type Tx interface {
 	Tables
 }
 
-// Store is the set's storage port, with the guarantees of agentmail.Store
-// (Write may run fn again; Read sees one snapshot). Both engines implement
-// it, on the same database as the core's store (amstore.Store.Mailboxes).
-type Store interface {
-	Write(ctx context.Context, fn func(Tx) error) error
-	Read(ctx context.Context, fn func(Tx) error) error
-}
+// Store is the set's storage port (see agentmail.Port), on the same
+// database as the core's store (amstore.Store.Mailboxes).
+type Store = agentmail.Port[Tx]
 
 // Set is the mailbox set over a Service, for one project.
 type Set struct {
 	s          *agentmail.Service
 	st         Store
 	projectKey string
-	projMu     sync.Mutex
-	projOK     bool
+	project    agentmail.ProjectOnce
 }
 
 // New returns the mailbox set of the service on st (the port on the
@@ -103,16 +97,7 @@ func New(s *agentmail.Service, st Store, projectKey string) *Set {
 }
 
 func (m *Set) ensureProject(ctx context.Context) error {
-	m.projMu.Lock()
-	defer m.projMu.Unlock()
-	if m.projOK {
-		return nil
-	}
-	if _, err := m.s.EnsureProject(ctx, m.projectKey); err != nil {
-		return err
-	}
-	m.projOK = true
-	return nil
+	return m.project.Ensure(ctx, m.s, m.projectKey)
 }
 
 // CheckMessage applies the size and emptiness rules of send.
@@ -157,24 +142,31 @@ func (m *Set) Send(ctx context.Context, sender, recipient, message string) (int6
 			return err
 		}
 		now := m.s.Now()
-		from, err := agentmail.EnsureCompatAgent(ctx, tx, p, sender, Program, now)
+		msg, err := deliver(ctx, tx, p, sender, recipient, message, now, now)
 		if err != nil {
-			return err
-		}
-		to, err := agentmail.EnsureCompatAgent(ctx, tx, p, recipient, Program, now)
-		if err != nil {
-			return err
-		}
-		msg := agentmail.Message{ProjectID: p.ID, SenderID: from.ID, Subject: subject(message), BodyMD: message,
-			Importance: agentmail.ImportanceNormal, CreatedAt: now,
-			Recipients: []agentmail.Recipient{{AgentID: to.ID, AgentName: to.Name, ProjectID: p.ID, Kind: agentmail.KindTo, DeliveredAt: now}}}
-		if err := tx.InsertMessage(ctx, &msg); err != nil {
 			return err
 		}
 		id = msg.ID
-		return tx.TouchAgent(ctx, from.ID, now)
+		return tx.TouchAgent(ctx, msg.SenderID, now)
 	})
 	return id, err
+}
+
+// deliver stores body from sender to recipient, sent and delivered at at,
+// creating their core agents (at now) when missing.
+func deliver(ctx context.Context, tx Tx, p agentmail.Project, sender, recipient, body string, at, now time.Time) (agentmail.Message, error) {
+	from, err := agentmail.EnsureCompatAgent(ctx, tx, p, sender, Program, now)
+	if err != nil {
+		return agentmail.Message{}, err
+	}
+	to, err := agentmail.EnsureCompatAgent(ctx, tx, p, recipient, Program, now)
+	if err != nil {
+		return agentmail.Message{}, err
+	}
+	msg := agentmail.Message{ProjectID: p.ID, SenderID: from.ID, Subject: subject(body), BodyMD: body,
+		Importance: agentmail.ImportanceNormal, CreatedAt: at,
+		Recipients: []agentmail.Recipient{{AgentID: to.ID, AgentName: to.Name, ProjectID: p.ID, Kind: agentmail.KindTo, DeliveredAt: at}}}
+	return msg, tx.InsertMessage(ctx, &msg)
 }
 
 // Message is receive's answer when there is mail.

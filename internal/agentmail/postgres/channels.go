@@ -7,58 +7,62 @@ import (
 
 	"github.com/mailgate/mailgate/internal/agentmail/channels"
 	"github.com/mailgate/mailgate/internal/agentmail/dialectsql"
+	"github.com/mailgate/mailgate/internal/agentmail/mailboxset"
 	"github.com/mailgate/mailgate/internal/store"
 )
 
-// The dialects' storage ports on this store (agentmail/channels,
-// agentmail/mailboxset; their SQL is written once, in those packages):
-// a dialect's transaction is this store's transaction with the dialect's
+// The dialects' storage ports on this store (agentmail/channels and
+// agentmail/mailboxset write their SQL once, in their packages): a
+// dialect's transaction is this store's transaction with the dialect's
 // tables on it, run by the same Write (serializable, retried) and Read.
-
-var (
-	_ channels.Store     = port[channels.Tx]{}
-	_ channels.Tx        = chTx{}
-	_ dialectsql.Querier = querier{}
-)
 
 // Channels is the channels set's storage port on this store.
 func (s *Store) Channels() channels.Store {
-	return port[channels.Tx]{s, func(t *tx) channels.Tx { return chTx{t, channels.SQL(querier{t})} }}
+	return dialectsql.Port[*tx, channels.Tx]{WriteE: s.write, ReadE: s.read, Wrap: func(t *tx) channels.Tx {
+		return struct {
+			*tx
+			channels.Tables
+		}{t, channels.SQL(querier{t})}
+	}}
 }
 
-type chTx struct {
-	*tx
-	channels.Tables
+// Mailboxes is the mailbox set's storage port on this store.
+func (s *Store) Mailboxes() mailboxset.Store {
+	return dialectsql.Port[*tx, mailboxset.Tx]{WriteE: s.write, ReadE: s.read, Wrap: func(t *tx) mailboxset.Tx {
+		return struct {
+			*tx
+			mailboxset.Tables
+		}{t, mailboxset.SQL(querier{t})}
+	}}
 }
 
-// port runs a dialect's transactions (T) on the store's own.
-type port[T any] struct {
-	s    *Store
-	wrap func(*tx) T
-}
-
-func (p port[T]) Write(ctx context.Context, fn func(T) error) error {
-	return p.s.write(ctx, func(t *tx) error { return fn(p.wrap(t)) })
-}
-
-func (p port[T]) Read(ctx context.Context, fn func(T) error) error {
-	return p.s.read(ctx, func(t *tx) error { return fn(p.wrap(t)) })
-}
-
-// querier is the transaction as the dialects' SQL uses it: their queries
-// are written with SQLite's placeholders, rebound here to $N once per query
-// (they are constants). Every statement goes through tx's own methods, so
-// a failure is noted on the transaction (see run).
+// querier is the transaction as the dialects' SQL uses it. Their queries
+// are written with SQLite's placeholders, which PostgreSQL does not take:
+// each is rebound to $N here, once (queries are constants). Every statement
+// goes through tx's own methods, so a failure is noted on the transaction
+// (see run).
 type querier struct{ t *tx }
 
-var rebound sync.Map // query → its PostgreSQL form
+// rebound maps a query to its PostgreSQL form.
+var rebound struct {
+	sync.RWMutex
+	m map[string]string
+}
 
 func rebind(query string) string {
-	if q, ok := rebound.Load(query); ok {
-		return q.(string)
+	rebound.RLock()
+	q, ok := rebound.m[query]
+	rebound.RUnlock()
+	if ok {
+		return q
 	}
-	q := store.RebindPostgres(query)
-	rebound.Store(query, q)
+	q = store.RebindPostgres(query)
+	rebound.Lock()
+	if rebound.m == nil {
+		rebound.m = map[string]string{}
+	}
+	rebound.m[query] = q
+	rebound.Unlock()
 	return q
 }
 

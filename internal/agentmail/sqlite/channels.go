@@ -6,45 +6,37 @@ import (
 
 	"github.com/mailgate/mailgate/internal/agentmail/channels"
 	"github.com/mailgate/mailgate/internal/agentmail/dialectsql"
+	"github.com/mailgate/mailgate/internal/agentmail/mailboxset"
 )
 
-// The dialects' storage ports on this store (agentmail/channels,
-// agentmail/mailboxset; their SQL is written once, in those packages):
-// a dialect's transaction is this store's transaction with the dialect's
+// The dialects' storage ports on this store (agentmail/channels and
+// agentmail/mailboxset write their SQL once, in their packages): a
+// dialect's transaction is this store's transaction with the dialect's
 // tables on it, run by the same Write (group commit) and Read.
-
-var (
-	_ channels.Store     = port[channels.Tx]{}
-	_ channels.Tx        = chTx{}
-	_ dialectsql.Querier = querier{}
-)
 
 // Channels is the channels set's storage port on this store.
 func (s *Store) Channels() channels.Store {
-	return port[channels.Tx]{s, func(t *tx) channels.Tx { return chTx{t, channels.SQL(querier{t})} }}
+	return dialectsql.Port[*tx, channels.Tx]{WriteE: s.write, ReadE: s.read, Wrap: func(t *tx) channels.Tx {
+		return struct {
+			*tx
+			channels.Tables
+		}{t, channels.SQL(querier{t})}
+	}}
 }
 
-type chTx struct {
-	*tx
-	channels.Tables
-}
-
-// port runs a dialect's transactions (T) on the store's own.
-type port[T any] struct {
-	s    *Store
-	wrap func(*tx) T
-}
-
-func (p port[T]) Write(ctx context.Context, fn func(T) error) error {
-	return p.s.write(ctx, func(t *tx) error { return fn(p.wrap(t)) })
-}
-
-func (p port[T]) Read(ctx context.Context, fn func(T) error) error {
-	return p.s.read(ctx, func(t *tx) error { return fn(p.wrap(t)) })
+// Mailboxes is the mailbox set's storage port on this store.
+func (s *Store) Mailboxes() mailboxset.Store {
+	return dialectsql.Port[*tx, mailboxset.Tx]{WriteE: s.write, ReadE: s.read, Wrap: func(t *tx) mailboxset.Tx {
+		return struct {
+			*tx
+			mailboxset.Tables
+		}{t, mailboxset.SQL(querier{t})}
+	}}
 }
 
 // querier is the transaction as the dialects' SQL uses it: SQLite's
-// placeholders are the ones it is written in.
+// placeholders are the ones it is written in. The queries are prepared
+// and kept store-wide as the store's own are (see tx.stmt).
 type querier struct{ t *tx }
 
 func (q querier) Exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
