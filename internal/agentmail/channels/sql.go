@@ -6,17 +6,24 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mailgate/mailgate/internal/agentmail"
 	"github.com/mailgate/mailgate/internal/agentmail/dialectsql"
 )
 
-// The set's tables (migration 0002_compat.sql of both engines), in SQL
-// written once: both engines' stores hand their transaction over as a
-// dialectsql.Querier, which rebinds the placeholders for PostgreSQL.
+// The set's tables, am_ch_* (migration 0002_compat.sql of both engines),
+// in SQL written once for both: the engine hands its transaction over with
+// a dialectsql.Querier that runs these statements in it, rebinding the
+// placeholders on PostgreSQL.
 
-// SQL returns the set's Tables on one transaction of an engine's store.
-func SQL(q dialectsql.Querier) Tables { return sqlTables{q} }
+// On is the set's transaction on tx, one transaction of an engine's store,
+// whose statements q runs.
+func On(tx agentmail.Tx, q dialectsql.Querier) Tx { return sqlTx{tx, q} }
 
-type sqlTables struct{ q dialectsql.Querier }
+// sqlTx is the core's transaction with the set's tables.
+type sqlTx struct {
+	agentmail.Tx
+	q dialectsql.Querier
+}
 
 const agentCols = `uuid, project_id, agent_id, name, role, registered_us, heartbeat_us, stale_us`
 
@@ -30,28 +37,28 @@ func scanAgent(row dialectsql.Row) (Agent, error) {
 	return a, nil
 }
 
-func (t sqlTables) InsertChannelAgent(ctx context.Context, a Agent) error {
+func (t sqlTx) InsertChannelAgent(ctx context.Context, a Agent) error {
 	_, err := t.q.Exec(ctx, `INSERT INTO am_ch_agents (uuid, project_id, agent_id, name, role, registered_us, heartbeat_us) VALUES (?, ?, ?, ?, ?, ?, ?)`,
 		a.UUID, a.ProjectID, a.AgentID, a.Name, a.Role, dialectsql.US(a.RegisteredAt), dialectsql.US(a.HeartbeatAt))
 	return err
 }
 
-func (t sqlTables) ChannelAgent(ctx context.Context, uuid string) (Agent, error) {
+func (t sqlTx) ChannelAgent(ctx context.Context, uuid string) (Agent, error) {
 	return scanAgent(t.q.QueryRow(ctx, `SELECT `+agentCols+` FROM am_ch_agents WHERE uuid = ?`, uuid))
 }
 
-func (t sqlTables) CoreAgentLive(ctx context.Context, agentID int64) (bool, error) {
+func (t sqlTx) CoreAgentLive(ctx context.Context, agentID int64) (bool, error) {
 	var ok bool
 	err := t.q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM am_ch_agents WHERE agent_id = ? AND stale_us IS NULL)`, agentID).Scan(&ok)
 	return ok, err
 }
 
-func (t sqlTables) SetHeartbeat(ctx context.Context, uuid string, at time.Time) error {
+func (t sqlTx) SetHeartbeat(ctx context.Context, uuid string, at time.Time) error {
 	_, err := t.q.Exec(ctx, `UPDATE am_ch_agents SET heartbeat_us = ? WHERE uuid = ?`, dialectsql.US(at), uuid)
 	return err
 }
 
-func (t sqlTables) StaleChannelAgents(ctx context.Context, projectID int64, cutoff time.Time) ([]Agent, error) {
+func (t sqlTx) StaleChannelAgents(ctx context.Context, projectID int64, cutoff time.Time) ([]Agent, error) {
 	rows, err := t.q.Query(ctx, `SELECT `+agentCols+` FROM am_ch_agents
 		WHERE project_id = ? AND stale_us IS NULL AND heartbeat_us < ? ORDER BY heartbeat_us, uuid`, projectID, dialectsql.US(cutoff))
 	if err != nil {
@@ -74,7 +81,7 @@ func (t sqlTables) StaleChannelAgents(ctx context.Context, projectID int64, cuto
 // after the other, so the second finds it marked; on PostgreSQL
 // (SERIALIZABLE) only one of them commits its mark, and the other runs
 // again and no longer finds the agent live.
-func (t sqlTables) MarkChannelAgentStale(ctx context.Context, uuid string, at time.Time) (bool, error) {
+func (t sqlTx) MarkChannelAgentStale(ctx context.Context, uuid string, at time.Time) (bool, error) {
 	res, err := t.q.Exec(ctx, `UPDATE am_ch_agents SET stale_us = ? WHERE uuid = ? AND stale_us IS NULL`, dialectsql.US(at), uuid)
 	if err != nil {
 		return false, err
@@ -83,7 +90,7 @@ func (t sqlTables) MarkChannelAgentStale(ctx context.Context, uuid string, at ti
 	return n == 1, err
 }
 
-func (t sqlTables) InsertChannelSender(ctx context.Context, messageID int64, uuid string) error {
+func (t sqlTx) InsertChannelSender(ctx context.Context, messageID int64, uuid string) error {
 	_, err := t.q.Exec(ctx, `INSERT INTO am_ch_senders (message_id, sender_uuid) VALUES (?, ?)`, messageID, uuid)
 	return err
 }
@@ -91,7 +98,7 @@ func (t sqlTables) InsertChannelSender(ctx context.Context, messageID int64, uui
 // ChannelMessages reads one channel's thread, or the thread range
 // ['channel.', 'channel/') — every channel — through am_messages_thread
 // (on PostgreSQL thread_id compares bytewise, in the "C" collation).
-func (t sqlTables) ChannelMessages(ctx context.Context, projectID int64, channel string, since time.Time) ([]Message, error) {
+func (t sqlTx) ChannelMessages(ctx context.Context, projectID int64, channel string, since time.Time) ([]Message, error) {
 	const q = `SELECT m.id, COALESCE(s.sender_uuid, a.name), m.thread_id, m.subject, m.body_md, m.created_us
 		FROM am_messages m JOIN am_agents a ON a.id = m.sender_id LEFT JOIN am_ch_senders s ON s.message_id = m.id
 		WHERE m.project_id = ? AND m.created_us > ? AND `
@@ -122,12 +129,12 @@ func (t sqlTables) ChannelMessages(ctx context.Context, projectID int64, channel
 	return out, rows.Err()
 }
 
-func (t sqlTables) InsertChange(ctx context.Context, c *Change) error {
+func (t sqlTx) InsertChange(ctx context.Context, c *Change) error {
 	return t.q.QueryRow(ctx, `INSERT INTO am_ch_changes (project_id, agent_uuid, file_path, summary, announced_us) VALUES (?, ?, ?, ?, ?) RETURNING id`,
 		c.ProjectID, c.AgentUUID, c.FilePath, c.Summary, dialectsql.US(c.AnnouncedAt)).Scan(&c.ID)
 }
 
-func (t sqlTables) Changes(ctx context.Context, projectID int64, since time.Time, uuid string) ([]Change, error) {
+func (t sqlTx) Changes(ctx context.Context, projectID int64, since time.Time, uuid string) ([]Change, error) {
 	// ?3 twice: "anyone" or this agent. The CAST gives PostgreSQL the
 	// parameter's type, which a bare comparison with '' leaves unknown.
 	rows, err := t.q.Query(ctx, `SELECT id, project_id, agent_uuid, file_path, summary, announced_us FROM am_ch_changes

@@ -212,8 +212,8 @@ type ImportResult struct {
 // oldest first as the original would.
 func (m *Set) Import(ctx context.Context, exp Export) (ImportResult, error) {
 	var res ImportResult
-	if err := m.ensureProject(ctx); err != nil {
-		return res, err
+	if err := m.project.Ensure(ctx, m.s, m.projectKey); err != nil {
+		return res, err // even an empty import names its project
 	}
 	names := make([]string, 0, len(exp.Mailboxes))
 	for n := range exp.Mailboxes {
@@ -222,12 +222,8 @@ func (m *Set) Import(ctx context.Context, exp Export) (ImportResult, error) {
 	slices.Sort(names)
 	for _, box := range names {
 		var one ImportResult
-		err := m.st.Write(ctx, func(tx Tx) error {
+		err := m.inProject(ctx, true, func(tx Tx, p agentmail.Project) error {
 			one = ImportResult{}
-			p, err := m.s.ProjectIn(ctx, tx, m.projectKey)
-			if err != nil {
-				return err
-			}
 			now := m.s.Now()
 			for _, fm := range exp.Mailboxes[box] {
 				fresh, err := tx.ClaimMailboxImport(ctx, p.ID, box, fm.ID)
@@ -265,12 +261,8 @@ func (m *Set) Import(ctx context.Context, exp Export) (ImportResult, error) {
 	if len(exp.Recipients) == 0 {
 		return res, nil
 	}
-	err := m.st.Write(ctx, func(tx Tx) error {
+	err := m.inProject(ctx, true, func(tx Tx, p agentmail.Project) error {
 		res.Statuses = 0
-		p, err := m.s.ProjectIn(ctx, tx, m.projectKey)
-		if err != nil {
-			return err
-		}
 		for _, r := range exp.Recipients {
 			a, err := agentmail.EnsureCompatAgent(ctx, tx, p, r.Recipient, Program, m.s.Now())
 			if err != nil {

@@ -96,8 +96,23 @@ func New(s *agentmail.Service, st Store, projectKey string) *Set {
 	return &Set{s: s, st: st, projectKey: projectKey}
 }
 
-func (m *Set) ensureProject(ctx context.Context) error {
-	return m.project.Ensure(ctx, m.s, m.projectKey)
+// inProject runs fn in a write (or read) transaction, with the set's
+// project, which the first call creates.
+func (m *Set) inProject(ctx context.Context, write bool, fn func(Tx, agentmail.Project) error) error {
+	if err := m.project.Ensure(ctx, m.s, m.projectKey); err != nil {
+		return err
+	}
+	run := m.st.Read
+	if write {
+		run = m.st.Write
+	}
+	return run(ctx, func(tx Tx) error {
+		p, err := m.s.ProjectIn(ctx, tx, m.projectKey)
+		if err != nil {
+			return err
+		}
+		return fn(tx, p)
+	})
 }
 
 // CheckMessage applies the size and emptiness rules of send.
@@ -132,15 +147,8 @@ func (m *Set) Send(ctx context.Context, sender, recipient, message string) (int6
 	if err := CheckMessage(message); err != nil {
 		return 0, err
 	}
-	if err := m.ensureProject(ctx); err != nil {
-		return 0, err
-	}
 	var id int64
-	err := m.st.Write(ctx, func(tx Tx) error {
-		p, err := m.s.ProjectIn(ctx, tx, m.projectKey)
-		if err != nil {
-			return err
-		}
+	err := m.inProject(ctx, true, func(tx Tx, p agentmail.Project) error {
 		now := m.s.Now()
 		msg, err := deliver(ctx, tx, p, sender, recipient, message, now, now)
 		if err != nil {
@@ -179,17 +187,10 @@ type Message struct {
 // Receive pops the oldest unread message of agent (FIFO) and marks it
 // read; ok is false when there is none.
 func (m *Set) Receive(ctx context.Context, agent string) (msg Message, ok bool, err error) {
-	if err := m.ensureProject(ctx); err != nil {
-		return Message{}, false, err
-	}
 	// Polling an empty mailbox is the common case: look in a read
 	// transaction first, so it never takes the write lock.
 	var any bool
-	err = m.st.Read(ctx, func(tx Tx) error {
-		p, err := m.s.ProjectIn(ctx, tx, m.projectKey)
-		if err != nil {
-			return err
-		}
+	err = m.inProject(ctx, false, func(tx Tx, p agentmail.Project) error {
 		a, err := tx.AgentByName(ctx, p.ID, agent)
 		if err == nil {
 			_, err = tx.OldestUnread(ctx, a.ID)
@@ -203,12 +204,8 @@ func (m *Set) Receive(ctx context.Context, agent string) (msg Message, ok bool, 
 	if err != nil || !any {
 		return Message{}, false, err
 	}
-	err = m.st.Write(ctx, func(tx Tx) error {
+	err = m.inProject(ctx, true, func(tx Tx, p agentmail.Project) error {
 		ok = false
-		p, err := m.s.ProjectIn(ctx, tx, m.projectKey)
-		if err != nil {
-			return err
-		}
 		a, err := tx.AgentByName(ctx, p.ID, agent)
 		if errors.Is(err, agentmail.ErrNotFound) {
 			return nil // never addressed: no mail
@@ -247,14 +244,7 @@ func (m *Set) SetStatus(ctx context.Context, agent, status string) error {
 	default:
 		return InvalidStatus(status)
 	}
-	if err := m.ensureProject(ctx); err != nil {
-		return err
-	}
-	return m.st.Write(ctx, func(tx Tx) error {
-		p, err := m.s.ProjectIn(ctx, tx, m.projectKey)
-		if err != nil {
-			return err
-		}
+	return m.inProject(ctx, true, func(tx Tx, p agentmail.Project) error {
 		now := m.s.Now()
 		a, err := agentmail.EnsureCompatAgent(ctx, tx, p, agent, Program, now)
 		if err != nil {
@@ -266,15 +256,8 @@ func (m *Set) SetStatus(ctx context.Context, agent, status string) error {
 
 // State returns agent's stored mailbox state (agentmail.ErrNotFound if never set).
 func (m *Set) State(ctx context.Context, agent string) (State, error) {
-	if err := m.ensureProject(ctx); err != nil {
-		return State{}, err
-	}
 	var out State
-	err := m.st.Read(ctx, func(tx Tx) error {
-		p, err := m.s.ProjectIn(ctx, tx, m.projectKey)
-		if err != nil {
-			return err
-		}
+	err := m.inProject(ctx, false, func(tx Tx, p agentmail.Project) error {
 		a, err := tx.AgentByName(ctx, p.ID, agent)
 		if err != nil {
 			return err
@@ -292,15 +275,8 @@ func (m *Set) State(ctx context.Context, agent string) (State, error) {
 // status) or registered through agentmail (which sets its program) reads
 // its inbox and is a recipient.
 func (m *Set) AgentNames(ctx context.Context) (readers, channelsOnly []string, err error) {
-	if err := m.ensureProject(ctx); err != nil {
-		return nil, nil, err
-	}
-	err = m.st.Read(ctx, func(tx Tx) error {
+	err = m.inProject(ctx, false, func(tx Tx, p agentmail.Project) error {
 		readers, channelsOnly = nil, nil
-		p, err := m.s.ProjectIn(ctx, tx, m.projectKey)
-		if err != nil {
-			return err
-		}
 		as, err := tx.Agents(ctx, p.ID)
 		if err != nil {
 			return err
@@ -325,14 +301,7 @@ func (m *Set) AgentNames(ctx context.Context) (readers, channelsOnly []string, e
 // MarkNotified records that agent was told about unread mail (what the
 // original's notifier does; status work/offline clears it again).
 func (m *Set) MarkNotified(ctx context.Context, agent string) error {
-	if err := m.ensureProject(ctx); err != nil {
-		return err
-	}
-	return m.st.Write(ctx, func(tx Tx) error {
-		p, err := m.s.ProjectIn(ctx, tx, m.projectKey)
-		if err != nil {
-			return err
-		}
+	return m.inProject(ctx, true, func(tx Tx, p agentmail.Project) error {
 		a, err := tx.AgentByName(ctx, p.ID, agent)
 		if err != nil {
 			return err

@@ -5,21 +5,25 @@ import (
 	"database/sql"
 	"time"
 
+	"github.com/mailgate/mailgate/internal/agentmail"
 	"github.com/mailgate/mailgate/internal/agentmail/dialectsql"
 )
 
-// The set's tables (migrations 0002_compat.sql and the imports one of both
-// engines), in SQL written once: both engines' stores hand their
-// transaction over as a dialectsql.Querier, which rebinds the placeholders
-// for PostgreSQL.
+// Statuses and import records (am_mb_status, am_mb_imports; migrations of
+// both engines) in one body of SQL: see channels/sql.go, which does the
+// same for its tables.
 
-// SQL returns the set's Tables on one transaction of an engine's store.
-func SQL(q dialectsql.Querier) Tables { return sqlTables{q} }
+// On is the set's transaction on tx (an engine's), whose statements q runs.
+func On(tx agentmail.Tx, q dialectsql.Querier) Tx { return sqlTx{Tx: tx, q: q} }
 
-type sqlTables struct{ q dialectsql.Querier }
+// sqlTx adds the set's tables to a core transaction.
+type sqlTx struct {
+	agentmail.Tx
+	q dialectsql.Querier
+}
 
 // OldestUnread uses am_recipients_unread (0002_compat.sql).
-func (t sqlTables) OldestUnread(ctx context.Context, agentID int64) (int64, error) {
+func (t sqlTx) OldestUnread(ctx context.Context, agentID int64) (int64, error) {
 	var id int64
 	err := t.q.QueryRow(ctx, `SELECT r.message_id FROM am_recipients r
 		WHERE r.agent_id = ? AND r.read_us IS NULL AND r.delivered_us IS NOT NULL
@@ -30,14 +34,14 @@ func (t sqlTables) OldestUnread(ctx context.Context, agentID int64) (int64, erro
 // SetMailboxStatus: the flag is compared with 1 rather than passed as a
 // boolean, which SQLite lacks; the excluded row's column is qualified by
 // the table, which PostgreSQL requires inside DO UPDATE and SQLite accepts.
-func (t sqlTables) SetMailboxStatus(ctx context.Context, agentID int64, status string, at time.Time, resetNotified bool) error {
+func (t sqlTx) SetMailboxStatus(ctx context.Context, agentID int64, status string, at time.Time, resetNotified bool) error {
 	_, err := t.q.Exec(ctx, `INSERT INTO am_mb_status (agent_id, status, updated_us) VALUES (?, ?, ?)
 		ON CONFLICT (agent_id) DO UPDATE SET status = excluded.status, updated_us = excluded.updated_us,
 		notified_us = CASE WHEN ? = 1 THEN NULL ELSE am_mb_status.notified_us END`, agentID, status, dialectsql.US(at), dialectsql.Flag(resetNotified))
 	return err
 }
 
-func (t sqlTables) MailboxState(ctx context.Context, agentID int64) (State, error) {
+func (t sqlTx) MailboxState(ctx context.Context, agentID int64) (State, error) {
 	var s State
 	var upd, notified sql.NullInt64
 	err := t.q.QueryRow(ctx, `SELECT agent_id, status, updated_us, notified_us FROM am_mb_status WHERE agent_id = ?`, agentID).
@@ -49,13 +53,13 @@ func (t sqlTables) MailboxState(ctx context.Context, agentID int64) (State, erro
 	return s, nil
 }
 
-func (t sqlTables) SetMailboxNotified(ctx context.Context, agentID int64, at time.Time) error {
+func (t sqlTx) SetMailboxNotified(ctx context.Context, agentID int64, at time.Time) error {
 	_, err := t.q.Exec(ctx, `UPDATE am_mb_status SET notified_us = ? WHERE agent_id = ?`, dialectsql.US(at), agentID)
 	return err
 }
 
 // ClaimMailboxImport uses am_mb_imports (the imports migration).
-func (t sqlTables) ClaimMailboxImport(ctx context.Context, projectID int64, mailbox, origID string) (bool, error) {
+func (t sqlTx) ClaimMailboxImport(ctx context.Context, projectID int64, mailbox, origID string) (bool, error) {
 	res, err := t.q.Exec(ctx, `INSERT INTO am_mb_imports (project_id, mailbox, orig_id) VALUES (?, ?, ?)
 		ON CONFLICT DO NOTHING`, projectID, mailbox, origID)
 	if err != nil {

@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 
 	"github.com/mailgate/mailgate/internal/agentmail/channels"
 	"github.com/mailgate/mailgate/internal/agentmail/dialectsql"
@@ -12,50 +11,34 @@ import (
 // The dialects' storage ports on this store (agentmail/channels and
 // agentmail/mailboxset write their SQL once, in their packages): a
 // dialect's transaction is this store's transaction with the dialect's
-// tables on it, run by the same Write (group commit) and Read.
+// tables on it, run by the same Write (group commit) and Read. Their
+// queries are written in SQLite's placeholders and go through the store's
+// prepared statements as its own do (see tx.stmt).
 
 // Channels is the channels set's storage port on this store.
 func (s *Store) Channels() channels.Store {
-	return dialectsql.Port[*tx, channels.Tx]{WriteE: s.write, ReadE: s.read, Wrap: func(t *tx) channels.Tx {
-		return struct {
-			*tx
-			channels.Tables
-		}{t, channels.SQL(querier{t})}
-	}}
+	return dialectsql.NewPort(s.write, s.read, statements, channels.On)
 }
 
 // Mailboxes is the mailbox set's storage port on this store.
 func (s *Store) Mailboxes() mailboxset.Store {
-	return dialectsql.Port[*tx, mailboxset.Tx]{WriteE: s.write, ReadE: s.read, Wrap: func(t *tx) mailboxset.Tx {
-		return struct {
-			*tx
-			mailboxset.Tables
-		}{t, mailboxset.SQL(querier{t})}
-	}}
+	return dialectsql.NewPort(s.write, s.read, statements, mailboxset.On)
 }
 
-// querier is the transaction as the dialects' SQL uses it: SQLite's
-// placeholders are the ones it is written in. The queries are prepared
-// and kept store-wide as the store's own are (see tx.stmt).
-type querier struct{ t *tx }
-
-func (q querier) Exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	return q.t.exec(ctx, query, args...)
+func statements(t *tx) dialectsql.Querier {
+	return dialectsql.Statements{ExecFn: t.exec, QueryFn: t.query, QueryRowFn: t.row}
 }
 
-func (q querier) Query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	return q.t.query(ctx, query, args...)
-}
-
-func (q querier) QueryRow(ctx context.Context, query string, args ...any) dialectsql.Row {
-	row, err := q.t.queryRow(ctx, query, args...)
+// row is queryRow as one value: a statement that could not be prepared
+// fails at Scan.
+func (t *tx) row(ctx context.Context, query string, args ...any) dialectsql.Row {
+	r, err := t.queryRow(ctx, query, args...)
 	if err != nil {
 		return errRow{err}
 	}
-	return row
+	return r
 }
 
-// errRow is a row whose statement could not be prepared.
 type errRow struct{ err error }
 
 func (r errRow) Scan(...any) error { return r.err }
