@@ -18,10 +18,15 @@ const timeout = 2 * time.Second
 // working directory (git rev-parse --show-toplevel). It fails outside a
 // repository, without git, or when git answers something else than an
 // absolute path.
-func TopLevel(ctx context.Context) (string, error) {
+func TopLevel(ctx context.Context) (string, error) { return TopLevelOf(ctx, "") }
+
+// TopLevelOf is TopLevel for the directory dir ("" = the working directory).
+func TopLevelOf(ctx context.Context, dir string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, "git", "rev-parse", "--show-toplevel").Output()
+	cmd := exec.CommandContext(ctx, "git", "rev-parse", "--show-toplevel")
+	cmd.Dir = dir
+	out, err := cmd.Output()
 	if err != nil {
 		return "", err
 	}

@@ -50,7 +50,7 @@ type mbTools struct {
 	st   mailboxset.Store
 	o    CompatOptions // ProjectKey stays empty when it defaults: see mailbox
 	log  *slog.Logger
-	tmux tmuxEnv
+	tmux tmuxWindows
 
 	// The default project is the git top level, which takes a git process
 	// to find: found on the first call, not before the server answers.
@@ -61,7 +61,7 @@ type mbTools struct {
 
 func newMBTools(svc *agentmail.Service, st mailboxset.Store, co CompatOptions) *mbTools {
 	o := co.withDefaultsButProject()
-	return &mbTools{svc: svc, st: st, o: o, log: svc.Logger(), tmux: tmuxEnv{getenv: o.Getenv}}
+	return &mbTools{svc: svc, st: st, o: o, log: svc.Logger(), tmux: tmux.Client{Getenv: o.Getenv}}
 }
 
 // mailbox is the project's mailbox; projectKey its key.
@@ -93,7 +93,7 @@ func NewMailboxOps(svc *agentmail.Service, st mailboxset.Store, co CompatOptions
 	// A command asks once or twice and exits: attaching a control-mode
 	// client (and making the session's hooks see a client come and go)
 	// would cost more than the one tmux process per question it saves.
-	t.tmux.perCall = true
+	t.tmux = tmux.Client{Getenv: t.o.Getenv, PerCall: true}
 	return &MailboxOps{t: t}
 }
 
@@ -225,8 +225,8 @@ func textAnswer(text string, structured any) *mcp.CallToolResult {
 // identity is the caller's mailbox name: its tmux window inside tmux, else
 // AgentName / AGENT_NAME.
 func (t *mbTools) identity(ctx context.Context) (name string, inTmux bool, err error) {
-	if t.tmux.inside() {
-		w, err := t.tmux.currentWindow(ctx)
+	if t.tmux.Inside() {
+		w, err := t.tmux.Current(ctx)
 		if err != nil {
 			return "", true, refuse("failed to get current window: %v", err)
 		}
@@ -266,7 +266,7 @@ func (t *mbTools) ignored() map[string]bool {
 // (channels agents), for the refusal's words.
 func (t *mbTools) candidates(ctx context.Context, inTmux bool) (names, unreadable []string, err error) {
 	if inTmux {
-		ws, err := t.tmux.windows(ctx)
+		ws, err := t.tmux.Windows(ctx)
 		if err != nil {
 			return nil, nil, refuse("failed to list windows: %v", err)
 		}
@@ -407,34 +407,13 @@ func (t *mbTools) doRecipients(ctx context.Context) ([]MailboxRecipient, error) 
 	return out.Recipients, nil
 }
 
-// tmuxEnv is the tmux the process runs in ($TMUX, $TMUX_PANE, as Getenv
-// reads them). Its questions go to the process's control-mode client
-// (tmux.Shared: one connection that follows tmux's notifications), or, where
-// control mode cannot start, to one tmux process per question.
-type tmuxEnv struct {
-	getenv  func(string) string
-	perCall bool // always one tmux process per question (mailgate mailbox)
-}
-
-func (e tmuxEnv) inside() bool { return e.getenv("TMUX") != "" }
-
-func (e tmuxEnv) view(ctx context.Context) tmux.View {
-	env, _ := tmux.EnvFrom(e.getenv)
-	if e.perCall {
-		return tmux.Exec{Env: env}
-	}
-	if f, err := tmux.Shared(ctx, env); err == nil {
-		return f
-	}
-	return tmux.Exec{Env: env}
-}
-
-func (e tmuxEnv) currentWindow(ctx context.Context) (string, error) {
-	return e.view(ctx).Current(ctx)
-}
-
-func (e tmuxEnv) windows(ctx context.Context) ([]string, error) {
-	return e.view(ctx).Windows(ctx)
+// tmuxWindows is what the mailbox set asks tmux: whether the process runs
+// inside it, the caller's window and its session's windows (tmux.Client
+// answers, running tmux; tests may stand in).
+type tmuxWindows interface {
+	Inside() bool
+	Current(ctx context.Context) (string, error)
+	Windows(ctx context.Context) ([]string, error)
 }
 
 // ErrTmuxSessionEnded is what WatchTmuxSession returns when the tmux
