@@ -12,6 +12,7 @@ import (
 
 	"github.com/mailgate/mailgate/internal/agentmail"
 	"github.com/mailgate/mailgate/internal/agentmail/amstore"
+	"github.com/mailgate/mailgate/internal/agentmail/mailboxset"
 	"github.com/mailgate/mailgate/internal/mcpserver"
 	"github.com/mailgate/mailgate/internal/store"
 )
@@ -65,7 +66,7 @@ func mailboxCmd(ctx context.Context, env *environment, args []string) error {
 	}
 	co := mcpserver.CompatOptions{Getenv: env.getenv}
 	verb, vargs := rest[0], rest[1:]
-	var exp agentmail.MailboxExport
+	var exp mailboxset.Export
 	switch verb {
 	case "send", "receive", "status", "recipients":
 	case "import":
@@ -73,7 +74,7 @@ func mailboxCmd(ctx context.Context, env *environment, args []string) error {
 			fmt.Fprint(env.stderr, mailboxUsage)
 			return errUsage
 		}
-		if exp, err = agentmail.ReadMailboxDir(vargs[0]); err != nil {
+		if exp, err = mailboxset.ReadDir(vargs[0]); err != nil {
 			return err
 		}
 		// The original keeps .agentmail at its git root: that is the project.
@@ -93,17 +94,17 @@ func mailboxCmd(ctx context.Context, env *environment, args []string) error {
 		return fmt.Errorf("MAILGATE_DB %s: %w", cfg.DB, err)
 	}
 	defer db.Close()
-	svc, err := amstore.NewService(ctx, db, agentmail.Options{Logger: logger, NameMode: agentmail.NameMode(cfg.NameMode)})
+	svc, st, err := amstore.NewServiceStore(ctx, db, agentmail.Options{Logger: logger, NameMode: agentmail.NameMode(cfg.NameMode)})
 	if err != nil {
 		return fmt.Errorf("opening the agent-mail store: %w", err)
 	}
 	defer svc.Close() // before the DB's: it indexes what it queued
-	ops := mcpserver.NewMailboxOps(svc, co)
+	ops := mcpserver.NewMailboxOps(svc, st.Mailboxes(), co)
 	if verb == "import" {
 		// The same directory as the other commands' project (the git top
 		// level) keeps their spelling of it, so both name one project even
 		// when a symlink is on the way.
-		if def := mcpserver.NewMailboxOps(svc, mcpserver.CompatOptions{Getenv: env.getenv}); sameDir(def.ProjectKey(), co.ProjectKey) {
+		if def := mcpserver.NewMailboxOps(svc, st.Mailboxes(), mcpserver.CompatOptions{Getenv: env.getenv}); sameDir(def.ProjectKey(), co.ProjectKey) {
 			ops = def
 		}
 	}
@@ -180,7 +181,7 @@ func mailboxSend(ctx context.Context, env *environment, ops *mcpserver.MailboxOp
 	// As the original: a piped stdin is the message, ahead of an argument,
 	// minus one trailing newline.
 	if in, ok := pipedStdin(env.stdin); ok {
-		b, err := io.ReadAll(io.LimitReader(in, agentmail.MailboxMaxBytes+2))
+		b, err := io.ReadAll(io.LimitReader(in, mailboxset.MaxBytes+2))
 		if err != nil {
 			fmt.Fprintf(env.stderr, "error: failed to read stdin: %v\n", err)
 			return exitStatus(1)
@@ -249,7 +250,7 @@ func mailboxReceive(ctx context.Context, env *environment, ops *mcpserver.Mailbo
 
 // printMailboxMessage is the original's format: From, ID, a blank line and
 // the message as it is (no newline added).
-func printMailboxMessage(w io.Writer, m agentmail.MailboxMessage) {
+func printMailboxMessage(w io.Writer, m mailboxset.Message) {
 	fmt.Fprintf(w, "From: %s\nID: %s\n\n%s", m.From, m.ID, m.Message)
 }
 

@@ -189,3 +189,8 @@ func newError(code string, sentinel error, format string, args ...any) *Error {
 func invalid(format string, args ...any) *Error {
 	return newError("INVALID_ARGUMENT", ErrInvalidArgument, format, args...)
 }
+
+// plain is an INVALID_ARGUMENT refusal wrapping sentinel.
+func plain(sentinel error, format string, args ...any) *Error {
+	return newError("INVALID_ARGUMENT", sentinel, format, args...)
+}

@@ -67,18 +67,13 @@ func attachmentView(a Attachment) AttachmentView {
 		URI: AttachmentURI(a.Project, a.MessageID, a.Seq)}
 }
 
-// AttachmentTx is what attachments need from a transaction beyond Tx.
+// AttachmentTx reads and writes message attachments.
 type AttachmentTx interface {
 	// InsertAttachments stores a message's attachments (Seq set), setting IDs.
 	InsertAttachments(ctx context.Context, messageID int64, as []Attachment) error
 	// AttachmentsOf returns the attachments of messages, by message id, in
 	// Seq order; Data only when withData.
 	AttachmentsOf(ctx context.Context, messageIDs []int64, withData bool) (map[int64][]Attachment, error)
-}
-
-func attTx(tx Tx) (AttachmentTx, bool) {
-	a, ok := tx.(AttachmentTx)
-	return a, ok
 }
 
 // readAttachments reads and checks the files named by paths inside the
@@ -233,11 +228,7 @@ func (s *Service) MessageAttachment(ctx context.Context, projectKey string, mess
 		if _, err := s.message(ctx, tx, proj, messageID); err != nil {
 			return err
 		}
-		at, ok := attTx(tx)
-		if !ok {
-			return errUnsupported
-		}
-		all, err := at.AttachmentsOf(ctx, []int64{messageID}, true)
+		all, err := tx.AttachmentsOf(ctx, []int64{messageID}, true)
 		if err != nil {
 			return err
 		}
@@ -256,15 +247,14 @@ func (s *Service) MessageAttachment(ctx context.Context, projectKey string, mess
 // withAttachmentViews fills the attachment metadata of listed messages of
 // project p.
 func withAttachmentViews(ctx context.Context, tx Tx, p Project, ms []*Message) error {
-	at, ok := attTx(tx)
-	if !ok || len(ms) == 0 {
+	if len(ms) == 0 {
 		return nil
 	}
 	ids := make([]int64, len(ms))
 	for i, m := range ms {
 		ids[i] = m.ID
 	}
-	all, err := at.AttachmentsOf(ctx, ids, false)
+	all, err := tx.AttachmentsOf(ctx, ids, false)
 	if err != nil {
 		return err
 	}

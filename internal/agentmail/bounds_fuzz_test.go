@@ -24,7 +24,7 @@ func FuzzNamesAndKeys(f *testing.F) {
 			t.Fatalf("project key %q: refusal %v is not readable UTF-8", s, err)
 		}
 		if ChannelProblem(s) == "" {
-			if len(s) > maxChannelBytes || checkThreadID(ChannelThreadPrefix+s) != nil || strings.IndexFunc(s, hiddenRune) >= 0 {
+			if len(s) > maxChannelBytes || checkThreadID("channel."+s) /* channels.ThreadPrefix */ != nil || strings.IndexFunc(s, hiddenRune) >= 0 {
 				t.Fatalf("channel %q accepted but unusable as a thread", s)
 			}
 		}

@@ -53,8 +53,7 @@ type AgentHolder struct {
 	BoundAt   time.Time
 }
 
-// HoldersTx is what identity binding needs from a transaction. A store
-// whose Tx lacks it keeps the reference's behaviour (no binding).
+// HoldersTx is what identity binding needs from a transaction.
 type HoldersTx interface {
 	// AgentHolder returns who holds an agent (ErrNotFound: nobody yet).
 	AgentHolder(ctx context.Context, agentID int64) (AgentHolder, error)
@@ -107,12 +106,6 @@ func hashToken(token string) string {
 
 func newToken() string { return "amreg_" + rand.Text() }
 
-// holders returns tx's HoldersTx, or nil when the store has none.
-func holders(tx Tx) HoldersTx {
-	h, _ := tx.(HoldersTx)
-	return h
-}
-
 // holdVerdict is whether a caller may resume an existing identity.
 type holdVerdict struct {
 	ok       bool
@@ -122,11 +115,7 @@ type holdVerdict struct {
 // mayResume decides whether the caller (ctx's session, with token) may
 // resume agent a.
 func (s *Service) mayResume(ctx context.Context, tx Tx, a Agent, token string, now time.Time) (holdVerdict, error) {
-	ht := holders(tx)
-	if ht == nil {
-		return holdVerdict{ok: true}, nil
-	}
-	h, err := ht.AgentHolder(ctx, a.ID)
+	h, err := tx.AgentHolder(ctx, a.ID)
 	switch {
 	case errors.Is(err, ErrNotFound):
 		return holdVerdict{ok: true}, nil // never bound (older store, compat sets): the first register binds it
@@ -161,12 +150,8 @@ func heldText(name string, a Agent, v holdVerdict, now time.Time) string {
 // token to answer: the one the caller proved (token), the one this process
 // gave the same session earlier, or a new one.
 func (s *Service) bind(ctx context.Context, tx Tx, a Agent, token string, now time.Time) (string, error) {
-	ht := holders(tx)
-	if ht == nil {
-		return "", nil
-	}
 	session := sessionOf(ctx)
-	old, err := ht.AgentHolder(ctx, a.ID)
+	old, err := tx.AgentHolder(ctx, a.ID)
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return "", err
 	}
@@ -183,7 +168,7 @@ func (s *Service) bind(ctx context.Context, tx Tx, a Agent, token string, now ti
 		token = newToken()
 	}
 	if !found || old.Session != session || old.TokenHash != hashToken(token) {
-		if err := ht.SetAgentHolder(ctx, AgentHolder{AgentID: a.ID, Session: session, TokenHash: hashToken(token), BoundAt: now}); err != nil {
+		if err := tx.SetAgentHolder(ctx, AgentHolder{AgentID: a.ID, Session: session, TokenHash: hashToken(token), BoundAt: now}); err != nil {
 			return "", err
 		}
 	}
@@ -199,11 +184,7 @@ func (s *Service) checkSender(ctx context.Context, tx Tx, sender Agent, token st
 	if !s.bindSenders {
 		return nil
 	}
-	ht := holders(tx)
-	if ht == nil {
-		return nil
-	}
-	h, err := ht.AgentHolder(ctx, sender.ID)
+	h, err := tx.AgentHolder(ctx, sender.ID)
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return err
 	}

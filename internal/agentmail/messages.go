@@ -210,11 +210,7 @@ func (s *Service) sendTx(ctx context.Context, tx Tx, o outgoing) (Message, []Hel
 		return Message{}, nil, err
 	}
 	if len(o.attachments) > 0 {
-		at, ok := attTx(tx)
-		if !ok {
-			return Message{}, nil, errUnsupported
-		}
-		if err := at.InsertAttachments(ctx, m.ID, o.attachments); err != nil {
+		if err := tx.InsertAttachments(ctx, m.ID, o.attachments); err != nil {
 			return Message{}, nil, err
 		}
 		for _, a := range o.attachments {

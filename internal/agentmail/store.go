@@ -49,6 +49,8 @@ type Tx interface {
 	MessageTx
 	ContactTx
 	ReservationTx
+	AttachmentTx
+	HoldersTx
 }
 
 // ProjectTx reads and writes projects and agents.

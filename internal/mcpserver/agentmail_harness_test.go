@@ -58,11 +58,12 @@ func openService(t testing.TB, path string, opts ...func(*agentmail.Options)) (*
 	for _, f := range opts {
 		f(&o)
 	}
-	svc, err := amstore.NewService(ctx, db, o)
+	svc, st, err := amstore.NewServiceStore(ctx, db, o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { svc.Close() }) // before the DB's: it stops the indexer
+	compatStores.Store(svc, st)
 	return svc, db
 }
 

@@ -3,13 +3,13 @@ package mcpserver
 import (
 	"context"
 
-	"github.com/mailgate/mailgate/internal/agentmail"
+	"github.com/mailgate/mailgate/internal/agentmail/channels"
 )
 
 // The channels tool set (MAILGATE_TOOLS=channels): the nine tools of the
 // register/heartbeat/claims/changes coordination server, with its argument
-// names, answer shapes and error texts, over agentmail.Channels. Stale
-// agents are swept inside calls (see agentmail.Channels.Sweep), so the set
+// names, answer shapes and error texts, over channels.Set. Stale
+// agents are swept inside calls (see channels.Set.Sweep), so the set
 // works when every agent runs its own stdio process and no daemon is alive.
 // The tools are listed in the inventory (inventory.go).
 
@@ -56,47 +56,47 @@ type chChangesIn struct {
 }
 
 // chTools are the set's handlers over the project's channels.
-type chTools struct{ ch *agentmail.Channels }
+type chTools struct{ ch *channels.Set }
 
 func newCHTools(d Deps) *chTools {
 	o := d.Compat.withDefaults()
-	return &chTools{ch: d.AgentMail.Channels(agentmail.ChannelsOptions{ProjectKey: o.ProjectKey, StaleAfter: o.StaleAfter, SweepInterval: o.SweepInterval})}
+	return &chTools{ch: channels.New(d.AgentMail, d.Dialects.Channels(), channels.Options{ProjectKey: o.ProjectKey, StaleAfter: o.StaleAfter, SweepInterval: o.SweepInterval})}
 }
 
 // The handlers, in the inventory's order.
 
-func (t *chTools) register(ctx context.Context, in chRegisterIn) (agentmail.ChRegisterResult, error) {
+func (t *chTools) register(ctx context.Context, in chRegisterIn) (channels.RegisterResult, error) {
 	return t.ch.Register(ctx, in.Name, in.Role)
 }
 
-func (t *chTools) heartbeat(ctx context.Context, in chAgentIn) (agentmail.ChOK, error) {
+func (t *chTools) heartbeat(ctx context.Context, in chAgentIn) (channels.OK, error) {
 	return t.ch.Heartbeat(ctx, in.AgentID)
 }
 
-func (t *chTools) sendMessage(ctx context.Context, in chSendIn) (agentmail.ChSendResult, error) {
+func (t *chTools) sendMessage(ctx context.Context, in chSendIn) (channels.SendResult, error) {
 	return t.ch.SendMessage(ctx, in.AgentID, in.Channel, in.Subject, in.Body)
 }
 
-func (t *chTools) readMessages(ctx context.Context, in chReadIn) (agentmail.ChMessagesResult, error) {
+func (t *chTools) readMessages(ctx context.Context, in chReadIn) (channels.MessagesResult, error) {
 	return t.ch.ReadMessages(ctx, in.AgentID, in.Since, in.Channel)
 }
 
-func (t *chTools) claimFiles(ctx context.Context, in chFilesIn) (agentmail.ChClaimResult, error) {
+func (t *chTools) claimFiles(ctx context.Context, in chFilesIn) (channels.ClaimResult, error) {
 	return t.ch.ClaimFiles(ctx, in.AgentID, in.Files)
 }
 
-func (t *chTools) releaseFiles(ctx context.Context, in chFilesIn) (agentmail.ChReleaseResult, error) {
+func (t *chTools) releaseFiles(ctx context.Context, in chFilesIn) (channels.ReleaseResult, error) {
 	return t.ch.ReleaseFiles(ctx, in.AgentID, in.Files)
 }
 
-func (t *chTools) getFileClaims(ctx context.Context, in chClaimsIn) (agentmail.ChClaimsResult, error) {
+func (t *chTools) getFileClaims(ctx context.Context, in chClaimsIn) (channels.ClaimsResult, error) {
 	return t.ch.GetFileClaims(ctx, in.Files)
 }
 
-func (t *chTools) announceChange(ctx context.Context, in chAnnounceIn) (agentmail.ChAnnounceResult, error) {
+func (t *chTools) announceChange(ctx context.Context, in chAnnounceIn) (channels.AnnounceResult, error) {
 	return t.ch.AnnounceChange(ctx, in.AgentID, in.FilePath, in.Summary)
 }
 
-func (t *chTools) getChanges(ctx context.Context, in chChangesIn) (agentmail.ChChangesResult, error) {
+func (t *chTools) getChanges(ctx context.Context, in chChangesIn) (channels.ChangesResult, error) {
 	return t.ch.GetChanges(ctx, in.Since, in.AgentID)
 }

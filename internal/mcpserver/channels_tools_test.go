@@ -7,11 +7,14 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/mailgate/mailgate/internal/agentmail"
+	"github.com/mailgate/mailgate/internal/agentmail/amstore"
+	"github.com/mailgate/mailgate/internal/agentmail/channels"
 	"github.com/mailgate/mailgate/internal/config"
 	"github.com/mailgate/mailgate/internal/store/storetest"
 )
@@ -35,12 +38,26 @@ func compatService(t testing.TB, path string, clock *chClock) *agentmail.Service
 	return svc
 }
 
+// compatStores maps a service compatService opened to its store, whose
+// dialect ports the channels and mailbox sets need (Deps.Dialects).
+var compatStores sync.Map
+
+// dialects returns the dialect ports of a service compatService opened.
+func dialects(t testing.TB, svc *agentmail.Service) Dialects {
+	t.Helper()
+	st, ok := compatStores.Load(svc)
+	if !ok {
+		t.Fatal("dialects: the service was not opened by compatService")
+	}
+	return st.(amstore.Store)
+}
+
 // connectCompat connects a real client (protocol 2025-11-25) to a server
 // with the given tool sets over svc, and wraps it in the agent-mail
 // harness so its call helpers (text == structuredContent check) apply.
 func connectCompat(t testing.TB, svc *agentmail.Service, sets []string, co CompatOptions) *amHarness {
 	t.Helper()
-	srv, err := New(Deps{Version: "test", Tools: sets, AgentMail: svc, Compat: co})
+	srv, err := New(Deps{Version: "test", Tools: sets, AgentMail: svc, Dialects: dialects(t, svc), Compat: co})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -358,7 +375,7 @@ func TestChannelsOneCore(t *testing.T) {
 	h, _ := newChannels(t, nil, CompatOptions{ProjectKey: key})
 	a := chRegister(t, h, "coder-1", "coder")
 	h.call("send_message", map[string]any{"agent_id": a, "subject": "hi all", "body": "broadcast body"}, nil)
-	th, err := h.svc.Thread(h.ctx, key, agentmail.ChannelThreadPrefix+"broadcast", true)
+	th, err := h.svc.Thread(h.ctx, key, channels.ThreadPrefix+"broadcast", true)
 	if err != nil || len(th.Messages) != 1 || th.Messages[0].Subject != "hi all" || th.Messages[0].From != "coder-1" {
 		t.Fatalf("agentmail thread channel.broadcast = %+v, %v", th, err)
 	}

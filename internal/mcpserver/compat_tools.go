@@ -3,10 +3,23 @@ package mcpserver
 import (
 	"context"
 	"os"
-	"os/exec"
-	"strings"
 	"time"
+
+	"github.com/mailgate/mailgate/internal/agentmail/channels"
+	"github.com/mailgate/mailgate/internal/agentmail/mailboxset"
+	"github.com/mailgate/mailgate/internal/gitrepo"
 )
+
+// Dialects are the storage ports of the channels and mailbox sets, on the
+// agent-mail store's database (amstore.Store implements it).
+type Dialects interface {
+	Channels() channels.Store
+	Mailboxes() mailboxset.Store
+}
+
+// gitTopLevel finds the git top level of the working directory
+// (gitrepo.TopLevel runs git; tests may stand in for it).
+var gitTopLevel = gitrepo.TopLevel
 
 // CompatOptions configure the two compatibility tool sets (channels and
 // mailbox; see docs/compat.md). The zero value is usable.
@@ -54,12 +67,8 @@ func (o CompatOptions) withDefaultsButProject() CompatOptions {
 // defaultProjectKey is the git top level of the working directory, where
 // the original mailbox system keeps its store, else the working directory.
 func defaultProjectKey() string {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	if out, err := exec.CommandContext(ctx, "git", "rev-parse", "--show-toplevel").Output(); err == nil {
-		if top := strings.TrimSpace(string(out)); strings.HasPrefix(top, "/") {
-			return top
-		}
+	if top, err := gitTopLevel(context.Background()); err == nil {
+		return top
 	}
 	if wd, err := os.Getwd(); err == nil {
 		return wd

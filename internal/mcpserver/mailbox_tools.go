@@ -16,13 +16,14 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mailgate/mailgate/internal/agentmail"
+	"github.com/mailgate/mailgate/internal/agentmail/mailboxset"
 	"github.com/mailgate/mailgate/internal/tmux"
 )
 
 // The mailbox tool set (MAILGATE_TOOLS=mailbox): exactly the four tools of
 // the tmux agent-mail CLI's stdio server — send, receive, status,
 // list-recipients — with its answers and error texts, over
-// agentmail.Mailbox. The agent is its tmux window (else AGENT_NAME); its
+// mailboxset.Set. The agent is its tmux window (else AGENT_NAME); its
 // recipients are the session's other windows minus .agentmailignore (else
 // the project's registered agents). The tools are listed in the inventory
 // (inventory.go).
@@ -46,30 +47,31 @@ type MailboxRecipient struct {
 
 type mbTools struct {
 	svc  *agentmail.Service
+	st   mailboxset.Store
 	o    CompatOptions // ProjectKey stays empty when it defaults: see mailbox
 	log  *slog.Logger
-	tmux tmuxEnv
+	tmux tmuxWindows
 
 	// The default project is the git top level, which takes a git process
 	// to find: found on the first call, not before the server answers.
 	project sync.Once
 	key     string
-	box     *agentmail.Mailbox
+	box     *mailboxset.Set
 }
 
-func newMBTools(svc *agentmail.Service, co CompatOptions) *mbTools {
+func newMBTools(svc *agentmail.Service, st mailboxset.Store, co CompatOptions) *mbTools {
 	o := co.withDefaultsButProject()
-	return &mbTools{svc: svc, o: o, log: svc.Logger(), tmux: tmuxEnv{getenv: o.Getenv}}
+	return &mbTools{svc: svc, st: st, o: o, log: svc.Logger(), tmux: tmux.Client{Getenv: o.Getenv}}
 }
 
 // mailbox is the project's mailbox; projectKey its key.
-func (t *mbTools) mailbox() *agentmail.Mailbox {
+func (t *mbTools) mailbox() *mailboxset.Set {
 	t.project.Do(func() {
 		t.key = t.o.ProjectKey
 		if t.key == "" {
 			t.key = defaultProjectKey()
 		}
-		t.box = t.svc.Mailbox(t.key)
+		t.box = mailboxset.New(t.svc, t.st, t.key)
 	})
 	return t.box
 }
@@ -86,12 +88,12 @@ type MailboxOps struct{ t *mbTools }
 
 // NewMailboxOps returns the operations over svc with the options the
 // mailbox tool set would use.
-func NewMailboxOps(svc *agentmail.Service, co CompatOptions) *MailboxOps {
-	t := newMBTools(svc, co)
+func NewMailboxOps(svc *agentmail.Service, st mailboxset.Store, co CompatOptions) *MailboxOps {
+	t := newMBTools(svc, st, co)
 	// A command asks once or twice and exits: attaching a control-mode
 	// client (and making the session's hooks see a client come and go)
 	// would cost more than the one tmux process per question it saves.
-	t.tmux.perCall = true
+	t.tmux = tmux.Client{Getenv: t.o.Getenv, PerCall: true}
 	return &MailboxOps{t: t}
 }
 
@@ -99,7 +101,7 @@ func NewMailboxOps(svc *agentmail.Service, co CompatOptions) *MailboxOps {
 func (o *MailboxOps) ProjectKey() string { return o.t.projectKey() }
 
 // Mailbox is the project's mailbox in the core.
-func (o *MailboxOps) Mailbox() *agentmail.Mailbox { return o.t.mailbox() }
+func (o *MailboxOps) Mailbox() *mailboxset.Set { return o.t.mailbox() }
 
 // Identity is the caller's mailbox name (ErrNoMailboxIdentity outside tmux
 // without AGENT_NAME).
@@ -114,7 +116,7 @@ func (o *MailboxOps) Send(ctx context.Context, recipient, message string) (int64
 }
 
 // Receive pops the caller's oldest unread message (ok false when none).
-func (o *MailboxOps) Receive(ctx context.Context) (agentmail.MailboxMessage, bool, error) {
+func (o *MailboxOps) Receive(ctx context.Context) (mailboxset.Message, bool, error) {
 	return o.t.doReceive(ctx)
 }
 
@@ -149,8 +151,8 @@ func refuse(format string, args ...any) error { return &mbError{msg: fmt.Sprintf
 // identity is the caller's mailbox name: its tmux window inside tmux, else
 // AgentName / AGENT_NAME.
 func (t *mbTools) identity(ctx context.Context) (name string, inTmux bool, err error) {
-	if t.tmux.inside() {
-		w, err := t.tmux.currentWindow(ctx)
+	if t.tmux.Inside() {
+		w, err := t.tmux.Current(ctx)
 		if err != nil {
 			return "", true, refuse("failed to get current window: %v", err)
 		}
@@ -190,7 +192,7 @@ func (t *mbTools) ignored() map[string]bool {
 // (channels agents), for the refusal's words.
 func (t *mbTools) candidates(ctx context.Context, inTmux bool) (names, unreadable []string, err error) {
 	if inTmux {
-		ws, err := t.tmux.windows(ctx)
+		ws, err := t.tmux.Windows(ctx)
 		if err != nil {
 			return nil, nil, refuse("failed to list windows: %v", err)
 		}
@@ -208,7 +210,7 @@ func sameName(a, b string, inTmux bool) bool {
 
 func (t *mbTools) send(ctx context.Context, in mbSendIn) (*mcp.CallToolResult, error) {
 	id, err := t.doSend(ctx, in.Recipient, in.Message)
-	if errors.Is(err, agentmail.ErrMailboxTooLarge) {
+	if errors.Is(err, mailboxset.ErrTooLarge) {
 		// FR-013: a JSON-RPC error, not a tool answer.
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 	}
@@ -220,7 +222,7 @@ func (t *mbTools) send(ctx context.Context, in mbSendIn) (*mcp.CallToolResult, e
 
 func (t *mbTools) doSend(ctx context.Context, to, message string) (int64, error) {
 	in := mbSendIn{Recipient: to, Message: message}
-	if err := agentmail.CheckMailboxMessage(in.Message); err != nil {
+	if err := mailboxset.CheckMessage(in.Message); err != nil {
 		return 0, err
 	}
 	me, inTmux, err := t.identity(ctx)
@@ -253,10 +255,10 @@ func (t *mbTools) doSend(ctx context.Context, to, message string) (int64, error)
 	return t.mailbox().Send(ctx, me, recipient, in.Message)
 }
 
-func (t *mbTools) doReceive(ctx context.Context) (agentmail.MailboxMessage, bool, error) {
+func (t *mbTools) doReceive(ctx context.Context) (mailboxset.Message, bool, error) {
 	me, _, err := t.identity(ctx)
 	if err != nil {
-		return agentmail.MailboxMessage{}, false, err
+		return mailboxset.Message{}, false, err
 	}
 	return t.mailbox().Receive(ctx, me)
 }
@@ -281,9 +283,9 @@ func (t *mbTools) status(ctx context.Context, in mbStatusIn) (*mcp.CallToolResul
 
 func (t *mbTools) doStatus(ctx context.Context, status string) error {
 	switch status {
-	case agentmail.MailboxReady, agentmail.MailboxWork, agentmail.MailboxOffline:
+	case mailboxset.Ready, mailboxset.Work, mailboxset.Offline:
 	default:
-		return agentmail.InvalidMailboxStatus(status) // before identity: the value is wrong wherever we run
+		return mailboxset.InvalidStatus(status) // before identity: the value is wrong wherever we run
 	}
 	me, _, err := t.identity(ctx)
 	if err != nil {
@@ -331,34 +333,13 @@ func (t *mbTools) doRecipients(ctx context.Context) ([]MailboxRecipient, error) 
 	return out.Recipients, nil
 }
 
-// tmuxEnv is the tmux the process runs in ($TMUX, $TMUX_PANE, as Getenv
-// reads them). Its questions go to the process's control-mode client
-// (tmux.Shared: one connection that follows tmux's notifications), or, where
-// control mode cannot start, to one tmux process per question.
-type tmuxEnv struct {
-	getenv  func(string) string
-	perCall bool // always one tmux process per question (mailgate mailbox)
-}
-
-func (e tmuxEnv) inside() bool { return e.getenv("TMUX") != "" }
-
-func (e tmuxEnv) view(ctx context.Context) tmux.View {
-	env, _ := tmux.EnvFrom(e.getenv)
-	if e.perCall {
-		return tmux.Exec{Env: env}
-	}
-	if f, err := tmux.Shared(ctx, env); err == nil {
-		return f
-	}
-	return tmux.Exec{Env: env}
-}
-
-func (e tmuxEnv) currentWindow(ctx context.Context) (string, error) {
-	return e.view(ctx).Current(ctx)
-}
-
-func (e tmuxEnv) windows(ctx context.Context) ([]string, error) {
-	return e.view(ctx).Windows(ctx)
+// tmuxWindows is what the mailbox set asks tmux: whether the process runs
+// inside it, the caller's window and its session's windows (tmux.Client
+// answers, running tmux; tests may stand in).
+type tmuxWindows interface {
+	Inside() bool
+	Current(ctx context.Context) (string, error)
+	Windows(ctx context.Context) ([]string, error)
 }
 
 // ErrTmuxSessionEnded is what WatchTmuxSession returns when the tmux

@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mailgate/mailgate/internal/agentmail"
+	"github.com/mailgate/mailgate/internal/agentmail/mailboxset"
 	"github.com/mailgate/mailgate/internal/config"
 	"github.com/mailgate/mailgate/internal/store/storetest"
 )
@@ -106,7 +107,7 @@ func TestMailboxCycle(t *testing.T) {
 		ids = append(ids, id)
 	}
 	for i, want := range []string{"first", "second\nline two"} {
-		var m agentmail.MailboxMessage
+		var m mailboxset.Message
 		if err := json.Unmarshal([]byte(mbOK(t, bob, "receive", nil)), &m); err != nil {
 			t.Fatal(err)
 		}
@@ -166,9 +167,9 @@ func TestMailboxErrors(t *testing.T) {
 func TestMailboxSizeLimit(t *testing.T) {
 	alice, bob, _, _ := mbPair(t)
 	mbOK(t, bob, "status", map[string]any{"status": "ready"})
-	mbOK(t, alice, "send", map[string]any{"recipient": "bob", "message": strings.Repeat("x", agentmail.MailboxMaxBytes)})
+	mbOK(t, alice, "send", map[string]any{"recipient": "bob", "message": strings.Repeat("x", mailboxset.MaxBytes)})
 	_, err := alice.cs.CallTool(alice.ctx, &mcp.CallToolParams{Name: "send",
-		Arguments: map[string]any{"recipient": "bob", "message": strings.Repeat("é", agentmail.MailboxMaxBytes/2) + "x"}})
+		Arguments: map[string]any{"recipient": "bob", "message": strings.Repeat("é", mailboxset.MaxBytes/2) + "x"}})
 	var wire *jsonrpc.Error
 	if !errors.As(err, &wire) || wire.Code != jsonrpc.CodeInvalidParams || !strings.Contains(wire.Message, "64KB") {
 		t.Fatalf("oversized send: err = %v, want a JSON-RPC invalid-params error naming the 64KB limit", err)
@@ -179,7 +180,7 @@ func TestMailboxSizeLimit(t *testing.T) {
 // flag; ready keeps it.
 func TestMailboxStatusNotified(t *testing.T) {
 	_, bob, svc, dir := mbPair(t)
-	mb := svc.Mailbox(dir)
+	mb := mailboxset.New(svc, dialects(t, svc).Mailboxes(), dir)
 	for _, c := range []struct {
 		status      string
 		keepsNotify bool
@@ -218,7 +219,7 @@ func TestMailboxOneCore(t *testing.T) {
 	if _, err := svc.Send(context.Background(), agentmail.SendParams{ProjectKey: dir, Sender: "alice", To: []string{"bob"}, Subject: "s", BodyMD: "via agentmail"}); err != nil {
 		t.Fatal(err)
 	}
-	var m agentmail.MailboxMessage
+	var m mailboxset.Message
 	json.Unmarshal([]byte(mbOK(t, bob, "receive", nil)), &m)
 	if m.From != "alice" || m.Message != "via agentmail" {
 		t.Fatalf("mailbox receive of agentmail mail = %+v", m)
@@ -322,7 +323,7 @@ func TestMailboxRealTmux(t *testing.T) {
 		}
 	}
 	mbOK(t, alice, "send", map[string]any{"recipient": "bob", "message": "hello from alice's window"})
-	var m agentmail.MailboxMessage
+	var m mailboxset.Message
 	json.Unmarshal([]byte(mbOK(t, bob, "receive", nil)), &m)
 	if m.From != "alice" || m.Message != "hello from alice's window" {
 		t.Fatalf("bob received %+v", m)
@@ -399,8 +400,9 @@ func TestMailboxServeEndsWithTmuxSession(t *testing.T) {
 		return ""
 	}
 	dir := t.TempDir()
+	svc := compatService(t, storetest.DSN(t), nil)
 	srv, err := New(Deps{Version: "test", Tools: []string{config.ToolsMailbox},
-		AgentMail: compatService(t, storetest.DSN(t), nil), Compat: CompatOptions{ProjectKey: dir, Getenv: getenv}})
+		AgentMail: svc, Dialects: dialects(t, svc), Compat: CompatOptions{ProjectKey: dir, Getenv: getenv}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -507,7 +509,8 @@ func TestMailboxOpsAskTmuxPerCall(t *testing.T) {
 		}
 		return ""
 	}
-	ops := NewMailboxOps(compatService(t, storetest.DSN(t), nil), CompatOptions{ProjectKey: t.TempDir(), Getenv: getenv})
+	svc := compatService(t, storetest.DSN(t), nil)
+	ops := NewMailboxOps(svc, dialects(t, svc).Mailboxes(), CompatOptions{ProjectKey: t.TempDir(), Getenv: getenv})
 	ctx := context.Background()
 	if me, err := ops.Identity(ctx); err != nil || me != "alice" {
 		t.Fatalf("Identity = %q, %v", me, err)

@@ -67,6 +67,9 @@ type Deps struct {
 	// or "minimal" (AgentMailMinimalTools), as TOOLS_FILTER_PROFILE.
 	AgentMailProfile string
 	Compat           CompatOptions // options of the channels and mailbox sets
+	// Dialects are the storage ports of the channels and mailbox sets on
+	// AgentMail's database (amstore.Store is one): required with those sets.
+	Dialects Dialects
 }
 
 // New builds the server with every enabled tool set registered: the
@@ -102,15 +105,15 @@ func New(d Deps) (*mcp.Server, error) {
 			recv = &amTools{svc: d.AgentMail}
 			addAgentMailResources(s, d.AgentMail)
 		case config.ToolsChannels:
-			if d.AgentMail == nil {
+			if d.AgentMail == nil || d.Dialects == nil {
 				return nil, errors.New("building server: the channels tool set needs the agent-mail store")
 			}
 			recv = newCHTools(d)
 		case config.ToolsMailbox:
-			if d.AgentMail == nil {
+			if d.AgentMail == nil || d.Dialects == nil {
 				return nil, errors.New("building server: the mailbox tool set needs the agent-mail store")
 			}
-			recv = newMBTools(d.AgentMail, d.Compat)
+			recv = newMBTools(d.AgentMail, d.Dialects.Mailboxes(), d.Compat)
 		default:
 			return nil, fmt.Errorf("building server: tool set %q is not available yet", set)
 		}

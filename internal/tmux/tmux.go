@@ -196,3 +196,33 @@ func Shared(ctx context.Context, e Env) (*Follower, error) {
 	shared.m[e] = f
 	return f, nil
 }
+
+// Client asks the tmux the process runs in ($TMUX and $TMUX_PANE, as
+// Getenv reads them) who the caller is and who else is in its session. Its
+// questions go to the process's control-mode client (Shared: one connection
+// that follows tmux's notifications), or, where control mode cannot start,
+// to one tmux process per question.
+type Client struct {
+	Getenv  func(string) string
+	PerCall bool // always one tmux process per question (a command that asks once)
+}
+
+// Inside reports whether the process runs inside tmux.
+func (c Client) Inside() bool { return c.Getenv("TMUX") != "" }
+
+func (c Client) view(ctx context.Context) View {
+	env, _ := EnvFrom(c.Getenv)
+	if c.PerCall {
+		return Exec{Env: env}
+	}
+	if f, err := Shared(ctx, env); err == nil {
+		return f
+	}
+	return Exec{Env: env}
+}
+
+// Current is the name of the window the process's pane is in.
+func (c Client) Current(ctx context.Context) (string, error) { return c.view(ctx).Current(ctx) }
+
+// Windows are the names of the session's windows, in index order.
+func (c Client) Windows(ctx context.Context) ([]string, error) { return c.view(ctx).Windows(ctx) }

@@ -7,25 +7,62 @@ import (
 	"context"
 
 	"github.com/mailgate/mailgate/internal/agentmail"
+	"github.com/mailgate/mailgate/internal/agentmail/channels"
+	"github.com/mailgate/mailgate/internal/agentmail/mailboxset"
 	"github.com/mailgate/mailgate/internal/agentmail/postgres"
 	"github.com/mailgate/mailgate/internal/agentmail/sqlite"
 	"github.com/mailgate/mailgate/internal/store"
 )
 
+// Store is an engine's agent-mail store: the core's port, and the storage
+// ports of the dialects beside the core, on the same database. Both engines
+// implement all of it (checked here, at compile time).
+type Store interface {
+	agentmail.Store
+	// Channels is the channels set's port (agentmail/channels).
+	Channels() channels.Store
+	// Mailboxes is the mailbox set's port (agentmail/mailboxset).
+	Mailboxes() mailboxset.Store
+}
+
+var (
+	_ Store = (*sqlite.Store)(nil)
+	_ Store = (*postgres.Store)(nil)
+)
+
 // Open migrates the agent-mail schema on db and returns its store. The
 // caller keeps ownership of db.
-func Open(ctx context.Context, db *store.DB) (agentmail.Store, error) {
+func Open(ctx context.Context, db *store.DB) (Store, error) {
 	if db.Dialect == store.Postgres {
-		return postgres.Open(ctx, db)
+		st, err := postgres.Open(ctx, db)
+		if err != nil {
+			return nil, err // not a typed nil in the interface
+		}
+		return st, nil
 	}
-	return sqlite.Open(ctx, db)
+	st, err := sqlite.Open(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	return st, nil
 }
 
 // NewService opens the store on db and builds the Service over it.
 func NewService(ctx context.Context, db *store.DB, opts agentmail.Options) (*agentmail.Service, error) {
+	svc, _, err := NewServiceStore(ctx, db, opts)
+	return svc, err
+}
+
+// NewServiceStore is NewService also returning the store, whose dialect
+// ports (Channels, Mailboxes) serve the channels and mailbox sets.
+func NewServiceStore(ctx context.Context, db *store.DB, opts agentmail.Options) (*agentmail.Service, Store, error) {
 	st, err := Open(ctx, db)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return agentmail.New(st, opts)
+	svc, err := agentmail.New(st, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	return svc, st, nil
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/mailgate/mailgate/internal/agentmail"
 	"github.com/mailgate/mailgate/internal/agentmail/amstore"
+	"github.com/mailgate/mailgate/internal/agentmail/channels"
 	"github.com/mailgate/mailgate/internal/store"
 	"github.com/mailgate/mailgate/internal/store/storetest"
 )
@@ -32,12 +33,20 @@ func open(tb testing.TB, opts agentmail.Options) *agentmail.Service {
 // service builds a service over db.
 func service(tb testing.TB, db *store.DB, opts agentmail.Options) *agentmail.Service {
 	tb.Helper()
-	svc, err := amstore.NewService(context.Background(), db, opts)
+	svc, _ := serviceStore(tb, db, opts)
+	return svc
+}
+
+// serviceStore builds a service over db and returns its store too, for
+// the dialects' ports.
+func serviceStore(tb testing.TB, db *store.DB, opts agentmail.Options) (*agentmail.Service, amstore.Store) {
+	tb.Helper()
+	svc, st, err := amstore.NewServiceStore(context.Background(), db, opts)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { svc.Close() }) // before the DB's: it stops the indexer
-	return svc
+	return svc, st
 }
 
 // handles opens one fresh store n times: separate pools on one database.
@@ -383,8 +392,12 @@ func TestAgentMailStaleSweepAcrossHandles(t *testing.T) {
 	opts := agentmail.Options{Now: func() time.Time { return time.Unix(0, clock.Load()) }}
 	dbs := handles(t, 2)
 	const stale = 2 * time.Minute
-	chOpts := agentmail.ChannelsOptions{ProjectKey: "/proj", StaleAfter: stale, SweepInterval: 24 * time.Hour}
-	chs := []*agentmail.Channels{service(t, dbs[0], opts).Channels(chOpts), service(t, dbs[1], opts).Channels(chOpts)}
+	chOpts := channels.Options{ProjectKey: "/proj", StaleAfter: stale, SweepInterval: 24 * time.Hour}
+	chs := make([]*channels.Set, len(dbs))
+	for i, db := range dbs {
+		svc, st := serviceStore(t, db, opts)
+		chs[i] = channels.New(svc, st.Channels(), chOpts)
+	}
 	rounds, perRound := 8, 5
 	if testing.Short() {
 		rounds = 3
@@ -421,7 +434,7 @@ func TestAgentMailStaleSweepAcrossHandles(t *testing.T) {
 		if got := count(t, dbs[0], `SELECT count(*) FROM am_ch_agents WHERE stale_us IS NOT NULL`); got != total {
 			t.Fatalf("round %d: %d agents marked stale, want %d", round, got, total)
 		}
-		if got := count(t, dbs[1], `SELECT count(*) FROM am_messages WHERE subject = '`+agentmail.StaleSubject+`'`); got != total {
+		if got := count(t, dbs[1], `SELECT count(*) FROM am_messages WHERE subject = '`+channels.StaleSubject+`'`); got != total {
 			t.Fatalf("round %d: %d agent-stale broadcasts, want %d", round, got, total)
 		}
 	}

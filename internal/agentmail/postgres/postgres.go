@@ -95,13 +95,11 @@ var (
 	_ agentmail.Store        = (*Store)(nil)
 	_ agentmail.ScopedWriter = (*Store)(nil)
 	_ agentmail.Tx           = (*tx)(nil)
-	_ agentmail.ChannelsTx   = (*tx)(nil)
-	_ agentmail.MailboxTx    = (*tx)(nil)
 )
 
 // Open applies the agent-mail migrations to db and returns the store. The
 // caller keeps ownership of db; Close does not close it.
-func Open(ctx context.Context, db *store.DB) (agentmail.Store, error) {
+func Open(ctx context.Context, db *store.DB) (*Store, error) {
 	if db.Dialect != store.Postgres {
 		return nil, fmt.Errorf("opening agent-mail store: %s is not a PostgreSQL database", db.Where)
 	}
@@ -131,6 +129,14 @@ func (s *Store) Close() error { return nil }
 // under SERIALIZABLE it can also mean a lost race (see the package
 // comment); if it persists it is reported as agentmail.ErrConflict.
 func (s *Store) Write(ctx context.Context, fn func(agentmail.Tx) error) error {
+	return s.write(ctx, own(fn))
+}
+
+// own is fn on the store's own transaction.
+func own(fn func(agentmail.Tx) error) func(*tx) error { return func(t *tx) error { return fn(t) } }
+
+// write is Write with the store's own transaction (the dialects' ports use it).
+func (s *Store) write(ctx context.Context, fn func(*tx) error) error {
 	s.lane.RLock()
 	err := s.attempt(ctx, fn)
 	s.lane.RUnlock()
@@ -211,7 +217,8 @@ func (t *tx) TouchAgent(ctx context.Context, agentID int64, at time.Time) error 
 //
 // With scope.Always every writer queues; otherwise the first attempt runs
 // as Write's does and only a writer that lost a race queues.
-func (s *Store) WriteScoped(ctx context.Context, scope agentmail.Scope, fn func(agentmail.Tx) error) error {
+func (s *Store) WriteScoped(ctx context.Context, scope agentmail.Scope, afn func(agentmail.Tx) error) error {
+	fn := own(afn)
 	if !scope.Always {
 		s.lane.RLock()
 		err := s.attempt(ctx, fn)
@@ -231,7 +238,7 @@ func (s *Store) WriteScoped(ctx context.Context, scope agentmail.Scope, fn func(
 // everyone; a queue of one would add a hand-over (a connection, a lock round
 // trip) between every two writers, where PostgreSQL hands the lock from one
 // waiting connection to the next at once.
-func (s *Store) writeQueued(ctx context.Context, scope string, fn func(agentmail.Tx) error) error {
+func (s *Store) writeQueued(ctx context.Context, scope string, fn func(*tx) error) error {
 	q, _ := s.queues.LoadOrStore(scope, make(chan struct{}, queueDepth))
 	slots := q.(chan struct{})
 	select {
@@ -293,7 +300,7 @@ func scopeKey(scope string) int64 {
 
 // attemptOn runs fn once in a transaction on conn and commits it.
 // It returns the committed transaction's state (see Store.touch).
-func (s *Store) attemptOn(ctx context.Context, conn *sql.Conn, fn func(agentmail.Tx) error) (*tx, error) {
+func (s *Store) attemptOn(ctx context.Context, conn *sql.Conn, fn func(*tx) error) (*tx, error) {
 	sqltx, err := conn.BeginTx(ctx, s.db.WriteOptions())
 	if err != nil {
 		return nil, fmt.Errorf("beginning transaction: %w", err)
@@ -310,7 +317,7 @@ func (s *Store) attemptOn(ctx context.Context, conn *sql.Conn, fn func(agentmail
 }
 
 // attempt runs fn once in a write transaction and commits it.
-func (s *Store) attempt(ctx context.Context, fn func(agentmail.Tx) error) error {
+func (s *Store) attempt(ctx context.Context, fn func(*tx) error) error {
 	sqltx, err := s.db.BeginTx(ctx, s.db.WriteOptions())
 	if err != nil {
 		return fmt.Errorf("beginning transaction: %w", err)
@@ -329,6 +336,11 @@ func (s *Store) attempt(ctx context.Context, fn func(agentmail.Tx) error) error 
 
 // Read runs fn on one consistent read-only snapshot.
 func (s *Store) Read(ctx context.Context, fn func(agentmail.Tx) error) error {
+	return s.read(ctx, own(fn))
+}
+
+// read is Read with the store's own transaction (the dialects' ports use it).
+func (s *Store) read(ctx context.Context, fn func(*tx) error) error {
 	return s.db.Read(ctx, func(sqltx *sql.Tx) error { return run(sqltx, fn) })
 }
 
@@ -338,13 +350,13 @@ func (s *Store) Read(ctx context.Context, fn func(agentmail.Tx) error) error {
 // bare ROLLBACK (pgx: "commit unexpectedly resulted in rollback"), which
 // hides the cause and which no retry recognises. Returned here instead, a
 // serialization failure keeps its SQLSTATE and the transaction runs again.
-func run(sqltx *sql.Tx, fn func(agentmail.Tx) error) error {
+func run(sqltx *sql.Tx, fn func(*tx) error) error {
 	_, err := runTx(sqltx, fn)
 	return err
 }
 
 // runTx is run, returning the transaction's state for after its commit.
-func runTx(sqltx *sql.Tx, fn func(agentmail.Tx) error) (*tx, error) {
+func runTx(sqltx *sql.Tx, fn func(*tx) error) (*tx, error) {
 	t := &tx{tx: sqltx}
 	t.Tx = amsql.NewTx(t, queries)
 	if err := fn(t); err != nil {
@@ -356,10 +368,10 @@ func runTx(sqltx *sql.Tx, fn func(agentmail.Tx) error) (*tx, error) {
 	return t, nil
 }
 
-// tx implements agentmail.Tx, ChannelsTx and MailboxTx on one transaction:
-// the statements both engines share through amsql.Tx, run by the Querier
-// below, and the ones that are PostgreSQL's own (InsertMessage, Search,
-// TouchAgent, the channels and mailbox sets).
+// tx implements agentmail.Tx on one transaction: the statements both
+// engines share through amsql.Tx, run by the Querier below, and the ones
+// that are PostgreSQL's own (InsertMessage, Search, TouchAgent); the
+// dialects' ports are in channels.go.
 type tx struct {
 	amsql.Tx
 	tx     *sql.Tx

@@ -34,7 +34,7 @@ func twoServers(t *testing.T) (a, b *Store, db *store.DB, scope string) {
 	}
 	var r [6]byte
 	rand.Read(r[:])
-	return sa.(*Store), sb.(*Store), db, "test:" + hex.EncodeToString(r[:])
+	return sa, sb, db, "test:" + hex.EncodeToString(r[:])
 }
 
 // waitingOn polls pg_locks until n connections wait for scope's lock.
@@ -268,7 +268,7 @@ func TestConcurrentSendsDoNotConflict(t *testing.T) {
 	for i := range n {
 		inserted[i], commit[i], results[i] = make(chan error, 1), make(chan struct{}), make(chan error, 1)
 		go func() {
-			results[i] <- a.attempt(ctx, func(atx agentmail.Tx) error {
+			results[i] <- a.attempt(ctx, own(func(atx agentmail.Tx) error {
 				m := agentmail.Message{ProjectID: p.ID, SenderID: agents[0].ID, Subject: "s", BodyMD: "b", Importance: "normal", CreatedAt: now,
 					Recipients: []agentmail.Recipient{{AgentID: agents[1].ID, Kind: agentmail.KindTo, DeliveredAt: now}}}
 				err := atx.InsertMessage(ctx, &m)
@@ -277,7 +277,7 @@ func TestConcurrentSendsDoNotConflict(t *testing.T) {
 					<-commit[i]
 				}
 				return err
-			})
+			}))
 		}()
 		if err := <-inserted[i]; err != nil { // the sends write in order 0, 1, 2
 			for j := range i {

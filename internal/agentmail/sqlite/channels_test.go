@@ -8,6 +8,8 @@ import (
 	"testing/fstest"
 
 	"github.com/mailgate/mailgate/internal/agentmail"
+	"github.com/mailgate/mailgate/internal/agentmail/channels"
+	"github.com/mailgate/mailgate/internal/agentmail/mailboxset"
 	amsqlite "github.com/mailgate/mailgate/internal/agentmail/sqlite"
 	"github.com/mailgate/mailgate/internal/store"
 )
@@ -32,12 +34,25 @@ func TestChannelsMigrationUpgrade(t *testing.T) {
 	}
 	db.Close()
 
-	svc := open(t, path)
-	mb := svc.Mailbox(dir)
+	db, err = store.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	st, err := amsqlite.Open(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := agentmail.New(st, agentmail.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { svc.Close() }) // before the DB's: it stops the indexer
+	mb := mailboxset.New(svc, st.Mailboxes(), dir)
 	if _, err := mb.Send(ctx, "alice", "bob", "hello"); err != nil {
 		t.Fatal(err)
 	}
-	ch := svc.Channels(agentmail.ChannelsOptions{ProjectKey: dir})
+	ch := channels.New(svc, st.Channels(), channels.Options{ProjectKey: dir})
 	r, err := ch.Register(ctx, "alice", "coder") // the mailbox's alice is free: she acts as that agent
 	if err != nil {
 		t.Fatal(err)

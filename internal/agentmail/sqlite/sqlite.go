@@ -107,6 +107,11 @@ func (s *Store) Close() error {
 // many sends, which is what keeps a busy client far above the per-commit
 // rate. A lone call runs in a transaction of its own, with no savepoint.
 func (s *Store) Write(ctx context.Context, fn func(agentmail.Tx) error) error {
+	return s.write(ctx, func(t *tx) error { return fn(t) })
+}
+
+// write is Write with the store's own transaction (the dialects' ports use it).
+func (s *Store) write(ctx context.Context, fn func(*tx) error) error {
 	req := &writeReq{ctx: ctx, fn: fn, done: make(chan error, 1)}
 	s.qmu.Lock()
 	s.queue = append(s.queue, req)
@@ -146,7 +151,7 @@ const maxBatch = 64
 
 type writeReq struct {
 	ctx  context.Context
-	fn   func(agentmail.Tx) error
+	fn   func(*tx) error
 	done chan error
 }
 
@@ -216,6 +221,11 @@ func (s *Store) runOnce(batch []*writeReq) ([]error, error) {
 
 // Read runs fn in a read-only (deferred) transaction.
 func (s *Store) Read(ctx context.Context, fn func(agentmail.Tx) error) error {
+	return s.read(ctx, func(t *tx) error { return fn(t) })
+}
+
+// read is Read with the store's own transaction (the dialects' ports use it).
+func (s *Store) read(ctx context.Context, fn func(*tx) error) error {
 	return s.retry(ctx, func() error { return s.run(ctx, &sql.TxOptions{ReadOnly: true}, fn) })
 }
 
@@ -234,7 +244,7 @@ func (s *Store) retry(ctx context.Context, f func() error) error {
 	}
 }
 
-func (s *Store) run(ctx context.Context, opts *sql.TxOptions, fn func(agentmail.Tx) error) error {
+func (s *Store) run(ctx context.Context, opts *sql.TxOptions, fn func(*tx) error) error {
 	sqltx, err := s.db.BeginTx(ctx, opts)
 	if err != nil {
 		return fmt.Errorf("beginning transaction: %w", err)

@@ -1,4 +1,4 @@
-package agentmail
+package mailboxset
 
 import (
 	"bufio"
@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/mailgate/mailgate/internal/agentmail"
 )
 
 // Importing a four-tool system's mailbox. The original keeps its store in
@@ -25,8 +27,8 @@ import (
 // kept unless the agent already has one here. Each message is recorded by
 // its mailbox and original id, so a second import adds nothing.
 
-// MailboxFileMessage is one line of .agentmail/mailboxes/<name>.jsonl.
-type MailboxFileMessage struct {
+// FileMessage is one line of .agentmail/mailboxes/<name>.jsonl.
+type FileMessage struct {
 	ID        string    `json:"id"`
 	From      string    `json:"from"`
 	To        string    `json:"to"`
@@ -35,8 +37,8 @@ type MailboxFileMessage struct {
 	CreatedAt time.Time `json:"created_at"`
 }
 
-// MailboxFileRecipient is one line of .agentmail/recipients.jsonl.
-type MailboxFileRecipient struct {
+// FileRecipient is one line of .agentmail/recipients.jsonl.
+type FileRecipient struct {
 	Recipient  string    `json:"recipient"`
 	Status     string    `json:"status"`
 	UpdatedAt  time.Time `json:"updated_at"`
@@ -44,11 +46,11 @@ type MailboxFileRecipient struct {
 	LastReadAt int64     `json:"last_read_at,omitempty"`
 }
 
-// MailboxExport is a parsed .agentmail/ directory.
-type MailboxExport struct {
-	Dir        string                          // the .agentmail directory read
-	Mailboxes  map[string][]MailboxFileMessage // by mailbox (file) name, in file order
-	Recipients []MailboxFileRecipient
+// Export is a parsed .agentmail/ directory.
+type Export struct {
+	Dir        string                   // the .agentmail directory read
+	Mailboxes  map[string][]FileMessage // by mailbox (file) name, in file order
+	Recipients []FileRecipient
 }
 
 // Bounds of an import: a line is one message (the original refuses
@@ -60,40 +62,40 @@ const (
 	mailboxIDMaxSize = 64
 )
 
-// ParseMailboxMessage parses and checks one mailbox line.
-func ParseMailboxMessage(line []byte) (MailboxFileMessage, error) {
-	var m MailboxFileMessage
+// ParseMessage parses and checks one mailbox line.
+func ParseMessage(line []byte) (FileMessage, error) {
+	var m FileMessage
 	dec := json.NewDecoder(bytes.NewReader(line))
 	if err := dec.Decode(&m); err != nil {
-		return MailboxFileMessage{}, fmt.Errorf("not a mailbox message: %w", err)
+		return FileMessage{}, fmt.Errorf("not a mailbox message: %w", err)
 	}
 	if dec.More() {
-		return MailboxFileMessage{}, errors.New("not a mailbox message: more than one JSON value on the line")
+		return FileMessage{}, errors.New("not a mailbox message: more than one JSON value on the line")
 	}
 	switch {
 	case strings.TrimSpace(m.ID) == "" || len(m.ID) > mailboxIDMaxSize:
-		return MailboxFileMessage{}, fmt.Errorf("message id %q: want 1 to %d characters", m.ID, mailboxIDMaxSize)
+		return FileMessage{}, fmt.Errorf("message id %q: want 1 to %d characters", m.ID, mailboxIDMaxSize)
 	case validMailboxName(m.From) != nil:
-		return MailboxFileMessage{}, fmt.Errorf("message %s: from: %w", m.ID, validMailboxName(m.From))
+		return FileMessage{}, fmt.Errorf("message %s: from: %w", m.ID, validMailboxName(m.From))
 	case m.To != "" && validMailboxName(m.To) != nil:
-		return MailboxFileMessage{}, fmt.Errorf("message %s: to: %w", m.ID, validMailboxName(m.To))
+		return FileMessage{}, fmt.Errorf("message %s: to: %w", m.ID, validMailboxName(m.To))
 	}
 	return m, nil
 }
 
-// ParseMailboxRecipient parses and checks one recipients.jsonl line.
-func ParseMailboxRecipient(line []byte) (MailboxFileRecipient, error) {
-	var r MailboxFileRecipient
+// ParseRecipient parses and checks one recipients.jsonl line.
+func ParseRecipient(line []byte) (FileRecipient, error) {
+	var r FileRecipient
 	if err := json.Unmarshal(line, &r); err != nil {
-		return MailboxFileRecipient{}, fmt.Errorf("not a recipient state: %w", err)
+		return FileRecipient{}, fmt.Errorf("not a recipient state: %w", err)
 	}
 	if err := validMailboxName(r.Recipient); err != nil {
-		return MailboxFileRecipient{}, fmt.Errorf("recipient: %w", err)
+		return FileRecipient{}, fmt.Errorf("recipient: %w", err)
 	}
 	switch r.Status {
-	case MailboxReady, MailboxWork, MailboxOffline:
+	case Ready, Work, Offline:
 	default:
-		return MailboxFileRecipient{}, fmt.Errorf("recipient %s: status %q is not ready, work or offline", r.Recipient, r.Status)
+		return FileRecipient{}, fmt.Errorf("recipient %s: status %q is not ready, work or offline", r.Recipient, r.Status)
 	}
 	return r, nil
 }
@@ -110,10 +112,10 @@ func validMailboxName(name string) error {
 	return nil
 }
 
-// ReadMailboxDir reads a .agentmail directory: dir is either it or the
+// ReadDir reads a .agentmail directory: dir is either it or the
 // directory holding it (the original's git root). Every line must parse:
 // an import is all of a mailbox or an error naming the file and line.
-func ReadMailboxDir(dir string) (MailboxExport, error) {
+func ReadDir(dir string) (Export, error) {
 	root := dir
 	if fi, err := os.Stat(filepath.Join(dir, ".agentmail")); err == nil && fi.IsDir() {
 		root = filepath.Join(dir, ".agentmail")
@@ -121,21 +123,21 @@ func ReadMailboxDir(dir string) (MailboxExport, error) {
 	boxes := filepath.Join(root, "mailboxes")
 	entries, err := os.ReadDir(boxes)
 	if err != nil {
-		return MailboxExport{}, fmt.Errorf("reading %s: %w (want a .agentmail directory, or the directory holding it)", boxes, err)
+		return Export{}, fmt.Errorf("reading %s: %w (want a .agentmail directory, or the directory holding it)", boxes, err)
 	}
-	out := MailboxExport{Dir: root, Mailboxes: map[string][]MailboxFileMessage{}}
+	out := Export{Dir: root, Mailboxes: map[string][]FileMessage{}}
 	for _, e := range entries {
 		name, ok := strings.CutSuffix(e.Name(), ".jsonl")
 		if !ok || e.IsDir() {
 			continue
 		}
 		if err := validMailboxName(name); err != nil {
-			return MailboxExport{}, fmt.Errorf("%s: %w", e.Name(), err)
+			return Export{}, fmt.Errorf("%s: %w", e.Name(), err)
 		}
 		path := filepath.Join(boxes, e.Name())
-		var msgs []MailboxFileMessage
+		var msgs []FileMessage
 		err := readJSONL(path, func(line []byte) error {
-			m, err := ParseMailboxMessage(line)
+			m, err := ParseMessage(line)
 			if err == nil && m.To != "" && m.To != name {
 				err = fmt.Errorf("message %s is to %q but stored in %s's mailbox", m.ID, m.To, name)
 			}
@@ -143,17 +145,17 @@ func ReadMailboxDir(dir string) (MailboxExport, error) {
 			return err
 		})
 		if err != nil {
-			return MailboxExport{}, err
+			return Export{}, err
 		}
 		out.Mailboxes[name] = msgs
 	}
 	err = readJSONL(filepath.Join(root, "recipients.jsonl"), func(line []byte) error {
-		r, err := ParseMailboxRecipient(line)
+		r, err := ParseRecipient(line)
 		out.Recipients = append(out.Recipients, r)
 		return err
 	})
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return MailboxExport{}, err
+		return Export{}, err
 	}
 	return out, nil
 }
@@ -208,10 +210,10 @@ type ImportResult struct {
 // imported (same mailbox, same original id) are skipped. Each mailbox is
 // one transaction, its messages in file order, so receive pops unread mail
 // oldest first as the original would.
-func (m *Mailbox) Import(ctx context.Context, exp MailboxExport) (ImportResult, error) {
+func (m *Set) Import(ctx context.Context, exp Export) (ImportResult, error) {
 	var res ImportResult
-	if err := m.ensureProject(ctx); err != nil {
-		return res, err
+	if err := m.project.Ensure(ctx, m.s, m.projectKey); err != nil {
+		return res, err // even an empty import names its project
 	}
 	names := make([]string, 0, len(exp.Mailboxes))
 	for n := range exp.Mailboxes {
@@ -220,20 +222,9 @@ func (m *Mailbox) Import(ctx context.Context, exp MailboxExport) (ImportResult, 
 	slices.Sort(names)
 	for _, box := range names {
 		var one ImportResult
-		err := m.s.st.Write(ctx, func(t Tx) error {
+		err := m.inProject(ctx, true, func(tx Tx, p agentmail.Project) error {
 			one = ImportResult{}
-			tx, ok := t.(interface {
-				Tx
-				ClaimMailboxImport(ctx context.Context, projectID int64, mailbox, origID string) (bool, error)
-			})
-			if !ok {
-				return errUnsupported
-			}
-			p, err := m.s.project(ctx, tx, m.projectKey)
-			if err != nil {
-				return err
-			}
-			now := m.s.clock()
+			now := m.s.Now()
 			for _, fm := range exp.Mailboxes[box] {
 				fresh, err := tx.ClaimMailboxImport(ctx, p.ID, box, fm.ID)
 				if err != nil {
@@ -247,23 +238,13 @@ func (m *Mailbox) Import(ctx context.Context, exp MailboxExport) (ImportResult, 
 				if at.IsZero() || at.After(now) {
 					at = now
 				}
-				from, err := ensureCoreAgent(ctx, tx, p, fm.From, "mailbox", now)
+				msg, err := deliver(ctx, tx, p, fm.From, box, fm.Message, at, now)
 				if err != nil {
-					return err
-				}
-				to, err := ensureCoreAgent(ctx, tx, p, box, "mailbox", now)
-				if err != nil {
-					return err
-				}
-				msg := Message{ProjectID: p.ID, SenderID: from.ID, Subject: mailboxSubject(fm.Message), BodyMD: fm.Message,
-					Importance: ImportanceNormal, CreatedAt: at,
-					Recipients: []Recipient{{AgentID: to.ID, AgentName: to.Name, ProjectID: p.ID, Kind: KindTo, DeliveredAt: at}}}
-				if err := tx.InsertMessage(ctx, &msg); err != nil {
 					return err
 				}
 				one.Imported++
 				if fm.ReadFlag {
-					if err := tx.SetRead(ctx, msg.ID, to.ID, now); err != nil {
+					if err := tx.SetRead(ctx, msg.ID, msg.Recipients[0].AgentID, now); err != nil {
 						return err
 					}
 				} else {
@@ -280,41 +261,27 @@ func (m *Mailbox) Import(ctx context.Context, exp MailboxExport) (ImportResult, 
 	if len(exp.Recipients) == 0 {
 		return res, nil
 	}
-	err := m.s.st.Write(ctx, func(t Tx) error {
+	err := m.inProject(ctx, true, func(tx Tx, p agentmail.Project) error {
 		res.Statuses = 0
-		tx, err := mbTx(t)
-		if err != nil {
-			return err
-		}
-		n, ok := t.(interface {
-			SetMailboxNotified(ctx context.Context, agentID int64, at time.Time) error
-		})
-		if !ok {
-			return errUnsupported
-		}
-		p, err := m.s.project(ctx, tx, m.projectKey)
-		if err != nil {
-			return err
-		}
 		for _, r := range exp.Recipients {
-			a, err := ensureCoreAgent(ctx, tx, p, r.Recipient, "mailbox", m.s.clock())
+			a, err := agentmail.EnsureCompatAgent(ctx, tx, p, r.Recipient, Program, m.s.Now())
 			if err != nil {
 				return err
 			}
 			if _, err := tx.MailboxState(ctx, a.ID); err == nil {
 				continue // this store's own status is newer than any import
-			} else if !errors.Is(err, ErrNotFound) {
+			} else if !errors.Is(err, agentmail.ErrNotFound) {
 				return err
 			}
 			at := r.UpdatedAt
 			if at.IsZero() {
-				at = m.s.clock()
+				at = m.s.Now()
 			}
 			if err := tx.SetMailboxStatus(ctx, a.ID, r.Status, at, false); err != nil {
 				return err
 			}
 			if !r.NotifiedAt.IsZero() {
-				if err := n.SetMailboxNotified(ctx, a.ID, r.NotifiedAt); err != nil {
+				if err := tx.SetMailboxNotified(ctx, a.ID, r.NotifiedAt); err != nil {
 					return err
 				}
 			}

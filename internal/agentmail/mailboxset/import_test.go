@@ -1,4 +1,4 @@
-package agentmail
+package mailboxset
 
 import (
 	"strings"
@@ -20,12 +20,12 @@ func TestParseMailboxMessage(t *testing.T) {
 		{`[1,2]`, "not a mailbox message"},
 	}
 	for _, c := range cases {
-		_, err := ParseMailboxMessage([]byte(c.line))
+		_, err := ParseMessage([]byte(c.line))
 		if (err == nil) != (c.err == "") || (err != nil && !strings.Contains(err.Error(), c.err)) {
-			t.Errorf("ParseMailboxMessage(%s) = %v, want %q", c.line, err, c.err)
+			t.Errorf("ParseMessage(%s) = %v, want %q", c.line, err, c.err)
 		}
 	}
-	if _, err := ParseMailboxRecipient([]byte(`{"recipient":"bob","status":"busy"}`)); err == nil || !strings.Contains(err.Error(), "not ready, work or offline") {
+	if _, err := ParseRecipient([]byte(`{"recipient":"bob","status":"busy"}`)); err == nil || !strings.Contains(err.Error(), "not ready, work or offline") {
 		t.Errorf("recipient with status busy: %v", err)
 	}
 }
@@ -41,14 +41,27 @@ func FuzzParseMailboxLine(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, line []byte) {
-		if m, err := ParseMailboxMessage(line); err == nil {
+		if m, err := ParseMessage(line); err == nil {
 			if strings.TrimSpace(m.ID) == "" || validMailboxName(m.From) != nil {
 				t.Fatalf("accepted %q as %+v", line, m)
 			}
-			_ = mailboxSubject(m.Message)
+			_ = subject(m.Message)
 		}
-		if r, err := ParseMailboxRecipient(line); err == nil && validMailboxName(r.Recipient) != nil {
+		if r, err := ParseRecipient(line); err == nil && validMailboxName(r.Recipient) != nil {
 			t.Fatalf("accepted recipient %q", line)
 		}
 	})
+}
+
+// TestMailboxCheckMessage: the 64 KiB limit is on bytes, inclusive.
+func TestMailboxCheckMessage(t *testing.T) {
+	if err := CheckMessage(string(make([]byte, MaxBytes))); err != nil {
+		t.Fatalf("65536 bytes refused: %v", err)
+	}
+	if err := CheckMessage(string(make([]byte, MaxBytes+1))); err == nil {
+		t.Fatal("65537 bytes accepted")
+	}
+	if err := CheckMessage(""); err == nil || err.Error() != "no message provided" {
+		t.Fatalf("empty message: %v", err)
+	}
 }

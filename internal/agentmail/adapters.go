@@ -1,0 +1,103 @@
+package agentmail
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+)
+
+// What the dialects beside the core (agentmail/channels, agentmail/mailboxset)
+// use of it. A dialect is an adapter: it keeps its own tables behind its own
+// storage port, and runs the core's rules through this API inside its own
+// transactions (whose Tx is the core's Tx plus the dialect's tables), so a
+// channel message or a mailbox send is ordinary agent mail.
+
+// Port is a dialect's storage port: the guarantees of Store (Write may run
+// fn again, so fn must have no effect outside its transaction; Read sees
+// one snapshot) for the dialect's transactions T, which are the core's Tx
+// with the dialect's tables. Each engine's store implements the port of
+// every dialect (amstore.Store).
+type Port[T Tx] interface {
+	Write(ctx context.Context, fn func(T) error) error
+	Read(ctx context.Context, fn func(T) error) error
+}
+
+// ProjectOnce creates a dialect's project on its first call, once per
+// process (the zero value is ready).
+type ProjectOnce struct {
+	mu   sync.Mutex
+	done bool
+}
+
+// Ensure creates the project key on s unless an earlier call did.
+func (o *ProjectOnce) Ensure(ctx context.Context, s *Service, key string) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.done {
+		return nil
+	}
+	if _, err := s.EnsureProject(ctx, key); err != nil {
+		return err
+	}
+	o.done = true
+	return nil
+}
+
+// MaxBodyBytes is the largest message body the core stores.
+const MaxBodyBytes = maxBodyBytes
+
+// NewError returns a refusal meant for the agent (see Error).
+func NewError(code string, sentinel error, format string, args ...any) *Error {
+	return newError(code, sentinel, format, args...)
+}
+
+// Invalid returns an INVALID_ARGUMENT refusal wrapping ErrInvalidArgument.
+func Invalid(format string, args ...any) *Error { return invalid(format, args...) }
+
+// Now is the service's clock, truncated to the store's resolution (a
+// microsecond), so what a dialect writes is exactly what it reads back.
+func (s *Service) Now() time.Time { return s.clock() }
+
+// ProjectIn resolves a project key (an absolute path or a slug) inside tx,
+// through the service's cache.
+func (s *Service) ProjectIn(ctx context.Context, tx Tx, key string) (Project, error) {
+	return s.project(ctx, tx, key)
+}
+
+// HeldElsewhere reports whether a live session other than ctx's holds agent
+// a's identity: then a dialect must not act as a.
+func (s *Service) HeldElsewhere(ctx context.Context, tx Tx, a Agent, now time.Time) (bool, error) {
+	v, err := s.mayResume(ctx, tx, a, "", now)
+	return !v.ok, err
+}
+
+// CheckPaths bounds the paths of one dialect call (claims) as
+// file_reservation_paths bounds its own; field names the argument.
+func CheckPaths(field string, paths []string) error { return checkPaths(field, paths) }
+
+// ChannelAgentNameProblem applies register_agent's syntax to a name a
+// channels client registers (see channelAgentNameProblem), or returns "".
+func ChannelAgentNameProblem(name string) string { return channelAgentNameProblem(name) }
+
+// RoleProblem explains why a channels role cannot be used, or returns "".
+func RoleProblem(role string) string { return roleProblem(role) }
+
+// EnsureCompatAgent returns the project's agent named name, creating it with
+// the given program when missing. Dialect identities bypass the name rules
+// of register_agent (their names come from another system), but stay
+// bounded and visible: the name becomes a header of the Gmail mirror and a
+// line of the archive (a mailbox name is a tmux window or AGENT_NAME, which
+// only the local user sets).
+func EnsureCompatAgent(ctx context.Context, tx Tx, p Project, name, program string, now time.Time) (Agent, error) {
+	a, err := tx.AgentByName(ctx, p.ID, name)
+	if err == nil || !errors.Is(err, ErrNotFound) {
+		return a, err
+	}
+	if problem := coreAgentNameProblem(name); problem != "" {
+		return Agent{}, invalid("agent name %q cannot be used: %s. Rename the tmux window (or AGENT_NAME).", name, problem)
+	}
+	a = Agent{ProjectID: p.ID, Name: name, Program: program, Model: "unknown", InceptionAt: now, LastActiveAt: now,
+		AttachmentsPolicy: "auto", ContactPolicy: PolicyAuto}
+	return a, tx.InsertAgent(ctx, &a)
+}
