@@ -74,7 +74,9 @@ func printHelp(fs *flag.FlagSet, w io.Writer) {
 	}
 	vars := map[string]config.Var{}
 	for _, v := range config.Vars {
-		vars[v.Flag] = v
+		if v.Flag != "" {
+			vars[v.Flag] = v
+		}
 	}
 	var own, common []*flag.Flag
 	fs.VisitAll(func(f *flag.Flag) {
@@ -100,7 +102,7 @@ func printHelp(fs *flag.FlagSet, w io.Writer) {
 	fmt.Fprintln(w, "$MAILGATE_HOME/.env, which \"mailgate config set\" writes; a flag wins over both):")
 	for _, f := range common {
 		if v, ok := vars[f.Name]; ok {
-			printFlag(w, f, v.Default, v.Name)
+			printFlag(w, f, v.DefaultText(), v.Name)
 		} else {
 			printFlag(w, f, "", "")
 		}
