@@ -10,18 +10,14 @@ import (
 	"time"
 
 	"github.com/mailgate/mailgate/internal/store/storetest"
+	"github.com/mailgate/mailgate/internal/testutil"
 )
 
 var t0 = time.Date(2026, 2, 14, 10, 0, 0, 0, time.UTC)
 
-// clock is a settable test clock.
-type clock struct{ now time.Time }
-
-func (c *clock) Now() time.Time { return c.now }
-
-func newVault(t testing.TB, o Options) (*Vault, *clock) {
+func newVault(t testing.TB, o Options) (*Vault, *testutil.Clock) {
 	t.Helper()
-	c := &clock{now: t0}
+	c := testutil.NewClock(t0)
 	if o.Now == nil {
 		o.Now = c.Now
 	}

@@ -75,7 +75,7 @@ func TestFindRefuses(t *testing.T) {
 				tc.vault(t, v, name)
 			}
 			if tc.name == "expired" {
-				c.now = t0.Add(24 * time.Hour)
+				c.Set(t0.Add(24 * time.Hour))
 			}
 			call := req
 			if tc.call != nil {

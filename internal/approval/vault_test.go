@@ -44,7 +44,7 @@ func TestEnsurePendingWritesReadableRequestOnce(t *testing.T) {
 		t.Fatalf("mode: %v %v", fi.Mode(), err)
 	}
 
-	c.now = c.now.Add(time.Hour)
+	c.Advance(time.Hour)
 	again, err := v.EnsurePending(ctx, req)
 	if err != nil || again != name {
 		t.Fatalf("second call: %s, %v", again, err)
@@ -57,7 +57,7 @@ func TestEnsurePendingWritesReadableRequestOnce(t *testing.T) {
 	}
 
 	// Once expired, the request is renewed in place with a new id.
-	c.now = t0.Add(25 * time.Hour)
+	c.Set(t0.Add(25 * time.Hour))
 	if _, err := v.EnsurePending(ctx, req); err != nil {
 		t.Fatal(err)
 	}
@@ -105,8 +105,8 @@ func TestSendLifecycle(t *testing.T) {
 			if got := readFile(t, cl.Path); got != approved {
 				t.Fatalf("claimed file changed by the move:\n%s", got)
 			}
-			c.now = c.now.Add(time.Second)
-			if err := cl.Record(Outcome{Status: StatusSent, SentAt: c.now, GmailMessageID: "m1", GmailThreadID: "t1"}); err != nil {
+			c.Advance(time.Second)
+			if err := cl.Record(Outcome{Status: StatusSent, SentAt: c.Now(), GmailMessageID: "m1", GmailThreadID: "t1"}); err != nil {
 				t.Fatal(err)
 			}
 			done := readFile(t, cl.Path)
