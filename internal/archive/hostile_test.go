@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/mailgate/mailgate/internal/agentmail"
@@ -16,6 +17,7 @@ import (
 	"github.com/mailgate/mailgate/internal/archive"
 	"github.com/mailgate/mailgate/internal/mirror"
 	"github.com/mailgate/mailgate/internal/store"
+	"github.com/mailgate/mailgate/internal/store/storetest"
 	"github.com/mailgate/mailgate/internal/testutil"
 )
 
@@ -29,11 +31,7 @@ type agents struct {
 func newAgents(t *testing.T, project string) *agents {
 	t.Helper()
 	ctx := context.Background()
-	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "state.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := storetest.OpenDSN(t, filepath.Join(t.TempDir(), "state.db"))
 	svc, err := amsqlite.NewService(ctx, db, agentmail.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -58,6 +56,16 @@ func (a *agents) send(t *testing.T, from, to, body string) int64 {
 		t.Fatal(err)
 	}
 	return r.Deliveries[0].Payload.ID
+}
+
+// queued is how many rows wait in the archive's outbox.
+func (a *agents) queued(t *testing.T) int {
+	t.Helper()
+	var n int
+	if err := a.db.QueryRow(`SELECT count(*) FROM am_mirror_outbox WHERE sink = 'archive'`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 func gitIn(t *testing.T, dir string, args ...string) string {
@@ -85,6 +93,10 @@ func countFiles(vault string) int {
 // stop itself, not left for some later process.
 func TestArchiveStopLosesQueuedMessages(t *testing.T) {
 	needGit(t)
+	synctest.Test(t, testArchiveStopLosesQueuedMessages)
+}
+
+func testArchiveStopLosesQueuedMessages(t *testing.T) {
 	a := newAgents(t, "/data/projects/app")
 	vault := t.TempDir()
 	gitIn(t, vault, "init", "-q")
@@ -92,7 +104,7 @@ func TestArchiveStopLosesQueuedMessages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(50 * time.Millisecond) // let the lane make its first (empty) claim and sleep
+	synctest.Wait() // the lane has made its first (empty) claim and sleeps for an hour
 	for range 3 {
 		a.send(t, "BlueLake", "GreenCastle", "hello")
 	}
@@ -238,20 +250,12 @@ func TestArchiveNeverWritableRetriedForEver(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		var n int
-		if err := a.db.QueryRow(`SELECT count(*) FROM am_mirror_outbox WHERE sink = 'archive'`).Scan(&n); err != nil {
-			t.Fatal(err)
+	testutil.Eventually(t, 10*time.Second, func() error {
+		if n := a.queued(t); n != 0 {
+			return fmt.Errorf("the row is still queued:\n%s", logs.String())
 		}
-		if n == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the row is still queued:\n%s", logs.String())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
 	stop()
 	if n := strings.Count(logs.String(), "can never be copied"); n != 1 {
 		t.Fatalf("reported %d times, want once:\n%s", n, logs.String())
@@ -269,16 +273,15 @@ func TestArchiveStopCannotDrain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Real time, not synctest: the drain's bound must run out while the
+	// lane works, and fake time stands still while goroutines run.
 	time.Sleep(50 * time.Millisecond) // the lane's first, empty, claim
 	for range 3 {
 		a.send(t, "BlueLake", "GreenCastle", "hello")
 	}
 	stop()
 	// The lane may have claimed some before it slept; whatever is left is said.
-	var left int
-	if err := a.db.QueryRow(`SELECT count(*) FROM am_mirror_outbox WHERE sink = 'archive'`).Scan(&left); err != nil {
-		t.Fatal(err)
-	}
+	left := a.queued(t)
 	if left == 0 {
 		t.Skip("the worker archived everything before stopping; nothing to report")
 	}
