@@ -43,31 +43,32 @@ const (
 	ToolsMailbox   = "mailbox"
 )
 
-// Config is the resolved configuration. Paths are absolute.
+// Config is the resolved configuration. Paths are absolute. A field tagged
+// `setting:"NAME"` holds the setting NAME of Vars, parsed by its kind.
 type Config struct {
-	Home            string        // MAILGATE_HOME
+	Home            string        `setting:"MAILGATE_HOME"`
 	HomeIsDefault   bool          // Home is the per-user default, ~/.mailgate (given or not)
 	EnvFile         string        // the .env file read, "" if none
 	SettingsFile    string        // the home's settings file, $MAILGATE_HOME/.env (read when it exists)
-	VaultPath       string        // VAULT_PATH
-	CredentialsFile string        // GMAIL_CREDENTIALS_FILE
-	TokenFile       string        // GMAIL_TOKEN_FILE
-	GmailEndpoint   string        // GMAIL_API_ENDPOINT ("" = Google's)
-	AuditDir        string        // AUDIT_LOG_DIR
-	DB              string        // MAILGATE_DB (absolute SQLite path, or a postgres:// URL)
-	DevMode         bool          // DEV_MODE
-	ApprovalMode    string        // APPROVAL_MODE: content | recipient
-	ApprovalTTL     time.Duration // APPROVAL_TTL
-	SendLimit       int           // SEND_LIMIT_PER_HOUR
-	Tools           []string      // MAILGATE_TOOLS
-	HTTPAddr        string        // AGENT_MAIL_HTTP_ADDR
-	HTTPPath        string        // AGENT_MAIL_PATH
-	BearerToken     string        // AGENT_MAIL_BEARER_TOKEN (never logged)
-	HTTPRateLimit   int           // AGENT_MAIL_HTTP_RATE_LIMIT: requests per second per client; 0 = off
-	Mirror          string        // AGENT_MAIL_MIRROR: off | gmail
-	NameMode        string        // AGENT_NAME_ENFORCEMENT_MODE: coerce | strict | always_auto
-	BindSenders     bool          // AGENT_MAIL_BIND_SENDERS
-	ToolsProfile    string        // TOOLS_FILTER_PROFILE: full | minimal
+	VaultPath       string        `setting:"VAULT_PATH"`
+	CredentialsFile string        `setting:"GMAIL_CREDENTIALS_FILE"`
+	TokenFile       string        `setting:"GMAIL_TOKEN_FILE"`
+	GmailEndpoint   string        `setting:"GMAIL_API_ENDPOINT"` // "" = Google's
+	AuditDir        string        `setting:"AUDIT_LOG_DIR"`
+	DB              string        `setting:"MAILGATE_DB"` // absolute SQLite path, or a PostgreSQL URL
+	DevMode         bool          `setting:"DEV_MODE"`
+	ApprovalMode    string        `setting:"APPROVAL_MODE"`
+	ApprovalTTL     time.Duration `setting:"APPROVAL_TTL"`
+	SendLimit       int           `setting:"SEND_LIMIT_PER_HOUR"`
+	Tools           []string      `setting:"MAILGATE_TOOLS"`
+	HTTPAddr        string        `setting:"AGENT_MAIL_HTTP_ADDR"`
+	HTTPPath        string        `setting:"AGENT_MAIL_PATH"`
+	BearerToken     string        `setting:"AGENT_MAIL_BEARER_TOKEN"`    // never logged
+	HTTPRateLimit   int           `setting:"AGENT_MAIL_HTTP_RATE_LIMIT"` // requests per second per client; 0 = off
+	Mirror          string        `setting:"AGENT_MAIL_MIRROR"`
+	NameMode        string        `setting:"AGENT_NAME_ENFORCEMENT_MODE"`
+	BindSenders     bool          `setting:"AGENT_MAIL_BIND_SENDERS"`
+	ToolsProfile    string        `setting:"TOOLS_FILTER_PROFILE"`
 }
 
 // HasTools reports whether the toolset name is enabled.
@@ -205,7 +206,7 @@ func Load(fs *flag.FlagSet, args []string, getenv func(string) string, cwd strin
 
 	c := &Config{Home: home, HomeIsDefault: isDefault, EnvFile: path, SettingsFile: settings}
 	for i := range Vars {
-		if v := &Vars[i]; v.field != nil && v.Kind != KindHome {
+		if v := &Vars[i]; v.Loaded() && v.Kind != KindHome {
 			if err := v.parse(c, get(v.Name), getenv); err != nil {
 				return nil, err
 			}

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -292,11 +293,18 @@ func TestVarsAreWellFormed(t *testing.T) {
 		if v.Meaning == "" || v.Section == "" || v.DefaultText() == "" {
 			t.Errorf("%s: no meaning, section or documented default", v.Name)
 		}
-		if (v.field == nil) != (v.Flag == "") {
+		if v.Loaded() != (v.Flag != "") {
 			t.Errorf("%s: a setting Load reads has a flag, and only those", v.Name)
 		}
 		if (v.Kind == KindChoice || v.Kind == KindToolSets) && len(v.Choices) == 0 {
 			t.Errorf("%s: no choices", v.Name)
+		}
+	}
+	// Every tagged field of Config is a setting.
+	ct := reflect.TypeFor[Config]()
+	for i := range ct.NumField() {
+		if name := ct.Field(i).Tag.Get("setting"); name != "" && !names[name] {
+			t.Errorf("Config.%s is tagged %q, which is not in Vars", ct.Field(i).Name, name)
 		}
 	}
 	// Each default, given explicitly, gives what the default gives.
@@ -305,7 +313,7 @@ func TestVarsAreWellFormed(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, v := range Vars {
-		if v.field == nil || v.Default == "" || v.Kind == KindHome {
+		if !v.Loaded() || v.Default == "" || v.Kind == KindHome {
 			continue
 		}
 		c, err := load(t, map[string]string{"MAILGATE_HOME": "/home/u/mg", v.Name: strings.ReplaceAll(v.Default, "$MAILGATE_HOME", "/home/u/mg")})

@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -59,9 +60,6 @@ type Var struct {
 	MinNote string
 	MaxNote string
 
-	// field is where Load puts the value in a Config; nil for a setting
-	// Load does not read (MAILGATE_LOG_LEVEL).
-	field func(*Config) any
 	// check is a further rule on the parsed value, the reason when broken.
 	check func(value string) string
 }
@@ -69,83 +67,62 @@ type Var struct {
 // Vars lists every setting of the configuration contract, by section.
 var Vars = []Var{
 	{Name: "MAILGATE_HOME", Flag: "home", Default: "~/" + DefaultHomeName, Kind: KindHome, Section: SectionHome,
-		Meaning: "the one folder every command and every agent's server uses, never the working directory: vault, auth, audit log, store, settings file `.env`; set it in the environment or an `--env-file`, not in the home's own settings file",
-		field:   func(c *Config) any { return &c.Home }},
+		Meaning: "the one folder every command and every agent's server uses, never the working directory: vault, auth, audit log, store, settings file `.env`; set it in the environment or an `--env-file`, not in the home's own settings file"},
 	{Name: "VAULT_PATH", Flag: "vault", Default: homePrefix + "vault", Kind: KindPath, Section: SectionHome,
-		Meaning: "approval vault: `Pending_Approval/`, `Approved/`, `Rejected/`, `Done/`, `Logs/` (created if missing)",
-		field:   func(c *Config) any { return &c.VaultPath }},
+		Meaning: "approval vault: `Pending_Approval/`, `Approved/`, `Rejected/`, `Done/`, `Logs/` (created if missing)"},
 	{Name: "GMAIL_CREDENTIALS_FILE", Flag: "credentials", Default: homePrefix + "auth/credentials.json", Kind: KindPath, Section: SectionHome,
-		Meaning: "Google OAuth client (installed-app JSON; its `token_uri` is honoured)",
-		field:   func(c *Config) any { return &c.CredentialsFile }},
+		Meaning: "Google OAuth client (installed-app JSON; its `token_uri` is honoured)"},
 	{Name: "GMAIL_TOKEN_FILE", Flag: "token", Default: homePrefix + "auth/token.json", Kind: KindPath, Section: SectionHome,
-		Meaning: "OAuth token, mode 0600, rewritten atomically after a refresh",
-		field:   func(c *Config) any { return &c.TokenFile }},
+		Meaning: "OAuth token, mode 0600, rewritten atomically after a refresh"},
 	{Name: "AUDIT_LOG_DIR", Flag: "audit-dir", Default: homePrefix + "audit", Kind: KindPath, Section: SectionHome,
-		Meaning: "append-only JSONL audit log, one file per UTC day",
-		field:   func(c *Config) any { return &c.AuditDir }},
+		Meaning: "append-only JSONL audit log, one file per UTC day"},
 	{Name: "MAILGATE_DB", Flag: "db", Default: homePrefix + "state.db", Kind: KindDB, Section: SectionHome,
-		Meaning: "state store: a SQLite file (created 0600, its folder 0700), or a `postgres://` URL or keyword/value string (`host=… dbname=…`) for servers on several hosts; a home that has `.mailgate/state.db` and no `state.db` keeps using it",
-		field:   func(c *Config) any { return &c.DB }},
+		Meaning: "state store: a SQLite file (created 0600, its folder 0700), or a `postgres://` URL or keyword/value string (`host=… dbname=…`) for servers on several hosts; a home that has `.mailgate/state.db` and no `state.db` keeps using it"},
 
 	{Name: "GMAIL_API_ENDPOINT", Flag: "gmail-endpoint", Shown: "Google's", Kind: KindString, Section: SectionEmail,
-		Meaning: "base URL of the Gmail REST API (the sandbox and tests point it at a local server)",
-		field:   func(c *Config) any { return &c.GmailEndpoint }},
+		Meaning: "base URL of the Gmail REST API (the sandbox and tests point it at a local server)"},
 	{Name: "DEV_MODE", Flag: "dev-mode", Default: "true", Kind: KindBool, Section: SectionEmail,
-		Meaning: "`false` is required for anything to leave the machine",
-		field:   func(c *Config) any { return &c.DevMode }},
+		Meaning: "`false` is required for anything to leave the machine"},
 	{Name: "APPROVAL_MODE", Flag: "approval-mode", Default: "content", Kind: KindChoice, Section: SectionEmail,
 		Choices: []string{"content", "recipient"},
-		Meaning: "`content`: the approval must match the exact content; `recipient`: match on `to` / `thread_id` alone",
-		field:   func(c *Config) any { return &c.ApprovalMode }},
+		Meaning: "`content`: the approval must match the exact content; `recipient`: match on `to` / `thread_id` alone"},
 	{Name: "APPROVAL_TTL", Flag: "approval-ttl", Default: "24h", Kind: KindDuration, Section: SectionEmail,
-		Meaning: "expiry written into new requests",
-		field:   func(c *Config) any { return &c.ApprovalTTL }},
+		Meaning: "expiry written into new requests"},
 	{Name: "SEND_LIMIT_PER_HOUR", Flag: "send-limit", Default: "10", Kind: KindInt, Section: SectionEmail,
 		Min: 1, Max: 10000, MaxNote: " (to send nothing, keep DEV_MODE=true)",
-		Meaning: "rolling one-hour limit over sends and replies, shared by every process on the store",
-		field:   func(c *Config) any { return &c.SendLimit }},
+		Meaning: "rolling one-hour limit over sends and replies, shared by every process on the store"},
 
 	{Name: "MAILGATE_TOOLS", Flag: "tools", Default: "email,agentmail", Kind: KindToolSets, Section: SectionServing,
 		Choices: []string{ToolsEmail, ToolsAgentMail, ToolsChannels, ToolsMailbox},
-		Meaning: "tool sets to expose: `email`, `agentmail`, `channels`, `mailbox`",
-		field:   func(c *Config) any { return &c.Tools }},
+		Meaning: "tool sets to expose: `email`, `agentmail`, `channels`, `mailbox`"},
 	{Name: "AGENT_MAIL_HTTP_ADDR", Flag: "http-addr", Default: "127.0.0.1:8765", Kind: KindString, Section: SectionServing,
-		Meaning: "address for `serve --http`",
-		field:   func(c *Config) any { return &c.HTTPAddr }},
+		Meaning: "address for `serve --http`"},
 	{Name: "AGENT_MAIL_PATH", Flag: "http-path", Default: "/mcp/", Kind: KindString, Section: SectionServing,
-		Meaning: "HTTP endpoint path",
-		field:   func(c *Config) any { return &c.HTTPPath },
-		check: func(v string) string {
+		Meaning: "HTTP endpoint path", check: func(v string) string {
 			if !strings.HasPrefix(v, "/") {
 				return "must start with /"
 			}
 			return ""
 		}},
 	{Name: "AGENT_MAIL_BEARER_TOKEN", Flag: "bearer-token", Shown: "none", Kind: KindString, Section: SectionServing,
-		Meaning: "required on every HTTP request when set; at least 32 characters (`openssl rand -hex 32`); needed to serve the email tools over HTTP, or to bind a non-loopback address",
-		field:   func(c *Config) any { return &c.BearerToken }},
+		Meaning: "required on every HTTP request when set; at least 32 characters (`openssl rand -hex 32`); needed to serve the email tools over HTTP, or to bind a non-loopback address"},
 	{Name: "AGENT_MAIL_HTTP_RATE_LIMIT", Flag: "http-rate-limit", Default: "2000", Kind: KindInt, Section: SectionServing,
 		Min: 0, Max: 1_000_000, MinNote: " (no limit)", MaxNote: " requests per second",
-		Meaning: "HTTP requests per second per client IP (bursts of twice that), answered 429 beyond; `0` turns it off (requests without a valid token keep their own 10 per second)",
-		field:   func(c *Config) any { return &c.HTTPRateLimit }},
+		Meaning: "HTTP requests per second per client IP (bursts of twice that), answered 429 beyond; `0` turns it off (requests without a valid token keep their own 10 per second)"},
 	{Name: "MAILGATE_LOG_LEVEL", Default: "info", Kind: KindLogLevel, Section: SectionServing,
 		Meaning: "stderr log level: `debug`, `info`, `warn`, `error` (`serve --log-level` overrides it; `mailgate mailbox` logs at `warn` unless it is set)"},
 
 	{Name: "AGENT_MAIL_MIRROR", Flag: "mirror", Default: "off", Kind: KindChoice, Section: SectionAgents,
 		Choices: []string{"off", "gmail"},
-		Meaning: "`gmail`: copy agent threads into the mailbox under a label `AgentMail/<project>` (inserted, never sent; off in DEV_MODE)",
-		field:   func(c *Config) any { return &c.Mirror }},
+		Meaning: "`gmail`: copy agent threads into the mailbox under a label `AgentMail/<project>` (inserted, never sent; off in DEV_MODE)"},
 	{Name: "AGENT_NAME_ENFORCEMENT_MODE", Flag: "name-mode", Default: "coerce", Kind: KindChoice, Section: SectionAgents,
 		Choices: []string{"coerce", "strict", "always_auto"},
-		Meaning: "`register_agent` names: `coerce` (an invalid or taken name is replaced, and the answer says so), `strict` (a new name must be an adjective+noun like GreenCastle; anything else is refused), `always_auto` (always generated)",
-		field:   func(c *Config) any { return &c.NameMode }},
+		Meaning: "`register_agent` names: `coerce` (an invalid or taken name is replaced, and the answer says so), `strict` (a new name must be an adjective+noun like GreenCastle; anything else is refused), `always_auto` (always generated)"},
 	{Name: "AGENT_MAIL_BIND_SENDERS", Flag: "bind-senders", Default: "false", Kind: KindBool, Section: SectionAgents,
-		Meaning: "`true`: a session may send only as the agents it registered (or whose `registration_token` it passes as `sender_token`); `false` trusts `sender_name` as the reference does (see `docs/security-agents.md`)",
-		field:   func(c *Config) any { return &c.BindSenders }},
+		Meaning: "`true`: a session may send only as the agents it registered (or whose `registration_token` it passes as `sender_token`); `false` trusts `sender_name` as the reference does (see `docs/security-agents.md`)"},
 	{Name: "TOOLS_FILTER_PROFILE", Flag: "tools-profile", Default: "full", Kind: KindChoice, Section: SectionAgents,
 		Choices: []string{"full", "minimal"},
-		Meaning: "agent-mail tools to list: `full` (all), or `minimal` (`health_check`, `ensure_project`, `register_agent`, `send_message`, `fetch_inbox`, `acknowledge_message`)",
-		field:   func(c *Config) any { return &c.ToolsProfile }},
+		Meaning: "agent-mail tools to list: `full` (all), or `minimal` (`health_check`, `ensure_project`, `register_agent`, `send_message`, `fetch_inbox`, `acknowledge_message`)"},
 }
 
 // Lookup returns the setting named name.
@@ -182,27 +159,27 @@ func (v *Var) DefaultText() string {
 // file, "" when unset) into its value in c. home is the resolved home; a
 // KindPath error (a "~/" without HOME) is returned like any other.
 func (v *Var) parse(c *Config, s string, getenv func(string) string) error {
+	dst := c.field(v.Name)
 	bad := func(format string, args ...any) error {
 		return &Error{Var: v.Name, Msg: fmt.Sprintf("%q ", s) + fmt.Sprintf(format, args...)}
 	}
 	switch v.Kind {
 	case KindPath:
 		p, err := homePath(c.Home, v.Name, s, v.Default, getenv)
-		*v.field(c).(*string) = p
+		dst.SetString(p)
 		return err
 	case KindDB:
-		dst := v.field(c).(*string)
 		switch {
 		case isDBURL(s):
-			*dst = s // a PostgreSQL URL or keyword/value string
+			dst.SetString(s) // a PostgreSQL URL or keyword/value string
 			return checkDB(s)
 		case s == "" && !exists(filepath.Join(c.Home, "state.db")) && exists(filepath.Join(c.Home, legacyDB)):
 			// Homes made before the store moved to state.db keep theirs.
-			*dst = filepath.Join(c.Home, legacyDB)
+			dst.SetString(filepath.Join(c.Home, legacyDB))
 			return nil
 		}
 		p, err := homePath(c.Home, v.Name, s, v.Default, getenv)
-		*dst = p
+		dst.SetString(p)
 		return err
 	case KindString:
 		if v.Default != "" {
@@ -213,30 +190,30 @@ func (v *Var) parse(c *Config, s string, getenv func(string) string) error {
 				return bad("%s", why)
 			}
 		}
-		*v.field(c).(*string) = s
+		dst.SetString(s)
 		return nil
 	}
 	s = orDefault(s, v.Default)
 	switch v.Kind {
 	case KindBool:
 		b, err := parseBool(v.Name, s)
-		*v.field(c).(*bool) = b
+		dst.SetBool(b)
 		return err
 	case KindInt:
 		n, err := strconv.Atoi(s)
 		if err != nil || n < v.Min || n > v.Max {
 			return bad("is not a whole number from %d%s to %d%s", v.Min, v.MinNote, v.Max, v.MaxNote)
 		}
-		*v.field(c).(*int) = n
+		dst.SetInt(int64(n))
 	case KindDuration:
 		d, err := time.ParseDuration(s)
 		if err != nil || d <= 0 {
 			return bad("is not a positive duration such as 24h or 90m")
 		}
-		*v.field(c).(*time.Duration) = d
+		dst.SetInt(int64(d))
 	case KindChoice:
 		s = strings.ToLower(s)
-		*v.field(c).(*string) = s
+		dst.SetString(s)
 		for _, ch := range v.Choices {
 			if s == ch {
 				return nil
@@ -245,7 +222,7 @@ func (v *Var) parse(c *Config, s string, getenv func(string) string) error {
 		return &Error{Var: v.Name, Msg: fmt.Sprintf("%q is not one of %s", s, strings.Join(v.Choices, ", "))}
 	case KindToolSets:
 		tools, err := parseTools(v, s)
-		*v.field(c).(*[]string) = tools
+		dst.Set(reflect.ValueOf(tools))
 		return err
 	}
 	return nil
@@ -262,26 +239,34 @@ func homePath(home, name, s, def string, getenv func(string) string) (string, er
 	return absFrom(home, p), err
 }
 
+// Loaded reports whether Load reads the setting: whether a field of
+// Config is tagged with its name.
+func (v *Var) Loaded() bool { return new(Config).field(v.Name).IsValid() }
+
+// field is the field of c tagged `setting:"name"`, or the zero Value.
+func (c *Config) field(name string) reflect.Value {
+	rv := reflect.ValueOf(c).Elem()
+	for i := range rv.NumField() {
+		if rv.Type().Field(i).Tag.Get("setting") == name {
+			return rv.Field(i)
+		}
+	}
+	return reflect.Value{}
+}
+
 // Value is the setting's value in c as `mailgate config get` prints it;
 // ok is false when name is not a setting Load reads.
 func Value(c *Config, name string) (value string, ok bool) {
-	v, found := lookupVar(name)
-	if !found || v.field == nil {
+	f := c.field(name)
+	if !f.IsValid() {
 		return "", false
 	}
-	switch p := v.field(c).(type) {
-	case *string:
-		return *p, true
-	case *[]string:
-		return strings.Join(*p, ","), true
-	case *time.Duration:
-		return p.String(), true
-	case *bool:
-		return strconv.FormatBool(*p), true
-	case *int:
-		return strconv.Itoa(*p), true
+	switch v := f.Interface().(type) {
+	case []string:
+		return strings.Join(v, ","), true
+	default:
+		return fmt.Sprint(v), true // a time.Duration prints as 24h0m0s
 	}
-	return "", false
 }
 
 // EnvExample renders .env.example from Vars.
@@ -302,7 +287,7 @@ func EnvExample() string {
 			b.WriteString("# " + line + "\n")
 		}
 		value := v.Default
-		if v.field == nil || v.Kind == KindHome || v.Kind == KindPath || v.Kind == KindDB {
+		if !v.Loaded() || v.Kind == KindHome || v.Kind == KindPath || v.Kind == KindDB {
 			value = "" // the default follows MAILGATE_HOME, or the command chooses it
 		}
 		fmt.Fprintf(&b, "%s=%s\n", v.Name, value)
