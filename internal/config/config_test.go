@@ -355,3 +355,31 @@ func TestKeywordPostgresStringTakenForFileName(t *testing.T) {
 		t.Fatalf("DB = %q, %v", c.DB, err)
 	}
 }
+
+// FuzzLoad: whatever a person writes for a setting, Load answers a Config
+// or one line naming that setting; it never panics.
+func FuzzLoad(f *testing.F) {
+	for i, v := range Vars {
+		f.Add(i, v.Default)
+		f.Add(i, " "+strings.ToUpper(v.Default)+" ")
+	}
+	f.Add(0, "~")
+	f.Add(6, "postgres://u:pw@db:notaport/x")
+	f.Add(6, "host=db password=secret x")
+	f.Add(11, "email,,AgentMail,email")
+	f.Add(9, "1h\n")
+	f.Fuzz(func(t *testing.T, i int, value string) {
+		if i < 0 || strings.ContainsRune(value, 0) {
+			return
+		}
+		v := Vars[i%len(Vars)]
+		_, err := load(t, map[string]string{v.Name: value})
+		if err == nil {
+			return
+		}
+		var cerr *Error
+		if !errors.As(err, &cerr) || cerr.Var != v.Name || strings.Contains(err.Error(), "\n") {
+			t.Fatalf("%s=%q: %v, want one line naming %s", v.Name, value, err, v.Name)
+		}
+	})
+}
