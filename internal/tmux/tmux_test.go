@@ -3,12 +3,15 @@ package tmux
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mailgate/mailgate/internal/testutil"
 )
 
 // server is a private tmux server (its own socket in a temporary directory)
@@ -49,17 +52,12 @@ func (s *server) run(args ...string) string {
 // after the command that caused them returns.
 func eventually(t *testing.T, what string, f func() (bool, string)) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		ok, got := f()
-		if ok {
-			return
+	testutil.Eventually(t, 5*time.Second, func() error {
+		if ok, got := f(); !ok {
+			return fmt.Errorf("%s: still %s", what, got)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: still %s", what, got)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 func windowsAre(f View, want ...string) func() (bool, string) {
