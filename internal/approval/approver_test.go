@@ -89,10 +89,7 @@ func TestApproverCorrects(t *testing.T) {
 	writeFile(t, p, strings.Replace(readFile(t, p), "Notes attached.", "Notes attached (corrected).", 1))
 	editField(t, p, "subject", `"Meeting notes, v2"`)
 	move(t, v, DirPending, DirApproved, name)
-	a, err := v.Find(ctx, req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := mustFind(t, v, req)
 	if strings.Join(a.Edited, ",") != "subject,body" || a.Final.Subject != "Meeting notes, v2" ||
 		!strings.Contains(a.Final.Body, "(corrected)") || a.Final.To != req.To || a.ContentSHA256 != req.SHA256() {
 		t.Fatalf("approval = %+v", a)

@@ -18,9 +18,7 @@ func TestClaimRaceOneWinner(t *testing.T) {
 			if ledger {
 				o.Ledger = newLedger(t)
 			}
-			v, _ := newVault(t, o)
-			req := sendReq()
-			requestAndApprove(t, v, req)
+			v, req, _ := approvedSend(t, o)
 			const n = 16
 			var won, lost atomic.Int32
 			var wg sync.WaitGroup
@@ -75,13 +73,8 @@ func TestClaimRefusesChangedFile(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
-			v, _ := newVault(t, Options{})
-			req := sendReq()
-			requestAndApprove(t, v, req)
-			a, err := v.Find(ctx, req)
-			if err != nil {
-				t.Fatal(err)
-			}
+			v, req, _ := approvedSend(t, Options{})
+			a := mustFind(t, v, req)
 			tc.swap(t, v, a.Path)
 			if _, err := v.Claim(ctx, a); !errors.Is(err, ErrChanged) {
 				t.Fatalf("Claim = %v, want ErrChanged", err)
@@ -95,13 +88,8 @@ func TestClaimRefusesChangedFile(t *testing.T) {
 
 func TestClaimGoneIsAlreadyClaimed(t *testing.T) {
 	ctx := context.Background()
-	v, _ := newVault(t, Options{})
-	req := sendReq()
-	requestAndApprove(t, v, req)
-	a, err := v.Find(ctx, req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	v, req, _ := approvedSend(t, Options{})
+	a := mustFind(t, v, req)
 	os.Remove(a.Path)
 	if _, err := v.Claim(ctx, a); !errors.Is(err, ErrAlreadyClaimed) {
 		t.Fatalf("Claim = %v", err)
@@ -112,17 +100,12 @@ func TestClaimGoneIsAlreadyClaimed(t *testing.T) {
 // line endings and its body; outcomes replace each other cleanly.
 func TestRecordKeepsHumanEdits(t *testing.T) {
 	ctx := context.Background()
-	v, _ := newVault(t, Options{})
-	req := sendReq()
-	name := requestAndApprove(t, v, req)
+	v, req, name := approvedSend(t, Options{})
 	p := v.path(DirApproved, name)
 	edited := strings.Replace(readFile(t, p), "status: pending\n", "status: pending\nreviewer: |\n  Looked fine.\n  Twice.\ntags:\n- ok\n", 1)
 	edited = strings.ReplaceAll(edited, "\n", "\r\n")
 	writeFile(t, p, edited)
-	a, err := v.Find(ctx, req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := mustFind(t, v, req)
 	c, err := v.Claim(ctx, a)
 	if err != nil {
 		t.Fatal(err)

@@ -111,3 +111,22 @@ func editField(t testing.TB, path, key, value string) {
 	}
 	writeFile(t, path, strings.Join(lines, "\n"))
 }
+
+// approvedSend is a vault (with options o) in which sendReq() is approved:
+// the vault, the request and the file's name in Approved/.
+func approvedSend(t testing.TB, o Options) (*Vault, Request, string) {
+	t.Helper()
+	v, _ := newVault(t, o)
+	req := sendReq()
+	return v, req, requestAndApprove(t, v, req)
+}
+
+// mustFind is v.Find(req), which must succeed.
+func mustFind(t testing.TB, v *Vault, req Request) *Approval {
+	t.Helper()
+	a, err := v.Find(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
