@@ -21,6 +21,7 @@ import (
 
 	"github.com/mailgate/mailgate/internal/store"
 	"github.com/mailgate/mailgate/internal/store/storetest"
+	"github.com/mailgate/mailgate/internal/testutil"
 )
 
 // TestMultiServer is issue 9's fleet on one machine: three `serve --http`
@@ -98,18 +99,8 @@ func TestMultiServer(t *testing.T) {
 		for round := range 25 {
 			path := fmt.Sprintf("race/round%d.go", round)
 			var grants [2]reserveAnswer
-			var wg sync.WaitGroup
-			start := make(chan struct{})
-			for k, c := range []*fleetClient{a, b} {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					<-start
-					grants[k] = c.reserve(t, path)
-				}()
-			}
-			close(start)
-			wg.Wait()
+			pair := []*fleetClient{a, b}
+			testutil.Race(len(pair), func(k int) { grants[k] = pair[k].reserve(t, path) })
 			if len(grants[0].Conflicts) == 0 && len(grants[1].Conflicts) == 0 {
 				t.Fatalf("round %d: both agents hold %s exclusively and neither was told", round, path)
 			}

@@ -5,9 +5,10 @@ import (
 	"errors"
 	"os"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/mailgate/mailgate/internal/testutil"
 )
 
 func TestClaimRaceOneWinner(t *testing.T) {
@@ -21,29 +22,20 @@ func TestClaimRaceOneWinner(t *testing.T) {
 			v, req, _ := approvedSend(t, o)
 			const n = 16
 			var won, lost atomic.Int32
-			var wg sync.WaitGroup
-			start := make(chan struct{})
-			for range n {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					<-start
-					a, err := v.Find(ctx, req)
-					if err != nil {
-						lost.Add(1) // already claimed and gone
-						return
-					}
-					if _, err := v.Claim(ctx, a); err == nil {
-						won.Add(1)
-					} else if errors.Is(err, ErrAlreadyClaimed) {
-						lost.Add(1)
-					} else {
-						t.Errorf("Claim: %v", err)
-					}
-				}()
-			}
-			close(start)
-			wg.Wait()
+			testutil.Race(n, func(int) {
+				a, err := v.Find(ctx, req)
+				if err != nil {
+					lost.Add(1) // already claimed and gone
+					return
+				}
+				if _, err := v.Claim(ctx, a); err == nil {
+					won.Add(1)
+				} else if errors.Is(err, ErrAlreadyClaimed) {
+					lost.Add(1)
+				} else {
+					t.Errorf("Claim: %v", err)
+				}
+			})
 			if won.Load() != 1 || won.Load()+lost.Load() != n {
 				t.Fatalf("won %d, lost %d", won.Load(), lost.Load())
 			}

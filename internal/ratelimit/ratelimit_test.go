@@ -208,31 +208,22 @@ func runChild(path string) int {
 // how many got a slot; any error other than a LimitError is returned.
 func raceReserve(ctx context.Context, l *Limiter, n int) (int, error) {
 	var (
-		wg    sync.WaitGroup
 		mu    sync.Mutex
 		won   int
 		first error
 	)
-	start := make(chan struct{})
-	for range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			_, err := l.Reserve(ctx, t0, "race")
-			var le *LimitError
-			mu.Lock()
-			defer mu.Unlock()
-			switch {
-			case err == nil:
-				won++
-			case !errors.As(err, &le) && first == nil:
-				first = err
-			}
-		}()
-	}
-	close(start)
-	wg.Wait()
+	testutil.Race(n, func(int) {
+		_, err := l.Reserve(ctx, t0, "race")
+		var le *LimitError
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case err == nil:
+			won++
+		case !errors.As(err, &le) && first == nil:
+			first = err
+		}
+	})
 	return won, first
 }
 
