@@ -12,38 +12,32 @@ import (
 )
 
 func TestClaimRaceOneWinner(t *testing.T) {
-	for _, ledger := range []bool{false, true} {
-		t.Run(map[bool]string{false: "no ledger", true: "ledger"}[ledger], func(t *testing.T) {
-			ctx := context.Background()
-			o := Options{}
-			if ledger {
-				o.Ledger = newLedger(t)
+	withAndWithoutLedger(t, func(t *testing.T, o Options) {
+		ctx := context.Background()
+		v, req, _ := approvedSend(t, o)
+		const n = 16
+		var won, lost atomic.Int32
+		testutil.Race(n, func(int) {
+			a, err := v.Find(ctx, req)
+			if err != nil {
+				lost.Add(1) // already claimed and gone
+				return
 			}
-			v, req, _ := approvedSend(t, o)
-			const n = 16
-			var won, lost atomic.Int32
-			testutil.Race(n, func(int) {
-				a, err := v.Find(ctx, req)
-				if err != nil {
-					lost.Add(1) // already claimed and gone
-					return
-				}
-				if _, err := v.Claim(ctx, a); err == nil {
-					won.Add(1)
-				} else if errors.Is(err, ErrAlreadyClaimed) {
-					lost.Add(1)
-				} else {
-					t.Errorf("Claim: %v", err)
-				}
-			})
-			if won.Load() != 1 || won.Load()+lost.Load() != n {
-				t.Fatalf("won %d, lost %d", won.Load(), lost.Load())
-			}
-			if d := dirNames(t, v, DirDone); len(d) != 1 {
-				t.Fatalf("Done/ = %v", d)
+			if _, err := v.Claim(ctx, a); err == nil {
+				won.Add(1)
+			} else if errors.Is(err, ErrAlreadyClaimed) {
+				lost.Add(1)
+			} else {
+				t.Errorf("Claim: %v", err)
 			}
 		})
-	}
+		if won.Load() != 1 || won.Load()+lost.Load() != n {
+			t.Fatalf("won %d, lost %d", won.Load(), lost.Load())
+		}
+		if d := dirNames(t, v, DirDone); len(d) != 1 {
+			t.Fatalf("Done/ = %v", d)
+		}
+	})
 }
 
 func TestClaimRefusesChangedFile(t *testing.T) {

@@ -130,3 +130,10 @@ func mustFind(t testing.TB, v *Vault, req Request) *Approval {
 	}
 	return a
 }
+
+// withAndWithoutLedger runs f as two subtests: a vault without a ledger,
+// and one whose Options carry a ledger on the test store.
+func withAndWithoutLedger(t *testing.T, f func(t *testing.T, o Options)) {
+	t.Run("no ledger", func(t *testing.T) { f(t, Options{}) })
+	t.Run("ledger", func(t *testing.T) { f(t, Options{Ledger: newLedger(t)}) })
+}

@@ -1,7 +1,6 @@
 package archive_test
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -176,10 +175,7 @@ func TestFromStore(t *testing.T) {
 	a := newAgents(t, "/data/projects/app")
 	ids := []int64{a.send(t, "BlueLake", "GreenCastle", "hello")}
 	vault := t.TempDir()
-	stop, err := archive.Start(context.Background(), a.db, vault, mirror.WorkerOptions{Poll: 10 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
+	stop := a.archive(t, vault, mirror.WorkerOptions{Poll: 10 * time.Millisecond})
 	defer stop()
 	ids = append(ids, a.send(t, "BlueLake", "GreenCastle", "hello"), a.send(t, "BlueLake", "GreenCastle", "hello"))
 	digest := filepath.Join(vault, "AgentMail", "data-projects-app", "threads", "TKT-1.md")

@@ -1,7 +1,6 @@
 package archive_test
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -32,10 +31,7 @@ func TestGitBatchCommits(t *testing.T) {
 
 	a := newAgents(t, "/data/projects/app")
 	started := time.Now()
-	stop, err := archive.Start(context.Background(), a.db, vault, mirror.WorkerOptions{Poll: 5 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
+	stop := a.archive(t, vault, mirror.WorkerOptions{Poll: 5 * time.Millisecond})
 	const n = 40
 	for range n {
 		a.send(t, "BlueLake", "GreenCastle", "hello")

@@ -58,6 +58,17 @@ func (a *agents) send(t *testing.T, from, to, body string) int64 {
 	return r.Deliveries[0].Payload.ID
 }
 
+// archive starts the archive of a's store into vault; stop with the func
+// it returns.
+func (a *agents) archive(t *testing.T, vault string, o mirror.WorkerOptions) (stop func() error) {
+	t.Helper()
+	stop, err := archive.Start(context.Background(), a.db, vault, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return stop
+}
+
 // queued is how many rows wait in the archive's outbox.
 func (a *agents) queued(t *testing.T) int {
 	t.Helper()
@@ -100,10 +111,7 @@ func testArchiveStopLosesQueuedMessages(t *testing.T) {
 	a := newAgents(t, "/data/projects/app")
 	vault := t.TempDir()
 	gitIn(t, vault, "init", "-q")
-	stop, err := archive.Start(context.Background(), a.db, vault, mirror.WorkerOptions{Poll: time.Hour, Batch: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	stop := a.archive(t, vault, mirror.WorkerOptions{Poll: time.Hour, Batch: 1})
 	synctest.Wait() // the lane has made its first (empty) claim and sleeps for an hour
 	for range 3 {
 		a.send(t, "BlueLake", "GreenCastle", "hello")
@@ -133,10 +141,7 @@ func TestArchiveCommitsIntoParentRepository(t *testing.T) {
 	vault := filepath.Join(parent, "home", "vault")
 	os.MkdirAll(vault, 0o700)
 	a := newAgents(t, "/data/projects/app")
-	stop, err := archive.Start(context.Background(), a.db, vault, mirror.WorkerOptions{Poll: 5 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
+	stop := a.archive(t, vault, mirror.WorkerOptions{Poll: 5 * time.Millisecond})
 	for range 3 {
 		a.send(t, "BlueLake", "GreenCastle", "hello")
 	}
@@ -163,10 +168,7 @@ func TestArchiveCommitsLockFiles(t *testing.T) {
 	os.MkdirAll(filepath.Dir(tmp), 0o700)
 	os.WriteFile(tmp, []byte("half"), 0o600)
 	a := newAgents(t, "/data/projects/app")
-	stop, err := archive.Start(context.Background(), a.db, vault, mirror.WorkerOptions{Poll: 5 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
+	stop := a.archive(t, vault, mirror.WorkerOptions{Poll: 5 * time.Millisecond})
 	a.send(t, "BlueLake", "GreenCastle", "hello")
 	stop()
 	files := gitIn(t, vault, "log", "--name-only", "--format=")
@@ -191,10 +193,7 @@ func TestArchiveDigestForgery(t *testing.T) {
 	a.send(t, "BlueLake", "GreenCastle", forged)
 	a.send(t, "GreenCastle", "BlueLake", "third")
 	vault := t.TempDir()
-	stop, err := archive.Start(context.Background(), a.db, vault, mirror.WorkerOptions{Poll: 5 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
+	stop := a.archive(t, vault, mirror.WorkerOptions{Poll: 5 * time.Millisecond})
 	stop()
 	data, err := os.ReadFile(filepath.Join(vault, "AgentMail", "data-projects-app", "threads", "TKT-1.md"))
 	if err != nil {
@@ -222,10 +221,7 @@ func TestArchiveLongProjectKey(t *testing.T) {
 	a := newAgents(t, "/"+strings.Repeat("p", 300))
 	a.send(t, "BlueLake", "GreenCastle", "hello")
 	vault := t.TempDir()
-	stop, err := archive.Start(context.Background(), a.db, vault, mirror.WorkerOptions{Poll: 5 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
+	stop := a.archive(t, vault, mirror.WorkerOptions{Poll: 5 * time.Millisecond})
 	stop()
 	if n := countFiles(vault); n != 1 {
 		t.Fatalf("%d of 1 messages archived", n)
@@ -245,11 +241,8 @@ func TestArchiveNeverWritableRetriedForEver(t *testing.T) {
 	a := newAgents(t, "/"+strings.Repeat("p", 250))
 	a.send(t, "BlueLake", "GreenCastle", "hello")
 	var logs testutil.Buffer
-	stop, err := archive.Start(context.Background(), a.db, vault, mirror.WorkerOptions{Poll: 5 * time.Millisecond,
+	stop := a.archive(t, vault, mirror.WorkerOptions{Poll: 5 * time.Millisecond,
 		BackoffMin: time.Millisecond, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
 	testutil.Eventually(t, 10*time.Second, func() error {
 		if n := a.queued(t); n != 0 {
 			return fmt.Errorf("the row is still queued:\n%s", logs.String())
@@ -268,11 +261,8 @@ func TestArchiveNeverWritableRetriedForEver(t *testing.T) {
 func TestArchiveStopCannotDrain(t *testing.T) {
 	a := newAgents(t, "/data/projects/app")
 	var logs testutil.Buffer
-	stop, err := archive.Start(context.Background(), a.db, t.TempDir(), mirror.WorkerOptions{Poll: time.Hour, Batch: 1,
+	stop := a.archive(t, t.TempDir(), mirror.WorkerOptions{Poll: time.Hour, Batch: 1,
 		DrainOnStop: time.Nanosecond, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
 	// Real time, not synctest: the drain's bound must run out while the
 	// lane works, and fake time stands still while goroutines run.
 	time.Sleep(50 * time.Millisecond) // the lane's first, empty, claim
