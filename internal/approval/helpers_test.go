@@ -53,11 +53,18 @@ func replyReq() Request {
 // Approved/, as the human does.
 func requestAndApprove(t testing.TB, v *Vault, req Request) string {
 	t.Helper()
+	name := pending(t, v, req)
+	move(t, v, DirPending, DirApproved, name)
+	return name
+}
+
+// pending writes the pending file for req and returns its name.
+func pending(t testing.TB, v *Vault, req Request) string {
+	t.Helper()
 	name, err := v.EnsurePending(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	move(t, v, DirPending, DirApproved, name)
 	return name
 }
 

@@ -19,10 +19,7 @@ func listVault(t *testing.T) (*Vault, *testutil.Clock, map[string]string) {
 	v, c := newVault(t, Options{})
 	names := map[string]string{}
 	pend := func(key string, req Request) {
-		n, err := v.EnsurePending(ctx, req)
-		if err != nil {
-			t.Fatal(err)
-		}
+		n := pending(t, v, req)
 		names[key] = n
 		c.Advance(time.Minute) // distinct created times
 	}

@@ -14,10 +14,7 @@ func TestEnsurePendingWritesReadableRequestOnce(t *testing.T) {
 	ctx := context.Background()
 	v, c := newVault(t, Options{})
 	req := sendReq()
-	name, err := v.EnsurePending(ctx, req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	name := pending(t, v, req)
 	if want := "2026-02-14_john-example-com_meeting-notes_" + req.SHA256()[:32] + ".md"; name != want {
 		t.Fatalf("name = %s, want %s", name, want)
 	}
@@ -138,10 +135,7 @@ func TestSendLifecycle(t *testing.T) {
 
 		// The same email again needs a new approval, and is marked as a
 		// repeat at its top and in its name, never under the Done file's.
-		again, err := v.EnsurePending(ctx, req)
-		if err != nil {
-			t.Fatal(err)
-		}
+		again := pending(t, v, req)
 		if again == name || !strings.HasSuffix(again, "_repeat-2.md") {
 			t.Errorf("repeat request named %q (first %q)", again, name)
 		}
@@ -188,12 +182,9 @@ func TestRejectedFolder(t *testing.T) {
 	ctx := context.Background()
 	v, _ := newVault(t, Options{})
 	req := sendReq()
-	name, err := v.EnsurePending(ctx, req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	name := pending(t, v, req)
 	move(t, v, DirPending, DirRejected, name)
-	_, err = v.Find(ctx, req)
+	_, err := v.Find(ctx, req)
 	var re *RejectedError
 	if !errors.Is(err, ErrRejected) || !errors.As(err, &re) || re.Name != name {
 		t.Fatalf("Find = %v, want RejectedError for %s", err, name)
