@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -104,15 +105,16 @@ func TestArchiveCleanStop(t *testing.T) {
 				// The server exits on its own (a zombie until Close reaps
 				// it); only then is stdin closed.
 				stat := filepath.Join("/proc", strconv.Itoa(cmd.Process.Pid), "stat")
-				for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+				testutil.Eventually(t, 30*time.Second, func() error {
 					b, err := os.ReadFile(stat)
 					if err != nil {
-						break // no /proc here: Close still signals, and the test still checks the outcome
+						return nil // no /proc here: Close still signals, and the test still checks the outcome
 					}
 					if f := strings.Fields(string(b)); len(f) > 2 && f[2] == "Z" { // "pid (comm) state …"
-						break
+						return nil
 					}
-				}
+					return fmt.Errorf("the server has not exited 30 s after SIGTERM: %s", b)
+				})
 			}
 			cs.Close() // closes stdin and waits for the process to exit
 			files, _ := filepath.Glob(filepath.Join(vault, "AgentMail", "*", "messages", "*", "*", "*.md"))

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"flag"
 	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -129,5 +131,18 @@ func TestConfigGet(t *testing.T) {
 	}
 	if _, code := runIn(t, home, env, "config", "get", "NOPE"); code != 1 {
 		t.Errorf("config get NOPE: exit %d", code)
+	}
+}
+
+// TestConfigHelpListsEverySetting: "mailgate config -h" lists every setting
+// of config.Vars with its default, so a name "config set" refuses can be
+// looked up there.
+func TestConfigHelpListsEverySetting(t *testing.T) {
+	var b strings.Builder
+	printHelp(flag.NewFlagSet("config", flag.ContinueOnError), &b)
+	for _, v := range config.Vars {
+		if !regexp.MustCompile(`(?m)^\s+` + v.Name + `\s+default ` + regexp.QuoteMeta(v.DefaultText()) + `$`).MatchString(b.String()) {
+			t.Errorf("config -h does not list %s with its default %q:\n%s", v.Name, v.DefaultText(), b.String())
+		}
 	}
 }

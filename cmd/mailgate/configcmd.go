@@ -137,7 +137,7 @@ func showConfig(env *environment, cfg *config.Config) error {
 	if cfg.EnvFile != "" && cfg.EnvFile != cfg.SettingsFile {
 		fmt.Fprintf(w, "env file  %s (--env-file: read instead of the settings file)\n", cfg.EnvFile)
 	}
-	for _, v := range append(slices.Clone(config.Vars), config.Var{Name: "MAILGATE_LOG_LEVEL"}) {
+	for _, v := range config.Vars {
 		if val := env.getenv(v.Name); val != "" && v.Name != "MAILGATE_HOME" && file[v.Name] != val {
 			fmt.Fprintf(w, "shell     %s=%s (this shell only: wins over the file here; servers started by clients do not see it)\n", v.Name, shownValue(v.Name, val))
 		}
@@ -307,45 +307,8 @@ func emptyDir(path string, fi fs.FileInfo) bool {
 // settingInEffect is a setting's value as this command resolved it (flags,
 // environment, settings file, default), printed as it would be written.
 func settingInEffect(env *environment, cfg *config.Config, name string) (string, bool) {
-	switch name {
-	case "MAILGATE_HOME":
-		return cfg.Home, true
-	case "VAULT_PATH":
-		return cfg.VaultPath, true
-	case "GMAIL_CREDENTIALS_FILE":
-		return cfg.CredentialsFile, true
-	case "GMAIL_TOKEN_FILE":
-		return cfg.TokenFile, true
-	case "GMAIL_API_ENDPOINT":
-		return cfg.GmailEndpoint, true
-	case "AUDIT_LOG_DIR":
-		return cfg.AuditDir, true
-	case "MAILGATE_DB":
-		return cfg.DB, true
-	case "DEV_MODE":
-		return fmt.Sprint(cfg.DevMode), true
-	case "APPROVAL_MODE":
-		return cfg.ApprovalMode, true
-	case "APPROVAL_TTL":
-		return cfg.ApprovalTTL.String(), true
-	case "SEND_LIMIT_PER_HOUR":
-		return fmt.Sprint(cfg.SendLimit), true
-	case "MAILGATE_TOOLS":
-		return strings.Join(cfg.Tools, ","), true
-	case "AGENT_MAIL_HTTP_ADDR":
-		return cfg.HTTPAddr, true
-	case "AGENT_MAIL_PATH":
-		return cfg.HTTPPath, true
-	case "AGENT_MAIL_BEARER_TOKEN":
-		return cfg.BearerToken, true
-	case "AGENT_MAIL_HTTP_RATE_LIMIT":
-		return fmt.Sprint(cfg.HTTPRateLimit), true
-	case "AGENT_MAIL_MIRROR":
-		return cfg.Mirror, true
-	case "AGENT_NAME_ENFORCEMENT_MODE":
-		return cfg.NameMode, true
-	case "TOOLS_FILTER_PROFILE":
-		return cfg.ToolsProfile, true
+	if v, ok := config.Value(cfg, name); ok {
+		return v, true
 	}
 	// A variable not resolved above: the environment, else the settings
 	// file, else its default.
@@ -359,7 +322,7 @@ func settingInEffect(env *environment, cfg *config.Config, name string) (string,
 		if file, err := godotenv.Read(cfg.SettingsFile); err == nil && file[name] != "" {
 			return file[name], true
 		}
-		return v.Default, true
+		return v.DefaultText(), true
 	}
 	return "", false
 }

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mailgate/mailgate/internal/testutil"
 )
 
 // These tests run the built binary as several processes on one vault, one
@@ -52,18 +54,7 @@ func TestGateSixProcessesRaceForOneApproval(t *testing.T) {
 		sessions[i] = w.connect()
 	}
 	texts := make([]string, len(sessions))
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for i, cs := range sessions {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			texts[i], _ = call(t, cs, "send_email", sendArgs(0))
-		}()
-	}
-	close(start)
-	wg.Wait()
+	testutil.Race(len(sessions), func(i int) { texts[i], _ = call(t, sessions[i], "send_email", sendArgs(0)) })
 	sentAnswers := 0
 	for _, text := range texts {
 		if strings.HasPrefix(text, "Email sent successfully.") {

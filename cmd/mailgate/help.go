@@ -74,7 +74,9 @@ func printHelp(fs *flag.FlagSet, w io.Writer) {
 	}
 	vars := map[string]config.Var{}
 	for _, v := range config.Vars {
-		vars[v.Flag] = v
+		if v.Flag != "" {
+			vars[v.Flag] = v
+		}
 	}
 	var own, common []*flag.Flag
 	fs.VisitAll(func(f *flag.Flag) {
@@ -91,6 +93,9 @@ func printHelp(fs *flag.FlagSet, w io.Writer) {
 			printFlag(w, f, f.DefValue, "")
 		}
 	}
+	if fs.Name() == "config" {
+		printSettings(w)
+	}
 	if fs.Name() != "serve" {
 		fmt.Fprintln(w, "\nEvery command reads the home ($MAILGATE_HOME, default ~/.mailgate) and its settings file;")
 		fmt.Fprintln(w, "--home DIR and --env-file FILE override them. Configuration flags: mailgate serve -h")
@@ -100,10 +105,24 @@ func printHelp(fs *flag.FlagSet, w io.Writer) {
 	fmt.Fprintln(w, "$MAILGATE_HOME/.env, which \"mailgate config set\" writes; a flag wins over both):")
 	for _, f := range common {
 		if v, ok := vars[f.Name]; ok {
-			printFlag(w, f, v.Default, v.Name)
+			printFlag(w, f, v.DefaultText(), v.Name)
 		} else {
 			printFlag(w, f, "", "")
 		}
+	}
+}
+
+// printSettings lists every setting of the configuration contract by
+// section, with its default: what "mailgate config set" takes.
+func printSettings(w io.Writer) {
+	fmt.Fprint(w, "\nSettings (meanings: .env.example, or the flags in mailgate serve -h):")
+	var section config.Section
+	for _, v := range config.Vars {
+		if v.Section != section {
+			section = v.Section
+			fmt.Fprintf(w, "\n  %s\n", section)
+		}
+		fmt.Fprintf(w, "    %-28s default %s\n", v.Name, v.DefaultText())
 	}
 }
 

@@ -16,33 +16,54 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mailgate/mailgate/internal/testutil"
 )
 
 const httpToken = "e2e-bearer-token-0123456789abcdef"
 
-// httpServer is `mailgate serve --sandbox --http 127.0.0.1:0` as a
-// subprocess; the port is read from its startup log line.
+// httpServer is a `mailgate serve --http 127.0.0.1:0` subprocess; the port
+// is read from its startup log line.
 type httpServer struct {
-	base string // http://127.0.0.1:PORT
-	url  string // base + AGENT_MAIL_PATH
-	mu   sync.Mutex
-	log  strings.Builder
+	cmd     *exec.Cmd
+	base    string // http://127.0.0.1:PORT
+	url     string // base + AGENT_MAIL_PATH
+	log     testutil.Buffer
+	scanned chan struct{} // closed when its stderr ends
+	killed  atomic.Bool   // by kill: the cleanup only reaps it
 }
 
 var urlField = regexp.MustCompile(`msg="mailgate serving over HTTP" .*\burl=(http://\S+)`)
 
-// startHTTPServer starts the binary and stops it with SIGTERM when the test
-// ends, checking that it exits 0 after a graceful shutdown.
+// startHTTPServer starts the sandbox binary and stops it with SIGTERM when
+// the test ends, checking that it exits 0 after a graceful shutdown.
 func startHTTPServer(t *testing.T, env ...string) *httpServer {
 	t.Helper()
 	cmd := exec.Command(builtBinary(t), "serve", "--sandbox", "--http", "127.0.0.1:0")
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "MAILGATE_HOME=" + t.TempDir(), "MAILGATE_LOG_LEVEL=info"}, env...)
+	s := runHTTPServer(t, cmd, nil, func(s *httpServer, err error) {
+		if err != nil || !strings.Contains(s.logs(), `msg="HTTP server stopped"`) || strings.Contains(s.logs(), "deadline passed") {
+			t.Errorf("after SIGTERM: %v (want a clean, complete shutdown); log:\n%s", err, s.logs())
+		}
+	})
+	if code, _ := httpDo(t, "GET", s.base+"/health/readiness", "", nil); code != 200 {
+		t.Fatalf("readiness: %d", code)
+	}
+	return s
+}
+
+// runHTTPServer starts cmd, a serve --http on port 0, and waits for the URL
+// it logs. Its log keeps the stderr lines keep accepts (every line when keep
+// is nil). When the test ends it is stopped with SIGTERM and stopped is
+// given cmd.Wait's error; one killed (kill) is only reaped.
+func runHTTPServer(t *testing.T, cmd *exec.Cmd, keep func(line string) bool, stopped func(s *httpServer, err error)) *httpServer {
+	t.Helper()
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -50,49 +71,43 @@ func startHTTPServer(t *testing.T, env ...string) *httpServer {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	s := &httpServer{}
+	s := &httpServer{cmd: cmd, scanned: make(chan struct{})}
 	found := make(chan string, 1)
-	scanned := make(chan struct{})
 	go func() {
-		defer close(scanned)
+		defer close(s.scanned)
 		sc := bufio.NewScanner(stderr)
 		sc.Buffer(make([]byte, 64<<10), 1<<20)
 		for sc.Scan() {
-			s.mu.Lock()
-			s.log.WriteString(sc.Text() + "\n")
-			s.mu.Unlock()
+			if keep == nil || keep(sc.Text()) {
+				s.log.Write([]byte(sc.Text() + "\n"))
+			}
 			if m := urlField.FindStringSubmatch(sc.Text()); m != nil {
 				found <- m[1]
 			}
 		}
 	}()
 	t.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		<-scanned
-		err := cmd.Wait()
-		if err != nil || !strings.Contains(s.logs(), `msg="HTTP server stopped"`) || strings.Contains(s.logs(), "deadline passed") {
-			t.Errorf("after SIGTERM: %v (want a clean, complete shutdown); log:\n%s", err, s.logs())
+		if s.killed.Load() {
+			<-s.scanned
+			cmd.Wait()
+			return
 		}
+		cmd.Process.Signal(syscall.SIGTERM)
+		<-s.scanned
+		stopped(s, cmd.Wait())
 	})
 	select {
 	case s.url = <-found:
-	case <-scanned:
+	case <-s.scanned:
 		t.Fatalf("mailgate serve --http exited before serving:\n%s", s.logs())
 	case <-time.After(30 * time.Second):
 		t.Fatalf("mailgate serve --http did not start:\n%s", s.logs())
 	}
 	s.base = s.url[:strings.Index(s.url[len("http://"):], "/")+len("http://")]
-	if code, _ := httpDo(t, "GET", s.base+"/health/readiness", "", nil); code != 200 {
-		t.Fatalf("readiness: %d", code)
-	}
 	return s
 }
 
-func (s *httpServer) logs() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.log.String()
-}
+func (s *httpServer) logs() string { return s.log.String() }
 
 func httpDo(t *testing.T, method, url, body string, hdr map[string]string) (int, http.Header) {
 	t.Helper()

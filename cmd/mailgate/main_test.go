@@ -17,6 +17,7 @@ import (
 
 	"github.com/mailgate/mailgate/internal/localgmail"
 	"github.com/mailgate/mailgate/internal/store/storetest"
+	"github.com/mailgate/mailgate/internal/testutil"
 )
 
 // binPath is the mailgate binary under test: $MAILGATE_BIN (make test builds
@@ -24,22 +25,8 @@ import (
 var binPath string
 
 func TestMain(m *testing.M) {
-	binPath = os.Getenv("MAILGATE_BIN")
-	cleanup := func() {}
-	if binPath == "" {
-		dir, err := os.MkdirTemp("", "mailgate-bin-")
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		cleanup = func() { os.RemoveAll(dir) }
-		binPath = filepath.Join(dir, "mailgate")
-		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "building mailgate: %v\n%s", err, out)
-			os.Exit(1)
-		}
-	}
+	var cleanup func()
+	binPath, cleanup = testutil.MailgateBinary(".")
 	// With MAILGATE_HOME unset, mailgate uses ~/.mailgate: no test may
 	// reach the real one. Subprocesses that inherit this environment, and
 	// in-process runs that read it, get a throwaway HOME (after the build

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"strings"
@@ -10,6 +11,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mailgate/mailgate/internal/testutil"
 )
 
 // TestMirrorVisibleInSandbox: with the mirror on, a message between agents
@@ -44,17 +47,13 @@ func TestMirrorVisibleInSandbox(t *testing.T) {
 	structured("send_message", map[string]any{"project_key": project, "sender_name": "BlueLake", "to": []string{"GreenCastle"},
 		"subject": "Parser refactor plan", "body_md": "I will take the lexer."})
 
-	deadline := time.Now().Add(15 * time.Second)
-	for {
+	testutil.Eventually(t, 15*time.Second, func() error {
 		text, _ := call(t, cs, "search_email", map[string]any{"query": "label:AgentMail/" + slug})
-		if strings.Contains(text, "Subject: Parser refactor plan") && strings.Contains(text, "bluelake@"+slug+".agentmail.invalid") {
-			break
+		if !strings.Contains(text, "Subject: Parser refactor plan") || !strings.Contains(text, "bluelake@"+slug+".agentmail.invalid") {
+			return fmt.Errorf("the agent message never appeared under label AgentMail/%s: %q", slug, text)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the agent message never appeared under label AgentMail/%s: %q", slug, text)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return nil
+	})
 	if text, _ := call(t, cs, "search_email", map[string]any{"query": "in:sent Parser"}); !strings.HasPrefix(text, "No emails found") {
 		t.Fatalf("a mirrored message must be inserted, never sent: %q", text)
 	}

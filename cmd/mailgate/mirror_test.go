@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"path/filepath"
 	"strings"
@@ -78,18 +79,13 @@ func TestStartMirror(t *testing.T) {
 				t.Fatal(err)
 			}
 			// The archive runs in both cases: it is local, nothing leaves.
-			deadline := time.Now().Add(10 * time.Second)
-			for {
+			testutil.Eventually(t, 10*time.Second, func() error {
 				archived, _ := filepath.Glob(filepath.Join(vault, "AgentMail", "data-projects-app", "messages", "*", "*", "*.md"))
-				inserted := w.gm.Calls("messages.insert") > 0
-				if len(archived) == 1 && inserted == tc.wantInsert {
-					break
+				if inserted := w.gm.Calls("messages.insert") > 0; len(archived) != 1 || inserted != tc.wantInsert {
+					return fmt.Errorf("archived %d files, inserted %v (want 1, %v)\n%s", len(archived), inserted, tc.wantInsert, logs.String())
 				}
-				if time.Now().After(deadline) {
-					t.Fatalf("archived %d files, inserted %v (want 1, %v)\n%s", len(archived), inserted, tc.wantInsert, logs.String())
-				}
-				time.Sleep(20 * time.Millisecond)
-			}
+				return nil
+			})
 			if !tc.wantInsert {
 				time.Sleep(300 * time.Millisecond) // a mirror would have polled by now
 				if n := w.gm.TotalCalls(); n != 0 {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/mailgate/mailgate/internal/store"
 	"github.com/mailgate/mailgate/internal/store/storetest"
+	"github.com/mailgate/mailgate/internal/testutil"
 )
 
 // TestMultiServer is issue 9's fleet on one machine: three `serve --http`
@@ -98,18 +98,8 @@ func TestMultiServer(t *testing.T) {
 		for round := range 25 {
 			path := fmt.Sprintf("race/round%d.go", round)
 			var grants [2]reserveAnswer
-			var wg sync.WaitGroup
-			start := make(chan struct{})
-			for k, c := range []*fleetClient{a, b} {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					<-start
-					grants[k] = c.reserve(t, path)
-				}()
-			}
-			close(start)
-			wg.Wait()
+			pair := []*fleetClient{a, b}
+			testutil.Race(len(pair), func(k int) { grants[k] = pair[k].reserve(t, path) })
 			if len(grants[0].Conflicts) == 0 && len(grants[1].Conflicts) == 0 {
 				t.Fatalf("round %d: both agents hold %s exclusively and neither was told", round, path)
 			}
@@ -251,14 +241,7 @@ func storedSubjects(t *testing.T, db *store.DB, project string) map[string]int {
 }
 
 // fleetServer is one `serve --http` of the fleet.
-type fleetServer struct {
-	cmd    *exec.Cmd
-	base   string
-	url    string
-	killed atomic.Bool
-	mu     sync.Mutex
-	log    strings.Builder
-}
+type fleetServer = httpServer
 
 func startFleetServer(t *testing.T, env []string) *fleetServer {
 	t.Helper()
@@ -266,59 +249,15 @@ func startFleetServer(t *testing.T, env []string) *fleetServer {
 	cmd.Dir = "/"
 	// The email tools are served over HTTP only with a token.
 	cmd.Env = append(append([]string{}, env...), "MAILGATE_LOG_LEVEL=info", "AGENT_MAIL_BEARER_TOKEN="+httpToken)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
+	// Keep warnings and errors only: the request log is one line per call.
+	keep := func(line string) bool {
+		return !strings.Contains(line, "level=INFO") || strings.Contains(line, "serving over HTTP")
 	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	s := &fleetServer{cmd: cmd}
-	found := make(chan string, 1)
-	scanned := make(chan struct{})
-	go func() {
-		defer close(scanned)
-		sc := bufio.NewScanner(stderr)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		for sc.Scan() {
-			s.mu.Lock()
-			// Keep warnings and errors only: the request log is one line per call.
-			if !strings.Contains(sc.Text(), "level=INFO") || strings.Contains(sc.Text(), "serving over HTTP") {
-				s.log.WriteString(sc.Text() + "\n")
-			}
-			s.mu.Unlock()
-			if m := urlField.FindStringSubmatch(sc.Text()); m != nil {
-				found <- m[1]
-			}
-		}
-	}()
-	t.Cleanup(func() {
-		if s.killed.Load() {
-			<-scanned
-			cmd.Wait()
-			return
-		}
-		cmd.Process.Signal(syscall.SIGTERM)
-		<-scanned
-		if err := cmd.Wait(); err != nil {
+	return runHTTPServer(t, cmd, keep, func(s *httpServer, err error) {
+		if err != nil {
 			t.Errorf("server %s after SIGTERM: %v; log:\n%s", s.base, err, s.logs())
 		}
 	})
-	select {
-	case s.url = <-found:
-	case <-scanned:
-		t.Fatalf("mailgate serve --http exited before serving:\n%s", s.logs())
-	case <-time.After(30 * time.Second):
-		t.Fatalf("mailgate serve --http did not start:\n%s", s.logs())
-	}
-	s.base = s.url[:strings.Index(s.url[len("http://"):], "/")+len("http://")]
-	return s
-}
-
-func (s *fleetServer) logs() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.log.String()
 }
 
 func (s *fleetServer) kill(t *testing.T) {

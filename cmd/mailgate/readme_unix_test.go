@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"os"
@@ -17,6 +18,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mailgate/mailgate/internal/testutil"
 )
 
 // TestREADMEHTTPExample runs README's HTTP example exactly as written, with
@@ -98,17 +101,14 @@ func TestREADMEHTTPExample(t *testing.T) {
 	defer func() { srv.Process.Signal(syscall.SIGTERM); srv.Wait() }()
 	hc := &http.Client{Transport: headerTransport{headers: e.Headers}}
 	var cs *mcp.ClientSession
-	for deadline := time.Now().Add(30 * time.Second); ; {
+	testutil.Eventually(t, 30*time.Second, func() error {
 		c := mcp.NewClient(&mcp.Implementation{Name: "readme", Version: "0"}, nil)
 		cs, err = c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: e.URL, HTTPClient: hc}, nil)
-		if err == nil || time.Now().After(deadline) {
-			break
+		if err != nil {
+			return fmt.Errorf("connecting with README's entry: %w", err)
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	if err != nil {
-		t.Fatalf("connecting with README's entry: %v", err)
-	}
+		return nil
+	})
 	defer cs.Close()
 	n := 0
 	for _, err := range cs.Tools(ctx, nil) {

@@ -33,7 +33,8 @@ import (
 func serve(ctx context.Context, env *environment, args []string) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	useSandbox := fs.Bool("sandbox", false, "serve the built-in sandbox mailbox instead of Gmail (no Google account needed)")
-	logLevel := fs.String("log-level", "", "debug, info, warn or error (MAILGATE_LOG_LEVEL; default info)")
+	logVar, _ := config.Lookup("MAILGATE_LOG_LEVEL")
+	logLevel := fs.String("log-level", "", "debug, info, warn or error (MAILGATE_LOG_LEVEL; default "+logVar.DefaultText()+")")
 	var httpMode optionalValue
 	fs.Var(&httpMode, "http", "serve MCP over HTTP instead of stdio, on ADDR (--http=ADDR or --http ADDR; default AGENT_MAIL_HTTP_ADDR)")
 	cfg, err := loadConfig(fs, joinHTTPAddr(args), env)

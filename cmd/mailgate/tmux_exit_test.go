@@ -1,11 +1,14 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mailgate/mailgate/internal/testutil"
 )
 
 // TestMailboxServerExitsWhenTmuxSessionEnds: the mailbox set's server, run in
@@ -35,14 +38,21 @@ func TestMailboxServerExitsWhenTmuxSessionEnds(t *testing.T) {
 		"TMUX=" + sock + ",1,0", "TMUX_PANE=" + pane, "MAILGATE_LOG_LEVEL=warn"}
 	stdin, _ := cmd.StdinPipe()
 	defer stdin.Close()
-	var stderr strings.Builder
+	var stderr testutil.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
-	time.Sleep(300 * time.Millisecond) // let it start watching
+	// It watches the session through a control-mode client of its own: the
+	// session's only client, as the session was started detached.
+	testutil.Eventually(t, 10*time.Second, func() error {
+		if out, err := tmux("list-clients", "-t", "mgexit"); err != nil || out == "" {
+			return fmt.Errorf("the server never attached to the session: %q %v\n%s", out, err, stderr.String())
+		}
+		return nil
+	})
 	select {
 	case err := <-done:
 		t.Fatalf("server stopped before the session ended: %v\n%s", err, stderr.String())

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -12,6 +13,7 @@ import (
 	"github.com/mailgate/mailgate/internal/agentmail"
 	"github.com/mailgate/mailgate/internal/agentmail/amstore"
 	"github.com/mailgate/mailgate/internal/store"
+	"github.com/mailgate/mailgate/internal/testutil"
 )
 
 // TestWatch: against a store with messages and a reservation, --once
@@ -80,13 +82,12 @@ func TestWatch(t *testing.T) {
 	go func() { done <- watchCmd(wctx, r.env, []string{"--interval", "20ms", "--limit", "1"}) }()
 	waitFor := func(what string) string {
 		t.Helper()
-		deadline := time.Now().Add(20 * time.Second)
-		for !strings.Contains(r.stdout.String(), what) {
-			if time.Now().After(deadline) {
-				t.Fatalf("watch never showed %q:\n%s", what, r.stdout)
+		testutil.Eventually(t, 20*time.Second, func() error {
+			if !strings.Contains(r.stdout.String(), what) {
+				return fmt.Errorf("watch never showed %q:\n%s", what, r.stdout)
 			}
-			time.Sleep(10 * time.Millisecond)
-		}
+			return nil
+		})
 		return r.stdout.String()
 	}
 	first := waitFor("BlueLake reserved src/auth/**")

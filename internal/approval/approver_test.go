@@ -17,7 +17,6 @@ func TestCollisionNeverOverwrites(t *testing.T) {
 	old := idHex
 	idHex = 4
 	defer func() { idHex = old }()
-	ctx := context.Background()
 	v, _ := newVault(t, Options{Ledger: newLedger(t)})
 	a := sendReq()
 	var b Request
@@ -28,15 +27,9 @@ func TestCollisionNeverOverwrites(t *testing.T) {
 			break
 		}
 	}
-	first, err := v.EnsurePending(ctx, a)
-	if err != nil {
-		t.Fatal(err)
-	}
+	first := pending(t, v, a)
 	before := readFile(t, v.path(DirPending, first))
-	second, err := v.EnsurePending(ctx, b)
-	if err != nil {
-		t.Fatal(err)
-	}
+	second := pending(t, v, b)
 	if second == first {
 		t.Fatalf("the colliding request took the same file %s", first)
 	}
@@ -51,7 +44,6 @@ func TestCollisionNeverOverwrites(t *testing.T) {
 // TestPlantedFileAtTheNameSurvives: whatever sits under a request's name
 // without being that request is never replaced.
 func TestPlantedFileAtTheNameSurvives(t *testing.T) {
-	ctx := context.Background()
 	v, _ := newVault(t, Options{Ledger: newLedger(t)})
 	req := sendReq()
 	name := requestName(req, req.SHA256(), t0, 0)
@@ -60,10 +52,7 @@ func TestPlantedFileAtTheNameSurvives(t *testing.T) {
 	planted := string(renderRequest(other, other.SHA256(), "x-1", t0, t0.Add(time.Hour), ""))
 	for _, content := range []string{planted, "not a request at all\n"} {
 		writeFile(t, v.path(DirPending, name), content)
-		got, err := v.EnsurePending(ctx, req)
-		if err != nil {
-			t.Fatal(err)
-		}
+		got := pending(t, v, req)
 		if got == name || readFile(t, v.path(DirPending, name)) != content {
 			t.Fatalf("planted file replaced (request went to %s)", got)
 		}
@@ -81,18 +70,12 @@ func TestApproverCorrects(t *testing.T) {
 	ctx := context.Background()
 	v, _ := newVault(t, Options{Ledger: newLedger(t)})
 	req := sendReq()
-	name, err := v.EnsurePending(ctx, req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	name := pending(t, v, req)
 	p := v.path(DirPending, name)
 	writeFile(t, p, strings.Replace(readFile(t, p), "Notes attached.", "Notes attached (corrected).", 1))
 	editField(t, p, "subject", `"Meeting notes, v2"`)
 	move(t, v, DirPending, DirApproved, name)
-	a, err := v.Find(ctx, req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := mustFind(t, v, req)
 	if strings.Join(a.Edited, ",") != "subject,body" || a.Final.Subject != "Meeting notes, v2" ||
 		!strings.Contains(a.Final.Body, "(corrected)") || a.Final.To != req.To || a.ContentSHA256 != req.SHA256() {
 		t.Fatalf("approval = %+v", a)

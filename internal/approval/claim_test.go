@@ -5,55 +5,39 @@ import (
 	"errors"
 	"os"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/mailgate/mailgate/internal/testutil"
 )
 
 func TestClaimRaceOneWinner(t *testing.T) {
-	for _, ledger := range []bool{false, true} {
-		t.Run(map[bool]string{false: "no ledger", true: "ledger"}[ledger], func(t *testing.T) {
-			ctx := context.Background()
-			o := Options{}
-			if ledger {
-				o.Ledger = newLedger(t)
+	withAndWithoutLedger(t, func(t *testing.T, o Options) {
+		ctx := context.Background()
+		v, req, _ := approvedSend(t, o)
+		const n = 16
+		var won, lost atomic.Int32
+		testutil.Race(n, func(int) {
+			a, err := v.Find(ctx, req)
+			if err != nil {
+				lost.Add(1) // already claimed and gone
+				return
 			}
-			v, _ := newVault(t, o)
-			req := sendReq()
-			requestAndApprove(t, v, req)
-			const n = 16
-			var won, lost atomic.Int32
-			var wg sync.WaitGroup
-			start := make(chan struct{})
-			for range n {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					<-start
-					a, err := v.Find(ctx, req)
-					if err != nil {
-						lost.Add(1) // already claimed and gone
-						return
-					}
-					if _, err := v.Claim(ctx, a); err == nil {
-						won.Add(1)
-					} else if errors.Is(err, ErrAlreadyClaimed) {
-						lost.Add(1)
-					} else {
-						t.Errorf("Claim: %v", err)
-					}
-				}()
-			}
-			close(start)
-			wg.Wait()
-			if won.Load() != 1 || won.Load()+lost.Load() != n {
-				t.Fatalf("won %d, lost %d", won.Load(), lost.Load())
-			}
-			if d := dirNames(t, v, DirDone); len(d) != 1 {
-				t.Fatalf("Done/ = %v", d)
+			if _, err := v.Claim(ctx, a); err == nil {
+				won.Add(1)
+			} else if errors.Is(err, ErrAlreadyClaimed) {
+				lost.Add(1)
+			} else {
+				t.Errorf("Claim: %v", err)
 			}
 		})
-	}
+		if won.Load() != 1 || won.Load()+lost.Load() != n {
+			t.Fatalf("won %d, lost %d", won.Load(), lost.Load())
+		}
+		if d := dirNames(t, v, DirDone); len(d) != 1 {
+			t.Fatalf("Done/ = %v", d)
+		}
+	})
 }
 
 func TestClaimRefusesChangedFile(t *testing.T) {
@@ -75,13 +59,8 @@ func TestClaimRefusesChangedFile(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
-			v, _ := newVault(t, Options{})
-			req := sendReq()
-			requestAndApprove(t, v, req)
-			a, err := v.Find(ctx, req)
-			if err != nil {
-				t.Fatal(err)
-			}
+			v, req, _ := approvedSend(t, Options{})
+			a := mustFind(t, v, req)
 			tc.swap(t, v, a.Path)
 			if _, err := v.Claim(ctx, a); !errors.Is(err, ErrChanged) {
 				t.Fatalf("Claim = %v, want ErrChanged", err)
@@ -95,13 +74,8 @@ func TestClaimRefusesChangedFile(t *testing.T) {
 
 func TestClaimGoneIsAlreadyClaimed(t *testing.T) {
 	ctx := context.Background()
-	v, _ := newVault(t, Options{})
-	req := sendReq()
-	requestAndApprove(t, v, req)
-	a, err := v.Find(ctx, req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	v, req, _ := approvedSend(t, Options{})
+	a := mustFind(t, v, req)
 	os.Remove(a.Path)
 	if _, err := v.Claim(ctx, a); !errors.Is(err, ErrAlreadyClaimed) {
 		t.Fatalf("Claim = %v", err)
@@ -112,17 +86,12 @@ func TestClaimGoneIsAlreadyClaimed(t *testing.T) {
 // line endings and its body; outcomes replace each other cleanly.
 func TestRecordKeepsHumanEdits(t *testing.T) {
 	ctx := context.Background()
-	v, _ := newVault(t, Options{})
-	req := sendReq()
-	name := requestAndApprove(t, v, req)
+	v, req, name := approvedSend(t, Options{})
 	p := v.path(DirApproved, name)
 	edited := strings.Replace(readFile(t, p), "status: pending\n", "status: pending\nreviewer: |\n  Looked fine.\n  Twice.\ntags:\n- ok\n", 1)
 	edited = strings.ReplaceAll(edited, "\n", "\r\n")
 	writeFile(t, p, edited)
-	a, err := v.Find(ctx, req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := mustFind(t, v, req)
 	c, err := v.Claim(ctx, a)
 	if err != nil {
 		t.Fatal(err)

@@ -58,6 +58,12 @@ func writeAtomic(path string, data []byte, replace bool) error {
 	return werr
 }
 
+// WriteFile writes data to path as writeAtomic does, replacing what is
+// there: for the other files mailgate keeps in the vault (the agent-mail
+// archive), which a human's editor, git or another process may read at any
+// moment.
+func WriteFile(path string, data []byte) error { return writeAtomic(path, data, true) }
+
 func randomHex(n int) string {
 	b := make([]byte, n)
 	if _, err := rand.Read(b); err != nil {

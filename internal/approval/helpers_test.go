@@ -10,18 +10,14 @@ import (
 	"time"
 
 	"github.com/mailgate/mailgate/internal/store/storetest"
+	"github.com/mailgate/mailgate/internal/testutil"
 )
 
 var t0 = time.Date(2026, 2, 14, 10, 0, 0, 0, time.UTC)
 
-// clock is a settable test clock.
-type clock struct{ now time.Time }
-
-func (c *clock) Now() time.Time { return c.now }
-
-func newVault(t testing.TB, o Options) (*Vault, *clock) {
+func newVault(t testing.TB, o Options) (*Vault, *testutil.Clock) {
 	t.Helper()
-	c := &clock{now: t0}
+	c := testutil.NewClock(t0)
 	if o.Now == nil {
 		o.Now = c.Now
 	}
@@ -57,11 +53,18 @@ func replyReq() Request {
 // Approved/, as the human does.
 func requestAndApprove(t testing.TB, v *Vault, req Request) string {
 	t.Helper()
+	name := pending(t, v, req)
+	move(t, v, DirPending, DirApproved, name)
+	return name
+}
+
+// pending writes the pending file for req and returns its name.
+func pending(t testing.TB, v *Vault, req Request) string {
+	t.Helper()
 	name, err := v.EnsurePending(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	move(t, v, DirPending, DirApproved, name)
 	return name
 }
 
@@ -114,4 +117,30 @@ func editField(t testing.TB, path, key, value string) {
 		t.Fatalf("no %s in %s", key, path)
 	}
 	writeFile(t, path, strings.Join(lines, "\n"))
+}
+
+// approvedSend is a vault (with options o) in which sendReq() is approved:
+// the vault, the request and the file's name in Approved/.
+func approvedSend(t testing.TB, o Options) (*Vault, Request, string) {
+	t.Helper()
+	v, _ := newVault(t, o)
+	req := sendReq()
+	return v, req, requestAndApprove(t, v, req)
+}
+
+// mustFind is v.Find(req), which must succeed.
+func mustFind(t testing.TB, v *Vault, req Request) *Approval {
+	t.Helper()
+	a, err := v.Find(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// withAndWithoutLedger runs f as two subtests: a vault without a ledger,
+// and one whose Options carry a ledger on the test store.
+func withAndWithoutLedger(t *testing.T, f func(t *testing.T, o Options)) {
+	t.Run("no ledger", func(t *testing.T) { f(t, Options{}) })
+	t.Run("ledger", func(t *testing.T) { f(t, Options{Ledger: newLedger(t)}) })
 }

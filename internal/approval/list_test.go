@@ -7,22 +7,21 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mailgate/mailgate/internal/testutil"
 )
 
 // listVault holds one request in each folder, a second pending send, and
 // files the gate ignores.
-func listVault(t *testing.T) (*Vault, *clock, map[string]string) {
+func listVault(t *testing.T) (*Vault, *testutil.Clock, map[string]string) {
 	t.Helper()
 	ctx := context.Background()
 	v, c := newVault(t, Options{})
 	names := map[string]string{}
 	pend := func(key string, req Request) {
-		n, err := v.EnsurePending(ctx, req)
-		if err != nil {
-			t.Fatal(err)
-		}
+		n := pending(t, v, req)
 		names[key] = n
-		c.now = c.now.Add(time.Minute) // distinct created times
+		c.Advance(time.Minute) // distinct created times
 	}
 	pend("pending", sendReq())
 	other := sendReq()
@@ -47,7 +46,7 @@ func listVault(t *testing.T) (*Vault, *clock, map[string]string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cl.Record(Outcome{Status: StatusSent, SentAt: c.now, GmailMessageID: "m1"}); err != nil {
+	if err := cl.Record(Outcome{Status: StatusSent, SentAt: c.Now(), GmailMessageID: "m1"}); err != nil {
 		t.Fatal(err)
 	}
 	names["done"] = cl.Name

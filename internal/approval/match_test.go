@@ -75,7 +75,7 @@ func TestFindRefuses(t *testing.T) {
 				tc.vault(t, v, name)
 			}
 			if tc.name == "expired" {
-				c.now = t0.Add(24 * time.Hour)
+				c.Set(t0.Add(24 * time.Hour))
 			}
 			call := req
 			if tc.call != nil {
@@ -116,9 +116,7 @@ func TestFindToleratesEditors(t *testing.T) {
 		{"trailing spaces on delimiters", func(s string) string { return strings.Replace(s, "---\n", "---  \n", 2) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			v, _ := newVault(t, Options{})
-			req := sendReq()
-			name := requestAndApprove(t, v, req)
+			v, req, name := approvedSend(t, Options{})
 			p := v.path(DirApproved, name)
 			writeFile(t, p, tc.edit(readFile(t, p)))
 			if _, err := v.Find(context.Background(), req); err != nil {
@@ -220,9 +218,7 @@ func TestFindByName(t *testing.T) {
 		{".%s.md", false},      // hidden (editor swap/lock files)
 		{"%s.md.bak", false},
 	} {
-		v, _ := newVault(t, Options{})
-		req := sendReq()
-		name := requestAndApprove(t, v, req)
+		v, req, name := approvedSend(t, Options{})
 		if tc.rename != "" {
 			to := tc.rename
 			if strings.Contains(to, "%s") {

@@ -10,7 +10,7 @@ import (
 
 func TestSweepTempRemovesOnlyOldLeftovers(t *testing.T) {
 	v, c := newVault(t, Options{})
-	old, fresh := c.now.Add(-2*time.Hour), c.now.Add(-time.Minute)
+	old, fresh := c.Now().Add(-2*time.Hour), c.Now().Add(-time.Minute)
 	write := func(dir, name string, mtime time.Time) {
 		t.Helper()
 		p := filepath.Join(v.Root(), dir, name)
@@ -73,7 +73,7 @@ func TestSweepTempReportsUnreadableFolder(t *testing.T) {
 	if err := os.WriteFile(p, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	old := c.now.Add(-2 * time.Hour)
+	old := c.Now().Add(-2 * time.Hour)
 	if err := os.Chtimes(p, old, old); err != nil {
 		t.Fatal(err)
 	}

@@ -14,10 +14,7 @@ func TestEnsurePendingWritesReadableRequestOnce(t *testing.T) {
 	ctx := context.Background()
 	v, c := newVault(t, Options{})
 	req := sendReq()
-	name, err := v.EnsurePending(ctx, req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	name := pending(t, v, req)
 	if want := "2026-02-14_john-example-com_meeting-notes_" + req.SHA256()[:32] + ".md"; name != want {
 		t.Fatalf("name = %s, want %s", name, want)
 	}
@@ -44,7 +41,7 @@ func TestEnsurePendingWritesReadableRequestOnce(t *testing.T) {
 		t.Fatalf("mode: %v %v", fi.Mode(), err)
 	}
 
-	c.now = c.now.Add(time.Hour)
+	c.Advance(time.Hour)
 	again, err := v.EnsurePending(ctx, req)
 	if err != nil || again != name {
 		t.Fatalf("second call: %s, %v", again, err)
@@ -57,7 +54,7 @@ func TestEnsurePendingWritesReadableRequestOnce(t *testing.T) {
 	}
 
 	// Once expired, the request is renewed in place with a new id.
-	c.now = t0.Add(25 * time.Hour)
+	c.Set(t0.Add(25 * time.Hour))
 	if _, err := v.EnsurePending(ctx, req); err != nil {
 		t.Fatal(err)
 	}
@@ -74,90 +71,81 @@ func TestEnsurePendingWritesReadableRequestOnce(t *testing.T) {
 }
 
 func TestSendLifecycle(t *testing.T) {
-	for _, ledger := range []bool{false, true} {
-		t.Run(map[bool]string{false: "no ledger", true: "ledger"}[ledger], func(t *testing.T) {
-			ctx := context.Background()
-			o := Options{}
-			if ledger {
-				o.Ledger = newLedger(t)
+	withAndWithoutLedger(t, func(t *testing.T, o Options) {
+		ctx := context.Background()
+		v, c := newVault(t, o)
+		req := sendReq()
+		if _, err := v.Find(ctx, req); !errors.Is(err, ErrNoApproval) {
+			t.Fatalf("before approval: %v", err)
+		}
+		name := requestAndApprove(t, v, req)
+		a, err := v.Find(ctx, req)
+		if err != nil {
+			t.Fatalf("Find: %v", err)
+		}
+		if a.Name != name || a.ContentSHA256 != req.SHA256() || !a.Expires.Equal(t0.Add(24*time.Hour)) {
+			t.Fatalf("approval = %+v", a)
+		}
+		approved := readFile(t, a.Path)
+		cl, err := v.Claim(ctx, a)
+		if err != nil {
+			t.Fatalf("Claim: %v", err)
+		}
+		if n := len(dirNames(t, v, DirApproved)); n != 0 {
+			t.Fatalf("Approved/ still has %d files", n)
+		}
+		if got := readFile(t, cl.Path); got != approved {
+			t.Fatalf("claimed file changed by the move:\n%s", got)
+		}
+		c.Advance(time.Second)
+		if err := cl.Record(Outcome{Status: StatusSent, SentAt: c.Now(), GmailMessageID: "m1", GmailThreadID: "t1"}); err != nil {
+			t.Fatal(err)
+		}
+		done := readFile(t, cl.Path)
+		for _, want := range []string{"\nstatus: sent\n", "\nsent_at: 2026-02-14T10:00:01Z\n",
+			"\ngmail_message_id: \"m1\"\n", "\ngmail_thread_id: \"t1\"\n", "\napproval_sha256: " + a.SHA256 + "\n"} {
+			if !strings.Contains(done, want) {
+				t.Errorf("Done file lacks %q:\n%s", want, done)
 			}
-			v, c := newVault(t, o)
-			req := sendReq()
-			if _, err := v.Find(ctx, req); !errors.Is(err, ErrNoApproval) {
-				t.Fatalf("before approval: %v", err)
-			}
-			name := requestAndApprove(t, v, req)
-			a, err := v.Find(ctx, req)
-			if err != nil {
-				t.Fatalf("Find: %v", err)
-			}
-			if a.Name != name || a.ContentSHA256 != req.SHA256() || !a.Expires.Equal(t0.Add(24*time.Hour)) {
-				t.Fatalf("approval = %+v", a)
-			}
-			approved := readFile(t, a.Path)
-			cl, err := v.Claim(ctx, a)
-			if err != nil {
-				t.Fatalf("Claim: %v", err)
-			}
-			if n := len(dirNames(t, v, DirApproved)); n != 0 {
-				t.Fatalf("Approved/ still has %d files", n)
-			}
-			if got := readFile(t, cl.Path); got != approved {
-				t.Fatalf("claimed file changed by the move:\n%s", got)
-			}
-			c.now = c.now.Add(time.Second)
-			if err := cl.Record(Outcome{Status: StatusSent, SentAt: c.now, GmailMessageID: "m1", GmailThreadID: "t1"}); err != nil {
-				t.Fatal(err)
-			}
-			done := readFile(t, cl.Path)
-			for _, want := range []string{"\nstatus: sent\n", "\nsent_at: 2026-02-14T10:00:01Z\n",
-				"\ngmail_message_id: \"m1\"\n", "\ngmail_thread_id: \"t1\"\n", "\napproval_sha256: " + a.SHA256 + "\n"} {
-				if !strings.Contains(done, want) {
-					t.Errorf("Done file lacks %q:\n%s", want, done)
-				}
-			}
-			if strings.Count(done, "\nstatus:") != 1 {
-				t.Errorf("status written twice:\n%s", done)
-			}
-			if !strings.HasSuffix(done, "\n"+BodyMarker+"\n\n"+req.Body) || !strings.Contains(done, "> [!success] Sent to john@example.com at 2026-02-14T10:00:01Z") ||
-				strings.Contains(done, "Move this file") || strings.Contains(done, "move it to Approved/") {
-				t.Errorf("body changed:\n%s", done)
-			}
+		}
+		if strings.Count(done, "\nstatus:") != 1 {
+			t.Errorf("status written twice:\n%s", done)
+		}
+		if !strings.HasSuffix(done, "\n"+BodyMarker+"\n\n"+req.Body) || !strings.Contains(done, "> [!success] Sent to john@example.com at 2026-02-14T10:00:01Z") ||
+			strings.Contains(done, "Move this file") || strings.Contains(done, "move it to Approved/") {
+			t.Errorf("body changed:\n%s", done)
+		}
 
-			// Reuse: the consumed approval authorises nothing, even copied back.
+		// Reuse: the consumed approval authorises nothing, even copied back.
+		if _, err := v.Find(ctx, req); !errors.Is(err, ErrNoApproval) {
+			t.Fatalf("after send: %v", err)
+		}
+		writeFile(t, v.path(DirApproved, name), done)
+		if _, err := v.Find(ctx, req); !errors.Is(err, ErrNoApproval) {
+			t.Fatalf("Done file copied back honoured: %v", err)
+		}
+		if o.Ledger != nil {
+			// Even with its status edited back, the ledger knows it is used.
+			editField(t, v.path(DirApproved, name), "status", "pending")
 			if _, err := v.Find(ctx, req); !errors.Is(err, ErrNoApproval) {
-				t.Fatalf("after send: %v", err)
+				t.Fatalf("re-statused copy honoured: %v", err)
 			}
-			writeFile(t, v.path(DirApproved, name), done)
-			if _, err := v.Find(ctx, req); !errors.Is(err, ErrNoApproval) {
-				t.Fatalf("Done file copied back honoured: %v", err)
-			}
-			if ledger {
-				// Even with its status edited back, the ledger knows it is used.
-				editField(t, v.path(DirApproved, name), "status", "pending")
-				if _, err := v.Find(ctx, req); !errors.Is(err, ErrNoApproval) {
-					t.Fatalf("re-statused copy honoured: %v", err)
-				}
-			}
-			os.Remove(v.path(DirApproved, name))
+		}
+		os.Remove(v.path(DirApproved, name))
 
-			// The same email again needs a new approval, and is marked as a
-			// repeat at its top and in its name, never under the Done file's.
-			again, err := v.EnsurePending(ctx, req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if again == name || !strings.HasSuffix(again, "_repeat-2.md") {
-				t.Errorf("repeat request named %q (first %q)", again, name)
-			}
-			got := readFile(t, v.path(DirPending, again))
-			top := got[strings.Index(got, "\n---\n\n")+6:]
-			if !strings.HasPrefix(top, "> [!danger] REPEAT: this exact email was already sent at 2026-02-14T10:00:01Z (Done/"+cl.Name+")") ||
-				!strings.Contains(got, "  - \"REPEAT: this exact email was already sent") {
-				t.Errorf("new request not marked as a repeat at its top:\n%s", got)
-			}
-		})
-	}
+		// The same email again needs a new approval, and is marked as a
+		// repeat at its top and in its name, never under the Done file's.
+		again := pending(t, v, req)
+		if again == name || !strings.HasSuffix(again, "_repeat-2.md") {
+			t.Errorf("repeat request named %q (first %q)", again, name)
+		}
+		got := readFile(t, v.path(DirPending, again))
+		top := got[strings.Index(got, "\n---\n\n")+6:]
+		if !strings.HasPrefix(top, "> [!danger] REPEAT: this exact email was already sent at 2026-02-14T10:00:01Z (Done/"+cl.Name+")") ||
+			!strings.Contains(got, "  - \"REPEAT: this exact email was already sent") {
+			t.Errorf("new request not marked as a repeat at its top:\n%s", got)
+		}
+	})
 }
 
 func TestReplyBoundToThread(t *testing.T) {
@@ -194,12 +182,9 @@ func TestRejectedFolder(t *testing.T) {
 	ctx := context.Background()
 	v, _ := newVault(t, Options{})
 	req := sendReq()
-	name, err := v.EnsurePending(ctx, req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	name := pending(t, v, req)
 	move(t, v, DirPending, DirRejected, name)
-	_, err = v.Find(ctx, req)
+	_, err := v.Find(ctx, req)
 	var re *RejectedError
 	if !errors.Is(err, ErrRejected) || !errors.As(err, &re) || re.Name != name {
 		t.Fatalf("Find = %v, want RejectedError for %s", err, name)

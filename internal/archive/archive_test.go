@@ -1,7 +1,6 @@
 package archive_test
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -12,20 +11,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mailgate/mailgate/internal/agentmail"
 	"github.com/mailgate/mailgate/internal/archive"
 	"github.com/mailgate/mailgate/internal/mirror"
-	"github.com/mailgate/mailgate/internal/store/storetest"
 	"github.com/mailgate/mailgate/internal/testutil"
 )
 
 // TestMain doubles as a writer process of TestConcurrentProcesses.
-func TestMain(m *testing.M) {
-	if root := os.Getenv("ARCHIVE_CHILD_ROOT"); root != "" {
-		os.Exit(child(root))
-	}
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { testutil.RunOrChild(m, "ARCHIVE_CHILD_ROOT", child) }
 
 var t0 = time.Date(2026, 11, 22, 4, 0, 0, 0, time.UTC)
 
@@ -143,10 +135,8 @@ func TestConcurrentProcesses(t *testing.T) {
 	root := t.TempDir()
 	var cmds []*exec.Cmd
 	for i := range procs {
-		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), "ARCHIVE_CHILD_ROOT="+root, "ARCHIVE_CHILD_INDEX="+strconv.Itoa(i),
+		cmd := testutil.ChildCommand(t, "ARCHIVE_CHILD_ROOT="+root, "ARCHIVE_CHILD_INDEX="+strconv.Itoa(i),
 			"ARCHIVE_CHILD_N="+strconv.Itoa(procs), "ARCHIVE_CHILD_TOTAL="+strconv.Itoa(total))
-		cmd.Stderr = os.Stderr
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
@@ -182,43 +172,18 @@ func TestConcurrentProcesses(t *testing.T) {
 // message sent through the agent-mail service (including those sent
 // before it started).
 func TestFromStore(t *testing.T) {
-	ctx := context.Background()
-	db := storetest.OpenDSN(t, filepath.Join(t.TempDir(), "state.db"))
-	svc := testutil.AgentMail(t, db, agentmail.Options{})
-	const project = "/data/projects/app"
-	if _, err := svc.EnsureProject(ctx, project); err != nil {
-		t.Fatal(err)
-	}
-	for _, a := range []string{"BlueLake", "GreenCastle"} {
-		if _, err := svc.RegisterAgent(ctx, agentmail.RegisterParams{ProjectKey: project, Name: a}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	send := func(subject string) int64 {
-		r, err := svc.Send(ctx, agentmail.SendParams{ProjectKey: project, Sender: "BlueLake", To: []string{"GreenCastle"},
-			Subject: subject, BodyMD: "hello", ThreadID: "TKT-1"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r.Deliveries[0].Payload.ID
-	}
-	ids := []int64{send("before start")}
+	a := newAgents(t, "/data/projects/app")
+	ids := []int64{a.send(t, "BlueLake", "GreenCastle", "hello")}
 	vault := t.TempDir()
-	stop, err := archive.Start(ctx, db, svc, vault, mirror.WorkerOptions{Poll: 10 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
+	stop := a.archive(t, vault, mirror.WorkerOptions{Poll: 10 * time.Millisecond})
 	defer stop()
-	ids = append(ids, send("after start"), send("again"))
+	ids = append(ids, a.send(t, "BlueLake", "GreenCastle", "hello"), a.send(t, "BlueLake", "GreenCastle", "hello"))
 	digest := filepath.Join(vault, "AgentMail", "data-projects-app", "threads", "TKT-1.md")
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testutil.Eventually(t, 10*time.Second, func() error {
 		data, _ := os.ReadFile(digest)
-		if got := archive.DigestIDs(data); slices.Equal(got, ids) {
-			break
-		} else if time.Now().After(deadline) {
-			t.Fatalf("digest ids %v, want %v", got, ids)
+		if got := archive.DigestIDs(data); !slices.Equal(got, ids) {
+			return fmt.Errorf("digest ids %v, want %v", got, ids)
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
 }

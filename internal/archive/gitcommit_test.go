@@ -1,18 +1,15 @@
 package archive_test
 
 import (
-	"context"
+	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/mailgate/mailgate/internal/agentmail"
 	"github.com/mailgate/mailgate/internal/archive"
 	"github.com/mailgate/mailgate/internal/mirror"
-	"github.com/mailgate/mailgate/internal/store/storetest"
 	"github.com/mailgate/mailgate/internal/testutil"
 )
 
@@ -21,58 +18,32 @@ import (
 // archived is committed by the time the archive stops, and nothing the human
 // had staged elsewhere is committed.
 func TestGitBatchCommits(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed")
-	}
+	needGit(t)
 	old := archive.CommitInterval
 	archive.CommitInterval = 100 * time.Millisecond
 	defer func() { archive.CommitInterval = old }()
 
 	vault := t.TempDir()
-	git := func(args ...string) string {
-		out, err := exec.Command("git", append([]string{"-C", vault, "-c", "user.name=t", "-c", "user.email=t@x"}, args...)...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("git %v: %v %s", args, err, out)
-		}
-		return strings.TrimSpace(string(out))
-	}
+	git := func(args ...string) string { return gitIn(t, vault, args...) }
 	git("init", "-q")
 	os.WriteFile(filepath.Join(vault, "notes.md"), []byte("mine"), 0o600)
 	git("add", "notes.md") // the human's staged change: not mailgate's to commit
 
-	ctx := context.Background()
-	db := storetest.OpenDSN(t, filepath.Join(t.TempDir(), "state.db"))
-	svc := testutil.AgentMail(t, db, agentmail.Options{})
-	const project = "/data/projects/app"
-	svc.EnsureProject(ctx, project)
-	for _, a := range []string{"BlueLake", "GreenCastle"} {
-		svc.RegisterAgent(ctx, agentmail.RegisterParams{ProjectKey: project, Name: a})
-	}
+	a := newAgents(t, "/data/projects/app")
 	started := time.Now()
-	stop, err := archive.Start(ctx, db, svc, vault, mirror.WorkerOptions{Poll: 5 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
+	stop := a.archive(t, vault, mirror.WorkerOptions{Poll: 5 * time.Millisecond})
 	const n = 40
-	for i := 0; i < n; i++ {
-		if _, err := svc.Send(ctx, agentmail.SendParams{ProjectKey: project, Sender: "BlueLake", To: []string{"GreenCastle"},
-			Subject: "update", BodyMD: "hello", ThreadID: "TKT-1"}); err != nil {
-			t.Fatal(err)
-		}
+	for range n {
+		a.send(t, "BlueLake", "GreenCastle", "hello")
 	}
 	// Wait until every message file exists, then stop: the last batch is
 	// committed on the way out.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		files, _ := filepath.Glob(filepath.Join(vault, "AgentMail", "*", "messages", "*", "*", "*.md"))
-		if len(files) == n {
-			break
+	testutil.Eventually(t, 10*time.Second, func() error {
+		if got := countFiles(vault); got != n {
+			return fmt.Errorf("%d of %d messages archived", got, n)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d messages archived", len(files), n)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
 	stop()
 	elapsed := time.Since(started)
 

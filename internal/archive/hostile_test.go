@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/mailgate/mailgate/internal/agentmail"
@@ -52,6 +53,27 @@ func (a *agents) send(t *testing.T, from, to, body string) int64 {
 	return r.Deliveries[0].Payload.ID
 }
 
+// archive starts the archive of a's store into vault; stop with the func
+// it returns.
+func (a *agents) archive(t *testing.T, vault string, o mirror.WorkerOptions) (stop func() error) {
+	t.Helper()
+	stop, err := archive.Start(context.Background(), a.db, a.svc, vault, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return stop
+}
+
+// queued is how many rows wait in the archive's outbox.
+func (a *agents) queued(t *testing.T) int {
+	t.Helper()
+	var n int
+	if err := a.db.QueryRow(`SELECT count(*) FROM am_mirror_outbox WHERE sink = 'archive'`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
 func gitIn(t *testing.T, dir string, args ...string) string {
 	t.Helper()
 	out, err := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=t", "-c", "user.email=t@x"}, args...)...).CombinedOutput()
@@ -77,14 +99,15 @@ func countFiles(vault string) int {
 // stop itself, not left for some later process.
 func TestArchiveStopLosesQueuedMessages(t *testing.T) {
 	needGit(t)
+	synctest.Test(t, testArchiveStopLosesQueuedMessages)
+}
+
+func testArchiveStopLosesQueuedMessages(t *testing.T) {
 	a := newAgents(t, "/data/projects/app")
 	vault := t.TempDir()
 	gitIn(t, vault, "init", "-q")
-	stop, err := archive.Start(context.Background(), a.db, a.svc, vault, mirror.WorkerOptions{Poll: time.Hour, Batch: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(50 * time.Millisecond) // let the lane make its first (empty) claim and sleep
+	stop := a.archive(t, vault, mirror.WorkerOptions{Poll: time.Hour, Batch: 1})
+	synctest.Wait() // the lane has made its first (empty) claim and sleeps for an hour
 	for range 3 {
 		a.send(t, "BlueLake", "GreenCastle", "hello")
 	}
@@ -113,10 +136,7 @@ func TestArchiveCommitsIntoParentRepository(t *testing.T) {
 	vault := filepath.Join(parent, "home", "vault")
 	os.MkdirAll(vault, 0o700)
 	a := newAgents(t, "/data/projects/app")
-	stop, err := archive.Start(context.Background(), a.db, a.svc, vault, mirror.WorkerOptions{Poll: 5 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
+	stop := a.archive(t, vault, mirror.WorkerOptions{Poll: 5 * time.Millisecond})
 	for range 3 {
 		a.send(t, "BlueLake", "GreenCastle", "hello")
 	}
@@ -143,10 +163,7 @@ func TestArchiveCommitsLockFiles(t *testing.T) {
 	os.MkdirAll(filepath.Dir(tmp), 0o700)
 	os.WriteFile(tmp, []byte("half"), 0o600)
 	a := newAgents(t, "/data/projects/app")
-	stop, err := archive.Start(context.Background(), a.db, a.svc, vault, mirror.WorkerOptions{Poll: 5 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
+	stop := a.archive(t, vault, mirror.WorkerOptions{Poll: 5 * time.Millisecond})
 	a.send(t, "BlueLake", "GreenCastle", "hello")
 	stop()
 	files := gitIn(t, vault, "log", "--name-only", "--format=")
@@ -171,10 +188,7 @@ func TestArchiveDigestForgery(t *testing.T) {
 	a.send(t, "BlueLake", "GreenCastle", forged)
 	a.send(t, "GreenCastle", "BlueLake", "third")
 	vault := t.TempDir()
-	stop, err := archive.Start(context.Background(), a.db, a.svc, vault, mirror.WorkerOptions{Poll: 5 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
+	stop := a.archive(t, vault, mirror.WorkerOptions{Poll: 5 * time.Millisecond})
 	stop()
 	data, err := os.ReadFile(filepath.Join(vault, "AgentMail", "data-projects-app", "threads", "TKT-1.md"))
 	if err != nil {
@@ -202,10 +216,7 @@ func TestArchiveLongProjectKey(t *testing.T) {
 	a := newAgents(t, "/"+strings.Repeat("p", 300))
 	a.send(t, "BlueLake", "GreenCastle", "hello")
 	vault := t.TempDir()
-	stop, err := archive.Start(context.Background(), a.db, a.svc, vault, mirror.WorkerOptions{Poll: 5 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
+	stop := a.archive(t, vault, mirror.WorkerOptions{Poll: 5 * time.Millisecond})
 	stop()
 	if n := countFiles(vault); n != 1 {
 		t.Fatalf("%d of 1 messages archived", n)
@@ -225,25 +236,14 @@ func TestArchiveNeverWritableRetriedForEver(t *testing.T) {
 	a := newAgents(t, "/"+strings.Repeat("p", 250))
 	a.send(t, "BlueLake", "GreenCastle", "hello")
 	var logs testutil.Buffer
-	stop, err := archive.Start(context.Background(), a.db, a.svc, vault, mirror.WorkerOptions{Poll: 5 * time.Millisecond,
+	stop := a.archive(t, vault, mirror.WorkerOptions{Poll: 5 * time.Millisecond,
 		BackoffMin: time.Millisecond, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		var n int
-		if err := a.db.QueryRow(`SELECT count(*) FROM am_mirror_outbox WHERE sink = 'archive'`).Scan(&n); err != nil {
-			t.Fatal(err)
+	testutil.Eventually(t, 10*time.Second, func() error {
+		if n := a.queued(t); n != 0 {
+			return fmt.Errorf("the row is still queued:\n%s", logs.String())
 		}
-		if n == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the row is still queued:\n%s", logs.String())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
 	stop()
 	if n := strings.Count(logs.String(), "can never be copied"); n != 1 {
 		t.Fatalf("reported %d times, want once:\n%s", n, logs.String())
@@ -256,21 +256,17 @@ func TestArchiveNeverWritableRetriedForEver(t *testing.T) {
 func TestArchiveStopCannotDrain(t *testing.T) {
 	a := newAgents(t, "/data/projects/app")
 	var logs testutil.Buffer
-	stop, err := archive.Start(context.Background(), a.db, a.svc, t.TempDir(), mirror.WorkerOptions{Poll: time.Hour, Batch: 1,
+	stop := a.archive(t, t.TempDir(), mirror.WorkerOptions{Poll: time.Hour, Batch: 1,
 		DrainOnStop: time.Nanosecond, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
+	// Real time, not synctest: the drain's bound must run out while the
+	// lane works, and fake time stands still while goroutines run.
 	time.Sleep(50 * time.Millisecond) // the lane's first, empty, claim
 	for range 3 {
 		a.send(t, "BlueLake", "GreenCastle", "hello")
 	}
 	stop()
 	// The lane may have claimed some before it slept; whatever is left is said.
-	var left int
-	if err := a.db.QueryRow(`SELECT count(*) FROM am_mirror_outbox WHERE sink = 'archive'`).Scan(&left); err != nil {
-		t.Fatal(err)
-	}
+	left := a.queued(t)
 	if left == 0 {
 		t.Skip("the worker archived everything before stopping; nothing to report")
 	}

@@ -11,13 +11,20 @@ import (
 	"time"
 )
 
-func TestRecordWritesOneLinePerEntry(t *testing.T) {
+// openLog opens a log in a fresh folder, closed when the test ends.
+func openLog(t *testing.T) (string, *Log) {
+	t.Helper()
 	dir := t.TempDir()
 	l, err := Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
+	t.Cleanup(func() { l.Close() })
+	return dir, l
+}
+
+func TestRecordWritesOneLinePerEntry(t *testing.T) {
+	dir, l := openLog(t)
 	day := time.Date(2026, 2, 14, 23, 59, 0, 0, time.UTC)
 	want := Entry{
 		Time: day, CorrelationID: "c1", Tool: "send_email", ActionType: "claim",
@@ -114,12 +121,7 @@ func TestCorrelationID(t *testing.T) {
 }
 
 func TestConcurrentGoroutines(t *testing.T) {
-	dir := t.TempDir()
-	l, err := Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
+	dir, l := openLog(t)
 	const workers, each = 8, 50
 	var wg sync.WaitGroup
 	for w := range workers {
@@ -161,12 +163,7 @@ func countAll(t *testing.T, dir string) int {
 }
 
 func TestRecordMasksAddressesInDetail(t *testing.T) {
-	dir := t.TempDir()
-	l, err := Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
+	dir, l := openLog(t)
 	day := time.Date(2026, 2, 14, 1, 0, 0, 0, time.UTC)
 	if err := l.Record(Entry{Time: day, Detail: `400 Invalid To header "john.doe@example.com", cc <ann@sub.example.org>`}); err != nil {
 		t.Fatal(err)

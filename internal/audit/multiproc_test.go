@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mailgate/mailgate/internal/testutil"
 )
 
 // The multi-process tests re-execute this test binary as writers: with
@@ -18,16 +20,11 @@ const (
 	childLong  = "MAILGATE_AUDIT_CHILD_LONG"
 )
 
-func TestMain(m *testing.M) {
-	if dir := os.Getenv(childEnv); dir != "" {
-		os.Exit(runChild(dir))
-	}
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { testutil.RunOrChild(m, childEnv, runChild) }
 
 func runChild(dir string) int {
 	n, _ := strconv.Atoi(os.Getenv(childLines))
-	long := os.Getenv(childLong) == "1"
+	long := os.Getenv(childLong) == "true"
 	l, err := Open(dir)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -53,19 +50,9 @@ func runChild(dir string) int {
 // dir and returns the elapsed wall time once all have exited.
 func runWriters(t *testing.T, dir string, procs, lines int, long bool) time.Duration {
 	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	cmds := make([]*exec.Cmd, procs)
 	for i := range cmds {
-		c := exec.Command(exe, "-test.run=^$")
-		c.Env = append(os.Environ(), childEnv+"="+dir, childLines+"="+strconv.Itoa(lines))
-		if long {
-			c.Env = append(c.Env, childLong+"=1")
-		}
-		c.Stderr = os.Stderr
-		cmds[i] = c
+		cmds[i] = testutil.ChildCommand(t, childEnv+"="+dir, childLines+"="+strconv.Itoa(lines), childLong+"="+strconv.FormatBool(long))
 	}
 	start := time.Now()
 	for _, c := range cmds {

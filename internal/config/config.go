@@ -26,7 +26,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strconv"
+	"slices"
 	"strings"
 	"time"
 
@@ -43,31 +43,32 @@ const (
 	ToolsMailbox   = "mailbox"
 )
 
-// Config is the resolved configuration. Paths are absolute.
+// Config is the resolved configuration. Paths are absolute. A field tagged
+// `setting:"NAME"` holds the setting NAME of Vars, parsed by its kind.
 type Config struct {
-	Home            string        // MAILGATE_HOME
+	Home            string        `setting:"MAILGATE_HOME"`
 	HomeIsDefault   bool          // Home is the per-user default, ~/.mailgate (given or not)
 	EnvFile         string        // the .env file read, "" if none
 	SettingsFile    string        // the home's settings file, $MAILGATE_HOME/.env (read when it exists)
-	VaultPath       string        // VAULT_PATH
-	CredentialsFile string        // GMAIL_CREDENTIALS_FILE
-	TokenFile       string        // GMAIL_TOKEN_FILE
-	GmailEndpoint   string        // GMAIL_API_ENDPOINT ("" = Google's)
-	AuditDir        string        // AUDIT_LOG_DIR
-	DB              string        // MAILGATE_DB (absolute SQLite path, or a postgres:// URL)
-	DevMode         bool          // DEV_MODE
-	ApprovalMode    string        // APPROVAL_MODE: content | recipient
-	ApprovalTTL     time.Duration // APPROVAL_TTL
-	SendLimit       int           // SEND_LIMIT_PER_HOUR
-	Tools           []string      // MAILGATE_TOOLS
-	HTTPAddr        string        // AGENT_MAIL_HTTP_ADDR
-	HTTPPath        string        // AGENT_MAIL_PATH
-	BearerToken     string        // AGENT_MAIL_BEARER_TOKEN (never logged)
-	HTTPRateLimit   int           // AGENT_MAIL_HTTP_RATE_LIMIT: requests per second per client; 0 = off
-	Mirror          string        // AGENT_MAIL_MIRROR: off | gmail
-	NameMode        string        // AGENT_NAME_ENFORCEMENT_MODE: coerce | strict | always_auto
-	BindSenders     bool          // AGENT_MAIL_BIND_SENDERS
-	ToolsProfile    string        // TOOLS_FILTER_PROFILE: full | minimal
+	VaultPath       string        `setting:"VAULT_PATH"`
+	CredentialsFile string        `setting:"GMAIL_CREDENTIALS_FILE"`
+	TokenFile       string        `setting:"GMAIL_TOKEN_FILE"`
+	GmailEndpoint   string        `setting:"GMAIL_API_ENDPOINT"` // "" = Google's
+	AuditDir        string        `setting:"AUDIT_LOG_DIR"`
+	DB              string        `setting:"MAILGATE_DB"` // absolute SQLite path, or a PostgreSQL URL
+	DevMode         bool          `setting:"DEV_MODE"`
+	ApprovalMode    string        `setting:"APPROVAL_MODE"`
+	ApprovalTTL     time.Duration `setting:"APPROVAL_TTL"`
+	SendLimit       int           `setting:"SEND_LIMIT_PER_HOUR"`
+	Tools           []string      `setting:"MAILGATE_TOOLS"`
+	HTTPAddr        string        `setting:"AGENT_MAIL_HTTP_ADDR"`
+	HTTPPath        string        `setting:"AGENT_MAIL_PATH"`
+	BearerToken     string        `setting:"AGENT_MAIL_BEARER_TOKEN"`    // never logged
+	HTTPRateLimit   int           `setting:"AGENT_MAIL_HTTP_RATE_LIMIT"` // requests per second per client; 0 = off
+	Mirror          string        `setting:"AGENT_MAIL_MIRROR"`
+	NameMode        string        `setting:"AGENT_NAME_ENFORCEMENT_MODE"`
+	BindSenders     bool          `setting:"AGENT_MAIL_BIND_SENDERS"`
+	ToolsProfile    string        `setting:"TOOLS_FILTER_PROFILE"`
 }
 
 // HasTools reports whether the toolset name is enabled.
@@ -78,36 +79,6 @@ func (c *Config) HasTools(name string) bool {
 		}
 	}
 	return false
-}
-
-// Var documents one configuration variable; Vars is the contract in order.
-// .env.example and the README table are checked against it by tests.
-type Var struct {
-	Name, Flag, Default, Meaning string
-}
-
-// Vars lists every variable of the configuration contract.
-var Vars = []Var{
-	{"MAILGATE_HOME", "home", "~/.mailgate", "the one folder every command and every agent's server uses (never the working directory): vault, auth, audit log, store and the settings file .env"},
-	{"VAULT_PATH", "vault", "$MAILGATE_HOME/vault", "approval vault: Pending_Approval/, Approved/, Rejected/, Done/, Logs/ (created if missing)"},
-	{"GMAIL_CREDENTIALS_FILE", "credentials", "$MAILGATE_HOME/auth/credentials.json", "Google OAuth client (installed-app JSON; its token_uri is honoured)"},
-	{"GMAIL_TOKEN_FILE", "token", "$MAILGATE_HOME/auth/token.json", "OAuth token, mode 0600, rewritten atomically after a refresh"},
-	{"GMAIL_API_ENDPOINT", "gmail-endpoint", "Google's", "base URL of the Gmail REST API (the sandbox and tests point it at a local server)"},
-	{"AUDIT_LOG_DIR", "audit-dir", "$MAILGATE_HOME/audit", "append-only JSONL audit log, one file per day"},
-	{"MAILGATE_DB", "db", "$MAILGATE_HOME/state.db", "state store: a SQLite file, or a postgres:// URL for servers on several hosts"},
-	{"DEV_MODE", "dev-mode", "true", "false is required for anything to leave the machine"},
-	{"APPROVAL_MODE", "approval-mode", "content", "content: the approval must match the exact content; recipient: match on to / thread_id alone"},
-	{"APPROVAL_TTL", "approval-ttl", "24h", "expiry written into new requests"},
-	{"SEND_LIMIT_PER_HOUR", "send-limit", "10", "rolling one-hour limit over sends and replies, shared by every process on the store"},
-	{"MAILGATE_TOOLS", "tools", "email,agentmail", "tool sets to expose: email, agentmail, channels, mailbox"},
-	{"AGENT_MAIL_HTTP_ADDR", "http-addr", "127.0.0.1:8765", "address for serve --http"},
-	{"AGENT_MAIL_PATH", "http-path", "/mcp/", "HTTP endpoint path"},
-	{"AGENT_MAIL_BEARER_TOKEN", "bearer-token", "", "required on every HTTP request when set; at least 32 characters (openssl rand -hex 32); needed to serve the email tools over HTTP, or to bind a non-loopback address"},
-	{"AGENT_MAIL_HTTP_RATE_LIMIT", "http-rate-limit", "2000", "HTTP requests per second per client IP (bursts of twice that), answered 429 beyond; 0 turns it off. Requests without a valid token keep their own 10 per second"},
-	{"AGENT_MAIL_MIRROR", "mirror", "off", "gmail: copy agent threads into the mailbox under a label"},
-	{"AGENT_NAME_ENFORCEMENT_MODE", "name-mode", "coerce", "register_agent names: coerce (an invalid or taken name is replaced, and the answer says so), strict (refused), always_auto (always generated)"},
-	{"AGENT_MAIL_BIND_SENDERS", "bind-senders", "false", "true: a session may send only as the agents it registered (or whose registration_token it gives as sender_token); false trusts sender_name as the reference does"},
-	{"TOOLS_FILTER_PROFILE", "tools-profile", "full", "agentmail tools to list: full (all), or minimal (health_check, ensure_project, register_agent, send_message, fetch_inbox, acknowledge_message)"},
 }
 
 // ErrBadFlag is inside the error of a command line whose flags do not
@@ -143,7 +114,9 @@ func (e *Error) Error() string {
 func Load(fs *flag.FlagSet, args []string, getenv func(string) string, cwd string) (*Config, error) {
 	flags := map[string]*string{}
 	for _, v := range Vars {
-		flags[v.Name] = fs.String(v.Flag, "", v.Meaning+" ("+v.Name+")")
+		if v.Flag != "" {
+			flags[v.Name] = fs.String(v.Flag, "", v.Usage()+" ("+v.Name+")")
+		}
 	}
 	envFile := fs.String("env-file", "", "read variables from this .env file (default $MAILGATE_HOME/.env)")
 	fs.SetOutput(io.Discard)
@@ -160,7 +133,7 @@ func Load(fs *flag.FlagSet, args []string, getenv func(string) string, cwd strin
 	// lookup without the .env file, to find the home and the .env file itself.
 	lookup := func(name string) string {
 		for _, v := range Vars {
-			if v.Name == name && setFlags[v.Flag] {
+			if v.Name == name && v.Flag != "" && setFlags[v.Flag] {
 				return *flags[name]
 			}
 		}
@@ -232,87 +205,12 @@ func Load(fs *flag.FlagSet, args []string, getenv func(string) string, cwd strin
 	}
 
 	c := &Config{Home: home, HomeIsDefault: isDefault, EnvFile: path, SettingsFile: settings}
-	var pathErr error // the first path that could not be resolved
-	pathVar := func(name, def string) string {
-		v := get(name)
-		if v == "" {
-			return filepath.Join(home, def)
+	for i := range Vars {
+		if v := &Vars[i]; v.Loaded() && v.Kind != KindHome {
+			if err := v.parse(c, get(v.Name), getenv); err != nil {
+				return nil, err
+			}
 		}
-		v, err := expandHome(name, v, getenv)
-		if err != nil && pathErr == nil {
-			pathErr = err
-		}
-		// Relative paths are taken from MAILGATE_HOME, never from the
-		// working directory, which is undefined under Claude Desktop.
-		return absFrom(home, v)
-	}
-	c.VaultPath = pathVar("VAULT_PATH", "vault")
-	c.CredentialsFile = pathVar("GMAIL_CREDENTIALS_FILE", filepath.Join("auth", "credentials.json"))
-	c.TokenFile = pathVar("GMAIL_TOKEN_FILE", filepath.Join("auth", "token.json"))
-	c.AuditDir = pathVar("AUDIT_LOG_DIR", "audit")
-	switch v := get("MAILGATE_DB"); {
-	case isDBURL(v):
-		c.DB = v // a PostgreSQL URL or keyword/value string, checked below
-	case v == "" && !exists(filepath.Join(home, "state.db")) && exists(filepath.Join(home, legacyDB)):
-		// Homes made before the store moved to state.db keep theirs.
-		c.DB = filepath.Join(home, legacyDB)
-	default:
-		c.DB = pathVar("MAILGATE_DB", "state.db")
-	}
-	if pathErr != nil {
-		return nil, pathErr
-	}
-	c.GmailEndpoint = get("GMAIL_API_ENDPOINT")
-	c.HTTPAddr = orDefault(get("AGENT_MAIL_HTTP_ADDR"), "127.0.0.1:8765")
-	c.HTTPPath = orDefault(get("AGENT_MAIL_PATH"), "/mcp/")
-	c.BearerToken = get("AGENT_MAIL_BEARER_TOKEN")
-
-	if c.DevMode, err = parseBool("DEV_MODE", orDefault(get("DEV_MODE"), "true")); err != nil {
-		return nil, err
-	}
-	switch c.ApprovalMode = strings.ToLower(orDefault(get("APPROVAL_MODE"), "content")); c.ApprovalMode {
-	case "content", "recipient":
-	default:
-		return nil, &Error{Var: "APPROVAL_MODE", Msg: fmt.Sprintf("%q is not one of content, recipient", c.ApprovalMode)}
-	}
-	ttl := orDefault(get("APPROVAL_TTL"), "24h")
-	if c.ApprovalTTL, err = time.ParseDuration(ttl); err != nil || c.ApprovalTTL <= 0 {
-		return nil, &Error{Var: "APPROVAL_TTL", Msg: fmt.Sprintf("%q is not a positive duration such as 24h or 90m", ttl)}
-	}
-	rl := orDefault(get("AGENT_MAIL_HTTP_RATE_LIMIT"), "2000")
-	if c.HTTPRateLimit, err = strconv.Atoi(rl); err != nil || c.HTTPRateLimit < 0 || c.HTTPRateLimit > 1_000_000 {
-		return nil, &Error{Var: "AGENT_MAIL_HTTP_RATE_LIMIT", Msg: fmt.Sprintf("%q is not a whole number from 0 (no limit) to 1000000 requests per second", rl)}
-	}
-	limit := orDefault(get("SEND_LIMIT_PER_HOUR"), "10")
-	if c.SendLimit, err = strconv.Atoi(limit); err != nil || c.SendLimit < 1 || c.SendLimit > 10000 {
-		return nil, &Error{Var: "SEND_LIMIT_PER_HOUR", Msg: fmt.Sprintf("%q is not a whole number from 1 to 10000 (to send nothing, keep DEV_MODE=true)", limit)}
-	}
-	if c.Tools, err = parseTools(orDefault(get("MAILGATE_TOOLS"), "email,agentmail")); err != nil {
-		return nil, err
-	}
-	switch c.Mirror = strings.ToLower(orDefault(get("AGENT_MAIL_MIRROR"), "off")); c.Mirror {
-	case "off", "gmail":
-	default:
-		return nil, &Error{Var: "AGENT_MAIL_MIRROR", Msg: fmt.Sprintf("%q is not one of off, gmail", c.Mirror)}
-	}
-	switch c.NameMode = strings.ToLower(orDefault(get("AGENT_NAME_ENFORCEMENT_MODE"), "coerce")); c.NameMode {
-	case "coerce", "strict", "always_auto":
-	default:
-		return nil, &Error{Var: "AGENT_NAME_ENFORCEMENT_MODE", Msg: fmt.Sprintf("%q is not one of coerce, strict, always_auto", c.NameMode)}
-	}
-	if c.BindSenders, err = parseBool("AGENT_MAIL_BIND_SENDERS", orDefault(get("AGENT_MAIL_BIND_SENDERS"), "false")); err != nil {
-		return nil, err
-	}
-	switch c.ToolsProfile = strings.ToLower(orDefault(get("TOOLS_FILTER_PROFILE"), "full")); c.ToolsProfile {
-	case "full", "minimal":
-	default:
-		return nil, &Error{Var: "TOOLS_FILTER_PROFILE", Msg: fmt.Sprintf("%q is not one of full, minimal", c.ToolsProfile)}
-	}
-	if !strings.HasPrefix(c.HTTPPath, "/") {
-		return nil, &Error{Var: "AGENT_MAIL_PATH", Msg: fmt.Sprintf("%q must start with /", c.HTTPPath)}
-	}
-	if err := checkDB(c.DB); err != nil {
-		return nil, err
 	}
 	return c, nil
 }
@@ -348,7 +246,10 @@ func exists(path string) bool {
 	return err == nil
 }
 
-func parseTools(s string) ([]string, error) {
+// parseTools reads MAILGATE_TOOLS: known tool sets, comma-separated,
+// duplicates ignored, at least one, and not both of the two that define
+// send_message.
+func parseTools(v *Var, s string) ([]string, error) {
 	var out []string
 	seen := map[string]bool{}
 	for _, t := range strings.Split(s, ",") {
@@ -356,19 +257,17 @@ func parseTools(s string) ([]string, error) {
 		if t == "" || seen[t] {
 			continue
 		}
-		switch t {
-		case ToolsEmail, ToolsAgentMail, ToolsChannels, ToolsMailbox:
-		default:
-			return nil, &Error{Var: "MAILGATE_TOOLS", Msg: fmt.Sprintf("unknown tool set %q (known: email, agentmail, channels, mailbox)", t)}
+		if !slices.Contains(v.Choices, t) {
+			return nil, &Error{Var: v.Name, Msg: fmt.Sprintf("unknown tool set %q (known: %s)", t, strings.Join(v.Choices, ", "))}
 		}
 		seen[t] = true
 		out = append(out, t)
 	}
 	if len(out) == 0 {
-		return nil, &Error{Var: "MAILGATE_TOOLS", Msg: "no tool set selected"}
+		return nil, &Error{Var: v.Name, Msg: "no tool set selected"}
 	}
 	if seen[ToolsChannels] && seen[ToolsAgentMail] {
-		return nil, &Error{Var: "MAILGATE_TOOLS", Msg: "channels and agentmail both define a tool named send_message; select one of them per server"}
+		return nil, &Error{Var: v.Name, Msg: "channels and agentmail both define a tool named send_message; select one of them per server"}
 	}
 	return out, nil
 }

@@ -5,6 +5,9 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"reflect"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -231,23 +234,97 @@ func TestBadValues(t *testing.T) {
 	}
 }
 
-// TestContractIsDocumented keeps .env.example and the README's table in step
-// with the variables Load reads.
-func TestContractIsDocumented(t *testing.T) {
-	example, err := os.ReadFile("../../.env.example")
+var update = flag.Bool("update", false, "rewrite .env.example and README's configuration table from Vars")
+
+// TestEnvExampleMatchesTable: .env.example is rendered from Vars, so a
+// setting, its default and its meaning are written once.
+func TestEnvExampleMatchesTable(t *testing.T) {
+	const path = "../../.env.example"
+	if *update {
+		if err := os.WriteFile(path, []byte(EnvExample()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	readme, err := os.ReadFile("../../README.md")
+	if string(got) != EnvExample() {
+		t.Errorf(".env.example differs from config.Vars: go test ./internal/config -run TestEnvExampleMatchesTable -update")
+	}
+}
+
+// readmeTable matches README's configuration table between its markers.
+var readmeTable = regexp.MustCompile(`(?s)(<!-- config table: [^\n]*-->\n)(.*?)(<!-- end config table -->)`)
+
+// TestREADMEConfigTableMatches: README's configuration table is rendered
+// from Vars.
+func TestREADMEConfigTableMatches(t *testing.T) {
+	const path = "../../README.md"
+	readme, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := readmeTable.FindSubmatchIndex(readme)
+	if m == nil {
+		t.Fatal("README.md has no configuration table between <!-- config table: … --> and <!-- end config table -->")
+	}
+	if *update {
+		readme = slices.Concat(readme[:m[4]], []byte(READMETable()), readme[m[5]:])
+		if err := os.WriteFile(path, readme, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		m = readmeTable.FindSubmatchIndex(readme)
+	}
+	if got := string(readme[m[4]:m[5]]); got != READMETable() {
+		t.Errorf("README's configuration table differs from config.Vars: go test ./internal/config -run TestREADMEConfigTableMatches -update\ngot:\n%s\nwant:\n%s", got, READMETable())
+	}
+}
+
+// TestVarsAreWellFormed: every setting Load reads has a flag and a place in
+// Config, every default parses, and names and flags are unique.
+func TestVarsAreWellFormed(t *testing.T) {
+	names, flags := map[string]bool{}, map[string]bool{}
+	for _, v := range Vars {
+		if names[v.Name] || v.Flag != "" && flags[v.Flag] {
+			t.Errorf("%s: name or flag %q twice", v.Name, v.Flag)
+		}
+		names[v.Name], flags[v.Flag] = true, true
+		if v.Meaning == "" || v.Section == "" || v.DefaultText() == "" {
+			t.Errorf("%s: no meaning, section or documented default", v.Name)
+		}
+		if v.Loaded() != (v.Flag != "") {
+			t.Errorf("%s: a setting Load reads has a flag, and only those", v.Name)
+		}
+		if (v.Kind == KindChoice || v.Kind == KindToolSets) && len(v.Choices) == 0 {
+			t.Errorf("%s: no choices", v.Name)
+		}
+	}
+	// Every tagged field of Config is a setting.
+	ct := reflect.TypeFor[Config]()
+	for i := range ct.NumField() {
+		if name := ct.Field(i).Tag.Get("setting"); name != "" && !names[name] {
+			t.Errorf("Config.%s is tagged %q, which is not in Vars", ct.Field(i).Name, name)
+		}
+	}
+	// Each default, given explicitly, gives what the default gives.
+	def, err := load(t, map[string]string{"MAILGATE_HOME": "/home/u/mg"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, v := range Vars {
-		if !strings.Contains(string(example), "\n"+v.Name+"=") {
-			t.Errorf(".env.example does not document %s", v.Name)
+		if !v.Loaded() || v.Default == "" || v.Kind == KindHome {
+			continue
 		}
-		if !strings.Contains(string(readme), "| `"+v.Name+"` |") {
-			t.Errorf("README's configuration table does not document %s", v.Name)
+		c, err := load(t, map[string]string{"MAILGATE_HOME": "/home/u/mg", v.Name: strings.ReplaceAll(v.Default, "$MAILGATE_HOME", "/home/u/mg")})
+		if err != nil {
+			t.Errorf("%s=%s: %v", v.Name, v.Default, err)
+			continue
+		}
+		got, _ := Value(c, v.Name)
+		want, _ := Value(def, v.Name)
+		if got != want {
+			t.Errorf("%s=%s gives %q, unset gives %q", v.Name, v.Default, got, want)
 		}
 	}
 }
@@ -277,4 +354,32 @@ func TestKeywordPostgresStringTakenForFileName(t *testing.T) {
 	if c, err := load(t, map[string]string{"MAILGATE_HOME": "/home/u/mg", "MAILGATE_DB": "data=1.db"}); err != nil || c.DB != "/home/u/mg/data=1.db" {
 		t.Fatalf("DB = %q, %v", c.DB, err)
 	}
+}
+
+// FuzzLoad: whatever a person writes for a setting, Load answers a Config
+// or one line naming that setting; it never panics.
+func FuzzLoad(f *testing.F) {
+	for i, v := range Vars {
+		f.Add(i, v.Default)
+		f.Add(i, " "+strings.ToUpper(v.Default)+" ")
+	}
+	f.Add(0, "~")
+	f.Add(6, "postgres://u:pw@db:notaport/x")
+	f.Add(6, "host=db password=secret x")
+	f.Add(11, "email,,AgentMail,email")
+	f.Add(9, "1h\n")
+	f.Fuzz(func(t *testing.T, i int, value string) {
+		if i < 0 || strings.ContainsRune(value, 0) {
+			return
+		}
+		v := Vars[i%len(Vars)]
+		_, err := load(t, map[string]string{v.Name: value})
+		if err == nil {
+			return
+		}
+		var cerr *Error
+		if !errors.As(err, &cerr) || cerr.Var != v.Name || strings.Contains(err.Error(), "\n") {
+			t.Fatalf("%s=%q: %v, want one line naming %s", v.Name, value, err, v.Name)
+		}
+	})
 }

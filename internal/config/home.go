@@ -64,12 +64,9 @@ func within(dir, path string) bool {
 }
 
 // Settable reports whether name may be written into the home's settings
-// file: a variable of the contract other than MAILGATE_HOME (the file is
-// found through the home, so it cannot move it), or MAILGATE_LOG_LEVEL.
+// file: a setting of Vars other than MAILGATE_HOME (the file is found
+// through the home, so it cannot move it).
 func Settable(name string) bool {
-	if name == "MAILGATE_LOG_LEVEL" {
-		return true
-	}
 	return name != "MAILGATE_HOME" && slices.ContainsFunc(Vars, func(v Var) bool { return v.Name == name })
 }
 
@@ -77,7 +74,7 @@ func Settable(name string) bool {
 // DEV_MODE), "" when flag is not one.
 func FlagVar(flag string) string {
 	for _, v := range Vars {
-		if v.Flag == flag {
+		if v.Flag != "" && v.Flag == flag {
 			return v.Name
 		}
 	}

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"golang.org/x/time/rate"
+
+	"github.com/mailgate/mailgate/internal/testutil"
 )
 
 // TestHTTPRequestChecks sends raw requests past every check the handler
@@ -138,9 +140,9 @@ func TestHTTPRateLimit(t *testing.T) {
 
 // TestHTTPLimiterRefillAndSweep drives the limiter on a fake clock.
 func TestHTTPLimiterRefillAndSweep(t *testing.T) {
-	now := time.Unix(1000, 0)
+	clock := testutil.NewClock(time.Unix(1000, 0))
 	l := newLimiter(2, 2, rate.Limit(-1), 0)
-	l.now = func() time.Time { return now }
+	l.now = clock.Now
 	tests := []struct {
 		advance time.Duration
 		ip      string
@@ -154,7 +156,7 @@ func TestHTTPLimiterRefillAndSweep(t *testing.T) {
 		{0, "10.0.0.1", false},
 	}
 	for i, tc := range tests {
-		now = now.Add(tc.advance)
+		clock.Advance(tc.advance)
 		retry, ok := l.allow(tc.ip, true)
 		if ok != tc.want {
 			t.Fatalf("step %d (%s): allowed %v, want %v", i, tc.ip, ok, tc.want)
@@ -166,7 +168,7 @@ func TestHTTPLimiterRefillAndSweep(t *testing.T) {
 	if _, ok := l.allow("10.0.0.9", false); !ok {
 		t.Fatal("a negative anonymous rate must disable that limit")
 	}
-	now = now.Add(bucketIdle + sweepInterval + time.Second)
+	clock.Advance(bucketIdle + sweepInterval + time.Second)
 	l.allow("10.0.0.3", true)
 	if len(l.clients) != 1 {
 		t.Fatalf("idle buckets not swept: %d left", len(l.clients))

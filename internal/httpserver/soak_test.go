@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/mailgate/mailgate/internal/testutil"
 )
 
 // TestHTTPSoak opens and closes sessions on both transports for about 2,000
@@ -88,20 +90,21 @@ func settle(t *testing.T, baseG, baseFD int) (int, int) {
 	t.Helper()
 	const slack = 2
 	var g, fd int
-	ok := waitUntil(func() bool {
+	testutil.Eventually(t, 15*time.Second, func() error {
 		runtime.GC()
 		g, fd = runtime.NumGoroutine(), openFDs(t)
 		if baseG < 0 {
-			time.Sleep(50 * time.Millisecond)
-			return runtime.NumGoroutine() == g && openFDs(t) == fd
+			time.Sleep(50 * time.Millisecond) // counts that stay put for a moment have settled
+			if runtime.NumGoroutine() == g && openFDs(t) == fd {
+				return nil
+			}
+		} else if g <= baseG+slack && (baseFD < 0 || fd <= baseFD+slack) {
+			return nil
 		}
-		return g <= baseG+slack && (baseFD < 0 || fd <= baseFD+slack)
-	})
-	if !ok {
 		buf := make([]byte, 1<<20)
 		buf = buf[:runtime.Stack(buf, true)]
-		t.Fatalf("goroutines %d (baseline %d), descriptors %d (baseline %d) did not come back:\n%s", g, baseG, fd, baseFD, buf)
-	}
+		return fmt.Errorf("goroutines %d (baseline %d), descriptors %d (baseline %d) did not come back:\n%s", g, baseG, fd, baseFD, buf)
+	})
 	return g, fd
 }
 
@@ -114,26 +117,16 @@ func openFDs(t *testing.T) int {
 	return len(entries)
 }
 
-// waitUntil polls cond for up to 15 s: the bound keeps a leak from hanging
+// waitFor waits up to 15 s for cond: the bound keeps a leak from hanging
 // the test, and nothing is asserted about how fast things settle.
-func waitUntil(cond func() bool) bool {
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		if cond() {
-			return true
-		}
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	if !waitUntil(cond) {
-		t.Fatalf("timed out waiting for %s", what)
-	}
+	testutil.Eventually(t, 15*time.Second, func() error {
+		if !cond() {
+			return fmt.Errorf("timed out waiting for %s", what)
+		}
+		return nil
+	})
 }
 
 // TestHTTPAbandonedSessionsExpire: a client that initializes and vanishes

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	"github.com/mailgate/mailgate/internal/presence"
 	"os"
 	"strconv"
 	"strings"
@@ -82,7 +83,7 @@ func sessionLive(key string) (live, known bool) {
 	if err != nil || key[at+1:colon] != hostname {
 		return false, false
 	}
-	if pid == os.Getpid() || !processExists(pid) {
+	if pid == os.Getpid() || !presence.ProcessExists(pid) {
 		return false, true // that process has ended (our pid now, or none)
 	}
 	return false, false // alive: its sessions are its own to know

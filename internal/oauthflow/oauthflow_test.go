@@ -10,13 +10,13 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"golang.org/x/oauth2"
 
 	"github.com/mailgate/mailgate/internal/localgmail"
+	"github.com/mailgate/mailgate/internal/testutil"
 )
 
 const (
@@ -107,7 +107,7 @@ func TestRun(t *testing.T) {
 				tt.setup(gm)
 			}
 			browser, visits := fakeBrowser(tt.tamper)
-			logw := &syncWriter{}
+			logw := &testutil.Buffer{}
 			res, err := Run(context.Background(), Options{Config: cfg, Browser: browser, Log: logw, Timeout: 10 * time.Second})
 			v := <-visits
 			if v.err != nil || v.status != tt.wantStatus || !strings.Contains(v.body, tt.wantPage) {
@@ -297,21 +297,4 @@ func TestSystemBrowserNeedsADisplay(t *testing.T) {
 	if SystemBrowser("linux", func(string) string { return "" }) != nil {
 		t.Fatal("a browser opener without DISPLAY or WAYLAND_DISPLAY")
 	}
-}
-
-type syncWriter struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncWriter) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncWriter) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -203,7 +203,7 @@ func Live(ctx context.Context, db *store.DB, now time.Time) ([]Server, error) {
 		}
 		s.PID, s.SendLimit, s.DevMode = int(pid), int(limit), dev != 0
 		s.Started, s.Heartbeat = time.UnixMilli(started), time.UnixMilli(beat)
-		if s.Host == host && !processExists(s.PID) {
+		if s.Host == host && !ProcessExists(s.PID) {
 			continue
 		}
 		out = append(out, s)

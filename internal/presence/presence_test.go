@@ -2,25 +2,18 @@ package presence
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/mailgate/mailgate/internal/store"
 	"github.com/mailgate/mailgate/internal/store/storetest"
+	"github.com/mailgate/mailgate/internal/testutil"
 )
 
-func openDB(t *testing.T) *store.DB {
-	t.Helper()
-	db, err := store.Open(context.Background(), storetest.DSN(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
-}
+func openDB(t *testing.T) *store.DB { return storetest.Open(t) }
 
 // A registered server is live with what it recorded; its heartbeat moves;
 // it is stale once the heartbeat stops for StaleAfter; Close removes it.
@@ -28,11 +21,9 @@ func TestRegisterLiveClose(t *testing.T) {
 	ctx := context.Background()
 	db := openDB(t)
 	t0 := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
-	var clock atomic.Int64
-	clock.Store(t0.UnixMilli())
-	now := func() time.Time { return time.UnixMilli(clock.Load()) }
+	clock := testutil.NewClock(t0)
 	r, err := Register(ctx, db, Server{DevMode: false, SendLimit: 7, ApprovalMode: "content", Vault: "/v", Transport: "stdio", Tools: "email", Mailbox: "gmail", Version: "t"},
-		Options{Interval: 5 * time.Millisecond, Now: now})
+		Options{Interval: 5 * time.Millisecond, Now: clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,21 +42,13 @@ func TestRegisterLiveClose(t *testing.T) {
 	}
 	// The heartbeat follows the clock.
 	later := t0.Add(time.Hour)
-	clock.Store(later.UnixMilli())
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		live, err := Live(ctx, db, later)
-		if err != nil {
-			t.Fatal(err)
+	clock.Set(later)
+	testutil.Eventually(t, 20*time.Second, func() error {
+		if live, err := Live(ctx, db, later); err != nil || len(live) != 1 {
+			return fmt.Errorf("the heartbeat never moved: %v %v", live, err)
 		}
-		if len(live) == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the heartbeat never moved")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
 	if err := r.Close(); err != nil {
 		t.Fatal(err)
 	}

@@ -2,5 +2,6 @@
 
 package presence
 
-// processExists cannot tell cheaply here: the heartbeat's age decides.
-func processExists(pid int) bool { return true }
+// ProcessExists cannot tell cheaply here and says yes: the caller's other
+// evidence (a heartbeat's age, an identity's activity) decides.
+func ProcessExists(pid int) bool { return true }

@@ -7,10 +7,11 @@ import (
 	"syscall"
 )
 
-// processExists reports whether a process with pid runs on this host
+// ProcessExists reports whether a process with pid runs on this host
 // (signal 0 checks without signalling; EPERM means it exists, as another
-// user's).
-func processExists(pid int) bool {
+// user's). Other packages that record a pid (mcpserver's sessions) ask
+// here too.
+func ProcessExists(pid int) bool {
 	if pid <= 0 {
 		return false
 	}

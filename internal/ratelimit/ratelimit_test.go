@@ -14,19 +14,15 @@ import (
 
 	"github.com/mailgate/mailgate/internal/store"
 	"github.com/mailgate/mailgate/internal/store/storetest"
+	"github.com/mailgate/mailgate/internal/testutil"
 )
 
 var t0 = time.Date(2026, 2, 14, 10, 0, 0, 0, time.UTC)
 
 func openLimiter(t *testing.T, path string, limit int) (*Limiter, *store.DB) {
 	t.Helper()
-	ctx := context.Background()
-	db, err := store.Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	l, err := New(ctx, db, limit, time.Hour)
+	db := storetest.OpenDSN(t, path)
+	l, err := New(context.Background(), db, limit, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,12 +177,7 @@ const (
 	childN     = "MAILGATE_RL_CHILD_GOROUTINES"
 )
 
-func TestMain(m *testing.M) {
-	if path := os.Getenv(childDB); path != "" {
-		os.Exit(runChild(path))
-	}
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { testutil.RunOrChild(m, childDB, runChild) }
 
 // runChild races n goroutines for a slot each and prints how many won.
 func runChild(path string) int {
@@ -217,31 +208,22 @@ func runChild(path string) int {
 // how many got a slot; any error other than a LimitError is returned.
 func raceReserve(ctx context.Context, l *Limiter, n int) (int, error) {
 	var (
-		wg    sync.WaitGroup
 		mu    sync.Mutex
 		won   int
 		first error
 	)
-	start := make(chan struct{})
-	for range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			_, err := l.Reserve(ctx, t0, "race")
-			var le *LimitError
-			mu.Lock()
-			defer mu.Unlock()
-			switch {
-			case err == nil:
-				won++
-			case !errors.As(err, &le) && first == nil:
-				first = err
-			}
-		}()
-	}
-	close(start)
-	wg.Wait()
+	testutil.Race(n, func(int) {
+		_, err := l.Reserve(ctx, t0, "race")
+		var le *LimitError
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case err == nil:
+			won++
+		case !errors.As(err, &le) && first == nil:
+			first = err
+		}
+	})
 	return won, first
 }
 
@@ -259,17 +241,11 @@ func TestExactLimitInProcess(t *testing.T) {
 func TestExactLimitAcrossProcesses(t *testing.T) {
 	const procs, goroutines, limit = 2, 10, 7
 	path := storetest.DSN(t)
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	outs := make([]strings.Builder, procs)
 	cmds := make([]*exec.Cmd, procs)
 	for i := range cmds {
-		c := exec.Command(exe, "-test.run=^$")
-		c.Env = append(os.Environ(), childDB+"="+path, childLimit+"="+strconv.Itoa(limit),
-			childN+"="+strconv.Itoa(goroutines))
-		c.Stdout, c.Stderr = &outs[i], os.Stderr
+		c := testutil.ChildCommand(t, childDB+"="+path, childLimit+"="+strconv.Itoa(limit), childN+"="+strconv.Itoa(goroutines))
+		c.Stdout = &outs[i]
 		cmds[i] = c
 		if err := c.Start(); err != nil {
 			t.Fatal(err)

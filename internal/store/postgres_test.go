@@ -103,30 +103,13 @@ func TestPostgresPoolMaxConns(t *testing.T) {
 // Servers starting together on one database apply each migration once.
 func TestPostgresMigrateConcurrently(t *testing.T) {
 	pgOnly(t)
-	ctx := context.Background()
 	dsn := storetest.DSN(t)
 	fsys := fstest.MapFS{
 		"0001_init.sql": {Data: []byte(`CREATE TABLE a (x BIGINT);
 CREATE TABLE b (y BIGINT);`)},
 		"0002_more.sql": {Data: []byte(`ALTER TABLE a ADD COLUMN z TEXT;`)},
 	}
-	var wg sync.WaitGroup
-	for range 6 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			db, err := store.Open(ctx, dsn)
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			defer db.Close()
-			if err := db.Migrate(ctx, "test", fsys); err != nil {
-				t.Error(err)
-			}
-		}()
-	}
-	wg.Wait()
+	store.MigrateConcurrently(t, dsn, fsys, 6)
 	db := storetest.OpenDSN(t, dsn)
 	var n int
 	if err := db.QueryRow(`SELECT count(*) FROM schema_migrations WHERE component = 'test'`).Scan(&n); err != nil || n != 2 {

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"io/fs"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -16,23 +17,7 @@ func TestMigrateMultiStatementAndIdempotent(t *testing.T) {
 CREATE TABLE b (y INTEGER);
 CREATE TRIGGER a_ins AFTER INSERT ON a BEGIN INSERT INTO b (y) VALUES (new.x); END;`)},
 	}
-	var wg sync.WaitGroup
-	for i := 0; i < 4; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			db, err := Open(ctx, path)
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			defer db.Close()
-			if err := db.Migrate(ctx, "test", fsys); err != nil {
-				t.Error(err)
-			}
-		}()
-	}
-	wg.Wait()
+	MigrateConcurrently(t, path, fsys, 4)
 	db, err := Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)
@@ -52,6 +37,28 @@ CREATE TRIGGER a_ins AFTER INSERT ON a BEGIN INSERT INTO b (y) VALUES (new.x); E
 	if err := db.QueryRow(`PRAGMA journal_mode`).Scan(&mode); err != nil || mode != "wal" {
 		t.Fatalf("journal_mode = %q, %v", mode, err)
 	}
+}
+
+// MigrateConcurrently opens the store at dsn n times at once and migrates
+// each with fsys, as servers starting together do. (Exported from a test
+// file for the external tests, postgres_test.go.)
+func MigrateConcurrently(t *testing.T, dsn string, fsys fs.FS, n int) {
+	t.Helper()
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			db, err := Open(context.Background(), dsn)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer db.Close()
+			if err := db.Migrate(context.Background(), "test", fsys); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
 }
 
 func TestOpenRefusesRelativePath(t *testing.T) {

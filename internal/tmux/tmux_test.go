@@ -3,12 +3,15 @@ package tmux
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mailgate/mailgate/internal/testutil"
 )
 
 // server is a private tmux server (its own socket in a temporary directory)
@@ -49,16 +52,32 @@ func (s *server) run(args ...string) string {
 // after the command that caused them returns.
 func eventually(t *testing.T, what string, f func() (bool, string)) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		ok, got := f()
-		if ok {
-			return
+	testutil.Eventually(t, 5*time.Second, func() error {
+		if ok, got := f(); !ok {
+			return fmt.Errorf("%s: still %s", what, got)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: still %s", what, got)
-		}
-		time.Sleep(5 * time.Millisecond)
+		return nil
+	})
+}
+
+// follow starts a Follower on env, closed when the test ends.
+func follow(t *testing.T, env Env) *Follower {
+	t.Helper()
+	f, err := Follow(context.Background(), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
+// waitEnd waits (5 s at most) for f to end; failing says why it should have.
+func waitEnd(t *testing.T, f *Follower, fail string) {
+	t.Helper()
+	select {
+	case <-f.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal(fail)
 	}
 }
 
@@ -87,11 +106,7 @@ func currentIs(f View, want string) func() (bool, string) {
 // from tmux's notifications; the agents' own windows keep their size.
 func TestFollowerTracksWindows(t *testing.T) {
 	s, env := startServer(t, "alice", "bob")
-	f, err := Follow(context.Background(), env)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f := follow(t, env)
 	ctx := context.Background()
 	if w, err := f.Current(ctx); err != nil || w != "alice" {
 		t.Fatalf("Current = %q, %v", w, err)
@@ -137,17 +152,9 @@ func TestFollowerSessionEnds(t *testing.T) {
 	for _, kill := range [][]string{{"kill-session", "-t", "agents"}, {"kill-server"}} {
 		t.Run(kill[0], func(t *testing.T) {
 			s, env := startServer(t, "alice", "bob")
-			f, err := Follow(context.Background(), env)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
+			f := follow(t, env)
 			s.run(kill...)
-			select {
-			case <-f.Done():
-			case <-time.After(5 * time.Second):
-				t.Fatal("follower still running 5 s after the session ended")
-			}
+			waitEnd(t, f, "follower still running 5 s after the session ended")
 			if !errors.Is(f.Err(), ErrSessionEnded) {
 				t.Fatalf("Err = %v, want ErrSessionEnded", f.Err())
 			}
@@ -162,20 +169,12 @@ func TestFollowerSessionEnds(t *testing.T) {
 // ends the follower as a session end.
 func TestFollowerServerKilled(t *testing.T) {
 	s, env := startServer(t, "alice")
-	f, err := Follow(context.Background(), env)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f := follow(t, env)
 	pid := s.run("display-message", "-p", "#{pid}")
 	if err := exec.Command("kill", "-KILL", pid).Run(); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case <-f.Done():
-	case <-time.After(5 * time.Second):
-		t.Fatal("follower still running 5 s after its server was killed")
-	}
+	waitEnd(t, f, "follower still running 5 s after its server was killed")
 	if !errors.Is(f.Err(), ErrSessionEnded) {
 		t.Fatalf("Err = %v, want ErrSessionEnded", f.Err())
 	}
@@ -191,11 +190,7 @@ func TestFollowerDetachedIsNotAnEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.run("detach-client", "-s", "agents")
-	select {
-	case <-f.Done():
-	case <-time.After(5 * time.Second):
-		t.Fatal("follower still running after its client was detached")
-	}
+	waitEnd(t, f, "follower still running after its client was detached")
 	if err := f.Err(); err == nil || errors.Is(err, ErrSessionEnded) {
 		t.Fatalf("Err = %v, want an end that is not ErrSessionEnded", err)
 	}
@@ -224,11 +219,7 @@ func TestFollowerWithoutSession(t *testing.T) {
 // same answers.
 func TestExecMatchesFollower(t *testing.T) {
 	_, env := startServer(t, "alice", "bob", "carol")
-	f, err := Follow(context.Background(), env)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f := follow(t, env)
 	ctx := context.Background()
 	x := Exec{Env: env}
 	for _, v := range []View{f, x} {
