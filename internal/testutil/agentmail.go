@@ -25,3 +25,17 @@ func AgentMail(tb testing.TB, db *store.DB, opts agentmail.Options) *agentmail.S
 	tb.Cleanup(func() { svc.Close() })
 	return svc
 }
+
+// Register ensures project on svc and registers agents in it by name.
+func Register(tb testing.TB, svc *agentmail.Service, project string, agents ...string) {
+	tb.Helper()
+	ctx := context.Background()
+	if _, err := svc.EnsureProject(ctx, project); err != nil {
+		tb.Fatal(err)
+	}
+	for _, a := range agents {
+		if _, err := svc.RegisterAgent(ctx, agentmail.RegisterParams{ProjectKey: project, Name: a}); err != nil {
+			tb.Fatal(err)
+		}
+	}
+}

@@ -15,6 +15,7 @@ import (
 	amsqlite "github.com/mailgate/mailgate/internal/agentmail/sqlite"
 	"github.com/mailgate/mailgate/internal/store"
 	"github.com/mailgate/mailgate/internal/store/storetest"
+	"github.com/mailgate/mailgate/internal/testutil"
 )
 
 // TestMain doubles as the worker of TestMultiProcess: the test binary
@@ -57,19 +58,6 @@ func open(tb testing.TB, path string) *agentmail.Service {
 	return svc
 }
 
-func setup(tb testing.TB, svc *agentmail.Service, project string, agents ...string) {
-	tb.Helper()
-	ctx := context.Background()
-	if _, err := svc.EnsureProject(ctx, project); err != nil {
-		tb.Fatal(err)
-	}
-	for _, a := range agents {
-		if _, err := svc.RegisterAgent(ctx, agentmail.RegisterParams{ProjectKey: project, Name: a}); err != nil {
-			tb.Fatal(err)
-		}
-	}
-}
-
 // TestMultiProcess: several processes (this test binary re-executed) send
 // concurrently to one recipient on one store file while reading inboxes;
 // all messages arrive and no process sees an error. AGENTMAIL_STRESS=1 runs
@@ -88,7 +76,7 @@ func TestAgentMailMultiProcess(t *testing.T) {
 	for i := range procs {
 		names = append(names, fmt.Sprintf("Proc%d", i))
 	}
-	setup(t, svc, "/shared", names...)
+	testutil.Register(t, svc, "/shared", names...)
 	start := time.Now()
 	var wg sync.WaitGroup
 	outs := make([][]byte, procs)
