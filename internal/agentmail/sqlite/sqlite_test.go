@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -19,14 +18,9 @@ import (
 )
 
 // TestMain doubles as the worker of TestMultiProcess: the test binary
-// re-executes itself with AGENTMAIL_CHILD set, so several real processes
+// re-executes itself with AGENTMAIL_DB set, so several real processes
 // write to one store file at once.
-func TestMain(m *testing.M) {
-	if os.Getenv("AGENTMAIL_CHILD") != "" {
-		os.Exit(child())
-	}
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { testutil.RunOrChild(m, "AGENTMAIL_DB", child) }
 
 // handle opens the store file at path as one process would: its own
 // store.DB, Store and Service. The indexer waits delay after a commit (0:
@@ -85,8 +79,8 @@ func TestAgentMailMultiProcess(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			cmd := exec.Command(os.Args[0], "-test.run=^$")
-			cmd.Env = append(os.Environ(), "AGENTMAIL_CHILD=1", "AGENTMAIL_DB="+path, "AGENTMAIL_SENDER="+names[i+1], "AGENTMAIL_N="+strconv.Itoa(each))
+			cmd := testutil.ChildCommand(t, "AGENTMAIL_DB="+path, "AGENTMAIL_SENDER="+names[i+1], "AGENTMAIL_N="+strconv.Itoa(each))
+			cmd.Stderr = nil // CombinedOutput collects it
 			outs[i], errs[i] = cmd.CombinedOutput()
 		}()
 	}
@@ -123,10 +117,11 @@ func svcCount(path string, n *int) error {
 	return db.QueryRow(`SELECT count(*) FROM am_recipients r JOIN am_agents a ON a.id = r.agent_id WHERE a.name = 'Sink' AND r.delivered_us IS NOT NULL`).Scan(n)
 }
 
-// child sends AGENTMAIL_N messages and reads the inbox after each one.
-func child() int {
+// child sends AGENTMAIL_N messages to the store at path and reads the
+// inbox after each one.
+func child(path string) int {
 	ctx := context.Background()
-	db, err := store.Open(ctx, os.Getenv("AGENTMAIL_DB"))
+	db, err := store.Open(ctx, path)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
