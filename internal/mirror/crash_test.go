@@ -15,11 +15,8 @@ import (
 
 	"golang.org/x/oauth2"
 
-	"github.com/mailgate/mailgate/internal/agentmail"
-	"github.com/mailgate/mailgate/internal/agentmail/amstore"
 	"github.com/mailgate/mailgate/internal/gmail"
 	"github.com/mailgate/mailgate/internal/mirror"
-	"github.com/mailgate/mailgate/internal/store"
 	"github.com/mailgate/mailgate/internal/testutil"
 )
 
@@ -32,16 +29,7 @@ func TestMain(m *testing.M) { testutil.RunOrChild(m, "MIRROR_DB", child) }
 // before the insert is recorded: the worst moment for exactly-once.
 func child(path string) int {
 	ctx := context.Background()
-	db, err := store.Open(ctx, path)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 2
-	}
-	svc, err := amstore.NewService(ctx, db, agentmail.Options{})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 2
-	}
+	db, svc := testutil.ChildAgentMail(ctx, path)
 	killAfter, _ := strconv.Atoi(os.Getenv("MIRROR_KILL_AFTER"))
 	mb, err := gmail.New(ctx, gmail.Options{Endpoint: os.Getenv("MIRROR_GMAIL"),
 		TokenSource: oauth2.StaticTokenSource(&oauth2.Token{AccessToken: "t"}),

@@ -2,6 +2,8 @@ package testutil
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"testing"
 
 	"github.com/mailgate/mailgate/internal/agentmail"
@@ -24,6 +26,23 @@ func AgentMail(tb testing.TB, db *store.DB, opts agentmail.Options) *agentmail.S
 	}
 	tb.Cleanup(func() { svc.Close() })
 	return svc
+}
+
+// ChildAgentMail is for a child process (RunOrChild): it opens the store at
+// path and the agent-mail service on it, or ends the process with status 2
+// and the reason on stderr.
+func ChildAgentMail(ctx context.Context, path string) (*store.DB, *agentmail.Service) {
+	db, err := store.Open(ctx, path)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	svc, err := amstore.NewService(ctx, db, agentmail.Options{})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	return db, svc
 }
 
 // Register ensures project on svc and registers agents in it by name.

@@ -121,17 +121,8 @@ func svcCount(path string, n *int) error {
 // inbox after each one.
 func child(path string) int {
 	ctx := context.Background()
-	db, err := store.Open(ctx, path)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
+	db, svc := testutil.ChildAgentMail(ctx, path)
 	defer db.Close()
-	svc, err := amsqlite.NewService(ctx, db, agentmail.Options{})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
 	defer svc.Close()
 	n, _ := strconv.Atoi(os.Getenv("AGENTMAIL_N"))
 	sender := os.Getenv("AGENTMAIL_SENDER")
