@@ -223,15 +223,7 @@ func touchNeeded(a Agent, now time.Time) bool { return now.Sub(a.LastActiveAt) >
 // Agents returns the agents directory of a project with unread counts.
 func (s *Service) Agents(ctx context.Context, projectKey string) (AgentsResource, error) {
 	var out AgentsResource
-	err := s.st.Read(ctx, func(tx Tx) error {
-		p, err := s.project(ctx, tx, projectKey)
-		if err != nil {
-			return err
-		}
-		agents, err := tx.Agents(ctx, p.ID)
-		if err != nil {
-			return err
-		}
+	err := s.readAgents(ctx, projectKey, func(tx Tx, p Project, agents []Agent) error {
 		unread, err := tx.UnreadCounts(ctx, p.ID)
 		if err != nil {
 			return err
@@ -252,15 +244,7 @@ func (s *Service) Agents(ctx context.Context, projectKey string) (AgentsResource
 // ProjectDetail returns a project with its agents.
 func (s *Service) ProjectDetail(ctx context.Context, projectKey string) (ProjectResource, error) {
 	var out ProjectResource
-	err := s.st.Read(ctx, func(tx Tx) error {
-		p, err := s.project(ctx, tx, projectKey)
-		if err != nil {
-			return err
-		}
-		agents, err := tx.Agents(ctx, p.ID)
-		if err != nil {
-			return err
-		}
+	err := s.readAgents(ctx, projectKey, func(_ Tx, p Project, agents []Agent) error {
 		out.ProjectView = projectView(p)
 		out.Agents = make([]AgentView, 0, len(agents))
 		for _, a := range agents {
@@ -272,4 +256,20 @@ func (s *Service) ProjectDetail(ctx context.Context, projectKey string) (Project
 		return ProjectResource{}, fmt.Errorf("reading project: %w", err)
 	}
 	return out, nil
+}
+
+// readAgents resolves a project and lists its agents in one read
+// transaction, then hands both to fn in that transaction.
+func (s *Service) readAgents(ctx context.Context, projectKey string, fn func(tx Tx, p Project, agents []Agent) error) error {
+	return s.st.Read(ctx, func(tx Tx) error {
+		p, err := s.project(ctx, tx, projectKey)
+		if err != nil {
+			return err
+		}
+		agents, err := tx.Agents(ctx, p.ID)
+		if err != nil {
+			return err
+		}
+		return fn(tx, p, agents)
+	})
 }

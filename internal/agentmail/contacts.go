@@ -174,11 +174,7 @@ func ttlOr(seconds int, def time.Duration) time.Duration {
 
 // contactSides resolves (project, agent) for both ends.
 func (s *Service) contactSides(ctx context.Context, tx Tx, pkey, aName, otherKey, bName string) (Project, Agent, Project, Agent, error) {
-	pa, err := s.project(ctx, tx, pkey)
-	if err != nil {
-		return Project{}, Agent{}, Project{}, Agent{}, err
-	}
-	a, err := s.agent(ctx, tx, pa, aName)
+	pa, a, err := s.projectAgent(ctx, tx, pkey, aName)
 	if err != nil {
 		return Project{}, Agent{}, Project{}, Agent{}, err
 	}

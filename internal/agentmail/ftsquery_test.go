@@ -9,6 +9,7 @@ import (
 	"github.com/mailgate/mailgate/internal/agentmail"
 	amsqlite "github.com/mailgate/mailgate/internal/agentmail/sqlite"
 	"github.com/mailgate/mailgate/internal/store"
+	"github.com/mailgate/mailgate/internal/store/storetest"
 )
 
 func TestAgentMailSanitizeQuery(t *testing.T) {
@@ -54,11 +55,7 @@ func TestAgentMailSanitizeQuery(t *testing.T) {
 func ftsDB(tb testing.TB) *store.DB {
 	tb.Helper()
 	ctx := context.Background()
-	db, err := store.Open(ctx, filepath.Join(tb.TempDir(), "fts.db"))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { db.Close() })
+	db := storetest.OpenDSN(tb, filepath.Join(tb.TempDir(), "fts.db"))
 	st, err := amsqlite.Open(ctx, db)
 	if err != nil {
 		tb.Fatal(err)

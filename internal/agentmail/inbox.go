@@ -140,11 +140,7 @@ func (s *Service) Acknowledge(ctx context.Context, projectKey, agentName string,
 // reloads it, in one write transaction.
 func (s *Service) updateCopy(ctx context.Context, projectKey, agentName string, messageID int64, fn func(Tx, time.Time) error, c *Recipient) error {
 	return s.st.Write(ctx, func(tx Tx) error {
-		proj, err := s.project(ctx, tx, projectKey)
-		if err != nil {
-			return err
-		}
-		a, err := s.agent(ctx, tx, proj, agentName)
+		_, a, err := s.projectAgent(ctx, tx, projectKey, agentName)
 		if err != nil {
 			return err
 		}

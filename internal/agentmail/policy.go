@@ -24,11 +24,7 @@ type ContactEntry struct {
 func (s *Service) ListContacts(ctx context.Context, projectKey, agentName string) ([]ContactEntry, error) {
 	out := []ContactEntry{}
 	err := s.st.Read(ctx, func(tx Tx) error {
-		proj, err := s.project(ctx, tx, projectKey)
-		if err != nil {
-			return err
-		}
-		a, err := s.agent(ctx, tx, proj, agentName)
+		proj, a, err := s.projectAgent(ctx, tx, projectKey, agentName)
 		if err != nil {
 			return err
 		}
@@ -109,11 +105,7 @@ func (s *Service) SetContactPolicy(ctx context.Context, projectKey, agentName, p
 	}
 	var out PolicyResult
 	err = s.st.Write(ctx, func(tx Tx) error {
-		proj, err := s.project(ctx, tx, projectKey)
-		if err != nil {
-			return err
-		}
-		a, err := s.agent(ctx, tx, proj, agentName)
+		_, a, err := s.projectAgent(ctx, tx, projectKey, agentName)
 		if err != nil {
 			return err
 		}

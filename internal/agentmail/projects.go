@@ -169,6 +169,20 @@ func (s *Service) agent(ctx context.Context, tx Tx, p Project, name string) (Age
 	return a, err
 }
 
+// projectAgent resolves a project key and then an agent name within that
+// project: the start of every call made on an agent's behalf.
+func (s *Service) projectAgent(ctx context.Context, tx Tx, projectKey, agentName string) (Project, Agent, error) {
+	p, err := s.project(ctx, tx, projectKey)
+	if err != nil {
+		return Project{}, Agent{}, err
+	}
+	a, err := s.agent(ctx, tx, p, agentName)
+	if err != nil {
+		return Project{}, Agent{}, err
+	}
+	return p, a, nil
+}
+
 func (s *Service) agentNotFound(ctx context.Context, tx Tx, p Project, name string) error {
 	msg := fmt.Sprintf("Agent '%s' not found in project '%s'.", name, p.Slug)
 	if agents, err := tx.Agents(ctx, p.ID); err == nil {

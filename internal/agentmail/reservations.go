@@ -92,11 +92,7 @@ func (s *Service) Reserve(ctx context.Context, p ReserveParams) (ReserveResult, 
 	out := ReserveResult{Granted: []GrantView{}, Conflicts: []ConflictView{}}
 	err := s.writeIn(ctx, reservationScope(p.ProjectKey), func(tx Tx) error {
 		out = ReserveResult{Granted: []GrantView{}, Conflicts: []ConflictView{}, Warnings: slices.Clone(warnings)}
-		proj, err := s.project(ctx, tx, p.ProjectKey)
-		if err != nil {
-			return err
-		}
-		a, err := s.agent(ctx, tx, proj, p.Agent)
+		proj, a, err := s.projectAgent(ctx, tx, p.ProjectKey, p.Agent)
 		if err != nil {
 			return err
 		}
@@ -227,11 +223,7 @@ func (s *Service) Release(ctx context.Context, p SelectParams) (ReleaseResult, e
 }
 
 func (s *Service) selectMine(ctx context.Context, tx Tx, p SelectParams) (Project, Agent, []Reservation, time.Time, error) {
-	proj, err := s.project(ctx, tx, p.ProjectKey)
-	if err != nil {
-		return Project{}, Agent{}, nil, time.Time{}, err
-	}
-	a, err := s.agent(ctx, tx, proj, p.Agent)
+	proj, a, err := s.projectAgent(ctx, tx, p.ProjectKey, p.Agent)
 	if err != nil {
 		return Project{}, Agent{}, nil, time.Time{}, err
 	}

@@ -241,10 +241,7 @@ func (s *Service) ForceRelease(ctx context.Context, p ForceParams) (ForceResult,
 	var r Reservation
 	var ev map[int64]evidence
 	err := s.st.Read(ctx, func(tx Tx) (err error) {
-		if proj, err = s.project(ctx, tx, p.ProjectKey); err != nil {
-			return err
-		}
-		if _, err = s.agent(ctx, tx, proj, p.Agent); err != nil {
+		if proj, _, err = s.projectAgent(ctx, tx, p.ProjectKey, p.Agent); err != nil {
 			return err
 		}
 		r, err = tx.ReservationByID(ctx, p.ID)

@@ -29,17 +29,9 @@ type agents struct {
 
 func newAgents(t *testing.T, project string) *agents {
 	t.Helper()
-	ctx := context.Background()
 	db := storetest.OpenDSN(t, filepath.Join(t.TempDir(), "state.db"))
 	svc := testutil.AgentMail(t, db, agentmail.Options{})
-	if _, err := svc.EnsureProject(ctx, project); err != nil {
-		t.Fatal(err)
-	}
-	for _, a := range []string{"BlueLake", "GreenCastle"} {
-		if _, err := svc.RegisterAgent(ctx, agentmail.RegisterParams{ProjectKey: project, Name: a}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testutil.Register(t, svc, project, "BlueLake", "GreenCastle")
 	return &agents{db: db, svc: svc, project: project}
 }
 
@@ -51,6 +43,19 @@ func (a *agents) send(t *testing.T, from, to, body string) int64 {
 		t.Fatal(err)
 	}
 	return r.Deliveries[0].Payload.ID
+}
+
+// sendThenStop sends n messages, stops the archive, and wants all n in
+// vault when stop has returned.
+func (a *agents) sendThenStop(t *testing.T, n int, stop func() error, vault string) {
+	t.Helper()
+	for range n {
+		a.send(t, "BlueLake", "GreenCastle", "hello")
+	}
+	stop()
+	if got := countFiles(vault); got != n {
+		t.Fatalf("%d of %d messages archived when stop returned", got, n)
+	}
 }
 
 // archive starts the archive of a's store into vault; stop with the func
@@ -108,13 +113,7 @@ func testArchiveStopLosesQueuedMessages(t *testing.T) {
 	gitIn(t, vault, "init", "-q")
 	stop := a.archive(t, vault, mirror.WorkerOptions{Poll: time.Hour, Batch: 1})
 	synctest.Wait() // the lane has made its first (empty) claim and sleeps for an hour
-	for range 3 {
-		a.send(t, "BlueLake", "GreenCastle", "hello")
-	}
-	stop()
-	if n := countFiles(vault); n != 3 {
-		t.Fatalf("%d of 3 messages archived when stop returned", n)
-	}
+	a.sendThenStop(t, 3, stop, vault)
 	if log := gitIn(t, vault, "log", "--format=%s"); log != "mailgate: archive agent mail" {
 		t.Fatalf("commits after stop: %q, want one archive commit", log)
 	}
@@ -137,13 +136,7 @@ func TestArchiveCommitsIntoParentRepository(t *testing.T) {
 	os.MkdirAll(vault, 0o700)
 	a := newAgents(t, "/data/projects/app")
 	stop := a.archive(t, vault, mirror.WorkerOptions{Poll: 5 * time.Millisecond})
-	for range 3 {
-		a.send(t, "BlueLake", "GreenCastle", "hello")
-	}
-	stop()
-	if n := countFiles(vault); n != 3 {
-		t.Fatalf("%d of 3 messages archived", n)
-	}
+	a.sendThenStop(t, 3, stop, vault)
 	if log := gitIn(t, parent, "log", "--format=%s"); log != "user's work" {
 		t.Fatalf("the parent repository got commits: %q", log)
 	}

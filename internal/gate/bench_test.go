@@ -30,7 +30,7 @@ func BenchmarkGateSubmit(b *testing.B) {
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				b.StopTimer()
-				e.advance(6 * time.Minute)
+				e.Advance(6 * time.Minute)
 				req := numbered(100000 + i)
 				e.approve(b, g, req)
 				b.StartTimer()

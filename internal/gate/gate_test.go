@@ -175,7 +175,7 @@ func TestRateLimitedApprovalStays(t *testing.T) {
 	if out := g.Submit(context.Background(), "send_email", first, f.send); out.Status != Sent {
 		t.Fatalf("first: %v %v", out.Status, out.Err)
 	}
-	e.advance(12 * time.Minute)
+	e.Advance(12 * time.Minute)
 	out := g.Submit(context.Background(), "send_email", second, f.send)
 	if out.Status != RateLimited || out.RetryAfter != 48*time.Minute || f.calls.Load() != 1 {
 		t.Fatalf("second: %v retry %v, %d sends", out.Status, out.RetryAfter, f.calls.Load())
@@ -186,7 +186,7 @@ func TestRateLimitedApprovalStays(t *testing.T) {
 	if got := e.names(t, approval.DirApproved); len(got) != 1 || got[0] != name2 {
 		t.Fatalf("Approved/ = %v, want the rate-limited approval kept", got)
 	}
-	e.advance(48 * time.Minute)
+	e.Advance(48 * time.Minute)
 	if out := g.Submit(context.Background(), "send_email", second, f.send); out.Status != Sent {
 		t.Fatalf("after the window: %v %v", out.Status, out.Err)
 	}

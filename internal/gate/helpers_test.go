@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -16,6 +15,7 @@ import (
 	"github.com/mailgate/mailgate/internal/ratelimit"
 	"github.com/mailgate/mailgate/internal/store"
 	"github.com/mailgate/mailgate/internal/store/storetest"
+	"github.com/mailgate/mailgate/internal/testutil"
 )
 
 var t0 = time.Date(2026, 2, 14, 10, 0, 0, 0, time.UTC)
@@ -26,29 +26,16 @@ type env struct {
 	dir   string
 	limit int
 	mode  approval.Mode
-	mu    sync.Mutex
-	now   time.Time
+	*testutil.Clock
 }
 
 func newEnv(t testing.TB, limit int) *env {
-	e := &env{dir: t.TempDir(), limit: limit, now: t0}
+	e := &env{dir: t.TempDir(), limit: limit, Clock: testutil.NewClock(t0)}
 	// The store may be PostgreSQL (storetest): child processes find its DSN here.
 	if err := os.WriteFile(filepath.Join(e.dir, "dsn"), []byte(storetest.DSN(t)), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return e
-}
-
-func (e *env) Now() time.Time {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.now
-}
-
-func (e *env) advance(d time.Duration) {
-	e.mu.Lock()
-	e.now = e.now.Add(d)
-	e.mu.Unlock()
 }
 
 func (e *env) vaultDir() string { return filepath.Join(e.dir, "vault") }

@@ -290,7 +290,7 @@ func TestLimitHoldsAfterRestart(t *testing.T) {
 func TestSIGKILLNeverDuplicates(t *testing.T) {
 	const n, rounds = 80, 50
 	e := newEnv(t, 1000)
-	e.now = time.Now() // the children run on the wall clock
+	e.Set(time.Now()) // the children run on the wall clock
 	g := e.gate(t, false)
 	all := make([]int, n)
 	for i := range all {
@@ -309,7 +309,7 @@ func TestSIGKILLNeverDuplicates(t *testing.T) {
 	last := startChild(t, e.dir, 1000, "", all, false)
 	release(t, e.dir)
 	last.results(t)
-	e.now = time.Now()
+	e.Set(time.Now())
 
 	j := journalCounts(t, e.dir)
 	claims := map[string]bool{}

@@ -44,16 +44,21 @@ func (h *amHarness) timed(b *testing.B, lat *latencies, name string, args map[st
 	}
 }
 
+// benchCall makes the same call every iteration and reports its latencies.
+func (h *amHarness) benchCall(b *testing.B, name string, args map[string]any) {
+	var lat latencies
+	for b.Loop() {
+		h.timed(b, &lat, name, args)
+	}
+	lat.report(b)
+}
+
 func BenchmarkSendMessage(b *testing.B) {
 	h := newAMHarness(b)
 	h.setup("/bench/app", "GreenDog", "BlueLake")
 	args := map[string]any{"project_key": "/bench/app", "sender_name": "GreenDog", "to": []string{"BlueLake"},
 		"subject": "Status update", "body_md": strings.Repeat("Progress on the migration. ", 20), "thread_id": "BENCH-1"}
-	var lat latencies
-	for b.Loop() {
-		h.timed(b, &lat, "send_message", args)
-	}
-	lat.report(b)
+	h.benchCall(b, "send_message", args)
 }
 
 // BenchmarkSendMessagePipelined is one client keeping 16 sends in flight
@@ -185,22 +190,12 @@ const benchStored = 100_000
 
 func BenchmarkFetchInbox(b *testing.B) {
 	h := seeded(b, benchStored)
-	args := map[string]any{"project_key": "/bench/app", "agent_name": "BlueLake", "limit": 20, "include_bodies": true}
-	var lat latencies
-	for b.Loop() {
-		h.timed(b, &lat, "fetch_inbox", args)
-	}
-	lat.report(b)
+	h.benchCall(b, "fetch_inbox", map[string]any{"project_key": "/bench/app", "agent_name": "BlueLake", "limit": 20, "include_bodies": true})
 }
 
 func BenchmarkFetchInboxUnreadThread(b *testing.B) {
 	h := seeded(b, benchStored)
-	args := map[string]any{"project_key": "/bench/app", "agent_name": "BlueLake", "limit": 20, "unread_only": true, "thread_id": "T-42"}
-	var lat latencies
-	for b.Loop() {
-		h.timed(b, &lat, "fetch_inbox", args)
-	}
-	lat.report(b)
+	h.benchCall(b, "fetch_inbox", map[string]any{"project_key": "/bench/app", "agent_name": "BlueLake", "limit": 20, "unread_only": true, "thread_id": "T-42"})
 }
 
 func BenchmarkSearchMessages(b *testing.B) {
@@ -220,11 +215,7 @@ func BenchmarkSearchEach(b *testing.B) {
 	h := seeded(b, benchStored)
 	for _, q := range []string{"flaky test", `"deploy migration"`, "schema OR latency", "retr*", "w0100x", "api NOT docs"} {
 		b.Run(q, func(b *testing.B) {
-			var lat latencies
-			for b.Loop() {
-				h.timed(b, &lat, "search_messages", map[string]any{"project_key": "/bench/app", "query": q, "limit": 20})
-			}
-			lat.report(b)
+			h.benchCall(b, "search_messages", map[string]any{"project_key": "/bench/app", "query": q, "limit": 20})
 		})
 	}
 }

@@ -4,12 +4,12 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/mailgate/mailgate/internal/agentmail"
 	"github.com/mailgate/mailgate/internal/config"
+	"github.com/mailgate/mailgate/internal/testutil"
 )
 
 var agentMailToolNames = []string{
@@ -284,26 +284,9 @@ func TestAgentMailInboxFilters(t *testing.T) {
 	}
 }
 
-// fakeClock is a settable clock for TTL and staleness tests.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newFakeClock() *fakeClock {
-	return &fakeClock{now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
+// newFakeClock is a stopped clock for TTL and staleness tests.
+func newFakeClock() *testutil.Clock {
+	return testutil.NewClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 }
 
 // TestAgentMailProfileUnknown: a profile New does not know is refused, not

@@ -160,19 +160,10 @@ func TestChannelsErrors(t *testing.T) {
 	}
 }
 
-type chMsg struct {
-	ID        int64  `json:"id"`
-	SenderID  string `json:"sender_id"`
-	Channel   string `json:"channel"`
-	Subject   string `json:"subject"`
-	Body      string `json:"body"`
-	CreatedAt string `json:"created_at"`
-}
-
-func chRead(t *testing.T, h *amHarness, args map[string]any) []chMsg {
+func chRead(t *testing.T, h *amHarness, args map[string]any) []channels.MessageView {
 	t.Helper()
 	var r struct {
-		Messages []chMsg `json:"messages"`
+		Messages []channels.MessageView `json:"messages"`
 	}
 	h.call("read_messages", args, &r)
 	return r.Messages
@@ -347,7 +338,7 @@ func TestChannelsStaleSweep(t *testing.T) {
 		t.Fatalf("claims of the stale agent were not released: %+v", got)
 	}
 	msgs := chRead(t, p2, map[string]any{"agent_id": live, "channel": "broadcast"})
-	var stale []chMsg
+	var stale []channels.MessageView
 	for _, m := range msgs {
 		if m.Subject == "agent-stale" {
 			stale = append(stale, m)

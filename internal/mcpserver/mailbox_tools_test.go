@@ -284,6 +284,46 @@ func tmuxSession(t *testing.T, names ...string) (tmuxEnvVar string, panes map[st
 	return sock + "," + strings.TrimSpace(string(out)) + ",0", panes, tm
 }
 
+// paneEnv is the environment tmux gives a program in pane (AGENT_NAME
+// included: inside tmux it must not count).
+func paneEnv(tmuxVar, pane string) func(string) string {
+	return func(k string) string {
+		switch k {
+		case "TMUX":
+			return tmuxVar
+		case "TMUX_PANE":
+			return pane
+		case "AGENT_NAME":
+			return "not-used-inside-tmux"
+		}
+		return ""
+	}
+}
+
+// wantSessionEnd kills the tmux session "agents" and wants done to deliver
+// ErrTmuxSessionEnded within 1 s, giving up after wait; who names what
+// should notice.
+func wantSessionEnd(t *testing.T, tm func(args ...string) error, done <-chan error, who string, wait time.Duration) {
+	t.Helper()
+	killed := time.Now()
+	if err := tm("kill-session", "-t", "agents"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if !errors.Is(err, ErrTmuxSessionEnded) {
+			t.Fatalf("%s stopped with %v, want ErrTmuxSessionEnded", who, err)
+		}
+		if d := time.Since(killed); d > time.Second {
+			t.Fatalf("%s noticed the session's end after %v, want under 1 s", who, d)
+		} else {
+			t.Logf("%s noticed the session's end after %v", who, d.Round(time.Millisecond))
+		}
+	case <-time.After(wait):
+		t.Fatalf("%s still running %v after its tmux session ended", who, wait)
+	}
+}
+
 // TestMailboxRealTmux drives the set inside a real tmux session: identity
 // from the window name, recipients from the session's windows (minus
 // .agentmailignore, other sessions excluded), and the session watcher
@@ -295,19 +335,7 @@ func TestMailboxRealTmux(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Each "process" sees the environment tmux gives a program in its pane.
-	envIn := func(window string) func(string) string {
-		return func(k string) string {
-			switch k {
-			case "TMUX":
-				return tmuxVar
-			case "TMUX_PANE":
-				return panes[window]
-			case "AGENT_NAME":
-				return "not-used-inside-tmux"
-			}
-			return ""
-		}
-	}
+	envIn := func(window string) func(string) string { return paneEnv(tmuxVar, panes[window]) }
 	svc := compatService(t, storetest.DSN(t), nil)
 	alice := connectCompat(t, svc, []string{config.ToolsMailbox}, CompatOptions{ProjectKey: dir, Getenv: envIn("alice")})
 	bob := connectCompat(t, svc, []string{config.ToolsMailbox}, CompatOptions{ProjectKey: dir, Getenv: envIn("bob")})
@@ -340,23 +368,7 @@ func TestMailboxRealTmux(t *testing.T) {
 		t.Fatalf("watcher returned %v while the session is alive", err)
 	default:
 	}
-	killed := time.Now()
-	if err := tm("kill-session", "-t", "agents"); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-got:
-		if !errors.Is(err, ErrTmuxSessionEnded) {
-			t.Fatalf("watcher returned %v, want ErrTmuxSessionEnded", err)
-		}
-		if d := time.Since(killed); d > time.Second {
-			t.Fatalf("watcher noticed after %v, want under 1 s", d)
-		} else {
-			t.Logf("session end noticed after %v", d.Round(time.Millisecond))
-		}
-	case <-time.After(2 * time.Second):
-		t.Fatal("watcher did not notice the session's end within 2 s")
-	}
+	wantSessionEnd(t, tm, got, "watcher", 2*time.Second)
 }
 
 // TestMailboxWatchOutsideTmux: no tmux, nothing to watch.
@@ -390,15 +402,7 @@ func runWithTmuxWatch(ctx context.Context, srv *mcp.Server, tr mcp.Transport, ge
 // with ErrTmuxSessionEnded (which serve turns into exit status 1).
 func TestMailboxServeEndsWithTmuxSession(t *testing.T) {
 	tmuxVar, panes, tm := tmuxSession(t, "solo")
-	getenv := func(k string) string {
-		switch k {
-		case "TMUX":
-			return tmuxVar
-		case "TMUX_PANE":
-			return panes["solo"]
-		}
-		return ""
-	}
+	getenv := paneEnv(tmuxVar, panes["solo"])
 	dir := t.TempDir()
 	svc := compatService(t, storetest.DSN(t), nil)
 	srv, err := New(Deps{Version: "test", Tools: []string{config.ToolsMailbox},
@@ -413,23 +417,7 @@ func TestMailboxServeEndsWithTmuxSession(t *testing.T) {
 		done <- runWithTmuxWatch(context.Background(), srv, &StdioTransport{Reader: stdinR, Writer: io.Discard}, getenv)
 	}()
 	time.Sleep(300 * time.Millisecond)
-	killed := time.Now()
-	if err := tm("kill-session", "-t", "agents"); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-done:
-		if !errors.Is(err, ErrTmuxSessionEnded) {
-			t.Fatalf("server stopped with %v, want ErrTmuxSessionEnded", err)
-		}
-		if d := time.Since(killed); d > time.Second {
-			t.Fatalf("server stopped %v after the session ended, want under 1 s", d)
-		} else {
-			t.Logf("server stopped %v after the session ended", d.Round(time.Millisecond))
-		}
-	case <-time.After(3 * time.Second):
-		t.Fatal("server still running 3 s after its tmux session ended")
-	}
+	wantSessionEnd(t, tm, done, "server", 3*time.Second)
 }
 
 // TestMailboxFollowsTmuxChanges: identity and recipients follow the tmux
@@ -437,15 +425,7 @@ func TestMailboxServeEndsWithTmuxSession(t *testing.T) {
 // window, a closed one — through the real protocol, with no restart.
 func TestMailboxFollowsTmuxChanges(t *testing.T) {
 	tmuxVar, panes, tm := tmuxSession(t, "alice", "bob")
-	getenv := func(k string) string {
-		switch k {
-		case "TMUX":
-			return tmuxVar
-		case "TMUX_PANE":
-			return panes["alice"]
-		}
-		return ""
-	}
+	getenv := paneEnv(tmuxVar, panes["alice"])
 	dir := t.TempDir()
 	h := connectCompat(t, compatService(t, storetest.DSN(t), nil), []string{config.ToolsMailbox}, CompatOptions{ProjectKey: dir, Getenv: getenv})
 	recipients := func() []MailboxRecipient {
@@ -500,15 +480,7 @@ func TestMailboxFollowsTmuxChanges(t *testing.T) {
 // attaching a control-mode client to the session for a one-shot command.
 func TestMailboxOpsAskTmuxPerCall(t *testing.T) {
 	tmuxVar, panes, _ := tmuxSession(t, "alice", "bob")
-	getenv := func(k string) string {
-		switch k {
-		case "TMUX":
-			return tmuxVar
-		case "TMUX_PANE":
-			return panes["alice"]
-		}
-		return ""
-	}
+	getenv := paneEnv(tmuxVar, panes["alice"])
 	svc := compatService(t, storetest.DSN(t), nil)
 	ops := NewMailboxOps(svc, dialects(t, svc).Mailboxes(), CompatOptions{ProjectKey: t.TempDir(), Getenv: getenv})
 	ctx := context.Background()

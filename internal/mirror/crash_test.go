@@ -15,37 +15,21 @@ import (
 
 	"golang.org/x/oauth2"
 
-	"github.com/mailgate/mailgate/internal/agentmail"
-	"github.com/mailgate/mailgate/internal/agentmail/amstore"
 	"github.com/mailgate/mailgate/internal/gmail"
 	"github.com/mailgate/mailgate/internal/mirror"
-	"github.com/mailgate/mailgate/internal/store"
+	"github.com/mailgate/mailgate/internal/testutil"
 )
 
 // TestMain doubles as the mirror process of TestCrash: the test binary
-// re-executes itself with MIRROR_CHILD set.
-func TestMain(m *testing.M) {
-	if os.Getenv("MIRROR_CHILD") != "" {
-		os.Exit(child())
-	}
-	os.Exit(m.Run())
-}
+// re-executes itself with MIRROR_DB set.
+func TestMain(m *testing.M) { testutil.RunOrChild(m, "MIRROR_DB", child) }
 
-// child mirrors the store at MIRROR_DB into MIRROR_GMAIL and SIGKILLs
-// itself right after insert number MIRROR_KILL_AFTER succeeded, before the
-// insert is recorded: the worst moment for exactly-once.
-func child() int {
+// child mirrors the store at path (MIRROR_DB) into MIRROR_GMAIL and
+// SIGKILLs itself right after insert number MIRROR_KILL_AFTER succeeded,
+// before the insert is recorded: the worst moment for exactly-once.
+func child(path string) int {
 	ctx := context.Background()
-	db, err := store.Open(ctx, os.Getenv("MIRROR_DB"))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 2
-	}
-	svc, err := amstore.NewService(ctx, db, agentmail.Options{})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 2
-	}
+	db, svc := testutil.ChildAgentMail(ctx, path)
 	killAfter, _ := strconv.Atoi(os.Getenv("MIRROR_KILL_AFTER"))
 	mb, err := gmail.New(ctx, gmail.Options{Endpoint: os.Getenv("MIRROR_GMAIL"),
 		TokenSource: oauth2.StaticTokenSource(&oauth2.Token{AccessToken: "t"}),
@@ -106,9 +90,9 @@ func TestCrash(t *testing.T) {
 			if _, err := mirror.OpenOutbox(context.Background(), e.db, mirror.GmailSinkName, time.Second); err != nil {
 				t.Fatal(err)
 			}
-			cmd := exec.Command(os.Args[0], "-test.run=^$")
-			cmd.Env = append(os.Environ(), "MIRROR_CHILD=1", "MIRROR_DB="+e.path, "MIRROR_GMAIL="+e.gm.URL(),
+			cmd := testutil.ChildCommand(t, "MIRROR_DB="+e.path, "MIRROR_GMAIL="+e.gm.URL(),
 				"MIRROR_KILL_AFTER="+strconv.Itoa(tc.killAfter))
+			cmd.Stderr = nil // CombinedOutput collects it
 			out, err := cmd.CombinedOutput()
 			var ee *exec.ExitError
 			if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {

@@ -2,6 +2,8 @@ package testutil
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"testing"
 
 	"github.com/mailgate/mailgate/internal/agentmail"
@@ -24,4 +26,35 @@ func AgentMail(tb testing.TB, db *store.DB, opts agentmail.Options) *agentmail.S
 	}
 	tb.Cleanup(func() { svc.Close() })
 	return svc
+}
+
+// ChildAgentMail is for a child process (RunOrChild): it opens the store at
+// path and the agent-mail service on it, or ends the process with status 2
+// and the reason on stderr.
+func ChildAgentMail(ctx context.Context, path string) (*store.DB, *agentmail.Service) {
+	db, err := store.Open(ctx, path)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	svc, err := amstore.NewService(ctx, db, agentmail.Options{})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	return db, svc
+}
+
+// Register ensures project on svc and registers agents in it by name.
+func Register(tb testing.TB, svc *agentmail.Service, project string, agents ...string) {
+	tb.Helper()
+	ctx := context.Background()
+	if _, err := svc.EnsureProject(ctx, project); err != nil {
+		tb.Fatal(err)
+	}
+	for _, a := range agents {
+		if _, err := svc.RegisterAgent(ctx, agentmail.RegisterParams{ProjectKey: project, Name: a}); err != nil {
+			tb.Fatal(err)
+		}
+	}
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/mailgate/mailgate/internal/agentmail/channels"
 	"github.com/mailgate/mailgate/internal/store"
 	"github.com/mailgate/mailgate/internal/store/storetest"
+	"github.com/mailgate/mailgate/internal/testutil"
 )
 
 // open returns a service over a fresh store.
@@ -60,19 +61,6 @@ func handles(tb testing.TB, n int) []*store.DB {
 	return dbs
 }
 
-func setup(tb testing.TB, svc *agentmail.Service, project string, agents ...string) {
-	tb.Helper()
-	ctx := context.Background()
-	if _, err := svc.EnsureProject(ctx, project); err != nil {
-		tb.Fatal(err)
-	}
-	for _, a := range agents {
-		if _, err := svc.RegisterAgent(ctx, agentmail.RegisterParams{ProjectKey: project, Name: a}); err != nil {
-			tb.Fatal(err)
-		}
-	}
-}
-
 func count(tb testing.TB, db *store.DB, query string) int {
 	tb.Helper()
 	var n int
@@ -106,12 +94,12 @@ func TestAgentMailContactPolicies(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
 			svc := open(t, agentmail.Options{})
-			setup(t, svc, "/r", "Rcpt")
+			testutil.Register(t, svc, "/r", "Rcpt")
 			senderProj := "/r"
 			if !c.sameProject {
 				senderProj = "/s"
 			}
-			setup(t, svc, senderProj, "Sender")
+			testutil.Register(t, svc, senderProj, "Sender")
 			if _, err := svc.SetContactPolicy(ctx, "/r", "Rcpt", string(c.policy)); err != nil {
 				t.Fatal(err)
 			}
@@ -169,7 +157,7 @@ func TestAgentMailContactPolicies(t *testing.T) {
 func TestAgentMailErrorsAreTyped(t *testing.T) {
 	ctx := context.Background()
 	svc := open(t, agentmail.Options{})
-	setup(t, svc, "/p", "GreenDog")
+	testutil.Register(t, svc, "/p", "GreenDog")
 	_, err := svc.Whois(ctx, "/p", "Nobody")
 	var e *agentmail.Error
 	if !errors.Is(err, agentmail.ErrAgentNotFound) || !errors.Is(err, agentmail.ErrNotFound) || !errors.As(err, &e) || e.Code != "NOT_FOUND" {
@@ -243,7 +231,7 @@ func TestAgentMailConcurrentGoroutines(t *testing.T) {
 	for i := range workers {
 		names = append(names, fmt.Sprintf("Worker%d", i))
 	}
-	setup(t, svc, "/p", names...)
+	testutil.Register(t, svc, "/p", names...)
 	var wg sync.WaitGroup
 	errs := make(chan error, workers*each*3)
 	for w := range workers {
@@ -282,7 +270,7 @@ func TestAgentMailReservationRaceAcrossHandles(t *testing.T) {
 	ctx := context.Background()
 	dbs := handles(t, 2)
 	svcs := []*agentmail.Service{service(t, dbs[0], agentmail.Options{}), service(t, dbs[1], agentmail.Options{})}
-	setup(t, svcs[0], "/p", "Alpha", "Beta")
+	testutil.Register(t, svcs[0], "/p", "Alpha", "Beta")
 	agents := []string{"Alpha", "Beta"}
 	rounds := 40
 	if testing.Short() {
@@ -336,7 +324,7 @@ func TestAgentMailSendsAcrossHandles(t *testing.T) {
 	for i := range nHandles * perHandle {
 		names = append(names, fmt.Sprintf("Sender%d", i))
 	}
-	setup(t, svcs[0], "/p", names...)
+	testutil.Register(t, svcs[0], "/p", names...)
 	var mu sync.Mutex
 	ids := map[int64]string{}
 	var wg sync.WaitGroup
@@ -445,7 +433,7 @@ func TestAgentMailStaleSweepAcrossHandles(t *testing.T) {
 func TestAgentMailSearch(t *testing.T) {
 	ctx := context.Background()
 	svc := open(t, agentmail.Options{})
-	setup(t, svc, "/p", "Alice", "Bob", "Carol")
+	testutil.Register(t, svc, "/p", "Alice", "Bob", "Carol")
 	docs := []struct{ subject, body string }{
 		{"Build failed on main", "POL-358 migration broke the deploy pipeline"},
 		{"Deploy succeeded", "the migration ran cleanly after the fix"},
@@ -537,7 +525,7 @@ func TestAgentMailSearchWindow(t *testing.T) {
 	}
 	ctx := context.Background()
 	svc := open(t, agentmail.Options{})
-	setup(t, svc, "/p", "Alice", "Bob")
+	testutil.Register(t, svc, "/p", "Alice", "Bob")
 	var ids []int64
 	for i := range 210 {
 		res, err := svc.Send(ctx, agentmail.SendParams{ProjectKey: "/p", Sender: "Alice", To: []string{"Bob"}, Subject: "bulk item " + strconv.Itoa(i), BodyMD: "load"})
@@ -567,7 +555,7 @@ func TestAgentMailSearchLike(t *testing.T) {
 	ctx := context.Background()
 	db := storetest.Open(t)
 	svc := service(t, db, agentmail.Options{})
-	setup(t, svc, "/p", "Alice", "Bob")
+	testutil.Register(t, svc, "/p", "Alice", "Bob")
 	for _, s := range []string{"Rate 100% done", "Rate 1000 done", "snake_case name", "snakeXcase name"} {
 		if _, err := svc.Send(ctx, agentmail.SendParams{ProjectKey: "/p", Sender: "Alice", To: []string{"Bob"}, Subject: s, BodyMD: "b"}); err != nil {
 			t.Fatal(err)
@@ -615,7 +603,7 @@ func TestAgentMailSearchLike(t *testing.T) {
 func TestAgentMailNamesCaseInsensitive(t *testing.T) {
 	ctx := context.Background()
 	svc := open(t, agentmail.Options{})
-	setup(t, svc, "/p", "GreenDog")
+	testutil.Register(t, svc, "/p", "GreenDog")
 	w, err := svc.Whois(ctx, "/p", "greendog")
 	if err != nil || w.Name != "GreenDog" {
 		t.Fatalf("Whois(greendog) = %+v, %v", w, err)
@@ -639,8 +627,8 @@ func TestAgentMailNamesCaseInsensitive(t *testing.T) {
 func TestAgentMailMessagesAfter(t *testing.T) {
 	ctx := context.Background()
 	svc := open(t, agentmail.Options{})
-	setup(t, svc, "/w/app", "BlueLake", "GreenCastle", "RedStone")
-	setup(t, svc, "/w/other", "GoldFox", "SilverOwl")
+	testutil.Register(t, svc, "/w/app", "BlueLake", "GreenCastle", "RedStone")
+	testutil.Register(t, svc, "/w/other", "GoldFox", "SilverOwl")
 	send := func(project, from string, to []string, subject, thread string) {
 		t.Helper()
 		if _, err := svc.Send(ctx, agentmail.SendParams{ProjectKey: project, Sender: from, To: to, Subject: subject, BodyMD: "secret body", ThreadID: thread}); err != nil {

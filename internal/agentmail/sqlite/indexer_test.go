@@ -13,6 +13,7 @@ import (
 	"github.com/mailgate/mailgate/internal/agentmail"
 	amsqlite "github.com/mailgate/mailgate/internal/agentmail/sqlite"
 	"github.com/mailgate/mailgate/internal/store"
+	"github.com/mailgate/mailgate/internal/testutil"
 )
 
 func queued(tb testing.TB, db *store.DB) int {
@@ -51,7 +52,7 @@ func TestSearchSeesQueuedMessages(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.db")
 	dbA, _, a := handle(t, path, time.Hour)
 	_, _, b := handle(t, path, time.Hour)
-	setup(t, a, "/p", "Alice", "Bob")
+	testutil.Register(t, a, "/p", "Alice", "Bob")
 	id := send(t, a, "Parser rewrite", "the tokenizer lands tomorrow")
 	if n := queued(t, dbA); n != 1 {
 		t.Fatalf("%d messages queued after the send, want 1 (indexing is deferred)", n)
@@ -75,7 +76,7 @@ func TestSearchSeesQueuedMessages(t *testing.T) {
 // stored messages indexes them shortly after its commit.
 func TestIndexerIndexesAfterCommit(t *testing.T) {
 	db, _, svc := handle(t, filepath.Join(t.TempDir(), "state.db"), 10*time.Millisecond)
-	setup(t, svc, "/p", "Alice", "Bob")
+	testutil.Register(t, svc, "/p", "Alice", "Bob")
 	for _, s := range []string{"one", "two", "three"} {
 		send(t, svc, "status "+s, "deploy window")
 	}
@@ -95,7 +96,7 @@ func TestIndexerIndexesAfterCommit(t *testing.T) {
 // rather than leave it to the next process.
 func TestCloseIndexesQueued(t *testing.T) {
 	db, st, svc := handle(t, filepath.Join(t.TempDir(), "state.db"), time.Hour)
-	setup(t, svc, "/p", "Alice", "Bob")
+	testutil.Register(t, svc, "/p", "Alice", "Bob")
 	send(t, svc, "handover", "release notes drafted")
 	if err := st.Close(); err != nil {
 		t.Fatal(err)
@@ -114,7 +115,7 @@ func TestCloseIndexesQueued(t *testing.T) {
 func TestDeletingMessagesKeepsIndexIntact(t *testing.T) {
 	ctx := context.Background()
 	db, st, svc := handle(t, filepath.Join(t.TempDir(), "state.db"), time.Hour)
-	setup(t, svc, "/p", "Alice", "Bob")
+	testutil.Register(t, svc, "/p", "Alice", "Bob")
 	done := send(t, svc, "indexed", "alpha bravo")
 	if err := st.IndexPending(ctx); err != nil {
 		t.Fatal(err)
@@ -198,7 +199,7 @@ func TestSearchFindsEverySendAcrossHandles(t *testing.T) {
 	for i := range svcs {
 		_, _, svcs[i] = handle(t, path, time.Duration(i)*20*time.Millisecond) // indexers at different paces
 	}
-	setup(t, svcs[0], "/p", "Alice", "Bob")
+	testutil.Register(t, svcs[0], "/p", "Alice", "Bob")
 	var wg sync.WaitGroup
 	errs := make(chan error, nHandles*each)
 	for w := range nHandles {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -15,17 +14,13 @@ import (
 	amsqlite "github.com/mailgate/mailgate/internal/agentmail/sqlite"
 	"github.com/mailgate/mailgate/internal/store"
 	"github.com/mailgate/mailgate/internal/store/storetest"
+	"github.com/mailgate/mailgate/internal/testutil"
 )
 
 // TestMain doubles as the worker of TestMultiProcess: the test binary
-// re-executes itself with AGENTMAIL_CHILD set, so several real processes
+// re-executes itself with AGENTMAIL_DB set, so several real processes
 // write to one store file at once.
-func TestMain(m *testing.M) {
-	if os.Getenv("AGENTMAIL_CHILD") != "" {
-		os.Exit(child())
-	}
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { testutil.RunOrChild(m, "AGENTMAIL_DB", child) }
 
 // handle opens the store file at path as one process would: its own
 // store.DB, Store and Service. The indexer waits delay after a commit (0:
@@ -57,19 +52,6 @@ func open(tb testing.TB, path string) *agentmail.Service {
 	return svc
 }
 
-func setup(tb testing.TB, svc *agentmail.Service, project string, agents ...string) {
-	tb.Helper()
-	ctx := context.Background()
-	if _, err := svc.EnsureProject(ctx, project); err != nil {
-		tb.Fatal(err)
-	}
-	for _, a := range agents {
-		if _, err := svc.RegisterAgent(ctx, agentmail.RegisterParams{ProjectKey: project, Name: a}); err != nil {
-			tb.Fatal(err)
-		}
-	}
-}
-
 // TestMultiProcess: several processes (this test binary re-executed) send
 // concurrently to one recipient on one store file while reading inboxes;
 // all messages arrive and no process sees an error. AGENTMAIL_STRESS=1 runs
@@ -88,7 +70,7 @@ func TestAgentMailMultiProcess(t *testing.T) {
 	for i := range procs {
 		names = append(names, fmt.Sprintf("Proc%d", i))
 	}
-	setup(t, svc, "/shared", names...)
+	testutil.Register(t, svc, "/shared", names...)
 	start := time.Now()
 	var wg sync.WaitGroup
 	outs := make([][]byte, procs)
@@ -97,8 +79,8 @@ func TestAgentMailMultiProcess(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			cmd := exec.Command(os.Args[0], "-test.run=^$")
-			cmd.Env = append(os.Environ(), "AGENTMAIL_CHILD=1", "AGENTMAIL_DB="+path, "AGENTMAIL_SENDER="+names[i+1], "AGENTMAIL_N="+strconv.Itoa(each))
+			cmd := testutil.ChildCommand(t, "AGENTMAIL_DB="+path, "AGENTMAIL_SENDER="+names[i+1], "AGENTMAIL_N="+strconv.Itoa(each))
+			cmd.Stderr = nil // CombinedOutput collects it
 			outs[i], errs[i] = cmd.CombinedOutput()
 		}()
 	}
@@ -135,20 +117,12 @@ func svcCount(path string, n *int) error {
 	return db.QueryRow(`SELECT count(*) FROM am_recipients r JOIN am_agents a ON a.id = r.agent_id WHERE a.name = 'Sink' AND r.delivered_us IS NOT NULL`).Scan(n)
 }
 
-// child sends AGENTMAIL_N messages and reads the inbox after each one.
-func child() int {
+// child sends AGENTMAIL_N messages to the store at path and reads the
+// inbox after each one.
+func child(path string) int {
 	ctx := context.Background()
-	db, err := store.Open(ctx, os.Getenv("AGENTMAIL_DB"))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
+	db, svc := testutil.ChildAgentMail(ctx, path)
 	defer db.Close()
-	svc, err := amsqlite.NewService(ctx, db, agentmail.Options{})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
 	defer svc.Close()
 	n, _ := strconv.Atoi(os.Getenv("AGENTMAIL_N"))
 	sender := os.Getenv("AGENTMAIL_SENDER")
