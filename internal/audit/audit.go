@@ -4,12 +4,14 @@
 //
 // The log is evidence, so it is written the boring way. Each entry is encoded
 // in memory and handed to the kernel in ONE write(2) on a descriptor opened
-// with O_APPEND, then fsynced before Record returns: a line is either wholly
-// in the file or absent, and an entry that Record acknowledged survives a
-// crash. O_APPEND makes every write land at the current end of file even when
+// with O_APPEND, then fsynced before Record returns: an entry that Record
+// acknowledged is wholly in the file and survives a crash. The one partial
+// line possible is a writer's killed in the middle of its write (Linux may
+// stop a write between pages on SIGKILL): the next Record ends it with a
+// newline first, so it never swallows a whole entry, and ReadFile names it. O_APPEND makes every write land at the current end of file even when
 // several processes append at once; an exclusive flock around write+fsync
 // additionally keeps long lines from interleaving on filesystems where large
-// appends are not atomic. Nothing is ever read back, rewritten or truncated
+// appends are not atomic. Nothing is ever rewritten or truncated
 // (the original implementation re-wrote a JSON array per entry and could lose
 // the whole day on a crash).
 //
@@ -25,6 +27,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -117,6 +120,16 @@ func (l *Log) Record(e Entry) error {
 		return fmt.Errorf("locking audit log: %w", err)
 	}
 	defer unlockFile(f)
+	// A process killed in the middle of its write can leave a prefix of its
+	// line (Linux stops a write between pages when SIGKILL arrives). Under
+	// the lock, before appending, end such a fragment with a newline so that
+	// it stays a line of its own (ReadFile reports it as torn) instead of
+	// swallowing this entry.
+	if torn, err := endsMidLine(f); err != nil {
+		return fmt.Errorf("reading audit log end: %w", err)
+	} else if torn {
+		line = append([]byte{'\n'}, line...)
+	}
 	// One write call: with O_APPEND the kernel positions and writes the whole
 	// buffer under the inode lock. A short write would be a disk-full or
 	// quota error, reported as such.
@@ -133,13 +146,27 @@ func (l *Log) Record(e Entry) error {
 	return nil
 }
 
+// endsMidLine reports whether f's last byte is not a newline (a torn line
+// left by a killed writer).
+func endsMidLine(f *os.File) (bool, error) {
+	st, err := f.Stat()
+	if err != nil || st.Size() == 0 {
+		return false, err
+	}
+	var last [1]byte
+	if _, err := f.ReadAt(last[:], st.Size()-1); err != nil {
+		return false, err
+	}
+	return last[0] != '\n', nil
+}
+
 // fileFor returns the open file for day, reopening when the day changes.
 func (l *Log) fileFor(day string) (*os.File, error) {
 	if l.file != nil && l.day == day {
 		return l.file, nil
 	}
 	path := filepath.Join(l.dir, day+".jsonl")
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("opening audit file: %w", err)
 	}
@@ -179,9 +206,21 @@ func NewCorrelationID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// ReadFile parses one day's file, line by line. A line that is not one
-// whole JSON object (torn, or written by something else) is an error naming
-// it: the log is append-only and every Record writes one whole line.
+// TornError names the lines of a day's file that are not whole entries:
+// what a writer killed in the middle of its write left (or something other
+// than mailgate wrote). ReadFile returns it with every whole entry.
+type TornError struct {
+	Path  string
+	Lines []int
+}
+
+func (e *TornError) Error() string {
+	return fmt.Sprintf("%s: %d line(s) are not whole audit entries (a writer killed mid-write?): lines %v", e.Path, len(e.Lines), e.Lines)
+}
+
+// ReadFile parses one day's file, line by line. Lines that are not one
+// whole JSON object are skipped and named in a *TornError returned with the
+// whole entries; any other error returns no entries.
 func ReadFile(path string) ([]Entry, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -189,36 +228,49 @@ func ReadFile(path string) ([]Entry, error) {
 	}
 	defer f.Close()
 	var out []Entry
+	var torn *TornError
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for n := 1; sc.Scan(); n++ {
 		var e Entry
 		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			return nil, fmt.Errorf("%s:%d: not an audit entry: %w", path, n, err)
+			if torn == nil {
+				torn = &TornError{Path: path}
+			}
+			torn.Lines = append(torn.Lines, n)
+			continue
 		}
 		out = append(out, e)
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("reading %s: %w", path, err)
 	}
+	if torn != nil {
+		return out, torn
+	}
 	return out, nil
 }
 
-// ReadDir parses every day's file in dir, oldest day first.
+// ReadDir parses every day's file in dir, oldest day first. Torn lines are
+// skipped and reported (errors.As *TornError) with every whole entry.
 func ReadDir(dir string) ([]Entry, error) {
 	files, err := filepath.Glob(filepath.Join(dir, "*.jsonl"))
 	if err != nil {
 		return nil, err
 	}
 	var out []Entry
+	var torn error
 	for _, f := range files {
 		es, err := ReadFile(f)
-		if err != nil {
+		var te *TornError
+		if errors.As(err, &te) {
+			torn = errors.Join(torn, err)
+		} else if err != nil {
 			return nil, err
 		}
 		out = append(out, es...)
 	}
-	return out, nil
+	return out, torn
 }
 
 type ctxKey struct{}

@@ -2,9 +2,11 @@ package audit
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -171,5 +173,40 @@ func TestRecordMasksAddressesInDetail(t *testing.T) {
 	got := readLines(t, filepath.Join(dir, "2026-02-14.jsonl"))[0].Detail
 	if want := `400 Invalid To header "j***@example.com", cc <a***@sub.example.org>`; got != want {
 		t.Fatalf("detail = %q, want %q", got, want)
+	}
+}
+
+// TestTornLineStaysAlone: a prefix of a line left by a writer killed in the
+// middle of its write does not swallow the next entry: Record ends it first,
+// and ReadFile returns every whole entry and names the torn line.
+func TestTornLineStaysAlone(t *testing.T) {
+	dir := t.TempDir()
+	l, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	first := Entry{Time: now, ActionType: "first", Result: "ok"}
+	if err := l.Record(first); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "2026-11-25.jsonl")
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"timestamp":"2026-11-25T12:00:01Z","action_ty`) // the killed writer's prefix
+	f.Close()
+	if err := l.Record(Entry{Time: now, ActionType: "second", Result: "ok"}); err != nil {
+		t.Fatal(err)
+	}
+	es, err := ReadFile(path)
+	var torn *TornError
+	if !errors.As(err, &torn) || !slices.Equal(torn.Lines, []int{2}) {
+		t.Fatalf("err = %v, want line 2 named as torn", err)
+	}
+	if len(es) != 2 || es[0].ActionType != "first" || es[1].ActionType != "second" {
+		t.Fatalf("entries %+v, want first and second", es)
 	}
 }

@@ -2,6 +2,7 @@ package gate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -169,7 +170,12 @@ func (e *env) file(t testing.TB, dir, name string) string {
 func auditLines(t testing.TB, dir string) []audit.Entry {
 	t.Helper()
 	out, err := audit.ReadDir(dir)
-	if err != nil {
+	var torn *audit.TornError
+	if errors.As(err, &torn) {
+		// Only the SIGKILL tests kill a process mid-write; a torn line
+		// is that process's, never a whole entry lost (audit's own test).
+		t.Logf("audit: %v", err)
+	} else if err != nil {
 		t.Fatal(err)
 	}
 	return out
