@@ -19,6 +19,9 @@ import (
 // Reply-To resolution, the final subject, the warnings, the body, and the
 // request file's absolute path.
 func (o Outcome) Message() string {
+	if o.Kind.IsAction() {
+		return o.actionMessage() // action.go
+	}
 	send := o.Kind != approval.KindReply
 	switch o.Status {
 	case Sent:
