@@ -2,7 +2,9 @@ package approval
 
 import (
 	"fmt"
+	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 	"unicode/utf8"
 
@@ -163,4 +165,33 @@ func actionEdited(k Kind, edited []string) string {
 		what = "the draft (edit the draft in Gmail instead; the agent's next call then asks for a new approval)"
 	}
 	return "the " + strings.Join(edited, " and ") + " was edited in the approval, which cannot change " + what
+}
+
+// ActionFiles lists the files in dir (DirApproved, DirDone, …) of requests
+// acting on what r names (the same draft, message or thread, whatever its
+// content), found by the name's id part and confirmed by the file's own
+// ids: for send_draft, an approval of an earlier version of a draft, or the
+// record of its sending. Only r's kind and ids are read.
+func (v *Vault) ActionFiles(dir string, r Request) ([]Item, error) {
+	names, err := readDirNames(filepath.Join(v.root, dir))
+	if err != nil {
+		return nil, err
+	}
+	tag := "_" + actionSlug(r) + "_"
+	var out []Item
+	for _, n := range names {
+		if !candidateName(n) || !strings.Contains(n, tag) {
+			continue
+		}
+		it, err := v.item(dir, n)
+		if err != nil || it.Invalid != "" || it.Kind != r.Kind || strings.TrimSpace(it.DraftID) != r.DraftID {
+			continue
+		}
+		if r.Kind == KindTrash && (strings.TrimSpace(it.MessageID) != r.MessageID || strings.TrimSpace(it.ThreadID) != r.ThreadID) {
+			continue
+		}
+		out = append(out, it)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ModTime.Before(out[j].ModTime) })
+	return out, nil
 }
