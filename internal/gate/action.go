@@ -106,21 +106,7 @@ func (o Outcome) actionMessage() string {
 	case DevMode:
 		var b strings.Builder
 		fmt.Fprintf(&b, "[DEV_MODE] %s of %s logged but not executed", strings.ToUpper(w.verb[:1])+w.verb[1:], w.what)
-		switch {
-		case o.DevApprovalFound:
-			fmt.Fprintf(&b, ". Approval: found (vault/%s/%s), would be consumed", approval.DirApproved, o.Approval.Name)
-		case o.DevRejected:
-			b.WriteString(". Approval: rejected by the approver")
-		default:
-			fmt.Fprintf(&b, ". Approval: none; a request was written to vault/%s/%s", approval.DirPending, o.PendingFile)
-		}
-		if o.Kind.CountsAsSend() {
-			if o.DevLimitOK {
-				b.WriteString(". Rate limit: ok")
-			} else {
-				fmt.Fprintf(&b, ". Rate limit: exceeded, next send available in %d minutes", (&ratelimit.LimitError{RetryAfter: o.RetryAfter}).RetryMinutes())
-			}
-		}
+		o.writeDevChecks(&b)
 		b.WriteString(". Nothing was done (DEV_MODE=true).")
 		if p := o.Pending; p != nil {
 			fmt.Fprintf(&b, "\nRequest file: %s\nThe human is asked to approve exactly this:\n%s", p.Path, actionBlock(o.Request, p.Warnings))
@@ -146,16 +132,46 @@ func (o Outcome) actionMessage() string {
 // description (hidden characters made visible) and the warnings.
 func actionBlock(r approval.Request, ws []string) string {
 	var b strings.Builder
-	if len(ws) == 0 {
-		b.WriteString("Warnings: none\n")
-	} else {
-		b.WriteString("Warnings:\n")
-		for _, w := range ws {
-			b.WriteString("- " + w + "\n")
-		}
-	}
+	writeWarnings(&b, ws)
 	b.WriteString("--- request ---\n")
 	b.WriteString(strings.TrimRight(warnings.Escape(r.Body), "\n"))
 	b.WriteString("\n--- end of request ---")
 	return b.String()
+}
+
+// writeDevChecks is what a DEV_MODE answer says of the checks: the
+// approval, and the send limit for a kind that takes a slot.
+func (o Outcome) writeDevChecks(b *strings.Builder) {
+	switch {
+	case o.DevApprovalFound:
+		fmt.Fprintf(b, ". Approval: found (vault/%s/%s), would be consumed", approval.DirApproved, o.Approval.Name)
+		if len(o.Approval.Edited) > 0 {
+			fmt.Fprintf(b, "; the approver corrected the %s, and the corrected email would be sent", strings.Join(o.Approval.Edited, " and "))
+		}
+	case o.DevRejected:
+		b.WriteString(". Approval: rejected by the approver")
+	default:
+		fmt.Fprintf(b, ". Approval: none; a request was written to vault/%s/%s", approval.DirPending, o.PendingFile)
+	}
+	switch {
+	case !o.Kind.CountsAsSend():
+	case o.DevLimitOK:
+		b.WriteString(". Rate limit: ok")
+	default:
+		fmt.Fprintf(b, ". Rate limit: exceeded, next send available in %d minutes",
+			(&ratelimit.LimitError{RetryAfter: o.RetryAfter}).RetryMinutes())
+	}
+}
+
+// writeWarnings lists the warnings the human is shown, or says there are
+// none.
+func writeWarnings(b *strings.Builder, ws []string) {
+	if len(ws) == 0 {
+		b.WriteString("Warnings: none\n")
+		return
+	}
+	b.WriteString("Warnings:\n")
+	for _, w := range ws {
+		b.WriteString("- " + w + "\n")
+	}
 }

@@ -192,33 +192,36 @@ func TestSendDraftApprovalEditedRefused(t *testing.T) {
 	}
 }
 
-func TestSendDraftErrors(t *testing.T) {
+// Calls refused before the gate: no request file is written.
+func TestActionErrors(t *testing.T) {
 	e := newEmailEnv(t, false, nil)
-	for _, tt := range []struct {
-		args map[string]any
-		want string
-	}{
-		{map[string]any{"draft_id": "r999999"}, "Error: draft r999999 not found"},
-		{map[string]any{"draft_id": "r1/../x"}, "Error: Invalid draft_id"},
-	} {
-		text, isErr := callTool(t, e.cs, "send_draft", tt.args)
-		if !isErr || !strings.HasPrefix(text, tt.want) {
-			t.Errorf("%v: (isError=%v) %q", tt.args, isErr, text)
-		}
-	}
-	id, err := actClient(e).CreateDraft(context.Background(), []byte("From: me@example.com\r\nSubject: nobody\r\n\r\nx\r\n"), "")
+	nobody, err := actClient(e).CreateDraft(context.Background(), []byte("From: me@example.com\r\nSubject: nobody\r\n\r\nx\r\n"), "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if text, _ := callTool(t, e.cs, "send_draft", map[string]any{"draft_id": id}); !strings.HasPrefix(text, "Error: draft "+id+" has no recipients") {
-		t.Errorf("no recipients: %q", text)
+	for _, tt := range []struct {
+		tool string
+		args map[string]any
+		want string
+	}{
+		{"send_draft", map[string]any{"draft_id": "r999999"}, "Error: draft r999999 not found"},
+		{"send_draft", map[string]any{"draft_id": "r1/../x"}, "Error: Invalid draft_id"},
+		{"send_draft", map[string]any{"draft_id": nobody}, "Error: draft " + nobody + " has no recipients"},
+		{"trash_email", map[string]any{}, "Error: give message_id or thread_id, not both"},
+		{"trash_email", map[string]any{"message_id": "a1", "thread_id": "b1"}, "Error: give message_id or thread_id, not both"},
+		{"trash_email", map[string]any{"message_id": "0123456789abcdef"}, "Error: Message ID 0123456789abcdef not found"},
+		{"trash_email", map[string]any{"thread_id": "0123456789abcdef"}, "Error: Thread ID 0123456789abcdef not found"},
+	} {
+		if text, isErr := callTool(t, e.cs, tt.tool, tt.args); !isErr || !strings.HasPrefix(text, tt.want) {
+			t.Errorf("%s %v: (isError=%v) %q", tt.tool, tt.args, isErr, text)
+		}
 	}
 	if n := len(actFolder(t, e, "Pending_Approval")); n != 0 {
-		t.Errorf("%d request files written for drafts that cannot be sent", n)
+		t.Errorf("%d request files written for calls refused before the gate", n)
 	}
 }
 
-// fullLimiter is a send limit of one, used up.
+// actFullLimiter is a send limit of one, used up.
 func actFullLimiter(t *testing.T) *ratelimit.Limiter {
 	t.Helper()
 	l, err := ratelimit.New(context.Background(), storetest.Open(t), 1, time.Hour)
@@ -340,24 +343,6 @@ func TestTrashThreadBindsMessageCount(t *testing.T) {
 	for _, m := range msgs {
 		if !slices.Contains(m.Labels, "TRASH") {
 			t.Fatalf("message %s not trashed", m.ID)
-		}
-	}
-}
-
-func TestTrashEmailErrors(t *testing.T) {
-	e := newEmailEnv(t, false, nil)
-	for _, tt := range []struct {
-		args map[string]any
-		want string
-	}{
-		{map[string]any{}, "Error: give message_id or thread_id, not both"},
-		{map[string]any{"message_id": "a1", "thread_id": "b1"}, "Error: give message_id or thread_id, not both"},
-		{map[string]any{"message_id": "0123456789abcdef"}, "Error: Message ID 0123456789abcdef not found"},
-		{map[string]any{"thread_id": "0123456789abcdef"}, "Error: Thread ID 0123456789abcdef not found"},
-	} {
-		text, isErr := callTool(t, e.cs, "trash_email", tt.args)
-		if !isErr || !strings.HasPrefix(text, tt.want) {
-			t.Errorf("%v: (isError=%v) %q", tt.args, isErr, text)
 		}
 	}
 }
