@@ -298,7 +298,7 @@ func approvalSummary(it *approval.Item, now time.Time) string {
 	if it.Folder == approval.DirDone {
 		switch it.Status {
 		case approval.StatusSent:
-			parts = append(parts, "sent "+approvalStamp(it.SentAt))
+			parts = append(parts, doneWord(it)+" "+approvalStamp(it.SentAt))
 			if it.Edited != "" {
 				parts = append(parts, "as corrected by the approver ("+it.Edited+")")
 			}

@@ -40,3 +40,11 @@ func bodyHeading(it *approval.Item) string {
 	}
 	return "Body (exactly what is sent; hidden characters are shown as ⟨…⟩):"
 }
+
+// doneWord is what the list says of a request whose Done record says sent.
+func doneWord(it *approval.Item) string {
+	if it.Kind == approval.KindTrash {
+		return "trashed"
+	}
+	return "sent"
+}

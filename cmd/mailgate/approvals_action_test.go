@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mailgate/mailgate/internal/approval"
 )
@@ -60,7 +61,18 @@ func TestApprovalsActionKindsBinary(t *testing.T) {
 			t.Errorf("approve lacks %q:\n%s", want, out)
 		}
 	}
-	if _, err := v.Find(ctx, trash); err != nil {
+	a, err := v.Find(ctx, trash)
+	if err != nil {
 		t.Fatalf("the gate does not see the approval: %v", err)
+	}
+	c, err := v.Claim(ctx, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Record(approval.Outcome{Status: approval.StatusSent, SentAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	if out := run(); !strings.Contains(out, "move to Trash: the whole thread 18d5a3  \"Trip\"  trashed ") {
+		t.Errorf("list of a done trash:\n%s", out)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/mailgate/mailgate/internal/mailmsg"
@@ -194,4 +195,19 @@ func (v *Vault) ActionFiles(dir string, r Request) ([]Item, error) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ModTime.Before(out[j].ModTime) })
 	return out, nil
+}
+
+// trashOutcomeText is the one sentence a trash's Done file says about itself.
+func trashOutcomeText(r Request, o Outcome, errMsg string) string {
+	what := "message " + r.MessageID
+	if r.ThreadID != "" {
+		what = "thread " + r.ThreadID
+	}
+	switch o.Status {
+	case StatusSent:
+		return fmt.Sprintf("Moved %s to Trash at %s. This file is the record; moving it does nothing.", what, o.SentAt.UTC().Format(time.RFC3339))
+	case StatusFailed:
+		return fmt.Sprintf("Not moved to Trash (%s): %s. This approval is used up; the agent's next identical call writes a new request.", what, errMsg)
+	}
+	return fmt.Sprintf("Outcome unknown (%s): %s. It may have been moved to Trash: check Gmail before approving it again. This approval is used up.", what, errMsg)
 }

@@ -274,6 +274,9 @@ func (v *Vault) checkBacklog(req Request) error {
 	}
 	if mine >= v.o.MaxPendingPerRecipient {
 		r := req.Address()
+		if req.Kind.IsAction() {
+			r = actionSlug(req) // kind_action.go
+		}
 		if r == "" {
 			r = "thread " + req.ThreadID
 		}

@@ -302,8 +302,8 @@ func TestTrashMessageApprovedOnce(t *testing.T) {
 	if !isErr || !strings.HasPrefix(text, "Error: Message "+m.Id+" is already in Trash: it was moved there at ") {
 		t.Fatalf("second call: (isError=%v) %q", isErr, text)
 	}
-	if n := len(actFolder(t, e, "Done")); n != 1 {
-		t.Fatalf("Done/ holds %d", n)
+	if done := actFolder(t, e, "Done"); len(done) != 1 || !strings.Contains(readVault(t, e, "Done", done[0]), "Moved message "+m.Id+" to Trash at ") {
+		t.Fatalf("Done/ holds %v", done)
 	}
 	if n := len(actFolder(t, e, "Pending_Approval")); n != 0 {
 		t.Fatalf("a second request was written (%d)", n)
