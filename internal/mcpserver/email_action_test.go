@@ -78,7 +78,7 @@ func TestSendDraftApprovedSentOnce(t *testing.T) {
 		"To: Alice <alice@example.com>, bob@example.org\n", "Cc: carol@example.net\n", "Bcc: dave@example.com\n",
 		`subject: "Plan for Q3"`, "Subject: Plan for Q3\n", "HTML part: yes, it goes too (SHA-256 ",
 		"Attachments (1):\n- notes.txt (text/plain, ", hex.EncodeToString(sum[:]),
-		approval.DraftMarker + "\n\n", "Hello all,\r\nthe plan is attached.", "edit the draft in Gmail",
+		approval.DraftMarker + "\n\n", "--- text ---\nHello all,\nthe plan is attached.\n", "edit the draft in Gmail",
 		"You have never written to dave@example.com before",
 	} {
 		if !strings.Contains(req, want) {

@@ -223,13 +223,13 @@ func (v *draftView) describe(draftID, version string) string {
 		fmt.Fprintf(&b, "Not shown: %s; it is sent as Gmail holds it\n", u)
 	}
 	fmt.Fprintf(&b, "Whole message: %s, SHA-256 %s\n", mailmsg.FormatSize(int64(v.RawSize)), v.RawSHA256)
-	text := v.Text
+	text := strings.ReplaceAll(v.Text, "\r\n", "\n") // a lone CR stays, and is warned about
 	if len(text) > maxDraftTextView {
 		cut := maxDraftTextView
 		for cut > 0 && !utf8.RuneStart(text[cut]) {
 			cut--
 		}
-		text = text[:cut] + fmt.Sprintf("\n[… the text goes on for %d more bytes: read it in Gmail; it is bound by the SHA-256 of the whole message above]", len(v.Text)-cut)
+		text = text[:cut] + fmt.Sprintf("\n[… the text goes on for %d more bytes: read it in Gmail; it is bound by the SHA-256 of the whole message above]", len(text)-cut)
 	}
 	b.WriteString("\n--- text ---\n")
 	b.WriteString(text)
