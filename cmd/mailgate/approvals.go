@@ -171,6 +171,9 @@ func isTerminal(r io.Reader) bool {
 }
 
 func recipientOf(it *approval.Item) string {
+	if it.Kind.IsAction() {
+		return actionRecipients(it) // approvals_action.go
+	}
 	if a, err := mail.ParseAddress(it.To); err == nil {
 		return a.Address
 	}
@@ -200,6 +203,8 @@ func printRequest(w io.Writer, it *approval.Item, now time.Time) {
 		fmt.Fprintf(w, "Type     send\n")
 	case approval.KindReply:
 		fmt.Fprintf(w, "Type     reply in thread %s, answering message %s\n", it.ThreadID, it.MessageID)
+	case approval.KindSendDraft, approval.KindTrash:
+		fmt.Fprintf(w, "Type     %s\n", actionType(it))
 	default:
 		fmt.Fprintf(w, "Type     %q\n", string(it.Kind))
 	}
@@ -234,7 +239,7 @@ func printRequest(w io.Writer, it *approval.Item, now time.Time) {
 			fmt.Fprintf(w, "  ! %s\n", s)
 		}
 	}
-	fmt.Fprintf(w, "\nBody (exactly what is sent; hidden characters are shown as ⟨…⟩):\n")
+	fmt.Fprintf(w, "\n%s\n", bodyHeading(it))
 	body := strings.TrimSuffix(warnings.Escape(it.Body), "\n")
 	for _, l := range strings.Split(body, "\n") {
 		fmt.Fprintf(w, "  │ %s\n", l)
@@ -281,6 +286,8 @@ func approvalSummary(it *approval.Item, now time.Time) string {
 			p += " to " + recipientOf(it)
 		}
 		parts = append(parts, p)
+	case approval.KindSendDraft, approval.KindTrash:
+		parts = append(parts, actionType(it))
 	default:
 		parts = append(parts, fmt.Sprintf("type %q", string(it.Kind)))
 	}
@@ -291,7 +298,7 @@ func approvalSummary(it *approval.Item, now time.Time) string {
 	if it.Folder == approval.DirDone {
 		switch it.Status {
 		case approval.StatusSent:
-			parts = append(parts, "sent "+approvalStamp(it.SentAt))
+			parts = append(parts, doneWord(it)+" "+approvalStamp(it.SentAt))
 			if it.Edited != "" {
 				parts = append(parts, "as corrected by the approver ("+it.Edited+")")
 			}

@@ -165,6 +165,9 @@ func (c *Claim) Record(o Outcome) error {
 
 // outcomeText is the one sentence a Done file says about itself.
 func outcomeText(a *Approval, o Outcome, errMsg string) string {
+	if a.Final.Kind == KindTrash {
+		return trashOutcomeText(a.Final, o, errMsg) // kind_action.go
+	}
 	to := a.Final.Address()
 	if to == "" && a.Final.ThreadID != "" {
 		to = "thread " + a.Final.ThreadID

@@ -34,6 +34,7 @@ type Item struct {
 	Error     string    // Done/ only: the recorded failure
 	ModTime   time.Time
 	MessageID string
+	DraftID   string // send_draft (kind_action.go)
 	// ContentSHA256 is the hash of the request as issued.
 	ContentSHA256 string
 	// Body is the email body as the file holds it, line endings as written
@@ -161,6 +162,7 @@ func (v *Vault) item(dir, name string) (Item, error) {
 	it.Kind, it.Status, it.RequestID = Kind(p.Type), p.Status, p.RequestID
 	it.To, it.ThreadID, it.Subject = p.To, p.ThreadID, p.Subject
 	it.MessageID, it.ContentSHA256, it.Body, it.Reason = p.MessageID, p.ContentSHA256, p.RawBody, p.Reason
+	it.DraftID = p.DraftID
 	it.Created, _ = parseTime(p.Created)
 	it.Expires, _ = parseTime(p.Expires)
 	var d extraFields

@@ -99,6 +99,9 @@ func (m *matcher) try(name string) (*Approval, string, *refusal, error) {
 		// request for this email, so it must say exactly what was asked.
 		return nil, strings.Join(a.Edited, " and ") + " differs", nil, nil
 	}
+	if r := actionEdited(m.req.Kind, a.Edited); r != "" { // kind_action.go
+		return nil, r, &refusal{name: name, sha: a.SHA256, reason: r}, nil
+	}
 	a.Final.Subject, a.Final.Body = p.Subject, p.Body
 	if err := a.Final.Validate(); err != nil {
 		r := "the corrected email cannot be sent: " + err.Error()
@@ -162,6 +165,9 @@ func (m *matcher) checkRecipientMode(p *parsedFile, mtime time.Time) (time.Time,
 // bindingChange says, for the human, how a request file's recipient, thread
 // or answered message differs from the call's ("" when they agree).
 func bindingChange(p *parsedFile, req Request) string {
+	if req.Kind.IsAction() {
+		return actionBinding(p, req) // kind_action.go
+	}
 	if req.Kind == KindReply {
 		if t := strings.TrimSpace(p.ThreadID); t != req.ThreadID {
 			return fmt.Sprintf("the thread was changed from %s to %s: an approval cannot move a reply to another thread", req.ThreadID, shown(t))
@@ -183,6 +189,9 @@ func bindingChange(p *parsedFile, req Request) string {
 // bindingReason checks what both modes bind: the recipient of a send, the
 // thread of a reply.
 func bindingReason(p *parsedFile, req Request, addr string) string {
+	if req.Kind.IsAction() {
+		return actionBinding(p, req) // kind_action.go
+	}
 	if req.Kind == KindReply {
 		if strings.TrimSpace(p.ThreadID) != req.ThreadID {
 			return "thread differs"

@@ -39,6 +39,9 @@ func requestName(req Request, sha string, created time.Time, repeat int) string 
 // recipientSlug is the recipient part of a request's file name; the
 // per-recipient bound on pending requests counts names by it.
 func recipientSlug(req Request) string {
+	if req.Kind.IsAction() {
+		return actionSlug(req) // kind_action.go
+	}
 	if a := req.Address(); a != "" {
 		return slug(a, 40, "unknown")
 	}

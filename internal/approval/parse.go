@@ -21,6 +21,7 @@ type fields struct {
 	To            string `yaml:"to"`
 	ThreadID      string `yaml:"thread_id"`
 	MessageID     string `yaml:"message_id"`
+	DraftID       string `yaml:"draft_id"` // send_draft (kind_action.go)
 	Subject       string `yaml:"subject"`
 	Created       string `yaml:"created"`
 	Expires       string `yaml:"expires"`
@@ -155,9 +156,10 @@ func parseApproval(data []byte) (*parsedFile, error) {
 		return nil, fmt.Errorf("ambiguous frontmatter boundary")
 	}
 	if strings.TrimSpace(p.Format) == FormatV2 {
-		notes, body, ok := splitAtMarker(rest)
+		marker := markerFor(Kind(strings.TrimSpace(p.Type)))
+		notes, body, ok := splitAtMarker(rest, marker)
 		if !ok {
-			return nil, fmt.Errorf("the line %q that starts the email body is missing", BodyMarker)
+			return nil, fmt.Errorf("the line %q that starts the email body is missing", marker)
 		}
 		p.Notes = string(notes)
 		rest = body
@@ -172,7 +174,7 @@ func parseApproval(data []byte) (*parsedFile, error) {
 // follows the marker line. The first such line counts, so an email body
 // holding the marker line itself cannot move the boundary: mailgate's notes
 // come first.
-func splitAtMarker(area []byte) (notes, body []byte, ok bool) {
+func splitAtMarker(area []byte, marker string) (notes, body []byte, ok bool) {
 	off := 0
 	for off <= len(area) {
 		next := bytes.IndexByte(area[off:], '\n')
@@ -181,7 +183,7 @@ func splitAtMarker(area []byte) (notes, body []byte, ok bool) {
 			end = off + next + 1
 		}
 		line := bytes.TrimRight(area[off:end], "\r\n")
-		if string(line) == BodyMarker {
+		if string(line) == marker {
 			return area[:off], area[end:], true
 		}
 		if next < 0 {

@@ -274,6 +274,9 @@ func (v *Vault) checkBacklog(req Request) error {
 	}
 	if mine >= v.o.MaxPendingPerRecipient {
 		r := req.Address()
+		if req.Kind.IsAction() {
+			r = actionSlug(req) // kind_action.go
+		}
 		if r == "" {
 			r = "thread " + req.ThreadID
 		}
@@ -355,6 +358,9 @@ type kv struct {
 }
 
 func requestFields(req Request) []kv {
+	if req.Kind.IsAction() {
+		return actionFields(req) // kind_action.go
+	}
 	var kvs []kv
 	if req.Kind == KindReply {
 		kvs = append(kvs, kv{key: "thread_id", value: req.ThreadID, quoted: true}, kv{key: "message_id", value: req.MessageID, quoted: true})
@@ -390,7 +396,7 @@ func renderRequestFile(r requestFile) []byte {
 		kv{key: "created", value: r.created.UTC().Format(time.RFC3339)},
 		kv{key: "expires", value: r.expires.UTC().Format(time.RFC3339)},
 		kv{key: "content_sha256", value: r.sha},
-		kv{key: "instructions", value: Instructions, quoted: true})
+		kv{key: "instructions", value: instructionsFor(r.req.Kind), quoted: true})
 	if len(r.warnings) > 0 {
 		kvs = append(kvs, kv{key: "warnings", list: r.warnings})
 	}
@@ -399,8 +405,8 @@ func renderRequestFile(r requestFile) []byte {
 	}
 	kvs = append(kvs, kv{key: "format", value: FormatV2})
 	var b strings.Builder
-	b.WriteString(notesBlock(r.warnings, "**What to do:** "+Instructions))
-	b.WriteString(BodyMarker + "\n\n")
+	b.WriteString(notesBlock(r.warnings, "**What to do:** "+instructionsFor(r.req.Kind)))
+	b.WriteString(markerFor(r.req.Kind) + "\n\n")
 	b.WriteString(r.req.Body)
 	return renderFile("mailgate approval request: read the notes and the email below, then decide.", kvs, b.String())
 }

@@ -43,6 +43,9 @@ type Request struct {
 	// reply answers.
 	ThreadID, MessageID string
 	Subject, Body       string
+	// DraftID is the Gmail draft a KindSendDraft sends (kind_action.go);
+	// "" for every other kind.
+	DraftID string
 }
 
 // ValidationError reports a request that must not reach the gate at all:
@@ -65,6 +68,8 @@ func (r Request) Validate() error {
 		if r.To != "" {
 			in.To = []string{r.To}
 		}
+	case KindSendDraft, KindTrash: // kind_action.go
+		return r.validateAction()
 	default:
 		return &ValidationError{Field: "type", Value: string(r.Kind), Text: "Invalid type: unknown request type " + strconv.Quote(string(r.Kind))}
 	}
@@ -88,6 +93,7 @@ func (r Request) Address() string {
 //
 //	"mailgate-request-v1\n"
 //	then for each field, in this order: kind, to, thread_id, message_id, subject, body
+//	    and, for a send_draft only, draft_id
 //	    <name> SP <decimal byte length> LF <value> LF
 //
 // where to is the bare address in lower case ("" when absent) and body has
@@ -108,6 +114,9 @@ func (r Request) SHA256() string {
 		{"body", normalizeNewlines(r.Body)},
 	} {
 		fmt.Fprintf(h, "%s %d\n%s\n", f.name, len(f.v), f.v)
+	}
+	if r.DraftID != "" { // send_draft (kind_action.go); every other hash is as before
+		fmt.Fprintf(h, "draft_id %d\n%s\n", len(r.DraftID), r.DraftID)
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }

@@ -81,7 +81,7 @@ func (v *Vault) rewriteFile(path, comment string, drop []string, kvs []kv, notes
 	out.Write(data[closingStart:b.end])
 	rest := data[b.end:]
 	if p, err := parseApproval(data); err == nil && notes != "" && strings.TrimSpace(p.Format) == FormatV2 {
-		if old, _, ok := splitAtMarker(rest); ok {
+		if old, _, ok := splitAtMarker(rest, markerFor(Kind(strings.TrimSpace(p.Type)))); ok {
 			// The blank separator line, the new notes, then the marker line
 			// and the body as they were.
 			out.WriteString(nl)

@@ -298,7 +298,7 @@ func (s *submission) live() Outcome {
 	if err != nil {
 		return s.end(Failed, err, s.entry(ActionApproval, audit.ResultError, "Approved/"+a.Name, "composing the approved email: "+err.Error()))
 	}
-	res, err := g.Limiter.Reserve(ctx, g.now(), refFor(a))
+	res, err := g.reserve(ctx, a)
 	var le *ratelimit.LimitError
 	if errors.As(err, &le) {
 		s.out.RetryAfter, s.out.Limit = le.RetryAfter, le.Limit
@@ -407,7 +407,7 @@ func (s *submission) dev() Outcome {
 	default:
 		return s.end(Failed, err, s.entry(ActionDevMode, audit.ResultError, "", err.Error()))
 	}
-	retry, err := g.Limiter.Check(ctx, g.now())
+	retry, err := g.check(ctx, s.req.Kind)
 	if err != nil {
 		return s.end(Failed, err, s.entry(ActionDevMode, audit.ResultError, "", err.Error()))
 	}
@@ -485,6 +485,9 @@ func (s *submission) record(c *approval.Claim, o approval.Outcome) {
 }
 
 func (s *submission) release(ctx context.Context, r *ratelimit.Reservation) {
+	if r == nil { // a kind that takes no slot (reserve)
+		return
+	}
 	if err := r.Release(ctx); err != nil {
 		s.g.logger().Error("releasing send slot", "err", err, "correlation_id", s.cid)
 	}
@@ -521,6 +524,9 @@ func (g *Gate) logger() *slog.Logger {
 }
 
 func target(req approval.Request) string {
+	if req.Kind.IsAction() {
+		return actionTarget(req) // action.go
+	}
 	if req.Kind == approval.KindReply {
 		return "thread:" + req.ThreadID
 	}

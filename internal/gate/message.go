@@ -19,6 +19,9 @@ import (
 // Reply-To resolution, the final subject, the warnings, the body, and the
 // request file's absolute path.
 func (o Outcome) Message() string {
+	if o.Kind.IsAction() {
+		return o.actionMessage() // action.go
+	}
 	send := o.Kind != approval.KindReply
 	switch o.Status {
 	case Sent:
@@ -108,23 +111,7 @@ func (o Outcome) devMessage(send bool) string {
 	} else {
 		fmt.Fprintf(&b, "[DEV_MODE] Reply logged but not executed. Thread: %s, Body length: %d chars", strings.TrimPrefix(o.Target, "thread:"), o.BodyChars)
 	}
-	switch {
-	case o.DevApprovalFound:
-		fmt.Fprintf(&b, ". Approval: found (vault/%s/%s), would be consumed", approval.DirApproved, o.Approval.Name)
-		if len(o.Approval.Edited) > 0 {
-			fmt.Fprintf(&b, "; the approver corrected the %s, and the corrected email would be sent", strings.Join(o.Approval.Edited, " and "))
-		}
-	case o.DevRejected:
-		b.WriteString(". Approval: rejected by the approver")
-	default:
-		fmt.Fprintf(&b, ". Approval: none; a request was written to vault/%s/%s", approval.DirPending, o.PendingFile)
-	}
-	if o.DevLimitOK {
-		b.WriteString(". Rate limit: ok")
-	} else {
-		fmt.Fprintf(&b, ". Rate limit: exceeded, next send available in %d minutes",
-			(&ratelimit.LimitError{RetryAfter: o.RetryAfter}).RetryMinutes())
-	}
+	o.writeDevChecks(&b) // action.go
 	b.WriteString(". Nothing was sent (DEV_MODE=true).")
 	if p := o.Pending; p != nil {
 		if p.Earlier.Repeat() {
@@ -160,15 +147,8 @@ func emailBlock(r approval.Request, ws []string, showWarnings bool) string {
 		fmt.Fprintf(&b, "To: %s\n", to)
 	}
 	fmt.Fprintf(&b, "Subject: %s\n", warnings.Escape(r.Subject))
-	switch {
-	case !showWarnings:
-	case len(ws) == 0:
-		b.WriteString("Warnings: none\n")
-	default:
-		b.WriteString("Warnings:\n")
-		for _, w := range ws {
-			b.WriteString("- " + w + "\n")
-		}
+	if showWarnings {
+		writeWarnings(&b, ws) // action.go
 	}
 	b.WriteString("--- body ---\n")
 	b.WriteString(strings.TrimRight(warnings.Escape(r.Body), "\n"))

@@ -164,6 +164,12 @@ var inventory = []ToolEntry{
 	{Set: config.ToolsEmail, Name: "reply_email", Title: "Reply to email (needs the user's approval)", Risk: RiskSends,
 		Description: "Reply in a Gmail thread to the sender of message_id (its Reply-To if set), threaded correctly, only after the user approved exactly this reply. The first call is rejected and writes a request file; once the user has moved it to Approved/, call again with the same arguments and it is sent once (as the user corrected it, if they did: the answer then shows what was sent). Rate limited per hour.",
 		Handler:     emailTool[emailReplyIn]((*emailHandlers).reply)},
+	{Set: config.ToolsEmail, Name: "send_draft", Title: "Send a Gmail draft (needs the user's approval)", Risk: RiskSends,
+		Description: "Send an existing Gmail draft (draft_id), only after the user approved the draft exactly as it is now: every recipient, the subject, the text, the HTML part and the attachments. The first call is rejected and writes a request file showing the draft; once the user has moved it to Approved/, call again with the same draft_id and it is sent once. A draft edited after the request needs a new approval (the next call asks for it); nothing else is sent. Rate limited per hour, one slot per email.",
+		Handler:     emailTool[emailSendDraftIn]((*emailHandlers).sendDraft)},
+	{Set: config.ToolsEmail, Name: "trash_email", Title: "Move email to Trash (needs the user's approval)", Risk: RiskDestructive,
+		Description: "Move one message (message_id) or a whole thread (thread_id) to Gmail's Trash, only after the user approved it. The first call is rejected and writes a request file showing what would be trashed (sender, subject, date, snippet; a thread's message count); once the user has moved it to Approved/, call again with the same arguments and it is done once. Nothing is deleted for good (Gmail keeps Trash for 30 days). Not counted against the send limit.",
+		Handler:     emailTool[emailTrashIn]((*emailHandlers).trash)},
 
 	// The agent-mail set (agentmail_tools.go): the mcp_agent_mail contract over agentmail.Service.
 	{Set: config.ToolsAgentMail, Name: "health_check", Title: "Health check", Risk: RiskReadOnly, Minimal: true,

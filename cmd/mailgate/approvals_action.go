@@ -1,0 +1,50 @@
+package main
+
+import (
+	"strings"
+
+	"github.com/mailgate/mailgate/internal/approval"
+)
+
+// How `mailgate approvals` shows the requests that act on existing mail
+// (approval.Kind.IsAction: send_draft and trash_email): named by ids, with
+// mailgate's description of the draft or of what is trashed where an
+// email's body would be.
+
+// actionType is the Type line (and the list's first column) of an action.
+func actionType(it *approval.Item) string {
+	switch {
+	case it.Kind == approval.KindSendDraft:
+		return "send draft " + strings.TrimSpace(it.DraftID) + " (content version " + strings.TrimSpace(it.MessageID) + ")"
+	case strings.TrimSpace(it.ThreadID) != "":
+		return "move to Trash: the whole thread " + strings.TrimSpace(it.ThreadID)
+	}
+	return "move to Trash: message " + strings.TrimSpace(it.MessageID)
+}
+
+// actionRecipients is the To line of an action.
+func actionRecipients(it *approval.Item) string {
+	if it.Kind == approval.KindSendDraft {
+		return "every To, Cc and Bcc of the draft, listed below"
+	}
+	return "nobody: nothing is sent"
+}
+
+// bodyHeading introduces the body area of any request.
+func bodyHeading(it *approval.Item) string {
+	switch it.Kind {
+	case approval.KindSendDraft:
+		return "The draft as Gmail holds it (what is sent; an edit here is refused; hidden characters are shown as ⟨…⟩):"
+	case approval.KindTrash:
+		return "What is moved to Trash (an edit here is refused; hidden characters are shown as ⟨…⟩):"
+	}
+	return "Body (exactly what is sent; hidden characters are shown as ⟨…⟩):"
+}
+
+// doneWord is what the list says of a request whose Done record says sent.
+func doneWord(it *approval.Item) string {
+	if it.Kind == approval.KindTrash {
+		return "trashed"
+	}
+	return "sent"
+}
