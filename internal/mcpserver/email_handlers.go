@@ -35,12 +35,20 @@ func (h *emailHandlers) doSearch(ctx context.Context, in emailSearchIn) *mcp.Cal
 	if strings.TrimSpace(in.Query) == "" {
 		return errorResult("Error: query must not be empty")
 	}
-	found, err := h.d.Mailbox.Search(ctx, in.Query, max)
+	token := in.PageToken
+	if err := checkPageToken(token); err != nil {
+		return errorResult("Error: " + err.Error())
+	}
+	page, err := h.d.Mailbox.SearchPage(ctx, in.Query, max, token)
+	if errors.Is(err, gmail.ErrBadPageToken) {
+		return errorResult("Error: page_token " + gmail.ErrBadPageToken.Error() + "; repeat the search without page_token to start again")
+	}
 	if err != nil {
 		return errorResult("Error searching emails: " + userError(err))
 	}
+	found := page.Results
 	if len(found) == 0 {
-		return textResult("No emails found matching: " + in.Query)
+		return textResult("No emails found matching: " + in.Query + nextPageLine("search_email", page.NextPageToken))
 	}
 	var b strings.Builder
 	noun := "emails"
@@ -63,6 +71,7 @@ func (h *emailHandlers) doSearch(ctx context.Context, in emailSearchIn) *mcp.Cal
 	b.WriteString(f.begin(searchFenceWhat))
 	b.WriteString(entries.String())
 	b.WriteString(f.end(searchFenceWhat))
+	b.WriteString(nextPageLine("search_email", page.NextPageToken))
 	return textResult(b.String())
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/mailgate/mailgate/internal/gmail"
 	"github.com/mailgate/mailgate/internal/localgmail"
 	"github.com/mailgate/mailgate/internal/ratelimit"
+	"github.com/mailgate/mailgate/internal/sandbox"
 	"github.com/mailgate/mailgate/internal/store/storetest"
 )
 
@@ -35,14 +36,31 @@ type emailEnv struct {
 
 func newEmailEnv(t *testing.T, devMode bool, mailbox Mailbox) *emailEnv {
 	t.Helper()
+	gm := localgmail.New(localgmail.Options{Email: "me@example.com"})
+	seed(t, gm)
+	return newEmailEnvOn(t, gm, devMode, mailbox)
+}
+
+// newSandboxEnv is the email tool set over the sandbox mailbox (Cc,
+// attachments, drafts, labels, 120 Builds messages).
+func newSandboxEnv(t *testing.T, devMode bool) *emailEnv {
+	t.Helper()
+	gm := localgmail.New(localgmail.Options{Email: sandbox.Email, Aliases: []string{sandbox.Alias}})
+	if err := sandbox.Seed(gm); err != nil {
+		t.Fatal(err)
+	}
+	return newEmailEnvOn(t, gm, devMode, nil)
+}
+
+// newEmailEnvOn starts gm (seeded) and serves the email tools over it.
+func newEmailEnvOn(t *testing.T, gm *localgmail.Server, devMode bool, mailbox Mailbox) *emailEnv {
+	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
-	gm := localgmail.New(localgmail.Options{Email: "me@example.com"})
 	if _, err := gm.Start("127.0.0.1:0"); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { gm.Close() })
-	seed(t, gm)
 	if mailbox == nil {
 		c, err := gmail.New(ctx, gmail.Options{
 			Endpoint:     gm.URL(),
@@ -247,7 +265,7 @@ func TestValidationBeforeAnyRequest(t *testing.T) {
 // panicky is a Mailbox whose Search panics, to prove the recovery middleware.
 type panicky struct{ Mailbox }
 
-func (panicky) Search(context.Context, string, int) ([]gmail.Summary, error) {
+func (panicky) SearchPage(context.Context, string, int, string) (*gmail.Page, error) {
 	var m map[string]int
 	m["boom"]++ // nil map write
 	return nil, nil

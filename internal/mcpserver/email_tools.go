@@ -21,12 +21,12 @@ import (
 
 // Mailbox is what the email tools need from Gmail (internal/gmail.Client).
 type Mailbox interface {
-	Search(ctx context.Context, query string, max int) ([]gmail.Summary, error)
 	Message(ctx context.Context, id string) (*gmail.Message, error)
 	Thread(ctx context.Context, id string) ([]*gmail.Message, error)
 	ReplyParent(ctx context.Context, threadID, messageID string) (*gmail.ReplyParent, error)
 	CreateDraft(ctx context.Context, raw []byte, threadID string) (string, error)
 	Send(ctx context.Context, raw []byte, threadID string) (*gmail.Sent, error)
+	Organiser
 }
 
 var _ Mailbox = (*gmail.Client)(nil)
@@ -59,6 +59,7 @@ const (
 type emailSearchIn struct {
 	Query      string `json:"query" jsonschema:"Gmail search query (e.g. 'from:user@example.com subject:invoice after:2026/01/01')"`
 	MaxResults int    `json:"max_results,omitempty" jsonschema:"Maximum number of results to return (1-50, default 5)"`
+	PageToken  string `json:"page_token,omitempty" jsonschema:"The next page's token, from the last line of a previous search_email answer with the same query; omit for the first page"`
 }
 
 type emailReadIn struct {
