@@ -148,6 +148,7 @@ func formatMessages(msgs []*gmail.Message) string {
 		if len(m.Attachments) > 0 {
 			fmt.Fprintf(&c, "Attachments: %s\n", oneLine(strings.Join(m.Attachments, ", ")))
 		}
+		writeAttachmentLines(&c, m.Files)
 		limit := min(maxReadBodyRune, budget)
 		body, cut := truncate(m.Text, limit)
 		budget -= utf8.RuneCountInString(body)

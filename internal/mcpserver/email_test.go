@@ -14,6 +14,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/mailgate/mailgate/internal/approval"
+	"github.com/mailgate/mailgate/internal/attach"
 	"github.com/mailgate/mailgate/internal/audit"
 	"github.com/mailgate/mailgate/internal/gate"
 	"github.com/mailgate/mailgate/internal/gmail"
@@ -93,7 +94,8 @@ func newEmailEnvOn(t *testing.T, gm *localgmail.Server, devMode bool, mailbox Ma
 	logger := slog.New(slog.DiscardHandler)
 	deps := &EmailDeps{
 		Mailbox: mailbox, Audit: auditLog, Logger: logger,
-		Gate: &gate.Gate{Vault: vault, Limiter: limiter, Audit: auditLog, DevMode: devMode, Logger: logger},
+		Downloads: attach.Downloads{Dir: attach.DownloadDir(filepath.Join(dir, "home"))},
+		Gate:      &gate.Gate{Vault: vault, Limiter: limiter, Audit: auditLog, DevMode: devMode, Logger: logger},
 	}
 	srv, err := New(Deps{Version: "test", Logger: logger, Tools: []string{"email"}, Email: deps})
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mailgate/mailgate/internal/attach"
 	"github.com/mailgate/mailgate/internal/audit"
 	"github.com/mailgate/mailgate/internal/gate"
 	"github.com/mailgate/mailgate/internal/gmail"
@@ -46,6 +47,9 @@ type EmailDeps struct {
 	// token goes) and does nothing else: no request file is written for
 	// an email that could not be sent.
 	Connected func(context.Context) error
+	// Downloads is where get_attachment saves files (attach.DownloadDir of
+	// the mailgate home); with no Dir, it saves nothing and says so.
+	Downloads attach.Downloads
 }
 
 // Size bounds on what an agent may submit or receive.
