@@ -21,6 +21,7 @@ import (
 	"github.com/mailgate/mailgate/internal/localgmail"
 	"github.com/mailgate/mailgate/internal/ratelimit"
 	"github.com/mailgate/mailgate/internal/sandbox"
+	"github.com/mailgate/mailgate/internal/store"
 	"github.com/mailgate/mailgate/internal/store/storetest"
 )
 
@@ -33,6 +34,7 @@ type emailEnv struct {
 	vault string
 	deps  *EmailDeps
 	cs    *mcp.ClientSession
+	db    *store.DB
 }
 
 func newEmailEnv(t *testing.T, devMode bool, mailbox Mailbox) *emailEnv {
@@ -86,6 +88,10 @@ func newEmailEnvOn(t *testing.T, gm *localgmail.Server, devMode bool, mailbox Ma
 	if err != nil {
 		t.Fatal(err)
 	}
+	organize, err := ratelimit.NewBucket(ctx, db, ratelimit.BucketOrganize, 300, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
 	auditLog, err := audit.Open(filepath.Join(dir, "audit"))
 	if err != nil {
 		t.Fatal(err)
@@ -94,14 +100,15 @@ func newEmailEnvOn(t *testing.T, gm *localgmail.Server, devMode bool, mailbox Ma
 	logger := slog.New(slog.DiscardHandler)
 	deps := &EmailDeps{
 		Mailbox: mailbox, Audit: auditLog, Logger: logger,
-		Downloads: attach.Downloads{Dir: attach.DownloadDir(filepath.Join(dir, "home"))},
-		Gate:      &gate.Gate{Vault: vault, Limiter: limiter, Audit: auditLog, DevMode: devMode, Logger: logger},
+		Downloads:       attach.Downloads{Dir: attach.DownloadDir(filepath.Join(dir, "home"))},
+		OrganizeLimiter: organize,
+		Gate:            &gate.Gate{Vault: vault, Limiter: limiter, Audit: auditLog, DevMode: devMode, Logger: logger},
 	}
 	srv, err := New(Deps{Version: "test", Logger: logger, Tools: []string{"email"}, Email: deps})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &emailEnv{gm: gm, vault: filepath.Join(dir, "vault"), deps: deps, cs: connect(t, srv)}
+	return &emailEnv{gm: gm, vault: filepath.Join(dir, "vault"), deps: deps, cs: connect(t, srv), db: db}
 }
 
 // connect opens an in-process session through the real SDK, pinned to the

@@ -17,6 +17,7 @@ import (
 	"github.com/mailgate/mailgate/internal/audit"
 	"github.com/mailgate/mailgate/internal/gate"
 	"github.com/mailgate/mailgate/internal/gmail"
+	"github.com/mailgate/mailgate/internal/ratelimit"
 	"github.com/mailgate/mailgate/internal/warnings"
 )
 
@@ -50,6 +51,9 @@ type EmailDeps struct {
 	// Downloads is where get_attachment saves files (attach.DownloadDir of
 	// the mailgate home); with no Dir, it saves nothing and says so.
 	Downloads attach.Downloads
+	// OrganizeLimiter counts modify_labels and untrash_email calls
+	// (ORGANIZE_LIMIT, ratelimit.BucketOrganize); nil: no limit.
+	OrganizeLimiter *ratelimit.Limiter
 }
 
 // Size bounds on what an agent may submit or receive.
@@ -173,11 +177,20 @@ func (c *sentCache) warn(ctx context.Context, mb Mailbox, addr string) []warning
 // text, so rewording an answer cannot change the log. A read has no gate
 // outcome (its Status is unset): it succeeded or it did not.
 func (h *emailHandlers) call(ctx context.Context, tool, target string, do func(context.Context) (*mcp.CallToolResult, gate.Outcome)) (*mcp.CallToolResult, any, error) {
+	return h.callDetail(ctx, tool, target, func(ctx context.Context) (*mcp.CallToolResult, gate.Outcome, string) {
+		res, out := do(ctx)
+		return res, out, ""
+	})
+}
+
+// callDetail is call for a tool whose audit line also says what it did
+// (modify_labels: how many messages, which labels) in its detail.
+func (h *emailHandlers) callDetail(ctx context.Context, tool, target string, do func(context.Context) (*mcp.CallToolResult, gate.Outcome, string)) (*mcp.CallToolResult, any, error) {
 	start := time.Now()
 	ctx = withCorrelation(ctx)
-	res, out := h.notConnected(ctx), gate.Outcome{Status: gate.Failed}
+	res, out, detail := h.notConnected(ctx), gate.Outcome{Status: gate.Failed}, ""
 	if res == nil {
-		res, out = do(ctx)
+		res, out, detail = do(ctx)
 	}
 	if h.d.Audit == nil {
 		return res, nil, nil
@@ -189,7 +202,7 @@ func (h *emailHandlers) call(ctx context.Context, tool, target string, do func(c
 	e := audit.Entry{
 		Time: time.Now().UTC(), CorrelationID: audit.CorrelationID(ctx), Tool: tool, ActionType: tool,
 		Result: result, Target: target, DurationMS: time.Since(start).Milliseconds(),
-		GmailMessageID: out.Result.MessageID, GmailThreadID: out.Result.ThreadID,
+		GmailMessageID: out.Result.MessageID, GmailThreadID: out.Result.ThreadID, Detail: detail,
 	}
 	if err := h.d.Audit.Record(e); err != nil {
 		h.d.Logger.Error("writing audit log", "error", err)
