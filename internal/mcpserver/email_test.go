@@ -46,7 +46,7 @@ func newEmailEnv(t *testing.T, devMode bool, mailbox Mailbox) *emailEnv {
 
 // newSandboxEnv is the email tool set over the sandbox mailbox (Cc,
 // attachments, drafts, labels, 120 Builds messages).
-func newSandboxEnv(t *testing.T, devMode bool) *emailEnv {
+func newSandboxEnv(t testing.TB, devMode bool) *emailEnv {
 	t.Helper()
 	gm := localgmail.New(localgmail.Options{Email: sandbox.Email, Aliases: []string{sandbox.Alias}})
 	if err := sandbox.Seed(gm); err != nil {
@@ -56,7 +56,7 @@ func newSandboxEnv(t *testing.T, devMode bool) *emailEnv {
 }
 
 // newEmailEnvOn starts gm (seeded) and serves the email tools over it.
-func newEmailEnvOn(t *testing.T, gm *localgmail.Server, devMode bool, mailbox Mailbox) *emailEnv {
+func newEmailEnvOn(t testing.TB, gm *localgmail.Server, devMode bool, mailbox Mailbox) *emailEnv {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
