@@ -10,7 +10,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mailgate/mailgate/internal/attach"
-	"github.com/mailgate/mailgate/internal/gate"
 	"github.com/mailgate/mailgate/internal/gmail"
 	"github.com/mailgate/mailgate/internal/mailmsg"
 )
@@ -51,8 +50,8 @@ func writeAttachmentLines(b *strings.Builder, files []gmail.Attachment) {
 }
 
 func (h *emailHandlers) getAttachment(ctx context.Context, _ *mcp.CallToolRequest, in emailAttachmentIn) (*mcp.CallToolResult, any, error) {
-	return h.call(ctx, "get_attachment", "message:"+oneLine(in.MessageID), func(ctx context.Context) (*mcp.CallToolResult, gate.Outcome) {
-		return h.doGetAttachment(ctx, in), gate.Outcome{}
+	return h.reading(ctx, "get_attachment", "message:"+oneLine(in.MessageID), func(ctx context.Context) *mcp.CallToolResult {
+		return h.doGetAttachment(ctx, in)
 	})
 }
 

@@ -37,21 +37,13 @@ type emailUpdateDraftIn struct {
 }
 
 func (h *emailHandlers) listDrafts(ctx context.Context, _ *mcp.CallToolRequest, in emailListDraftsIn) (*mcp.CallToolResult, any, error) {
-	return h.call(ctx, "list_drafts", "", func(ctx context.Context) (*mcp.CallToolResult, gate.Outcome) {
-		return h.doListDrafts(ctx, in), gate.Outcome{}
-	})
+	return h.reading(ctx, "list_drafts", "", func(ctx context.Context) *mcp.CallToolResult { return h.doListDrafts(ctx, in) })
 }
 
 func (h *emailHandlers) doListDrafts(ctx context.Context, in emailListDraftsIn) *mcp.CallToolResult {
-	max := in.MaxResults
-	if max == 0 {
-		max = 5
-	}
-	if max < 1 || max > 50 {
-		return errorResult(fmt.Sprintf("Error: max_results must be between 1 and 50, got %d", max))
-	}
-	if err := checkPageToken(in.PageToken); err != nil {
-		return errorResult("Error: " + err.Error())
+	max, refused := pageArgs(in.MaxResults, in.PageToken)
+	if refused != nil {
+		return refused
 	}
 	page, err := h.d.Mailbox.ListDrafts(ctx, in.Query, max, in.PageToken)
 	if errors.Is(err, gmail.ErrBadPageToken) {

@@ -19,27 +19,26 @@ import (
 )
 
 func (h *emailHandlers) search(ctx context.Context, _ *mcp.CallToolRequest, in emailSearchIn) (*mcp.CallToolResult, any, error) {
-	return h.call(ctx, "search_email", "", func(ctx context.Context) (*mcp.CallToolResult, gate.Outcome) {
-		return h.doSearch(ctx, in), gate.Outcome{}
+	return h.reading(ctx, "search_email", "", func(ctx context.Context) *mcp.CallToolResult { return h.doSearch(ctx, in) })
+}
+
+// reading runs a call that only reads: audited like any other, with no
+// gate outcome.
+func (h *emailHandlers) reading(ctx context.Context, tool, target string, do func(context.Context) *mcp.CallToolResult) (*mcp.CallToolResult, any, error) {
+	return h.call(ctx, tool, target, func(ctx context.Context) (*mcp.CallToolResult, gate.Outcome) {
+		return do(ctx), gate.Outcome{}
 	})
 }
 
 func (h *emailHandlers) doSearch(ctx context.Context, in emailSearchIn) *mcp.CallToolResult {
-	max := in.MaxResults
-	if max == 0 {
-		max = 5
-	}
-	if max < 1 || max > 50 {
-		return errorResult(fmt.Sprintf("Error: max_results must be between 1 and 50, got %d", max))
+	max, refused := pageArgs(in.MaxResults, in.PageToken)
+	if refused != nil {
+		return refused
 	}
 	if strings.TrimSpace(in.Query) == "" {
 		return errorResult("Error: query must not be empty")
 	}
-	token := in.PageToken
-	if err := checkPageToken(token); err != nil {
-		return errorResult("Error: " + err.Error())
-	}
-	page, err := h.d.Mailbox.SearchPage(ctx, in.Query, max, token)
+	page, err := h.d.Mailbox.SearchPage(ctx, in.Query, max, in.PageToken)
 	if errors.Is(err, gmail.ErrBadPageToken) {
 		return errorResult("Error: page_token " + gmail.ErrBadPageToken.Error() + "; repeat the search without page_token to start again")
 	}
@@ -76,9 +75,7 @@ func (h *emailHandlers) doSearch(ctx context.Context, in emailSearchIn) *mcp.Cal
 }
 
 func (h *emailHandlers) read(ctx context.Context, _ *mcp.CallToolRequest, in emailReadIn) (*mcp.CallToolResult, any, error) {
-	return h.call(ctx, "read_email", "", func(ctx context.Context) (*mcp.CallToolResult, gate.Outcome) {
-		return h.doRead(ctx, in), gate.Outcome{}
-	})
+	return h.reading(ctx, "read_email", "", func(ctx context.Context) *mcp.CallToolResult { return h.doRead(ctx, in) })
 }
 
 func (h *emailHandlers) doRead(ctx context.Context, in emailReadIn) *mcp.CallToolResult {

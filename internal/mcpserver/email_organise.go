@@ -75,17 +75,17 @@ func modifyLabelsSchema(s *jsonschema.Schema) {
 }
 
 func (h *emailHandlers) listLabels(ctx context.Context, _ *mcp.CallToolRequest, _ emailListLabelsIn) (*mcp.CallToolResult, any, error) {
-	return h.call(ctx, "list_labels", "", func(ctx context.Context) (*mcp.CallToolResult, gate.Outcome) {
+	return h.reading(ctx, "list_labels", "", func(ctx context.Context) *mcp.CallToolResult {
 		labels, err := h.d.Mailbox.ListLabels(ctx)
 		if err != nil {
-			return errorResult("Error listing labels: " + userError(err)), gate.Outcome{}
+			return errorResult("Error listing labels: " + userError(err))
 		}
 		var b strings.Builder
 		fmt.Fprintf(&b, "%d labels (name | id | type):\n", len(labels))
 		for _, l := range labels {
 			fmt.Fprintf(&b, "- %s | %s | %s\n", oneLine(l.Name), oneLine(l.ID), oneLine(l.Type))
 		}
-		return textResult(b.String()), gate.Outcome{}
+		return textResult(b.String())
 	})
 }
 

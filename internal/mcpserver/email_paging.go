@@ -3,6 +3,8 @@ package mcpserver
 import (
 	"errors"
 	"fmt"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Paging of the email tools that list (search_email, list_drafts). Gmail's
@@ -14,6 +16,21 @@ import (
 // maxPageToken bounds a page token an agent hands back: Gmail's are a few
 // dozen characters; anything long or with control characters is not one.
 const maxPageToken = 512
+
+// pageArgs checks a listing tool's max_results (0: the default, 5) and
+// page_token; it returns the page size, or the refusal to answer.
+func pageArgs(maxResults int, token string) (int, *mcp.CallToolResult) {
+	if maxResults == 0 {
+		maxResults = 5
+	}
+	if maxResults < 1 || maxResults > 50 {
+		return 0, errorResult(fmt.Sprintf("Error: max_results must be between 1 and 50, got %d", maxResults))
+	}
+	if err := checkPageToken(token); err != nil {
+		return 0, errorResult("Error: " + err.Error())
+	}
+	return maxResults, nil
+}
 
 // checkPageToken refuses what cannot be a Gmail page token before Gmail is
 // asked ("" is the first page).
