@@ -33,7 +33,7 @@ func TestServeOrganiseAndScopes(t *testing.T) {
 	if isErr || text != "Labels changed on 1 message: removed INBOX." {
 		t.Fatalf("modify_labels = (%v) %q", isErr, text)
 	}
-	if a := readAudit(t, w2.home); !strings.Contains(a, `"tool":"modify_labels"`) || !strings.Contains(a, `1 messages; removed INBOX; 1 done`) {
+	if a := readAudit(t, w2.home); !strings.Contains(a, `"tool":"modify_labels"`) || !strings.Contains(a, `1 message; removed INBOX; 1 done`) {
 		t.Fatalf("audit lacks the modify_labels line with its counts:\n%s", a)
 	}
 }

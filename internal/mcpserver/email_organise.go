@@ -105,15 +105,17 @@ func (h *emailHandlers) doModifyLabels(in emailModifyLabelsIn) func(context.Cont
 			return res, out, ""
 		}
 		change, err := h.labelChange(ctx, in)
+		var refused *mailmsg.InvalidError
+		if errors.As(err, &refused) {
+			res, out := invalid(err)
+			return res, out, ""
+		}
 		if err != nil {
 			res, out := failed("Error: " + err.Error())
 			return res, out, ""
 		}
 		what := describeChange(change)
-		detail := fmt.Sprintf("%d messages; %s", len(ids), what)
-		if threadID != "" {
-			detail = "thread " + threadID + "; " + what
-		}
+		detail := countOf(ids, threadID) + "; " + what
 		var done int
 		out := h.d.Gate.Direct(ctx, gate.DirectCall{Tool: "modify_labels",
 			Request: approval.Request{Kind: "modify_labels", ThreadID: threadID, Subject: what,
@@ -256,7 +258,7 @@ func (h *emailHandlers) labelChange(ctx context.Context, in emailModifyLabelsIn)
 	for _, a := range in.Actions {
 		act, ok := labelActions[strings.ToLower(strings.TrimSpace(a))]
 		if !ok {
-			return ch, fmt.Errorf("unknown action %q (archive, unarchive, read, unread, star, unstar)", oneLine(a))
+			return ch, invalidField("actions", fmt.Sprintf("unknown action %q (archive, unarchive, read, unread, star, unstar)", oneLine(a)))
 		}
 		ch.Add = append(ch.Add, act.Add...)
 		ch.Remove = append(ch.Remove, act.Remove...)
@@ -270,7 +272,7 @@ func (h *emailHandlers) labelChange(ctx context.Context, in emailModifyLabelsIn)
 			for _, n := range names {
 				id := findLabel(labels, n)
 				if id == "" {
-					return fmt.Errorf("no label %q in this mailbox (list_labels lists them; labels are not created by modify_labels)", oneLine(n))
+					return invalidField("labels", fmt.Sprintf("no label %q in this mailbox (list_labels lists them; labels are not created by modify_labels)", oneLine(n)))
 				}
 				*into = append(*into, id)
 			}
@@ -286,11 +288,11 @@ func (h *emailHandlers) labelChange(ctx context.Context, in emailModifyLabelsIn)
 	ch.Add, ch.Remove = uniq(ch.Add), uniq(ch.Remove)
 	for _, id := range ch.Add {
 		if slices.Contains(ch.Remove, id) {
-			return ch, fmt.Errorf("label %s is both added and removed", id)
+			return ch, invalidField("labels", fmt.Sprintf("label %s is both added and removed", id))
 		}
 	}
 	if len(ch.Add) == 0 && len(ch.Remove) == 0 {
-		return ch, errors.New("nothing to change: give add_labels, remove_labels or actions")
+		return ch, invalidField("labels", "nothing to change: give add_labels, remove_labels or actions")
 	}
 	return ch, nil
 }

@@ -166,7 +166,7 @@ func TestModifyLabels(t *testing.T) {
 	if len(lines) != 8 {
 		t.Fatalf("%d audit lines for 8 calls", len(lines))
 	}
-	if l := lines[0]; l.Result != "success" || l.Target != "messages:1" || l.Detail != "1 messages; added STARRED; removed INBOX, "+travelLabel+"; 1 done" {
+	if l := lines[0]; l.Result != "success" || l.Target != "messages:1" || l.Detail != "1 message; added STARRED; removed INBOX, "+travelLabel+"; 1 done" {
 		t.Fatalf("first audit line: %+v", l)
 	}
 }
