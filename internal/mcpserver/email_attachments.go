@@ -112,6 +112,10 @@ func (h *emailHandlers) doGetAttachment(ctx context.Context, in emailAttachmentI
 				f.begin(readFenceWhat) + body + f.end(readFenceWhat))
 		}
 	}
+	if !filepath.IsAbs(dl.Dir) {
+		// Never a folder relative to wherever the server was started.
+		return errorResult("Error: no downloads folder is configured (MAILGATE_HOME), so attachments cannot be saved")
+	}
 	path, err := dl.Save(name, data)
 	var tooLarge *attach.DownloadTooLargeError
 	if errors.As(err, &tooLarge) {

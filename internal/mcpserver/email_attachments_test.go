@@ -106,6 +106,16 @@ func TestGetAttachment(t *testing.T) {
 	}
 	e.deps.Downloads.MaxBytes = 0
 
+	// No home, no saving: never a folder relative to the server's directory.
+	e.deps.Downloads.Dir = "downloads"
+	if text, isErr := callTool(t, e.cs, "get_attachment", map[string]any{"message_id": id, "attachment_id": pdf}); !isErr || !strings.Contains(text, "no downloads folder") {
+		t.Fatalf("relative downloads folder: (%v) %q", isErr, text)
+	}
+	if _, isErr := callTool(t, e.cs, "get_attachment", map[string]any{"message_id": id, "attachment_id": txt}); isErr {
+		t.Fatal("inline text refused without a downloads folder")
+	}
+	e.deps.Downloads.Dir = dir
+
 	for _, args := range []map[string]any{
 		{"message_id": id, "attachment_id": "nope"},
 		{"message_id": id, "attachment_id": "../../etc/passwd"},
