@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/mailgate/mailgate/internal/config"
 	"github.com/mailgate/mailgate/internal/doctor"
 	"github.com/mailgate/mailgate/internal/gmail"
+	"github.com/mailgate/mailgate/internal/mcpserver"
 	"github.com/mailgate/mailgate/internal/oauthflow"
 )
 
@@ -105,15 +107,37 @@ func tightenTokenDir(env *environment, cfg *config.Config) {
 }
 
 // neededScopes are the OAuth scopes the configuration uses, and no more:
-// search and read need gmail.readonly, drafts and sends gmail.compose;
-// mirroring agent threads into the mailbox adds gmail.insert and
-// gmail.labels. Never gmail.metadata, which would override readonly.
+// those of the email tools when they are served (mcpserver.EmailScopes:
+// gmail.readonly to search and read, gmail.compose for drafts, gmail.send
+// to send, gmail.modify for labels and the trash), so a release that adds a
+// kind of tool makes `mailgate auth` ask for its scope; mirroring agent
+// threads into the mailbox adds gmail.readonly, gmail.insert and
+// gmail.labels unless a scope already asked for covers them. Never
+// gmail.metadata, which would override readonly. With neither (auth run for
+// a later use of the email tools), the email tools' scopes.
 func neededScopes(cfg *config.Config) []string {
-	s := []string{gmail.ScopeReadonly, gmail.ScopeCompose}
+	var s []string
+	email := slices.Contains(cfg.Tools, config.ToolsEmail)
+	if email || cfg.Mirror != "gmail" {
+		s = mcpserver.EmailScopes()
+	}
 	if cfg.Mirror == "gmail" {
-		s = append(s, gmail.ScopeInsert, gmail.ScopeLabels)
+		for _, sc := range []string{gmail.ScopeReadonly, gmail.ScopeInsert, gmail.ScopeLabels} {
+			if !oauthflow.Covers(s, sc) {
+				s = append(s, sc)
+			}
+		}
 	}
 	return s
+}
+
+// toolsLeftOut is doctor's ToolsLeftOut: the email tools a token's scopes
+// do not permit, when the email tools are served.
+func toolsLeftOut(cfg *config.Config) func([]string) []string {
+	if !slices.Contains(cfg.Tools, config.ToolsEmail) {
+		return nil
+	}
+	return mcpserver.EmailToolsLeftOut
 }
 
 func shortScopes(scopes []string) string {

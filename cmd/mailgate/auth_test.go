@@ -87,8 +87,19 @@ func TestAuthFlow(t *testing.T) {
 				w.gm.SetConsentScopes("gmail.readonly")
 				return nil, nil
 			}},
-		{name: "mirror asks for insert and labels", stderr: "Granted: gmail.readonly, gmail.compose, gmail.insert, gmail.labels",
+		{name: "mirror asks for insert and labels", stderr: "Granted: gmail.readonly, gmail.insert, gmail.labels",
+			setup: func(t *testing.T, w *world) ([]string, []string) {
+				return nil, []string{"AGENT_MAIL_MIRROR=gmail", "MAILGATE_TOOLS=agentmail"}
+			}},
+		// The email tools ask for the scope of each kind of tool they serve;
+		// the mirror's scopes are then covered by gmail.modify.
+		{name: "email tools ask per kind of tool", stderr: "mailgate asks Google for: gmail.readonly, gmail.compose, gmail.send, gmail.modify\n",
 			setup: func(t *testing.T, w *world) ([]string, []string) { return nil, []string{"AGENT_MAIL_MIRROR=gmail"} }},
+		{name: "unticked modify", wantErr: &oauthflow.ScopeError{}, errText: "gmail.modify",
+			setup: func(t *testing.T, w *world) ([]string, []string) {
+				w.gm.SetConsentScopes("gmail.readonly", "gmail.compose", "gmail.send")
+				return nil, nil
+			}},
 		{name: "manual paste", manual: true, stderr: "paste it here"},
 		{name: "chosen port", setup: func(t *testing.T, w *world) ([]string, []string) {
 			return []string{"--port", strconv.Itoa(freePort(t))}, nil

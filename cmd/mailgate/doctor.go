@@ -41,7 +41,7 @@ func doctorCmd(ctx context.Context, env *environment, args []string) error {
 		return errUsage
 	}
 	checks := doctor.Run(ctx, cfg, doctor.Options{
-		Scopes: neededScopes(cfg), Migrate: serveMigrations(cfg),
+		Scopes: neededScopes(cfg), ToolsLeftOut: toolsLeftOut(cfg), Migrate: serveMigrations(cfg),
 		ClientConfigs: clientConfigFiles(env.getenv), UserHome: userHomeDir(env.getenv),
 	})
 	doctor.Write(env.stdout, cfg.Home, checks)

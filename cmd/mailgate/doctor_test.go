@@ -98,8 +98,16 @@ func TestDoctorFindsProblems(t *testing.T) {
 			detail: "granted gmail.readonly; missing gmail.compose", fix: "tick every checkbox", exit: 1},
 		{name: "metadata scope", breakf: brkGrant("gmail.readonly", "gmail.compose", "gmail.metadata"), status: "FAIL", check: "scopes",
 			detail: "gmail.metadata is granted", fix: "myaccount.google.com/permissions", exit: 1},
-		{name: "mirror needs more scopes", breakf: brkEnv("AGENT_MAIL_MIRROR=gmail"), status: "FAIL", check: "scopes",
-			detail: "missing gmail.insert, gmail.labels", fix: "tick every checkbox", exit: 1},
+		{name: "mirror needs more scopes", breakf: func(t *testing.T, w *world) []string {
+			brkGrant("gmail.readonly", "gmail.compose")(t, w)
+			return []string{"AGENT_MAIL_MIRROR=gmail", "MAILGATE_TOOLS=agentmail"}
+		}, status: "FAIL", check: "scopes", detail: "missing gmail.insert, gmail.labels", fix: "tick every checkbox", exit: 1},
+		// A token of an older release (before the organising tools): the
+		// tools it leaves out are named, and auth is the fix.
+		{name: "tool set grew", breakf: brkGrant("gmail.readonly", "gmail.compose"), status: "FAIL", check: "scopes",
+			detail: "granted gmail.readonly, gmail.compose; missing gmail.modify; tools left out: ",
+			fix:    `run "mailgate auth"`, exit: 1},
+		{name: "modify alone is enough", breakf: brkGrant("gmail.modify"), status: "ok", check: "scopes", detail: "gmail.modify", exit: 0},
 		{name: "gmail unreachable", breakf: brkEnv("GMAIL_API_ENDPOINT=http://127.0.0.1:1/"), status: "FAIL", check: "gmail api",
 			detail: "127.0.0.1:1", fix: "GMAIL_API_ENDPOINT", exit: 1},
 		{name: "vault not writable", root: true, breakf: brkChmod("vault", 0o500), status: "FAIL", check: "vault",

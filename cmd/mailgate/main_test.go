@@ -75,7 +75,8 @@ func newWorld(t testing.TB, devMode bool, extraEnv ...string) *world {
 	}
 	t.Cleanup(func() { gm.Close() })
 	gm.AddClient(testClientID, testClientSecret)
-	rt := gm.IssueRefreshToken(testClientID, "https://www.googleapis.com/auth/gmail.readonly", "https://www.googleapis.com/auth/gmail.compose")
+	rt := gm.IssueRefreshToken(testClientID, "https://www.googleapis.com/auth/gmail.readonly", "https://www.googleapis.com/auth/gmail.compose",
+		"https://www.googleapis.com/auth/gmail.send", "https://www.googleapis.com/auth/gmail.modify")
 	home := t.TempDir()
 	writeJSON(t, filepath.Join(home, "auth", "credentials.json"), map[string]any{"installed": map[string]any{
 		"client_id": testClientID, "client_secret": testClientSecret,

@@ -17,6 +17,7 @@ import (
 	"github.com/mailgate/mailgate/internal/agentmail"
 	"github.com/mailgate/mailgate/internal/agentmail/amstore"
 	"github.com/mailgate/mailgate/internal/approval"
+	"github.com/mailgate/mailgate/internal/attach"
 	"github.com/mailgate/mailgate/internal/audit"
 	"github.com/mailgate/mailgate/internal/config"
 	"github.com/mailgate/mailgate/internal/gate"
@@ -267,6 +268,10 @@ func openEmail(ctx context.Context, cfg *config.Config, logger *slog.Logger, db 
 	if err != nil {
 		return nil, fmt.Errorf("opening the send limiter: %w", err)
 	}
+	organizeLimiter, err := ratelimit.NewBucket(ctx, db, ratelimit.BucketOrganize, cfg.OrganizeLimit, time.Hour)
+	if err != nil {
+		return nil, fmt.Errorf("opening the organise limiter: %w", err)
+	}
 	gopts := gmail.Options{
 		CredentialsFile: cfg.CredentialsFile,
 		TokenFile:       cfg.TokenFile,
@@ -285,7 +290,8 @@ func openEmail(ctx context.Context, cfg *config.Config, logger *slog.Logger, db 
 		a.gmail = "sandbox mailbox " + sandbox.Email + " (local; nothing leaves this machine)"
 	}
 	g := &gate.Gate{Vault: vault, Limiter: limiter, Audit: auditLog, DevMode: cfg.DevMode, Logger: logger}
-	deps := &mcpserver.EmailDeps{Gate: g, Audit: auditLog, Logger: logger}
+	deps := &mcpserver.EmailDeps{Gate: g, Audit: auditLog, Logger: logger,
+		Downloads: attach.Downloads{Dir: attach.DownloadDir(cfg.Home)}, OrganizeLimiter: organizeLimiter}
 	if gopts.TokenSource != nil {
 		client, err := gmail.New(ctx, gopts)
 		if err != nil {

@@ -91,6 +91,9 @@ var Vars = []Var{
 	{Name: "SEND_LIMIT_PER_HOUR", Flag: "send-limit", Default: "10", Kind: KindInt, Section: SectionEmail,
 		Min: 1, Max: 10000, MaxNote: " (to send nothing, keep DEV_MODE=true)",
 		Meaning: "rolling one-hour limit over sends and replies, shared by every process on the store"},
+	{Name: "ORGANIZE_LIMIT", Flag: "organize-limit", Default: "300", Kind: KindInt, Section: SectionEmail,
+		Min: 1, Max: 100000,
+		Meaning: "rolling one-hour limit over `modify_labels` and `untrash_email` calls (run without approval, audited), shared by every process on the store"},
 
 	{Name: "MAILGATE_TOOLS", Flag: "tools", Default: "email,agentmail", Kind: KindToolSets, Section: SectionServing,
 		Choices: []string{ToolsEmail, ToolsAgentMail, ToolsChannels, ToolsMailbox},

@@ -62,6 +62,10 @@ type Check struct {
 type Options struct {
 	// Scopes are the OAuth scopes the configuration needs (full URLs).
 	Scopes []string
+	// ToolsLeftOut names the tools that granted scopes do not permit
+	// (mcpserver.EmailToolsLeftOut when the email tools are served); nil
+	// names none.
+	ToolsLeftOut func(granted []string) []string
 	// Migrate applies the schema migrations serve would apply; nil skips it.
 	Migrate func(ctx context.Context, db *store.DB) error
 	// HTTPClient is used for the token endpoint and Gmail; nil = a client

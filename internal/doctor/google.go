@@ -208,12 +208,9 @@ func (r *run) scopes(tok *oauth2.Token) {
 	c := Check{Name: "scopes"}
 	s, _ := tok.Extra("scope").(string)
 	granted := oauthflow.ParseScopes(s)
-	var missing []string
-	for _, want := range r.o.Scopes {
-		if !slices.Contains(granted, want) {
-			missing = append(missing, want)
-		}
-	}
+	// A broader grant stands in for a narrower scope (gmail.modify for
+	// gmail.readonly, gmail.compose for gmail.send): oauthflow.Covers.
+	missing := oauthflow.Missing(granted, r.o.Scopes)
 	switch {
 	case len(granted) == 0:
 		c.Status, c.Detail = Warn, "the token endpoint did not say which scopes were granted, so they cannot be checked"
@@ -224,6 +221,11 @@ func (r *run) scopes(tok *oauth2.Token) {
 	case len(missing) > 0:
 		c.Status = Fail
 		c.Detail = fmt.Sprintf("granted %s; missing %s", short(granted), short(missing))
+		if r.o.ToolsLeftOut != nil {
+			if left := r.o.ToolsLeftOut(granted); len(left) > 0 {
+				c.Detail += "; tools left out: " + strings.Join(left, ", ")
+			}
+		}
 		c.Fix = fixAuth + " and tick every checkbox on Google's consent screen"
 	default:
 		c.Detail = short(granted)

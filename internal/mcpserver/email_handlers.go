@@ -19,28 +19,35 @@ import (
 )
 
 func (h *emailHandlers) search(ctx context.Context, _ *mcp.CallToolRequest, in emailSearchIn) (*mcp.CallToolResult, any, error) {
-	return h.call(ctx, "search_email", "", func(ctx context.Context) (*mcp.CallToolResult, gate.Outcome) {
-		return h.doSearch(ctx, in), gate.Outcome{}
+	return h.reading(ctx, "search_email", "", func(ctx context.Context) *mcp.CallToolResult { return h.doSearch(ctx, in) })
+}
+
+// reading runs a call that only reads: audited like any other, with no
+// gate outcome.
+func (h *emailHandlers) reading(ctx context.Context, tool, target string, do func(context.Context) *mcp.CallToolResult) (*mcp.CallToolResult, any, error) {
+	return h.call(ctx, tool, target, func(ctx context.Context) (*mcp.CallToolResult, gate.Outcome) {
+		return do(ctx), gate.Outcome{}
 	})
 }
 
 func (h *emailHandlers) doSearch(ctx context.Context, in emailSearchIn) *mcp.CallToolResult {
-	max := in.MaxResults
-	if max == 0 {
-		max = 5
-	}
-	if max < 1 || max > 50 {
-		return errorResult(fmt.Sprintf("Error: max_results must be between 1 and 50, got %d", max))
+	max, refused := pageArgs(in.MaxResults, in.PageToken)
+	if refused != nil {
+		return refused
 	}
 	if strings.TrimSpace(in.Query) == "" {
 		return errorResult("Error: query must not be empty")
 	}
-	found, err := h.d.Mailbox.Search(ctx, in.Query, max)
+	page, err := h.d.Mailbox.SearchPage(ctx, in.Query, max, in.PageToken)
+	if errors.Is(err, gmail.ErrBadPageToken) {
+		return errorResult("Error: page_token " + gmail.ErrBadPageToken.Error() + "; repeat the search without page_token to start again")
+	}
 	if err != nil {
 		return errorResult("Error searching emails: " + userError(err))
 	}
+	found := page.Results
 	if len(found) == 0 {
-		return textResult("No emails found matching: " + in.Query)
+		return textResult("No emails found matching: " + in.Query + nextPageLine("search_email", page.NextPageToken))
 	}
 	var b strings.Builder
 	noun := "emails"
@@ -63,13 +70,12 @@ func (h *emailHandlers) doSearch(ctx context.Context, in emailSearchIn) *mcp.Cal
 	b.WriteString(f.begin(searchFenceWhat))
 	b.WriteString(entries.String())
 	b.WriteString(f.end(searchFenceWhat))
+	b.WriteString(nextPageLine("search_email", page.NextPageToken))
 	return textResult(b.String())
 }
 
 func (h *emailHandlers) read(ctx context.Context, _ *mcp.CallToolRequest, in emailReadIn) (*mcp.CallToolResult, any, error) {
-	return h.call(ctx, "read_email", "", func(ctx context.Context) (*mcp.CallToolResult, gate.Outcome) {
-		return h.doRead(ctx, in), gate.Outcome{}
-	})
+	return h.reading(ctx, "read_email", "", func(ctx context.Context) *mcp.CallToolResult { return h.doRead(ctx, in) })
 }
 
 func (h *emailHandlers) doRead(ctx context.Context, in emailReadIn) *mcp.CallToolResult {
@@ -139,6 +145,7 @@ func formatMessages(msgs []*gmail.Message) string {
 		if len(m.Attachments) > 0 {
 			fmt.Fprintf(&c, "Attachments: %s\n", oneLine(strings.Join(m.Attachments, ", ")))
 		}
+		writeAttachmentLines(&c, m.Files)
 		limit := min(maxReadBodyRune, budget)
 		body, cut := truncate(m.Text, limit)
 		budget -= utf8.RuneCountInString(body)

@@ -14,11 +14,14 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/mailgate/mailgate/internal/approval"
+	"github.com/mailgate/mailgate/internal/attach"
 	"github.com/mailgate/mailgate/internal/audit"
 	"github.com/mailgate/mailgate/internal/gate"
 	"github.com/mailgate/mailgate/internal/gmail"
 	"github.com/mailgate/mailgate/internal/localgmail"
 	"github.com/mailgate/mailgate/internal/ratelimit"
+	"github.com/mailgate/mailgate/internal/sandbox"
+	"github.com/mailgate/mailgate/internal/store"
 	"github.com/mailgate/mailgate/internal/store/storetest"
 )
 
@@ -31,18 +34,36 @@ type emailEnv struct {
 	vault string
 	deps  *EmailDeps
 	cs    *mcp.ClientSession
+	db    *store.DB
 }
 
 func newEmailEnv(t *testing.T, devMode bool, mailbox Mailbox) *emailEnv {
 	t.Helper()
+	gm := localgmail.New(localgmail.Options{Email: "me@example.com"})
+	seed(t, gm)
+	return newEmailEnvOn(t, gm, devMode, mailbox)
+}
+
+// newSandboxEnv is the email tool set over the sandbox mailbox (Cc,
+// attachments, drafts, labels, 120 Builds messages).
+func newSandboxEnv(t testing.TB, devMode bool) *emailEnv {
+	t.Helper()
+	gm := localgmail.New(localgmail.Options{Email: sandbox.Email, Aliases: []string{sandbox.Alias}})
+	if err := sandbox.Seed(gm); err != nil {
+		t.Fatal(err)
+	}
+	return newEmailEnvOn(t, gm, devMode, nil)
+}
+
+// newEmailEnvOn starts gm (seeded) and serves the email tools over it.
+func newEmailEnvOn(t testing.TB, gm *localgmail.Server, devMode bool, mailbox Mailbox) *emailEnv {
+	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
-	gm := localgmail.New(localgmail.Options{Email: "me@example.com"})
 	if _, err := gm.Start("127.0.0.1:0"); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { gm.Close() })
-	seed(t, gm)
 	if mailbox == nil {
 		c, err := gmail.New(ctx, gmail.Options{
 			Endpoint:     gm.URL(),
@@ -67,6 +88,10 @@ func newEmailEnv(t *testing.T, devMode bool, mailbox Mailbox) *emailEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
+	organize, err := ratelimit.NewBucket(ctx, db, ratelimit.BucketOrganize, 300, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
 	auditLog, err := audit.Open(filepath.Join(dir, "audit"))
 	if err != nil {
 		t.Fatal(err)
@@ -75,13 +100,15 @@ func newEmailEnv(t *testing.T, devMode bool, mailbox Mailbox) *emailEnv {
 	logger := slog.New(slog.DiscardHandler)
 	deps := &EmailDeps{
 		Mailbox: mailbox, Audit: auditLog, Logger: logger,
-		Gate: &gate.Gate{Vault: vault, Limiter: limiter, Audit: auditLog, DevMode: devMode, Logger: logger},
+		Downloads:       attach.Downloads{Dir: attach.DownloadDir(filepath.Join(dir, "home"))},
+		OrganizeLimiter: organize,
+		Gate:            &gate.Gate{Vault: vault, Limiter: limiter, Audit: auditLog, DevMode: devMode, Logger: logger},
 	}
 	srv, err := New(Deps{Version: "test", Logger: logger, Tools: []string{"email"}, Email: deps})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &emailEnv{gm: gm, vault: filepath.Join(dir, "vault"), deps: deps, cs: connect(t, srv)}
+	return &emailEnv{gm: gm, vault: filepath.Join(dir, "vault"), deps: deps, cs: connect(t, srv), db: db}
 }
 
 // connect opens an in-process session through the real SDK, pinned to the
@@ -247,7 +274,7 @@ func TestValidationBeforeAnyRequest(t *testing.T) {
 // panicky is a Mailbox whose Search panics, to prove the recovery middleware.
 type panicky struct{ Mailbox }
 
-func (panicky) Search(context.Context, string, int) ([]gmail.Summary, error) {
+func (panicky) SearchPage(context.Context, string, int, string) (*gmail.Page, error) {
 	var m map[string]int
 	m["boom"]++ // nil map write
 	return nil, nil

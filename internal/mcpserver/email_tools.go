@@ -13,20 +13,22 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mailgate/mailgate/internal/attach"
 	"github.com/mailgate/mailgate/internal/audit"
 	"github.com/mailgate/mailgate/internal/gate"
 	"github.com/mailgate/mailgate/internal/gmail"
+	"github.com/mailgate/mailgate/internal/ratelimit"
 	"github.com/mailgate/mailgate/internal/warnings"
 )
 
 // Mailbox is what the email tools need from Gmail (internal/gmail.Client).
 type Mailbox interface {
-	Search(ctx context.Context, query string, max int) ([]gmail.Summary, error)
 	Message(ctx context.Context, id string) (*gmail.Message, error)
 	Thread(ctx context.Context, id string) ([]*gmail.Message, error)
 	ReplyParent(ctx context.Context, threadID, messageID string) (*gmail.ReplyParent, error)
 	CreateDraft(ctx context.Context, raw []byte, threadID string) (string, error)
 	Send(ctx context.Context, raw []byte, threadID string) (*gmail.Sent, error)
+	Organiser
 }
 
 var _ Mailbox = (*gmail.Client)(nil)
@@ -46,6 +48,12 @@ type EmailDeps struct {
 	// token goes) and does nothing else: no request file is written for
 	// an email that could not be sent.
 	Connected func(context.Context) error
+	// Downloads is where get_attachment saves files (attach.DownloadDir of
+	// the mailgate home); with no Dir, it saves nothing and says so.
+	Downloads attach.Downloads
+	// OrganizeLimiter counts modify_labels and untrash_email calls
+	// (ORGANIZE_LIMIT, ratelimit.BucketOrganize); nil: no limit.
+	OrganizeLimiter *ratelimit.Limiter
 }
 
 // Size bounds on what an agent may submit or receive.
@@ -59,6 +67,7 @@ const (
 type emailSearchIn struct {
 	Query      string `json:"query" jsonschema:"Gmail search query (e.g. 'from:user@example.com subject:invoice after:2026/01/01')"`
 	MaxResults int    `json:"max_results,omitempty" jsonschema:"Maximum number of results to return (1-50, default 5)"`
+	PageToken  string `json:"page_token,omitempty" jsonschema:"The next page's token, from the last line of a previous search_email answer with the same query; omit for the first page"`
 }
 
 type emailReadIn struct {
@@ -168,11 +177,20 @@ func (c *sentCache) warn(ctx context.Context, mb Mailbox, addr string) []warning
 // text, so rewording an answer cannot change the log. A read has no gate
 // outcome (its Status is unset): it succeeded or it did not.
 func (h *emailHandlers) call(ctx context.Context, tool, target string, do func(context.Context) (*mcp.CallToolResult, gate.Outcome)) (*mcp.CallToolResult, any, error) {
+	return h.callDetail(ctx, tool, target, func(ctx context.Context) (*mcp.CallToolResult, gate.Outcome, string) {
+		res, out := do(ctx)
+		return res, out, ""
+	})
+}
+
+// callDetail is call for a tool whose audit line also says what it did
+// (modify_labels: how many messages, which labels) in its detail.
+func (h *emailHandlers) callDetail(ctx context.Context, tool, target string, do func(context.Context) (*mcp.CallToolResult, gate.Outcome, string)) (*mcp.CallToolResult, any, error) {
 	start := time.Now()
 	ctx = withCorrelation(ctx)
-	res, out := h.notConnected(ctx), gate.Outcome{Status: gate.Failed}
+	res, out, detail := h.notConnected(ctx), gate.Outcome{Status: gate.Failed}, ""
 	if res == nil {
-		res, out = do(ctx)
+		res, out, detail = do(ctx)
 	}
 	if h.d.Audit == nil {
 		return res, nil, nil
@@ -184,7 +202,7 @@ func (h *emailHandlers) call(ctx context.Context, tool, target string, do func(c
 	e := audit.Entry{
 		Time: time.Now().UTC(), CorrelationID: audit.CorrelationID(ctx), Tool: tool, ActionType: tool,
 		Result: result, Target: target, DurationMS: time.Since(start).Milliseconds(),
-		GmailMessageID: out.Result.MessageID, GmailThreadID: out.Result.ThreadID,
+		GmailMessageID: out.Result.MessageID, GmailThreadID: out.Result.ThreadID, Detail: detail,
 	}
 	if err := h.d.Audit.Record(e); err != nil {
 		h.d.Logger.Error("writing audit log", "error", err)

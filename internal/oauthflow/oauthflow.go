@@ -233,13 +233,7 @@ func complete(ctx context.Context, cfg *oauth2.Config, a answer, state, verifier
 		return nil, ErrNoRefreshToken
 	}
 	granted := grantedScopes(tok, q.Get("scope"), cfg.Scopes)
-	var missing []string
-	for _, s := range required {
-		if !slices.Contains(granted, s) {
-			missing = append(missing, s)
-		}
-	}
-	if len(missing) > 0 {
+	if missing := Missing(granted, required); len(missing) > 0 {
 		return nil, &ScopeError{Missing: missing, Granted: granted}
 	}
 	return &Result{Token: tok, Granted: granted, RedirectURL: cfg.RedirectURL}, nil

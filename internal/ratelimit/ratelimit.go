@@ -41,10 +41,18 @@ var migrations embed.FS
 // Limiter counts reservations in a rolling window stored in the state store.
 type Limiter struct {
 	db     *store.DB
+	bucket string
 	limit  int
 	window time.Duration
 	q      queries
 }
+
+// Buckets: each limit counts its own slots in the shared table, so organising
+// mail never uses up sends and the other way round.
+const (
+	BucketSend     = "send"     // sends and replies (SEND_LIMIT_PER_HOUR)
+	BucketOrganize = "organize" // modify_labels, untrash_email (ORGANIZE_LIMIT)
+)
 
 // queries are the limiter's statements, written once for both engines and
 // rebound to the store's placeholders.
@@ -52,16 +60,25 @@ type queries struct{ prune, window, insert, release string }
 
 func newQueries(db *store.DB) queries {
 	return queries{
-		prune:   db.Rebind(`DELETE FROM ratelimit_slots WHERE at_ms <= ?`),
-		window:  db.Rebind(`SELECT at_ms FROM ratelimit_slots WHERE at_ms > ? ORDER BY at_ms`),
-		insert:  db.Rebind(`INSERT INTO ratelimit_slots (at_ms, ref) VALUES (?, ?) RETURNING id`),
+		prune:   db.Rebind(`DELETE FROM ratelimit_slots WHERE bucket = ? AND at_ms <= ?`),
+		window:  db.Rebind(`SELECT at_ms FROM ratelimit_slots WHERE bucket = ? AND at_ms > ? ORDER BY at_ms`),
+		insert:  db.Rebind(`INSERT INTO ratelimit_slots (bucket, at_ms, ref) VALUES (?, ?, ?) RETURNING id`),
 		release: db.Rebind(`DELETE FROM ratelimit_slots WHERE id = ?`),
 	}
 }
 
-// New returns a Limiter allowing limit reservations per window, migrating the
-// "ratelimit" component of db.
+// New returns the send Limiter (BucketSend) allowing limit reservations per
+// window, migrating the "ratelimit" component of db.
 func New(ctx context.Context, db *store.DB, limit int, window time.Duration) (*Limiter, error) {
+	return NewBucket(ctx, db, BucketSend, limit, window)
+}
+
+// NewBucket returns a Limiter of bucket allowing limit reservations per
+// window: its slots are counted apart from every other bucket's.
+func NewBucket(ctx context.Context, db *store.DB, bucket string, limit int, window time.Duration) (*Limiter, error) {
+	if bucket == "" {
+		return nil, fmt.Errorf("creating rate limiter: no bucket")
+	}
 	if limit < 1 {
 		return nil, fmt.Errorf("creating rate limiter: limit %d must be at least 1", limit)
 	}
@@ -75,7 +92,7 @@ func New(ctx context.Context, db *store.DB, limit int, window time.Duration) (*L
 	if err := db.Migrate(ctx, "ratelimit", sub); err != nil {
 		return nil, fmt.Errorf("creating rate limiter: %w", err)
 	}
-	return &Limiter{db: db, limit: limit, window: window, q: newQueries(db)}, nil
+	return &Limiter{db: db, bucket: bucket, limit: limit, window: window, q: newQueries(db)}, nil
 }
 
 // Limit returns the number of sends allowed per window.
@@ -121,7 +138,7 @@ type Reservation struct {
 // without reserving anything. DEV_MODE uses it to say whether a send would
 // have been allowed.
 func (l *Limiter) Check(ctx context.Context, now time.Time) (time.Duration, error) {
-	rows, err := l.db.QueryContext(ctx, l.q.window, l.windowStart(now))
+	rows, err := l.db.QueryContext(ctx, l.q.window, l.bucket, l.windowStart(now))
 	if err != nil {
 		return 0, fmt.Errorf("checking rate limit: %w", err)
 	}
@@ -157,10 +174,10 @@ func (l *Limiter) Reserve(ctx context.Context, now time.Time, ref string) (*Rese
 		// Rows far outside any window are dead weight; keeping a day (or two
 		// windows) leaves room for processes configured with longer windows.
 		keep := max(2*l.window, 24*time.Hour)
-		if _, err := tx.ExecContext(ctx, l.q.prune, now.Add(-keep).UnixMilli()); err != nil {
+		if _, err := tx.ExecContext(ctx, l.q.prune, l.bucket, now.Add(-keep).UnixMilli()); err != nil {
 			return err
 		}
-		rows, err := tx.QueryContext(ctx, l.q.window, l.windowStart(now))
+		rows, err := tx.QueryContext(ctx, l.q.window, l.bucket, l.windowStart(now))
 		if err != nil {
 			return err
 		}
@@ -172,7 +189,7 @@ func (l *Limiter) Reserve(ctx context.Context, now time.Time, ref string) (*Rese
 			limited = &LimitError{Limit: l.limit, Window: l.window, RetryAfter: retry}
 			return nil // commit the pruning; reserve nothing
 		}
-		return tx.QueryRowContext(ctx, l.q.insert, now.UnixMilli(), ref).Scan(&id)
+		return tx.QueryRowContext(ctx, l.q.insert, l.bucket, now.UnixMilli(), ref).Scan(&id)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("reserving send slot: %w", err)

@@ -274,3 +274,40 @@ func TestExactLimitAcrossProcesses(t *testing.T) {
 		t.Fatalf("rows = %d, want %d", rows, limit)
 	}
 }
+
+// TestBucketsCountApart: a full organise bucket leaves sends free and the
+// other way round, in one store, across a reopen.
+func TestBucketsCountApart(t *testing.T) {
+	ctx := context.Background()
+	path := storetest.DSN(t)
+	send, db := openLimiter(t, path, 1)
+	org, err := NewBucket(ctx, db, BucketOrganize, 2, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if _, err := org.Reserve(ctx, t0, "organise"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var le *LimitError
+	if _, err := org.Reserve(ctx, t0, "organise"); !errors.As(err, &le) {
+		t.Fatalf("third organise slot: %v, want LimitError", err)
+	}
+	if _, err := send.Reserve(ctx, t0, "send"); err != nil {
+		t.Fatalf("a full organise bucket blocked a send: %v", err)
+	}
+	if _, err := send.Reserve(ctx, t0, "send"); !errors.As(err, &le) {
+		t.Fatalf("second send: %v, want LimitError", err)
+	}
+	again, err := NewBucket(ctx, storetest.OpenDSN(t, path), BucketOrganize, 2, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if retry, err := again.Check(ctx, t0.Add(time.Minute)); err != nil || retry != 59*time.Minute {
+		t.Fatalf("organise bucket after reopen: retry %v, %v", retry, err)
+	}
+	if _, err := NewBucket(ctx, db, "", 2, time.Hour); err == nil {
+		t.Fatal("a limiter without a bucket was made")
+	}
+}

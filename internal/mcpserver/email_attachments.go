@@ -1,0 +1,131 @@
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mailgate/mailgate/internal/attach"
+	"github.com/mailgate/mailgate/internal/gmail"
+	"github.com/mailgate/mailgate/internal/mailmsg"
+)
+
+// Received attachments: read_email lists each one (id, name, type, size);
+// get_attachment shows a small text one inline and saves any one into the
+// download folder under the mailgate home (attach.Downloads): never a path
+// the caller chose, under a sanitized name, never overwriting, size capped.
+
+type emailAttachmentIn struct {
+	MessageID    string `json:"message_id" jsonschema:"Gmail message ID (from search_email or read_email)"`
+	AttachmentID string `json:"attachment_id" jsonschema:"The attachment's id, as read_email lists it"`
+	Save         bool   `json:"save,omitempty" jsonschema:"Save the file even when it is small text shown inline (default false: small text is shown, anything else saved)"`
+}
+
+// attachmentRef is the id read_email shows for a and get_attachment takes:
+// Gmail's attachmentId, or for a small part Gmail sent inline (no
+// attachmentId) its part id.
+func attachmentRef(a gmail.Attachment) string {
+	if a.ID != "" {
+		return a.ID
+	}
+	return "part:" + a.PartID
+}
+
+// writeAttachmentLines adds one line per attachment to a message's fenced
+// block (its name and type are the sender's words). A message without
+// attachments gets none, so its answer reads as it did before.
+func writeAttachmentLines(b *strings.Builder, files []gmail.Attachment) {
+	for i, a := range files {
+		name := oneLine(a.Filename)
+		if name == "" {
+			name = "(unnamed)"
+		}
+		fmt.Fprintf(b, "Attachment %d: %s | %s | %s | attachment_id: %s\n", i+1, name, oneLine(a.MimeType),
+			mailmsg.FormatSize(a.Size), oneLine(attachmentRef(a)))
+	}
+}
+
+func (h *emailHandlers) getAttachment(ctx context.Context, _ *mcp.CallToolRequest, in emailAttachmentIn) (*mcp.CallToolResult, any, error) {
+	return h.reading(ctx, "get_attachment", "message:"+oneLine(in.MessageID), func(ctx context.Context) *mcp.CallToolResult {
+		return h.doGetAttachment(ctx, in)
+	})
+}
+
+func (h *emailHandlers) doGetAttachment(ctx context.Context, in emailAttachmentIn) *mcp.CallToolResult {
+	msgID, ref := strings.TrimSpace(in.MessageID), strings.TrimSpace(in.AttachmentID)
+	if msgID == "" || ref == "" {
+		return errorResult("Error: give message_id and attachment_id (read_email lists each attachment's id)")
+	}
+	// The message says what the attachment is (name, type, size): the id
+	// alone says nothing a file could be named after, and a size over the
+	// cap is refused before the bytes are fetched.
+	m, err := h.d.Mailbox.Message(ctx, msgID)
+	if errors.Is(err, gmail.ErrNotFound) {
+		return errorResult(fmt.Sprintf("Error: Message ID %s not found or no longer accessible.", msgID))
+	}
+	if err != nil {
+		return errorResult("Error reading email: " + userError(err))
+	}
+	var file *gmail.Attachment
+	for i := range m.Files {
+		if attachmentRef(m.Files[i]) == ref {
+			file = &m.Files[i]
+			break
+		}
+	}
+	if file == nil {
+		return errorResult(fmt.Sprintf("Error: message %s has no attachment with id %s (read_email lists its attachments)", msgID, oneLine(ref)))
+	}
+	name := file.Filename
+	if strings.TrimSpace(name) == "" {
+		name = "attachment"
+	}
+	dl := h.d.Downloads
+	limit := dl.MaxBytes
+	if limit <= 0 {
+		limit = attach.DefaultMaxDownloadBytes
+	}
+	if file.Size > limit {
+		return errorResult("Error: " + (&attach.DownloadTooLargeError{Name: mailmsg.SanitizeFilename(name), Size: file.Size, Limit: limit}).Error())
+	}
+	data := file.Data
+	if file.ID != "" {
+		if data, err = h.d.Mailbox.GetAttachment(ctx, msgID, file.ID); err != nil {
+			if errors.Is(err, gmail.ErrNotFound) {
+				return errorResult(fmt.Sprintf("Error: the attachment %s of message %s is no longer accessible.", oneLine(ref), msgID))
+			}
+			return errorResult("Error fetching attachment: " + userError(err))
+		}
+	}
+	// The name and type are the sender's words: shown only inside a fence
+	// (the saved path holds the name made safe by SanitizeFilename).
+	size := mailmsg.FormatSize(int64(len(data)))
+	if !in.Save {
+		if text, ok := attach.InlineText(name, file.MimeType, data, 0); ok {
+			body := fmt.Sprintf("Name: %s\nType: %s\n\n%s\n", oneLine(name), oneLine(file.MimeType), strings.TrimRight(text, "\n"))
+			f := newFence(body)
+			return textResult(fmt.Sprintf("Attachment of message %s (%s), shown as text (call again with save: true to save it):\n", msgID, size) +
+				f.begin(readFenceWhat) + body + f.end(readFenceWhat))
+		}
+	}
+	if !filepath.IsAbs(dl.Dir) {
+		// Never a folder relative to wherever the server was started.
+		return errorResult("Error: no downloads folder is configured (MAILGATE_HOME), so attachments cannot be saved")
+	}
+	path, err := dl.Save(name, data)
+	var tooLarge *attach.DownloadTooLargeError
+	if errors.As(err, &tooLarge) {
+		return errorResult("Error: " + err.Error())
+	}
+	if err != nil {
+		return errorResult("Error saving attachment: " + err.Error())
+	}
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	return textResult(fmt.Sprintf("Attachment of message %s (%s) saved to %s", msgID, size, path))
+}

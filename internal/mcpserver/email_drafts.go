@@ -1,0 +1,152 @@
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mailgate/mailgate/internal/approval"
+	"github.com/mailgate/mailgate/internal/audit"
+	"github.com/mailgate/mailgate/internal/gate"
+	"github.com/mailgate/mailgate/internal/gmail"
+	"github.com/mailgate/mailgate/internal/mailmsg"
+)
+
+// Drafts beyond draft_email: list_drafts (read-only, paged like
+// search_email) and update_draft (replaces a draft's content; nothing is
+// sent, so it needs no approval, but it goes through Gate.Direct like
+// draft_email, so DEV_MODE logs it and changes nothing). Sending a draft is
+// send_draft, behind the gate.
+
+type emailListDraftsIn struct {
+	Query      string `json:"query,omitempty" jsonschema:"Gmail search query to filter drafts (default: every draft)"`
+	MaxResults int    `json:"max_results,omitempty" jsonschema:"Maximum number of drafts to return (1-50, default 5)"`
+	PageToken  string `json:"page_token,omitempty" jsonschema:"The next page's token, from the last line of a previous list_drafts answer with the same query; omit for the first page"`
+}
+
+// emailUpdateDraftIn takes draft_email's inputs (to, subject, body) and the
+// draft to replace.
+type emailUpdateDraftIn struct {
+	DraftID string `json:"draft_id" jsonschema:"Gmail draft ID (from list_drafts or draft_email)"`
+	To      string `json:"to" jsonschema:"Recipient email address (exactly one)"`
+	Subject string `json:"subject" jsonschema:"Email subject line"`
+	Body    string `json:"body" jsonschema:"Plain text email body"`
+}
+
+func (h *emailHandlers) listDrafts(ctx context.Context, _ *mcp.CallToolRequest, in emailListDraftsIn) (*mcp.CallToolResult, any, error) {
+	return h.reading(ctx, "list_drafts", "", func(ctx context.Context) *mcp.CallToolResult { return h.doListDrafts(ctx, in) })
+}
+
+func (h *emailHandlers) doListDrafts(ctx context.Context, in emailListDraftsIn) *mcp.CallToolResult {
+	max, refused := pageArgs(in.MaxResults, in.PageToken)
+	if refused != nil {
+		return refused
+	}
+	page, err := h.d.Mailbox.ListDrafts(ctx, in.Query, max, in.PageToken)
+	if errors.Is(err, gmail.ErrBadPageToken) {
+		return errorResult("Error: page_token " + gmail.ErrBadPageToken.Error() + "; list again without page_token to start again")
+	}
+	if err != nil {
+		return errorResult("Error listing drafts: " + userError(err))
+	}
+	next := nextPageLine("list_drafts", page.NextPageToken)
+	if len(page.Drafts) == 0 {
+		if strings.TrimSpace(in.Query) != "" {
+			return textResult("No drafts found matching: " + in.Query + next)
+		}
+		return textResult("No drafts." + next)
+	}
+	noun := "drafts"
+	if len(page.Drafts) == 1 {
+		noun = "draft"
+	}
+	var b, entries strings.Builder
+	fmt.Fprintf(&b, "Found %d %s:\n", len(page.Drafts), noun)
+	// A draft may quote mail a stranger wrote (a reply's draft): fenced as
+	// search_email's list is.
+	for i, d := range page.Drafts {
+		m := d.Message
+		if m == nil {
+			m = &gmail.Message{}
+		}
+		fmt.Fprintf(&entries, "\n%d. Draft ID: %s | To: %s | Subject: %s | Date: %s\n   Snippet: %s\n   Message ID: %s | Thread ID: %s\n",
+			i+1, d.ID, oneLine(m.To), oneLine(m.Subject), oneLine(m.Date), oneLine(m.Snippet), m.ID, m.ThreadID)
+	}
+	f := newFence(entries.String())
+	b.WriteString(f.begin(searchFenceWhat))
+	b.WriteString(entries.String())
+	b.WriteString(f.end(searchFenceWhat))
+	b.WriteString(next)
+	return textResult(b.String())
+}
+
+func (h *emailHandlers) updateDraft(ctx context.Context, _ *mcp.CallToolRequest, in emailUpdateDraftIn) (*mcp.CallToolResult, any, error) {
+	return h.call(ctx, "update_draft", "draft:"+oneLine(in.DraftID), func(ctx context.Context) (*mcp.CallToolResult, gate.Outcome) {
+		return h.doUpdateDraft(ctx, in)
+	})
+}
+
+func (h *emailHandlers) doUpdateDraft(ctx context.Context, in emailUpdateDraftIn) (*mcp.CallToolResult, gate.Outcome) {
+	draftID, err := gmailID("draft_id", in.DraftID)
+	if err != nil {
+		return invalid(err)
+	}
+	email, err := mailmsg.Validate(mailmsg.Input{To: []string{in.To}, Subject: in.Subject, Body: in.Body})
+	if err != nil {
+		return invalid(err)
+	}
+	// The draft is read first: it must exist, and a reply's draft keeps
+	// its thread and threading headers when its content is replaced.
+	d, err := h.d.Mailbox.GetDraft(ctx, draftID)
+	if errors.Is(err, gmail.ErrDraftNotFound) {
+		return failed(fmt.Sprintf("Error: Draft ID %s not found (it may have been sent or deleted).", draftID))
+	}
+	if err != nil {
+		return failed("Error reading draft: " + userError(err))
+	}
+	o := mailmsg.Outgoing{To: email.To[0], Subject: email.Subject, Body: email.Body}
+	threadID := ""
+	if m := d.Message; m != nil && m.InReplyTo != "" {
+		threadID, o.InReplyTo, o.References = m.ThreadID, m.InReplyTo, m.References
+	}
+	raw, err := mailmsg.Build(o)
+	if err != nil {
+		return invalid(err)
+	}
+	out := h.d.Gate.Direct(ctx, gate.DirectCall{Tool: "update_draft",
+		Request: approval.Request{Kind: "email_draft_update", To: in.To, Subject: in.Subject, Body: in.Body},
+		Note:    "update_draft in DEV_MODE: draft " + draftID + " was not changed",
+		Do: func(ctx context.Context) (gate.SendResult, error) {
+			ref, err := h.d.Mailbox.UpdateDraft(ctx, draftID, raw, threadID)
+			return gate.SendResult{MessageID: ref.MessageID, ThreadID: ref.ThreadID}, err
+		}})
+	switch {
+	case out.Status == gate.DevMode:
+		return textResult(fmt.Sprintf("[DEV_MODE] Draft update logged but not made. Draft ID: %s, To: %s, Subject: %s",
+			draftID, audit.MaskAddress(email.To[0].Address), oneLine(in.Subject))), out
+	case out.Status == gate.Sent:
+		return textResult(fmt.Sprintf("Draft %s updated. Review it in your Gmail drafts folder.", draftID)), out
+	case errors.Is(out.Err, gmail.ErrDraftNotFound):
+		return errorResult(fmt.Sprintf("Error: Draft ID %s not found (it may have been sent or deleted).", draftID)), out
+	}
+	return errorResult("Error updating draft: " + userError(out.Err)), out
+}
+
+// gmailID checks an id an agent hands back (a draft, message or thread id):
+// Gmail's are short runs of letters, digits, '-' and '_'.
+func gmailID(field, id string) (string, error) {
+	id = strings.TrimSpace(id)
+	bad := id == "" || len(id) > mailmsg.MaxIDBytes
+	for _, r := range id {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			bad = true
+		}
+	}
+	if bad {
+		return "", &mailmsg.InvalidError{Field: field, Text: fmt.Sprintf("invalid %s: give an id from a previous answer", field)}
+	}
+	return id, nil
+}
