@@ -70,7 +70,7 @@ func FuzzParseApproval(f *testing.F) {
 				t.Fatalf("accepted with subject %q type %q", p.Subject, p.Type)
 			}
 			if req.Kind == KindSend {
-				if a, err := parseSingleAddress(p.To); err != nil || !strings.EqualFold(a, req.Address()) {
+				if a, err := parseSingleAddress(p.To.one()); err != nil || !strings.EqualFold(a, req.Address()) {
 					t.Fatalf("accepted with to %q", p.To)
 				}
 			} else if strings.TrimSpace(p.ThreadID) != req.ThreadID {

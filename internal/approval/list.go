@@ -159,7 +159,7 @@ func (v *Vault) item(dir, name string) (Item, error) {
 		return it, nil
 	}
 	it.Kind, it.Status, it.RequestID = Kind(p.Type), p.Status, p.RequestID
-	it.To, it.ThreadID, it.Subject = p.To, p.ThreadID, p.Subject
+	it.To, it.ThreadID, it.Subject = p.To.one(), p.ThreadID, p.Subject
 	it.MessageID, it.ContentSHA256, it.Body, it.Reason = p.MessageID, p.ContentSHA256, p.RawBody, p.Reason
 	it.Created, _ = parseTime(p.Created)
 	it.Expires, _ = parseTime(p.Expires)

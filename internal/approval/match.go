@@ -159,23 +159,62 @@ func (m *matcher) checkRecipientMode(p *parsedFile, mtime time.Time) (time.Time,
 	return m.expiry(p, mtime)
 }
 
-// bindingChange says, for the human, how a request file's recipient, thread
-// or answered message differs from the call's ("" when they agree).
+// bindingChange says, for the human, how a request file's recipients,
+// thread, answered or forwarded message, HTML part or attachments differ
+// from the call's ("" when they agree).
 func bindingChange(p *parsedFile, req Request) string {
 	if req.Kind == KindReply {
 		if t := strings.TrimSpace(p.ThreadID); t != req.ThreadID {
 			return fmt.Sprintf("the thread was changed from %s to %s: an approval cannot move a reply to another thread", req.ThreadID, shown(t))
 		}
+	}
+	if req.Kind == KindReply || req.Kind == KindForward {
 		if mid := strings.TrimSpace(p.MessageID); mid != req.MessageID {
-			return fmt.Sprintf("the message answered was changed from %s to %s: an approval cannot change what a reply answers", req.MessageID, shown(mid))
-		}
-		if req.To == "" && strings.TrimSpace(p.To) == "" {
-			return ""
+			return fmt.Sprintf("the message answered or forwarded was changed from %s to %s: an approval cannot change it", req.MessageID, shown(mid))
 		}
 	}
-	a, err := parseSingleAddress(p.To)
-	if err != nil || !strings.EqualFold(a, req.Address()) {
-		return fmt.Sprintf("the recipient was changed from %s to %s: an approval cannot change who an email goes to", req.Address(), shown(strings.TrimSpace(p.To)))
+	if req.Kind == KindReply && req.To == "" && p.To.one() == "" {
+		return ""
+	}
+	if req.Kind != KindForward {
+		a, err := parseSingleAddress(p.To.first())
+		if err != nil || !strings.EqualFold(a, req.Address()) {
+			return fmt.Sprintf("the recipient was changed from %s to %s: an approval cannot change who an email goes to", req.Address(), shown(p.To.one()))
+		}
+	}
+	if r := recipientsChange(p, req); r != "" {
+		return r
+	}
+	return partsChange(p, req)
+}
+
+// recipientsChange compares every recipient list of the file with the
+// call's (bare addresses, case folded, in order).
+func recipientsChange(p *parsedFile, req Request) string {
+	for i, l := range req.recipients() {
+		got := []addrList{p.To, p.Cc, p.Bcc}[i]
+		want := bound(l.addrs)
+		have := bound(got)
+		if len(have) != len(got) || strings.Join(have, ",") != strings.Join(want, ",") {
+			return fmt.Sprintf("the %s recipients were changed from [%s] to [%s]: an approval cannot change who an email goes to",
+				l.header, strings.Join(want, ", "), shown(got.one()))
+		}
+	}
+	return ""
+}
+
+// partsChange compares what is sent besides the text: the HTML part's
+// digest and the attachments as listed.
+func partsChange(p *parsedFile, req Request) string {
+	if !strings.EqualFold(strings.TrimSpace(p.HTMLSHA256), req.HTMLSHA256) {
+		return "the HTML part's digest was changed: an approval cannot change what is sent besides the text"
+	}
+	want := make([]string, len(req.Attachments))
+	for i, a := range req.Attachments {
+		want[i] = a.line()
+	}
+	if strings.Join(p.Attachments, "\n") != strings.Join(want, "\n") {
+		return "the attachments were changed: an approval cannot change which files are sent"
 	}
 	return ""
 }
@@ -183,13 +222,19 @@ func bindingChange(p *parsedFile, req Request) string {
 // bindingReason checks what both modes bind: the recipient of a send, the
 // thread of a reply.
 func bindingReason(p *parsedFile, req Request, addr string) string {
-	if req.Kind == KindReply {
+	switch req.Kind {
+	case KindReply:
 		if strings.TrimSpace(p.ThreadID) != req.ThreadID {
 			return "thread differs"
 		}
 		return ""
+	case KindForward:
+		if strings.TrimSpace(p.MessageID) != req.MessageID {
+			return "message_id differs"
+		}
+		return ""
 	}
-	a, err := parseSingleAddress(p.To)
+	a, err := parseSingleAddress(p.To.one())
 	if err != nil {
 		return "recipient is not exactly one address"
 	}
@@ -212,11 +257,17 @@ func contentReason(p *parsedFile, req Request) string {
 		if strings.TrimSpace(p.MessageID) != req.MessageID {
 			return "message_id differs"
 		}
-		if req.To != "" || strings.TrimSpace(p.To) != "" {
-			if a, err := parseSingleAddress(p.To); err != nil || strings.ToLower(a) != addr {
+		if req.To != "" || p.To.one() != "" {
+			if a, err := parseSingleAddress(p.To.first()); err != nil || strings.ToLower(a) != addr {
 				return "recipient differs"
 			}
 		}
+	}
+	if recipientsChange(p, req) != "" {
+		return "recipients differ"
+	}
+	if partsChange(p, req) != "" {
+		return "attachments or HTML part differ"
 	}
 	if p.Subject != req.Subject {
 		return "subject differs"

@@ -157,13 +157,13 @@ var inventory = []ToolEntry{
 		Handler:     emailTool[emailReadIn]((*emailHandlers).read)},
 	{Set: config.ToolsEmail, Name: "draft_email", Title: "Draft email", Risk: RiskWrites,
 		Description: "Create a Gmail draft for one recipient. Nothing is sent; the user reviews it in Gmail's Drafts. Each call creates a new draft.",
-		Handler:     emailTool[emailComposeIn]((*emailHandlers).draft)},
+		Handler:     emailTool[emailComposeIn]((*emailHandlers).draft, recipientSchema)},
 	{Set: config.ToolsEmail, Name: "send_email", Title: "Send email (needs the user's approval)", Risk: RiskSends,
 		Description: "Send an email to one recipient, only after the user approved exactly this email. The first call is rejected and writes a request file to the user's vault; once the user has moved it to Approved/, call again with exactly the same arguments and it is sent once (as the user corrected it, if they did: the answer then shows what was sent). Rate limited per hour.",
-		Handler:     emailTool[emailComposeIn]((*emailHandlers).send)},
+		Handler:     emailTool[emailComposeIn]((*emailHandlers).send, recipientSchema)},
 	{Set: config.ToolsEmail, Name: "reply_email", Title: "Reply to email (needs the user's approval)", Risk: RiskSends,
 		Description: "Reply in a Gmail thread to the sender of message_id (its Reply-To if set), threaded correctly, only after the user approved exactly this reply. The first call is rejected and writes a request file; once the user has moved it to Approved/, call again with the same arguments and it is sent once (as the user corrected it, if they did: the answer then shows what was sent). Rate limited per hour.",
-		Handler:     emailTool[emailReplyIn]((*emailHandlers).reply)},
+		Handler:     emailTool[emailReplyIn]((*emailHandlers).reply, recipientSchema)},
 
 	// The agent-mail set (agentmail_tools.go): the mcp_agent_mail contract over agentmail.Service.
 	{Set: config.ToolsAgentMail, Name: "health_check", Title: "Health check", Risk: RiskReadOnly, Minimal: true,
