@@ -15,20 +15,20 @@ import (
 // every value is read as its literal text, so `to: 12345` or an unquoted
 // date stays a string.
 type fields struct {
-	Type          string `yaml:"type"`
-	Status        string `yaml:"status"`
-	RequestID     string `yaml:"request_id"`
+	Type          string   `yaml:"type"`
+	Status        string   `yaml:"status"`
+	RequestID     string   `yaml:"request_id"`
 	To            addrList `yaml:"to"`
 	Cc            addrList `yaml:"cc"`
 	Bcc           addrList `yaml:"bcc"`
-	ThreadID      string `yaml:"thread_id"`
-	MessageID     string `yaml:"message_id"`
-	Subject       string `yaml:"subject"`
-	Created       string `yaml:"created"`
-	Expires       string `yaml:"expires"`
-	ContentSHA256 string `yaml:"content_sha256"`
-	Format        string `yaml:"format"`
-	Reason        string `yaml:"reason"`
+	ThreadID      string   `yaml:"thread_id"`
+	MessageID     string   `yaml:"message_id"`
+	Subject       string   `yaml:"subject"`
+	Created       string   `yaml:"created"`
+	Expires       string   `yaml:"expires"`
+	ContentSHA256 string   `yaml:"content_sha256"`
+	Format        string   `yaml:"format"`
+	Reason        string   `yaml:"reason"`
 	HTMLSHA256    string   `yaml:"html_sha256"`
 	Attachments   []string `yaml:"attachments"`
 }
