@@ -17,6 +17,7 @@ import (
 	"github.com/mailgate/mailgate/internal/agentmail"
 	"github.com/mailgate/mailgate/internal/agentmail/amstore"
 	"github.com/mailgate/mailgate/internal/approval"
+	"github.com/mailgate/mailgate/internal/attach"
 	"github.com/mailgate/mailgate/internal/audit"
 	"github.com/mailgate/mailgate/internal/config"
 	"github.com/mailgate/mailgate/internal/gate"
@@ -285,7 +286,13 @@ func openEmail(ctx context.Context, cfg *config.Config, logger *slog.Logger, db 
 		a.gmail = "sandbox mailbox " + sandbox.Email + " (local; nothing leaves this machine)"
 	}
 	g := &gate.Gate{Vault: vault, Limiter: limiter, Audit: auditLog, DevMode: cfg.DevMode, Logger: logger}
-	deps := &mcpserver.EmailDeps{Gate: g, Audit: auditLog, Logger: logger}
+	deps := &mcpserver.EmailDeps{Gate: g, Audit: auditLog, Logger: logger, Attachments: attach.Folder{Dir: cfg.AttachmentsDir}}
+	// The one folder attachments may come from exists, private, from the
+	// first start; a failure only leaves attachments refused (their error
+	// names the folder).
+	if err := os.MkdirAll(cfg.AttachmentsDir, 0o700); err != nil {
+		logger.Warn("creating the attachment folder", "dir", cfg.AttachmentsDir, "err", err)
+	}
 	if gopts.TokenSource != nil {
 		client, err := gmail.New(ctx, gopts)
 		if err != nil {

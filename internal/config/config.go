@@ -60,6 +60,7 @@ type Config struct {
 	ApprovalMode    string        `setting:"APPROVAL_MODE"`
 	ApprovalTTL     time.Duration `setting:"APPROVAL_TTL"`
 	SendLimit       int           `setting:"SEND_LIMIT_PER_HOUR"`
+	AttachmentsDir  string        `setting:"ATTACHMENTS_DIR"`
 	Tools           []string      `setting:"MAILGATE_TOOLS"`
 	HTTPAddr        string        `setting:"AGENT_MAIL_HTTP_ADDR"`
 	HTTPPath        string        `setting:"AGENT_MAIL_PATH"`

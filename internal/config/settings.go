@@ -91,6 +91,8 @@ var Vars = []Var{
 	{Name: "SEND_LIMIT_PER_HOUR", Flag: "send-limit", Default: "10", Kind: KindInt, Section: SectionEmail,
 		Min: 1, Max: 10000, MaxNote: " (to send nothing, keep DEV_MODE=true)",
 		Meaning: "rolling one-hour limit over sends and replies, shared by every process on the store"},
+	{Name: "ATTACHMENTS_DIR", Flag: "attachments-dir", Default: homePrefix + "attachments", Kind: KindPath, Section: SectionEmail,
+		Meaning: "the one folder files may be attached from (`attachments` of send/draft/reply; symlinks resolved, anything outside refused); created 0700 on first use"},
 
 	{Name: "MAILGATE_TOOLS", Flag: "tools", Default: "email,agentmail", Kind: KindToolSets, Section: SectionServing,
 		Choices: []string{ToolsEmail, ToolsAgentMail, ToolsChannels, ToolsMailbox},
