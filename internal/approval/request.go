@@ -177,11 +177,15 @@ func isHex(s string) bool {
 	return err == nil
 }
 
-// Address returns the request's bare recipient address as given (no display
-// name), or "" when To is empty or invalid. Senders should address the email
+// Address returns the request's bare (first) recipient address as given (no
+// display name), or "" when there is none or it is invalid. Senders should address the email
 // to exactly this.
 func (r Request) Address() string {
-	a, err := parseSingleAddress(r.To)
+	to := r.To
+	if to == "" && len(r.ToList) > 0 {
+		to = r.ToList[0] // a forward lists all its To recipients
+	}
+	a, err := parseSingleAddress(to)
 	if err != nil {
 		return ""
 	}
