@@ -68,7 +68,11 @@ type Attachment struct {
 
 // line is how an attachment is listed in a request file, and compared.
 func (a Attachment) line() string {
-	return fmt.Sprintf("%s (%s, %d bytes, sha256 %s)", a.Name, mailmsg.FormatSize(a.Size), a.Size, strings.ToLower(a.SHA256))
+	size := mailmsg.FormatSize(a.Size)
+	if a.Size >= 1000 {
+		size += fmt.Sprintf(", %d bytes", a.Size)
+	}
+	return fmt.Sprintf("%s (%s, sha256 %s)", a.Name, size, strings.ToLower(a.SHA256))
 }
 
 // recipientList is one recipient header of a request: its name, as in the

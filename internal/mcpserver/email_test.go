@@ -37,7 +37,7 @@ func newEmailEnv(t *testing.T, devMode bool, mailbox Mailbox) *emailEnv {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
-	gm := localgmail.New(localgmail.Options{Email: "me@example.com"})
+	gm := localgmail.New(localgmail.Options{Email: "me@example.com", Aliases: []string{"me.alias@example.com"}})
 	if _, err := gm.Start("127.0.0.1:0"); err != nil {
 		t.Fatal(err)
 	}
