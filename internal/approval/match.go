@@ -250,7 +250,12 @@ func bindingReason(p *parsedFile, req Request, addr string) string {
 // normalised).
 func contentReason(p *parsedFile, req Request) string {
 	addr := strings.ToLower(req.Address())
-	if r := bindingReason(p, req, addr); r != "" {
+	if req.Kind == KindSend {
+		// The first To here, every recipient below (recipientsChange).
+		if a, err := parseSingleAddress(p.To.first()); err != nil || strings.ToLower(a) != addr {
+			return "recipient differs"
+		}
+	} else if r := bindingReason(p, req, addr); r != "" {
 		return r
 	}
 	if req.Kind == KindReply {

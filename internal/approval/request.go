@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/mailgate/mailgate/internal/mailmsg"
 )
@@ -166,7 +167,7 @@ func (r Request) Validate() error {
 		return &ValidationError{Field: "html", Text: "invalid HTML part digest"}
 	}
 	for _, a := range r.Attachments {
-		if a.Name == "" || mailmsg.CheckHeaderValue("attachment", a.Name) != nil || a.Size < 0 || !isHex(a.SHA256) {
+		if a.Name == "" || !utf8.ValidString(a.Name) || mailmsg.CheckHeaderValue("attachment", a.Name) != nil || a.Size < 0 || !isHex(a.SHA256) {
 			return &ValidationError{Field: "attachments", Value: a.Name, Text: "invalid attachment " + printable(a.Name)}
 		}
 	}
