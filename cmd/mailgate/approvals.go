@@ -200,12 +200,25 @@ func printRequest(w io.Writer, it *approval.Item, now time.Time) {
 		fmt.Fprintf(w, "Type     send\n")
 	case approval.KindReply:
 		fmt.Fprintf(w, "Type     reply in thread %s, answering message %s\n", it.ThreadID, it.MessageID)
+	case approval.KindForward:
+		fmt.Fprintf(w, "Type     forward of message %s\n", it.MessageID)
 	default:
 		fmt.Fprintf(w, "Type     %q\n", string(it.Kind))
 	}
 	fmt.Fprintf(w, "To       %s\n", recipientOf(it))
 	if a, err := mail.ParseAddress(it.To); err == nil && a.Name != "" {
 		fmt.Fprintf(w, "         (shown in the file as %q; only the address is used)\n", warnings.Escape(it.To))
+	}
+	for _, l := range []struct {
+		label string
+		list  []string
+	}{{"Cc       ", it.Cc}, {"Bcc      ", it.Bcc}, {"Attached ", it.Attachments}} {
+		for _, v := range l.list {
+			fmt.Fprintf(w, "%s%s\n", l.label, warnings.Escape(v))
+		}
+	}
+	if it.HTMLSHA256 != "" {
+		fmt.Fprintf(w, "HTML     an HTML part goes too, rendered from the body below (sha256 %s)\n", it.HTMLSHA256)
 	}
 	fmt.Fprintf(w, "Subject  %s\n", warnings.Escape(it.Subject))
 	if !it.Created.IsZero() {
@@ -258,6 +271,12 @@ func currentWarnings(it *approval.Item) []string {
 	add(it.Warnings...)
 	if it.To != "" {
 		add(warnings.Texts(warnings.Address("To", it.To))...)
+	}
+	for _, a := range it.Cc {
+		add(warnings.Texts(warnings.Address("Cc", a))...)
+	}
+	for _, a := range it.Bcc {
+		add(warnings.Texts(warnings.Address("Bcc", a))...)
 	}
 	add(warnings.Texts(warnings.Text("The subject", it.Subject))...)
 	add(warnings.Texts(warnings.Body(it.Body))...)
