@@ -9,7 +9,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 )
 
 func fullReq() Request {
@@ -194,16 +193,6 @@ func FuzzRequestListsRoundTrip(f *testing.F) {
 		if req.Validate() != nil {
 			return
 		}
-		data := renderRequest(req, req.SHA256(), "id-1", t0, t0.Add(time.Hour), "")
-		p, err := parseApproval(data)
-		if err != nil {
-			t.Fatalf("rendered request does not parse: %v\n%q", err, data)
-		}
-		if r := bindingChange(p, req); r != "" {
-			t.Fatalf("rendered request does not match itself: %s\n%q", r, data)
-		}
-		if r := fuzzMatch(p, req, ModeContent); r != "" {
-			t.Fatalf("rendered request does not match itself: %s\n%q", r, data)
-		}
+		renderedMatches(t, req)
 	})
 }

@@ -27,15 +27,11 @@ import (
 // pendingNames lists Pending_Approval/.
 func pendingNames(t *testing.T, e *emailEnv) []string {
 	t.Helper()
-	entries, err := os.ReadDir(filepath.Join(e.vault, "Pending_Approval"))
+	names, err := filepath.Glob(filepath.Join(e.vault, "Pending_Approval", "*"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []string
-	for _, en := range entries {
-		out = append(out, en.Name())
-	}
-	return out
+	return names
 }
 
 // delivered returns what the recipients of the only sent message received.
