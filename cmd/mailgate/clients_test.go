@@ -37,7 +37,7 @@ func TestExternalClients(t *testing.T) {
 			names = append(names, tl.Name)
 		}
 		sort.Strings(names)
-		want := "draft_email,read_email,reply_email,search_email,send_email"
+		want := "draft_email,forward_email,read_email,reply_email,search_email,send_email"
 		if strings.Join(names, ",") != want {
 			t.Fatalf("tools = %v, want %s", names, want)
 		}

@@ -26,7 +26,7 @@ func TestServeApprovalRoundTrip(t *testing.T) {
 		}
 		names = append(names, tool.Name)
 	}
-	if got := strings.Join(names, ","); got != "draft_email,read_email,reply_email,search_email,send_email" { // go-sdk lists by name
+	if got := strings.Join(names, ","); got != "draft_email,forward_email,read_email,reply_email,search_email,send_email" { // go-sdk lists by name
 		t.Fatalf("tools = %s", got)
 	}
 
