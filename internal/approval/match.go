@@ -148,13 +148,20 @@ func (m *matcher) checkTypeStatus(p *parsedFile) string {
 }
 
 // checkRecipientMode applies recipient mode's rules: type, status, the
-// binding and the expiry.
+// binding (the thread of a reply, every recipient of a send) and the expiry.
 func (m *matcher) checkRecipientMode(p *parsedFile, mtime time.Time) (time.Time, string) {
 	if r := m.checkTypeStatus(p); r != "" {
 		return time.Time{}, r
 	}
 	if r := bindingReason(p, m.req, m.addr); r != "" {
 		return time.Time{}, r
+	}
+	// Every recipient, not only `to`: a hand-written approval for one
+	// recipient does not let a cc or bcc ride along. (A reply to its
+	// sender alone stays bound by its thread, as the contract has it.)
+	extra := len(m.req.ToList)+len(m.req.Cc)+len(m.req.Bcc) > 0
+	if (m.req.Kind != KindReply || extra) && recipientsChange(p, m.req) != "" {
+		return time.Time{}, "recipients differ"
 	}
 	return m.expiry(p, mtime)
 }

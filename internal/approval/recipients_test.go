@@ -196,3 +196,23 @@ func FuzzRequestListsRoundTrip(f *testing.F) {
 		renderedMatches(t, req)
 	})
 }
+
+// TestRecipientModeBindsEveryRecipient: the contract's hand-written file
+// names one `to`; a call adding a cc or bcc does not match it.
+func TestRecipientModeBindsEveryRecipient(t *testing.T) {
+	v, _ := newVault(t, Options{Mode: ModeRecipient})
+	writeFile(t, v.path(DirApproved, "hand.md"), "---\ntype: email_send\nstatus: approved\nto: john@example.com\n---\n\nanything\n")
+	req := sendReq()
+	mustFind(t, v, req)
+	for _, edit := range []func(*Request){
+		func(r *Request) { r.Bcc = []string{"mallory@example.com"} },
+		func(r *Request) { r.Cc = []string{"mallory@example.com"} },
+		func(r *Request) { r.ToList = []string{"mallory@example.com"} },
+	} {
+		r := sendReq()
+		edit(&r)
+		if _, err := v.Find(context.Background(), r); !errors.Is(err, ErrNoApproval) {
+			t.Fatalf("a call with another recipient matched the hand-written approval: %v", err)
+		}
+	}
+}
