@@ -12,6 +12,7 @@ import (
 	"net/mail"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -354,4 +355,55 @@ func TestForwardKeepsAttachments(t *testing.T) {
 
 func approvalReq() approval.Request {
 	return approval.Request{Kind: approval.KindSend, To: "alice@example.com", Subject: "S", Body: "body"}
+}
+
+// TestHTMLBodySanitizedWithTextAlternative: an HTML body is sanitized, the
+// approver reads its text rendering, and a correction of that text cannot
+// be sent (the HTML part could not follow it).
+func TestHTMLBodySanitizedWithTextAlternative(t *testing.T) {
+	e := newEmailEnv(t, false, nil)
+	args := map[string]any{"to": "alice@example.com", "subject": "News", "body_format": "html",
+		"body": "<p>Hello <b>Alice</b></p><script>steal()</script>"}
+	text, file := request(t, e, "send_email", args)
+	if !strings.Contains(text, "Hello Alice") || strings.Contains(text, "<script>") || !strings.Contains(text, "An HTML part goes too") {
+		t.Fatalf("the approver is not shown the text of the HTML: %q", text)
+	}
+	approveAndResend(t, e, "send_email", file, args)
+	raw, _ := e.gm.RawMessage(e.gm.Sent()[0].Id)
+	if s := string(raw); !strings.Contains(s, "multipart/alternative") || strings.Contains(s, "steal()") || !strings.Contains(s, "<b>Alice</b>") {
+		t.Fatalf("sent:\n%s", s)
+	}
+
+	e = newEmailEnv(t, false, nil)
+	_, file = request(t, e, "send_email", args)
+	edit(`Hello Alice`, "Hello Mallory", true)(t, e.vault, file)
+	text, isErr := callTool(t, e.cs, "send_email", args)
+	if !isErr || !strings.Contains(text, "cannot follow the correction") || len(e.gm.Sent()) != 0 {
+		t.Fatalf("corrected text of an HTML email: (isError=%v) %q", isErr, text)
+	}
+}
+
+// TestDraftWithCcBccAndAttachment: drafts take the same recipients and
+// files, without approval (nothing is sent).
+func TestDraftWithCcBccAndAttachment(t *testing.T) {
+	e, _ := attachEnv(t)
+	text, isErr := callTool(t, e.cs, "draft_email", map[string]any{"to": []any{"alice@example.com", "bob@example.com"},
+		"cc": []any{"carol@example.com"}, "bcc": []any{"dave@example.com"}, "subject": "Draft", "body": "Hi.", "attachments": []any{"report.txt"}})
+	id := regexp.MustCompile(`Draft ID: (\S+)\.`).FindStringSubmatch(text)
+	if isErr || id == nil {
+		t.Fatalf("(isError=%v) %q", isErr, text)
+	}
+	d, ok := e.gm.Draft(id[1])
+	if !ok {
+		t.Fatal("no draft")
+	}
+	raw, _ := base64.URLEncoding.DecodeString(d.Message.Raw)
+	m, err := mail.ReadMessage(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(m.Header.Get("To"), "bob@example.com") || !strings.Contains(m.Header.Get("Cc"), "carol@example.com") ||
+		!strings.Contains(m.Header.Get("Bcc"), "dave@example.com") || !strings.Contains(string(raw), "report.txt") {
+		t.Fatalf("draft:\n%s", raw)
+	}
 }
