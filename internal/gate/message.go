@@ -53,6 +53,10 @@ func (o Outcome) Message() string {
 			"Ask the human to review it and move it to vault/%s/ to allow it to be sent once (or to vault/%s/ to refuse it), "+
 			"then call %s again with exactly the same content. Do not retry before then.",
 			approval.DirPending, o.PendingFile, approval.DirApproved, approval.DirRejected, toolName(o.Kind))
+		if len(o.Request.Attachments) > 0 {
+			b.WriteString(" Each attachment is bound by its size and SHA-256: if a file changed after the human approved an earlier request, " +
+				"that approval no longer applies and this new request, with the file as it is now, needs approving.")
+		}
 		if p != nil {
 			fmt.Fprintf(&b, "\nRequest file: %s\nThe human is asked to approve exactly this (they may correct the subject or body first):\n%s", p.Path, emailBlock(o.Request, p.Warnings, true))
 		}

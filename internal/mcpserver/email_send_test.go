@@ -166,6 +166,7 @@ func TestAttachmentBoundAndChangedFileRefused(t *testing.T) {
 	if !isErr || !strings.HasPrefix(text, "Rejected: No matching approval") || len(e.gm.Sent()) != 0 {
 		t.Fatalf("changed attachment: (isError=%v) %q", isErr, text)
 	}
+	mustContain(t, "answer", text, "if a file changed after the human approved an earlier request, that approval no longer applies")
 	newSum := fmt.Sprintf("%x", sha256.Sum256([]byte("Q3 numbers: 43\n")))
 	mustContain(t, "new request", readVault(t, e, "Pending_Approval", pendingFile.FindStringSubmatch(text)[1]), newSum)
 
