@@ -269,8 +269,8 @@ func currentWarnings(it *approval.Item) []string {
 		}
 	}
 	add(it.Warnings...)
-	if it.To != "" {
-		add(warnings.Texts(warnings.Address("To", it.To))...)
+	for _, a := range it.ToList {
+		add(warnings.Texts(warnings.Address("To", a))...)
 	}
 	for _, a := range it.Cc {
 		add(warnings.Texts(warnings.Address("Cc", a))...)
@@ -294,6 +294,8 @@ func approvalSummary(it *approval.Item, now time.Time) string {
 	switch it.Kind {
 	case approval.KindSend:
 		parts = append(parts, "send to "+recipientOf(it))
+	case approval.KindForward:
+		parts = append(parts, "forward of message "+it.MessageID+" to "+recipientOf(it))
 	case approval.KindReply:
 		p := "reply in thread " + it.ThreadID
 		if it.To != "" {

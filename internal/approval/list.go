@@ -26,19 +26,20 @@ type Item struct {
 	Status    string // the frontmatter status (in Done/: sent, failed, unknown, or what it was claimed with)
 	RequestID string
 	To        string // as written, unmasked (several are joined by ", ")
-	// Cc and Bcc are the copies as written; Attachments the attachment
+	// ToList is every To as written (To joins them); Cc and Bcc are the
+	// copies as written; Attachments the attachment
 	// lines (name, size, SHA-256); HTMLSHA256 is set when an HTML part goes
 	// with the text.
-	Cc, Bcc, Attachments []string
-	HTMLSHA256           string
-	ThreadID             string
-	Subject              string
-	Created              time.Time // zero when absent or unparsable
-	Expires              time.Time // zero when absent or unparsable
-	SentAt               time.Time // Done/ only
-	Error                string    // Done/ only: the recorded failure
-	ModTime              time.Time
-	MessageID            string
+	ToList, Cc, Bcc, Attachments []string
+	HTMLSHA256                   string
+	ThreadID                     string
+	Subject                      string
+	Created                      time.Time // zero when absent or unparsable
+	Expires                      time.Time // zero when absent or unparsable
+	SentAt                       time.Time // Done/ only
+	Error                        string    // Done/ only: the recorded failure
+	ModTime                      time.Time
+	MessageID                    string
 	// ContentSHA256 is the hash of the request as issued.
 	ContentSHA256 string
 	// Body is the email body as the file holds it, line endings as written
@@ -165,7 +166,7 @@ func (v *Vault) item(dir, name string) (Item, error) {
 	}
 	it.Kind, it.Status, it.RequestID = Kind(p.Type), p.Status, p.RequestID
 	it.To, it.ThreadID, it.Subject = p.To.one(), p.ThreadID, p.Subject
-	it.Cc, it.Bcc, it.Attachments, it.HTMLSHA256 = p.Cc, p.Bcc, p.Attachments, p.HTMLSHA256
+	it.ToList, it.Cc, it.Bcc, it.Attachments, it.HTMLSHA256 = p.To, p.Cc, p.Bcc, p.Attachments, p.HTMLSHA256
 	it.MessageID, it.ContentSHA256, it.Body, it.Reason = p.MessageID, p.ContentSHA256, p.RawBody, p.Reason
 	it.Created, _ = parseTime(p.Created)
 	it.Expires, _ = parseTime(p.Expires)
