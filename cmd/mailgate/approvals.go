@@ -205,12 +205,25 @@ func printRequest(w io.Writer, it *approval.Item, now time.Time) {
 		fmt.Fprintf(w, "Type     reply in thread %s, answering message %s\n", it.ThreadID, it.MessageID)
 	case approval.KindSendDraft, approval.KindTrash:
 		fmt.Fprintf(w, "Type     %s\n", actionType(it))
+	case approval.KindForward:
+		fmt.Fprintf(w, "Type     forward of message %s\n", it.MessageID)
 	default:
 		fmt.Fprintf(w, "Type     %q\n", string(it.Kind))
 	}
 	fmt.Fprintf(w, "To       %s\n", recipientOf(it))
 	if a, err := mail.ParseAddress(it.To); err == nil && a.Name != "" {
 		fmt.Fprintf(w, "         (shown in the file as %q; only the address is used)\n", warnings.Escape(it.To))
+	}
+	for _, l := range []struct {
+		label string
+		list  []string
+	}{{"Cc       ", it.Cc}, {"Bcc      ", it.Bcc}, {"Attached ", it.Attachments}} {
+		for _, v := range l.list {
+			fmt.Fprintf(w, "%s%s\n", l.label, warnings.Escape(v))
+		}
+	}
+	if it.HTMLSHA256 != "" {
+		fmt.Fprintf(w, "HTML     an HTML part goes too, rendered from the body below (sha256 %s)\n", it.HTMLSHA256)
 	}
 	fmt.Fprintf(w, "Subject  %s\n", warnings.Escape(it.Subject))
 	if !it.Created.IsZero() {
@@ -261,8 +274,14 @@ func currentWarnings(it *approval.Item) []string {
 		}
 	}
 	add(it.Warnings...)
-	if it.To != "" {
-		add(warnings.Texts(warnings.Address("To", it.To))...)
+	for _, a := range it.ToList {
+		add(warnings.Texts(warnings.Address("To", a))...)
+	}
+	for _, a := range it.Cc {
+		add(warnings.Texts(warnings.Address("Cc", a))...)
+	}
+	for _, a := range it.Bcc {
+		add(warnings.Texts(warnings.Address("Bcc", a))...)
 	}
 	add(warnings.Texts(warnings.Text("The subject", it.Subject))...)
 	add(warnings.Texts(warnings.Body(it.Body))...)
@@ -280,6 +299,8 @@ func approvalSummary(it *approval.Item, now time.Time) string {
 	switch it.Kind {
 	case approval.KindSend:
 		parts = append(parts, "send to "+recipientOf(it))
+	case approval.KindForward:
+		parts = append(parts, "forward of message "+it.MessageID+" to "+recipientOf(it))
 	case approval.KindReply:
 		p := "reply in thread " + it.ThreadID
 		if it.To != "" {

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -123,8 +124,19 @@ func demo(ctx context.Context, env *environment, args []string) error {
 		return err
 	}
 
-	send := map[string]any{"to": "alice@example.com", "subject": "Invoice #1234 paid", "body": "Hi Alice,\n\nInvoice #1234 was paid today.\n\nBest"}
-	say("send_email: the first call is refused, and a request file is written for the human")
+	// The receipt goes as an attachment: files are sent only from the
+	// attachment folder (ATTACHMENTS_DIR, by default the home's
+	// attachments/), each bound by the approval by name, size and SHA-256.
+	attachDir := filepath.Join(home, "attachments")
+	if err := os.MkdirAll(attachDir, 0o700); err != nil {
+		return fmt.Errorf("demo: creating the attachment folder: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(attachDir, "receipt-1234.txt"), []byte("Receipt for invoice #1234\nAmount: 1,200 EUR\nPaid: by bank transfer\n"), 0o600); err != nil {
+		return fmt.Errorf("demo: writing the attachment: %w", err)
+	}
+	send := map[string]any{"to": "alice@example.com", "cc": []any{"bob@example.org"}, "subject": "Invoice #1234 paid",
+		"body": "Hi Alice,\n\nInvoice #1234 was paid today; the receipt is attached.\n\nBest", "attachments": []any{"receipt-1234.txt"}}
+	say("send_email with a cc and an attachment (from %s): the first call is refused, and a request file listing every recipient and the file is written for the human", attachDir)
 	text, _, err = call("send_email", send)
 	if err != nil {
 		return err
@@ -157,7 +169,7 @@ func demo(ctx context.Context, env *environment, args []string) error {
 	}
 	fmt.Fprintf(w, "   mv vault/Pending_Approval/%s vault/Approved/\n", name)
 
-	say("send_email again, same arguments: sent once, and the approval is filed in Done/")
+	say("send_email again, same arguments: sent once (to Alice, cc Bob, the receipt attached), and the approval is filed in Done/")
 	if text, isErr, err := call("send_email", send); err != nil {
 		return err
 	} else if isErr {
@@ -260,8 +272,13 @@ func firstSentence(s string) string {
 
 func compactArgs(args map[string]any) string {
 	var parts []string
-	for _, k := range []string{"query", "max_results", "message_id", "thread_id", "to", "subject"} {
+	for _, k := range []string{"query", "max_results", "message_id", "thread_id", "to", "cc", "bcc", "subject", "attachments"} {
 		if v, ok := args[k]; ok {
+			if list, ok := v.([]any); ok {
+				b, _ := json.Marshal(list)
+				parts = append(parts, k+"="+string(b))
+				continue
+			}
 			parts = append(parts, fmt.Sprintf("%s=%q", k, fmt.Sprint(v)))
 		}
 	}

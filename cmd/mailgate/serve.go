@@ -291,7 +291,14 @@ func openEmail(ctx context.Context, cfg *config.Config, logger *slog.Logger, db 
 	}
 	g := &gate.Gate{Vault: vault, Limiter: limiter, Audit: auditLog, DevMode: cfg.DevMode, Logger: logger}
 	deps := &mcpserver.EmailDeps{Gate: g, Audit: auditLog, Logger: logger,
-		Downloads: attach.Downloads{Dir: attach.DownloadDir(cfg.Home)}, OrganizeLimiter: organizeLimiter}
+		Downloads: attach.Downloads{Dir: attach.DownloadDir(cfg.Home)}, OrganizeLimiter: organizeLimiter,
+		Attachments: attach.Folder{Dir: cfg.AttachmentsDir}}
+	// The one folder attachments may come from exists, private, from the
+	// first start; a failure only leaves attachments refused (their error
+	// names the folder).
+	if err := os.MkdirAll(cfg.AttachmentsDir, 0o700); err != nil {
+		logger.Warn("creating the attachment folder", "dir", cfg.AttachmentsDir, "err", err)
+	}
 	if gopts.TokenSource != nil {
 		client, err := gmail.New(ctx, gopts)
 		if err != nil {

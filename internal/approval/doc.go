@@ -8,8 +8,11 @@
 // first 128 bits of the request's content hash (see requestName): YAML
 // frontmatter (type, status: pending, request_id, to | thread_id and
 // message_id, subject, created, expires, content_sha256, instructions,
-// warnings, format: mailgate-request-v2) and, in the body area, mailgate's
-// notes for the human (a repeat warning, the warnings, what to do) above the
+// warnings, format: mailgate-request-v2; when the email has them, cc and bcc
+// lists, `to` as a list when it names several, html_sha256 for an HTML part,
+// and attachments, one line per file with its size and SHA-256) and, in the
+// body area, mailgate's notes for the human (a repeat warning, the warnings,
+// what to do, every recipient, the HTML part, the attachments) above the
 // line BodyMarker, after which (and one blank line) comes the exact email
 // body. Asking again returns the same file while it is usable; a file of
 // other content under the name is never replaced (the request takes another
@@ -48,7 +51,9 @@
 // equal to Request.SHA256 (the request as the agent asked for it) and — with
 // a Ledger — a request_id/content_sha256 pair the server issued and nobody
 // consumed. The file must carry the call's recipient (case-insensitively)
-// or, for a reply, its thread, message and resolved recipient. Its subject
+// or, for a reply, its thread, message and resolved recipient, and every
+// further To, cc and bcc, the HTML part's digest and the attachment lines
+// of the call (a forward also binds the message it forwards). Its subject
 // and body are then the email to send (Approval.Final): the human may have
 // corrected them, and the file is the source of truth (Approval.Edited says
 // what changed). Without a ledger nothing proves the file began as

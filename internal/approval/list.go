@@ -25,16 +25,22 @@ type Item struct {
 	Kind      Kind
 	Status    string // the frontmatter status (in Done/: sent, failed, unknown, or what it was claimed with)
 	RequestID string
-	To        string // as written, unmasked
-	ThreadID  string
-	Subject   string
-	Created   time.Time // zero when absent or unparsable
-	Expires   time.Time // zero when absent or unparsable
-	SentAt    time.Time // Done/ only
-	Error     string    // Done/ only: the recorded failure
-	ModTime   time.Time
-	MessageID string
-	DraftID   string // send_draft (kind_action.go)
+	To        string // as written, unmasked (several are joined by ", ")
+	// ToList is every To as written (To joins them); Cc and Bcc are the
+	// copies as written; Attachments the attachment
+	// lines (name, size, SHA-256); HTMLSHA256 is set when an HTML part goes
+	// with the text.
+	ToList, Cc, Bcc, Attachments []string
+	HTMLSHA256                   string
+	ThreadID                     string
+	Subject                      string
+	Created                      time.Time // zero when absent or unparsable
+	Expires                      time.Time // zero when absent or unparsable
+	SentAt                       time.Time // Done/ only
+	Error                        string    // Done/ only: the recorded failure
+	ModTime                      time.Time
+	MessageID                    string
+	DraftID                      string // send_draft (kind_action.go)
 	// ContentSHA256 is the hash of the request as issued.
 	ContentSHA256 string
 	// Body is the email body as the file holds it, line endings as written
@@ -160,7 +166,8 @@ func (v *Vault) item(dir, name string) (Item, error) {
 		return it, nil
 	}
 	it.Kind, it.Status, it.RequestID = Kind(p.Type), p.Status, p.RequestID
-	it.To, it.ThreadID, it.Subject = p.To, p.ThreadID, p.Subject
+	it.To, it.ThreadID, it.Subject = p.To.one(), p.ThreadID, p.Subject
+	it.ToList, it.Cc, it.Bcc, it.Attachments, it.HTMLSHA256 = p.To, p.Cc, p.Bcc, p.Attachments, p.HTMLSHA256
 	it.MessageID, it.ContentSHA256, it.Body, it.Reason = p.MessageID, p.ContentSHA256, p.RawBody, p.Reason
 	it.DraftID = p.DraftID
 	it.Created, _ = parseTime(p.Created)

@@ -151,7 +151,7 @@ func (m *matcher) checkTypeStatus(p *parsedFile) string {
 }
 
 // checkRecipientMode applies recipient mode's rules: type, status, the
-// binding and the expiry.
+// binding (the thread of a reply, every recipient of a send) and the expiry.
 func (m *matcher) checkRecipientMode(p *parsedFile, mtime time.Time) (time.Time, string) {
 	if r := m.checkTypeStatus(p); r != "" {
 		return time.Time{}, r
@@ -159,11 +159,19 @@ func (m *matcher) checkRecipientMode(p *parsedFile, mtime time.Time) (time.Time,
 	if r := bindingReason(p, m.req, m.addr); r != "" {
 		return time.Time{}, r
 	}
+	// Every recipient, not only `to`: a hand-written approval for one
+	// recipient does not let a cc or bcc ride along. (A reply to its
+	// sender alone stays bound by its thread, as the contract has it.)
+	extra := len(m.req.ToList)+len(m.req.Cc)+len(m.req.Bcc) > 0
+	if (m.req.Kind != KindReply || extra) && recipientsChange(p, m.req) != "" {
+		return time.Time{}, "recipients differ"
+	}
 	return m.expiry(p, mtime)
 }
 
-// bindingChange says, for the human, how a request file's recipient, thread
-// or answered message differs from the call's ("" when they agree).
+// bindingChange says, for the human, how a request file's recipients,
+// thread, answered or forwarded message, HTML part or attachments differ
+// from the call's ("" when they agree).
 func bindingChange(p *parsedFile, req Request) string {
 	if req.Kind.IsAction() {
 		return actionBinding(p, req) // kind_action.go
@@ -172,16 +180,54 @@ func bindingChange(p *parsedFile, req Request) string {
 		if t := strings.TrimSpace(p.ThreadID); t != req.ThreadID {
 			return fmt.Sprintf("the thread was changed from %s to %s: an approval cannot move a reply to another thread", req.ThreadID, shown(t))
 		}
+	}
+	if req.Kind == KindReply || req.Kind == KindForward {
 		if mid := strings.TrimSpace(p.MessageID); mid != req.MessageID {
-			return fmt.Sprintf("the message answered was changed from %s to %s: an approval cannot change what a reply answers", req.MessageID, shown(mid))
-		}
-		if req.To == "" && strings.TrimSpace(p.To) == "" {
-			return ""
+			return fmt.Sprintf("the message answered or forwarded was changed from %s to %s: an approval cannot change it", req.MessageID, shown(mid))
 		}
 	}
-	a, err := parseSingleAddress(p.To)
-	if err != nil || !strings.EqualFold(a, req.Address()) {
-		return fmt.Sprintf("the recipient was changed from %s to %s: an approval cannot change who an email goes to", req.Address(), shown(strings.TrimSpace(p.To)))
+	if req.Kind == KindReply && req.To == "" && p.To.one() == "" {
+		return ""
+	}
+	if req.Kind != KindForward {
+		a, err := parseSingleAddress(p.To.first())
+		if err != nil || !strings.EqualFold(a, req.Address()) {
+			return fmt.Sprintf("the recipient was changed from %s to %s: an approval cannot change who an email goes to", req.Address(), shown(p.To.one()))
+		}
+	}
+	if r := recipientsChange(p, req); r != "" {
+		return r
+	}
+	return partsChange(p, req)
+}
+
+// recipientsChange compares every recipient list of the file with the
+// call's (bare addresses, case folded, in order).
+func recipientsChange(p *parsedFile, req Request) string {
+	for i, l := range req.recipients() {
+		got := []addrList{p.To, p.Cc, p.Bcc}[i]
+		want := bound(l.addrs)
+		have := bound(got)
+		if len(have) != len(got) || strings.Join(have, ",") != strings.Join(want, ",") {
+			return fmt.Sprintf("the %s recipients were changed from [%s] to [%s]: an approval cannot change who an email goes to",
+				l.header, strings.Join(want, ", "), shown(got.one()))
+		}
+	}
+	return ""
+}
+
+// partsChange compares what is sent besides the text: the HTML part's
+// digest and the attachments as listed.
+func partsChange(p *parsedFile, req Request) string {
+	if !strings.EqualFold(strings.TrimSpace(p.HTMLSHA256), req.HTMLSHA256) {
+		return "the HTML part's digest was changed: an approval cannot change what is sent besides the text"
+	}
+	want := make([]string, len(req.Attachments))
+	for i, a := range req.Attachments {
+		want[i] = a.line()
+	}
+	if strings.Join(p.Attachments, "\n") != strings.Join(want, "\n") {
+		return "the attachments were changed: an approval cannot change which files are sent"
 	}
 	return ""
 }
@@ -192,13 +238,19 @@ func bindingReason(p *parsedFile, req Request, addr string) string {
 	if req.Kind.IsAction() {
 		return actionBinding(p, req) // kind_action.go
 	}
-	if req.Kind == KindReply {
+	switch req.Kind {
+	case KindReply:
 		if strings.TrimSpace(p.ThreadID) != req.ThreadID {
 			return "thread differs"
 		}
 		return ""
+	case KindForward:
+		if strings.TrimSpace(p.MessageID) != req.MessageID {
+			return "message_id differs"
+		}
+		return ""
 	}
-	a, err := parseSingleAddress(p.To)
+	a, err := parseSingleAddress(p.To.one())
 	if err != nil {
 		return "recipient is not exactly one address"
 	}
@@ -214,18 +266,29 @@ func bindingReason(p *parsedFile, req Request, addr string) string {
 // normalised).
 func contentReason(p *parsedFile, req Request) string {
 	addr := strings.ToLower(req.Address())
-	if r := bindingReason(p, req, addr); r != "" {
+	if req.Kind == KindSend {
+		// The first To here, every recipient below (recipientsChange).
+		if a, err := parseSingleAddress(p.To.first()); err != nil || strings.ToLower(a) != addr {
+			return "recipient differs"
+		}
+	} else if r := bindingReason(p, req, addr); r != "" {
 		return r
 	}
 	if req.Kind == KindReply {
 		if strings.TrimSpace(p.MessageID) != req.MessageID {
 			return "message_id differs"
 		}
-		if req.To != "" || strings.TrimSpace(p.To) != "" {
-			if a, err := parseSingleAddress(p.To); err != nil || strings.ToLower(a) != addr {
+		if req.To != "" || p.To.one() != "" {
+			if a, err := parseSingleAddress(p.To.first()); err != nil || strings.ToLower(a) != addr {
 				return "recipient differs"
 			}
 		}
+	}
+	if recipientsChange(p, req) != "" {
+		return "recipients differ"
+	}
+	if partsChange(p, req) != "" {
+		return "attachments or HTML part differ"
 	}
 	if p.Subject != req.Subject {
 		return "subject differs"

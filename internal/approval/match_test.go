@@ -32,7 +32,7 @@ func TestFindRefuses(t *testing.T) {
 		}, reason: "the recipient was changed"},
 		{name: "to as a list", file: func(t *testing.T, p string) {
 			editField(t, p, "to", `[john@example.com, mallory@example.com]`)
-		}, reason: "unparsable"},
+		}, reason: "the To recipients were changed"},
 		{name: "expired", vault: func(t *testing.T, v *Vault, _ string) {}, reason: "expired"},
 		{name: "expires missing", file: func(t *testing.T, p string) {
 			writeFile(t, p, strings.Replace(readFile(t, p), "expires: 2026-02-15T10:00:00Z\n", "", 1))

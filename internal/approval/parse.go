@@ -15,19 +15,50 @@ import (
 // every value is read as its literal text, so `to: 12345` or an unquoted
 // date stays a string.
 type fields struct {
-	Type          string `yaml:"type"`
-	Status        string `yaml:"status"`
-	RequestID     string `yaml:"request_id"`
-	To            string `yaml:"to"`
-	ThreadID      string `yaml:"thread_id"`
-	MessageID     string `yaml:"message_id"`
-	DraftID       string `yaml:"draft_id"` // send_draft (kind_action.go)
-	Subject       string `yaml:"subject"`
-	Created       string `yaml:"created"`
-	Expires       string `yaml:"expires"`
-	ContentSHA256 string `yaml:"content_sha256"`
-	Format        string `yaml:"format"`
-	Reason        string `yaml:"reason"`
+	Type          string   `yaml:"type"`
+	Status        string   `yaml:"status"`
+	RequestID     string   `yaml:"request_id"`
+	To            addrList `yaml:"to"`
+	Cc            addrList `yaml:"cc"`
+	Bcc           addrList `yaml:"bcc"`
+	ThreadID      string   `yaml:"thread_id"`
+	MessageID     string   `yaml:"message_id"`
+	DraftID       string   `yaml:"draft_id"` // send_draft (kind_action.go)
+	Subject       string   `yaml:"subject"`
+	Created       string   `yaml:"created"`
+	Expires       string   `yaml:"expires"`
+	ContentSHA256 string   `yaml:"content_sha256"`
+	Format        string   `yaml:"format"`
+	Reason        string   `yaml:"reason"`
+	HTMLSHA256    string   `yaml:"html_sha256"`
+	Attachments   []string `yaml:"attachments"`
+}
+
+// addrList is a recipient field: one address as a scalar (`to: a@b.c`, as
+// every file had before lists existed) or a block list of them.
+type addrList []string
+
+func (l *addrList) UnmarshalYAML(unmarshal func(any) error) error {
+	var s string
+	if err := unmarshal(&s); err == nil {
+		if strings.TrimSpace(s) != "" {
+			*l = addrList{s}
+		}
+		return nil
+	}
+	var list []string
+	if err := unmarshal(&list); err != nil {
+		return err
+	}
+	*l = list
+	return nil
+}
+
+// one returns the field as one value: "" when empty, the address when it
+// holds one, else the addresses joined (which no single-address parse
+// accepts).
+func (l addrList) one() string {
+	return strings.TrimSpace(strings.Join(l, ", "))
 }
 
 // parsedFile is an approval file as read from disk.
@@ -227,4 +258,12 @@ func truncateForError(b []byte) string {
 		return string(b[:40]) + "…"
 	}
 	return string(b)
+}
+
+// first returns the first address of the field ("" when empty).
+func (l addrList) first() string {
+	if len(l) == 0 {
+		return ""
+	}
+	return strings.TrimSpace(l[0])
 }

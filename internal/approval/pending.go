@@ -188,8 +188,10 @@ func (v *Vault) Request(ctx context.Context, req Request, extra []warnings.Warni
 // first (added by Request), then the caller's, then what the content raises.
 func requestWarnings(req Request, extra []warnings.Warning) []warnings.Warning {
 	ws := append([]warnings.Warning(nil), extra...)
-	if strings.TrimSpace(req.To) != "" {
-		ws = append(ws, warnings.Address("To", req.To)...)
+	for _, l := range req.recipients() {
+		for _, a := range l.addrs {
+			ws = append(ws, warnings.Address(l.header, a)...)
+		}
 	}
 	ws = append(ws, warnings.Text("The subject", req.Subject)...)
 	return append(ws, warnings.Body(req.Body)...)
@@ -365,10 +367,66 @@ func requestFields(req Request) []kv {
 	if req.Kind == KindReply {
 		kvs = append(kvs, kv{key: "thread_id", value: req.ThreadID, quoted: true}, kv{key: "message_id", value: req.MessageID, quoted: true})
 	}
-	if req.To != "" {
-		kvs = append(kvs, kv{key: "to", value: strings.TrimSpace(req.To), quoted: true})
+	if req.Kind == KindForward {
+		kvs = append(kvs, kv{key: "message_id", value: req.MessageID, quoted: true})
 	}
-	return append(kvs, kv{key: "subject", value: req.Subject, quoted: true})
+	for _, l := range req.recipients() {
+		switch {
+		case len(l.addrs) == 0:
+		case l.field == "to" && len(l.addrs) == 1:
+			// One recipient is written as every file always had it.
+			kvs = append(kvs, kv{key: "to", value: strings.TrimSpace(l.addrs[0]), quoted: true})
+		default:
+			list := make([]string, len(l.addrs))
+			for i, a := range l.addrs {
+				list[i] = strings.TrimSpace(a)
+			}
+			kvs = append(kvs, kv{key: l.field, list: list})
+		}
+	}
+	kvs = append(kvs, kv{key: "subject", value: req.Subject, quoted: true})
+	if req.HTMLSHA256 != "" {
+		kvs = append(kvs, kv{key: "html_sha256", value: req.HTMLSHA256})
+	}
+	if len(req.Attachments) > 0 {
+		list := make([]string, len(req.Attachments))
+		for i, a := range req.Attachments {
+			list[i] = a.line()
+		}
+		kvs = append(kvs, kv{key: "attachments", list: list})
+	}
+	return kvs
+}
+
+// contentNotes tells the human, in a request file's notes, who receives
+// the email and what goes with the text they read: the HTML part and each
+// attachment. Empty for a plain email to one recipient.
+func contentNotes(req Request) string {
+	var b strings.Builder
+	if req.RecipientCount() > 1 || len(req.Cc)+len(req.Bcc) > 0 {
+		b.WriteString("**Recipients** (every one is part of this approval):\n")
+		for _, l := range req.recipients() {
+			for _, a := range l.addrs {
+				note := ""
+				if l.field == "bcc" {
+					note = " (blind copy: the others do not see this address)"
+				}
+				b.WriteString("- " + l.header + ": " + oneLineMD(warnings.Escape(strings.TrimSpace(a))) + note + "\n")
+			}
+		}
+		b.WriteString("\n")
+	}
+	if req.HTMLSHA256 != "" {
+		b.WriteString("**An HTML part goes too**, rendered from the text below (sha256 " + req.HTMLSHA256 + "); this approval binds both. Correcting the body re-renders a Markdown body; an email written in HTML cannot be corrected here.\n\n")
+	}
+	if len(req.Attachments) > 0 {
+		b.WriteString("**Attachments** (each bound by name, size and SHA-256: a file changed after approval is refused):\n")
+		for _, a := range req.Attachments {
+			b.WriteString("- " + oneLineMD(warnings.Escape(a.line())) + "\n")
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
 }
 
 // requestFile is what a request file says.
@@ -406,6 +464,7 @@ func renderRequestFile(r requestFile) []byte {
 	kvs = append(kvs, kv{key: "format", value: FormatV2})
 	var b strings.Builder
 	b.WriteString(notesBlock(r.warnings, "**What to do:** "+instructionsFor(r.req.Kind)))
+	b.WriteString(contentNotes(r.req))
 	b.WriteString(markerFor(r.req.Kind) + "\n\n")
 	b.WriteString(r.req.Body)
 	return renderFile("mailgate approval request: read the notes and the email below, then decide.", kvs, b.String())

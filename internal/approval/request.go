@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/mailgate/mailgate/internal/mailmsg"
 )
@@ -14,8 +15,9 @@ import (
 type Kind string
 
 const (
-	KindSend  Kind = "email_send"
-	KindReply Kind = "email_reply"
+	KindSend    Kind = "email_send"
+	KindReply   Kind = "email_reply"
+	KindForward Kind = "email_forward"
 )
 
 // Mode selects how strictly an approval must match a call.
@@ -39,13 +41,98 @@ type Request struct {
 	// has resolved the recipient it is shown to the human and bound in
 	// content mode.
 	To string
+	// ToList holds the further To recipients after To, and Cc and Bcc the
+	// copies, each as given ("a@b.c" or "Name <a@b.c>"). Every one is
+	// shown to the human and bound by the approval (address part, case
+	// folded), so a recipient added after the approval makes a different
+	// request. A request without them hashes as before they existed.
+	ToList, Cc, Bcc []string
 	// ThreadID and MessageID identify the Gmail thread and the message a
-	// reply answers.
+	// reply answers; for a forward MessageID is the message forwarded.
 	ThreadID, MessageID string
 	Subject, Body       string
 	// DraftID is the Gmail draft a KindSendDraft sends (kind_action.go);
 	// "" for every other kind.
 	DraftID string
+	// HTMLSHA256 is the hex SHA-256 of the HTML part sent with the text
+	// (mailmsg.Digest), "" when the email is text only: the human reads the
+	// text and is told an HTML part goes too, and the approval binds it.
+	HTMLSHA256 string
+	// Attachments are the files sent with the email, each bound by name,
+	// size and SHA-256.
+	Attachments []Attachment
+}
+
+// Attachment is what an approval binds of one attached file.
+type Attachment struct {
+	Name   string
+	Size   int64
+	SHA256 string // hex
+}
+
+// line is how an attachment is listed in a request file, and compared.
+func (a Attachment) line() string {
+	size := mailmsg.FormatSize(a.Size)
+	if a.Size >= 1000 {
+		size += fmt.Sprintf(", %d bytes", a.Size)
+	}
+	return fmt.Sprintf("%s (%s, sha256 %s)", a.Name, size, strings.ToLower(a.SHA256))
+}
+
+// recipientList is one recipient header of a request: its name, as in the
+// request file ("to", "cc", "bcc"), and the addresses as given.
+type recipientList struct {
+	field, header string
+	addrs         []string
+}
+
+// recipients returns the request's To (To then ToList), Cc and Bcc.
+func (r Request) recipients() []recipientList {
+	var to []string
+	if strings.TrimSpace(r.To) != "" {
+		to = append(to, r.To)
+	}
+	return []recipientList{{"to", "To", append(to, r.ToList...)}, {"cc", "Cc", r.Cc}, {"bcc", "Bcc", r.Bcc}}
+}
+
+// RecipientCount is the number of recipients, To, Cc and Bcc together.
+func (r Request) RecipientCount() int {
+	n := 0
+	for _, l := range r.recipients() {
+		n += len(l.addrs)
+	}
+	return n
+}
+
+// Recipients returns the bare addresses of To (To then ToList), Cc and Bcc,
+// as the email is to be addressed (invalid ones dropped: Validate refuses
+// them first).
+func (r Request) Recipients() (to, cc, bcc []string) {
+	out := make([][]string, 3)
+	for i, l := range r.recipients() {
+		out[i] = bareAddresses(l.addrs)
+	}
+	return out[0], out[1], out[2]
+}
+
+func bareAddresses(list []string) []string {
+	var out []string
+	for _, s := range list {
+		if a, err := parseSingleAddress(s); err == nil {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// bound returns the lower-cased bare addresses of list: what an approval
+// compares.
+func bound(list []string) []string {
+	out := bareAddresses(list)
+	for i, a := range out {
+		out[i] = strings.ToLower(a)
+	}
+	return out
 }
 
 // ValidationError reports a request that must not reach the gate at all:
@@ -59,29 +146,56 @@ type ValidationError = mailmsg.InvalidError
 // bounded sizes). The limits keep a request file well under the vault's
 // default MaxFileSize, so every request mailgate writes can be read back.
 func (r Request) Validate() error {
-	in := mailmsg.Input{Subject: r.Subject, Body: r.Body}
+	in := mailmsg.Input{Subject: r.Subject, Body: r.Body, Cc: r.Cc, Bcc: r.Bcc}
+	to := r.recipients()[0].addrs
 	switch r.Kind {
 	case KindSend:
-		in.To = []string{r.To}
+		in.To = append([]string{r.To}, r.ToList...)
 	case KindReply:
-		in.Reply, in.ThreadID, in.MessageID = true, r.ThreadID, r.MessageID
-		if r.To != "" {
-			in.To = []string{r.To}
+		in.Reply, in.ThreadID, in.MessageID, in.To = true, r.ThreadID, r.MessageID, to
+	case KindForward:
+		// A forward answers no thread, but names the message it forwards:
+		// checked as a reply's ids are (the thread is that message's).
+		in.Reply, in.ThreadID, in.MessageID, in.To = true, r.MessageID, r.MessageID, to
+		if r.RecipientCount() == 0 {
+			return &ValidationError{Field: "to", Text: "at least one recipient is required"}
 		}
 	case KindSendDraft, KindTrash: // kind_action.go
 		return r.validateAction()
 	default:
 		return &ValidationError{Field: "type", Value: string(r.Kind), Text: "Invalid type: unknown request type " + strconv.Quote(string(r.Kind))}
 	}
-	_, err := mailmsg.Validate(in)
-	return err
+	if _, err := mailmsg.Validate(in); err != nil {
+		return err
+	}
+	if r.HTMLSHA256 != "" && !isHex(r.HTMLSHA256) {
+		return &ValidationError{Field: "html", Text: "invalid HTML part digest"}
+	}
+	for _, a := range r.Attachments {
+		if a.Name == "" || !utf8.ValidString(a.Name) || mailmsg.CheckHeaderValue("attachment", a.Name) != nil || a.Size < 0 || !isHex(a.SHA256) {
+			return &ValidationError{Field: "attachments", Value: a.Name, Text: "invalid attachment " + printable(a.Name)}
+		}
+	}
+	return nil
 }
 
-// Address returns the request's bare recipient address as given (no display
-// name), or "" when To is empty or invalid. Senders should address the email
+func isHex(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	_, err := hex.DecodeString(s)
+	return err == nil
+}
+
+// Address returns the request's bare (first) recipient address as given (no
+// display name), or "" when there is none or it is invalid. Senders should address the email
 // to exactly this.
 func (r Request) Address() string {
-	a, err := parseSingleAddress(r.To)
+	to := r.To
+	if to == "" && len(r.ToList) > 0 {
+		to = r.ToList[0] // a forward lists all its To recipients
+	}
+	a, err := parseSingleAddress(to)
 	if err != nil {
 		return ""
 	}
@@ -97,7 +211,11 @@ func (r Request) Address() string {
 //	    <name> SP <decimal byte length> LF <value> LF
 //
 // where to is the bare address in lower case ("" when absent) and body has
-// CRLF and CR turned into LF. Length prefixes make the encoding unambiguous.
+// CRLF and CR turned into LF; then, only when present, so that a request
+// without them hashes as it always did: to_more, cc, bcc (the lower-cased
+// bare addresses, one per line), html_sha256, and attachments (their
+// count, then name, size and sha256 of each). Length prefixes make the
+// encoding unambiguous.
 func (r Request) SHA256() string {
 	to := ""
 	if a, err := parseSingleAddress(r.To); err == nil {
@@ -118,8 +236,31 @@ func (r Request) SHA256() string {
 	if r.DraftID != "" { // send_draft (kind_action.go); every other hash is as before
 		fmt.Fprintf(h, "draft_id %d\n%s\n", len(r.DraftID), r.DraftID)
 	}
+	field := func(name, v string) { fmt.Fprintf(h, "%s %d\n%s\n", name, len(v), v) }
+	for _, l := range [...]struct {
+		name  string
+		addrs []string
+	}{{"to_more", r.ToList}, {"cc", r.Cc}, {"bcc", r.Bcc}} {
+		if len(l.addrs) > 0 {
+			field(l.name, strings.Join(bound(l.addrs), "\n"))
+		}
+	}
+	if r.HTMLSHA256 != "" {
+		field("html_sha256", strings.ToLower(r.HTMLSHA256))
+	}
+	if len(r.Attachments) > 0 {
+		field("attachments", strconv.Itoa(len(r.Attachments)))
+		for _, a := range r.Attachments {
+			field("name", a.Name)
+			field("size", strconv.FormatInt(a.Size, 10))
+			field("sha256", strings.ToLower(a.SHA256))
+		}
+	}
 	return hex.EncodeToString(h.Sum(nil))
 }
+
+// Same reports whether r and o ask for the same email (the same SHA256).
+func (r Request) Same(o Request) bool { return r.SHA256() == o.SHA256() }
 
 // parseSingleAddress returns the bare address of s, parsed by
 // mailmsg.ParseAddress (mailgate's one address parser: exactly one address,

@@ -35,7 +35,7 @@ func TestValidate(t *testing.T) {
 		{"body NUL", func(r *Request) { r.Body = "a\x00b" }, "body"},
 		{"body invalid utf8", func(r *Request) { r.Body = "a\xffb" }, "body"},
 		{"body too long", func(r *Request) { r.Body = strings.Repeat("a", mailmsg.MaxBodyBytes+1) }, "body"},
-		{"unknown kind", func(r *Request) { r.Kind = "email_forward" }, "type"},
+		{"unknown kind", func(r *Request) { r.Kind = "email_unknown" }, "type"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := ok

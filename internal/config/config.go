@@ -61,6 +61,7 @@ type Config struct {
 	ApprovalTTL     time.Duration `setting:"APPROVAL_TTL"`
 	SendLimit       int           `setting:"SEND_LIMIT_PER_HOUR"`
 	OrganizeLimit   int           `setting:"ORGANIZE_LIMIT"`
+	AttachmentsDir  string        `setting:"ATTACHMENTS_DIR"`
 	Tools           []string      `setting:"MAILGATE_TOOLS"`
 	HTTPAddr        string        `setting:"AGENT_MAIL_HTTP_ADDR"`
 	HTTPPath        string        `setting:"AGENT_MAIL_PATH"`

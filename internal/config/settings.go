@@ -94,6 +94,8 @@ var Vars = []Var{
 	{Name: "ORGANIZE_LIMIT", Flag: "organize-limit", Default: "300", Kind: KindInt, Section: SectionEmail,
 		Min: 1, Max: 100000,
 		Meaning: "rolling one-hour limit over `modify_labels` and `untrash_email` calls (run without approval, audited), shared by every process on the store"},
+	{Name: "ATTACHMENTS_DIR", Flag: "attachments-dir", Default: homePrefix + "attachments", Kind: KindPath, Section: SectionEmail,
+		Meaning: "the one folder files may be attached from (`attachments` of send/draft/reply; symlinks resolved, anything outside refused); created 0700 on first use"},
 
 	{Name: "MAILGATE_TOOLS", Flag: "tools", Default: "email,agentmail", Kind: KindToolSets, Section: SectionServing,
 		Choices: []string{ToolsEmail, ToolsAgentMail, ToolsChannels, ToolsMailbox},

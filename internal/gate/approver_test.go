@@ -80,3 +80,28 @@ func TestAlreadySentIsSaid(t *testing.T) {
 		t.Fatal("sent twice")
 	}
 }
+
+// TestComposeRefusalKeepsTheApproval: a Compose that refuses the approved
+// email (an attached file changed since it was approved) sends nothing,
+// consumes nothing and reserves no slot; the agent is told why.
+func TestComposeRefusalKeepsTheApproval(t *testing.T) {
+	e := newEnv(t, 1) // one slot: a reservation would show
+	g := e.gate(t, false)
+	req := sendReq()
+	req.Cc = []string{"carol@example.com"}
+	req.Attachments = []approval.Attachment{{Name: "a.txt", Size: 3, SHA256: strings.Repeat("ab", 32)}}
+	name := e.approve(t, g, req)
+	changed := errors.New(`attachment "a.txt" changed since it was approved (its content changed); ask for a new approval`)
+	out := g.Run(context.Background(), Call{Tool: "send_email", Request: req, Compose: func(approval.Request) (SendFunc, error) { return nil, changed }})
+	if out.Status != Failed || out.DoneFile != "" || !strings.Contains(out.Message(), "changed since it was approved") {
+		t.Fatalf("%v %q", out.Status, out.Message())
+	}
+	e.file(t, approval.DirApproved, name) // still there
+	if retry, err := g.Limiter.Check(context.Background(), g.now()); err != nil || retry != 0 {
+		t.Fatalf("a slot was taken: %v %v", retry, err)
+	}
+	f := &fakeSend{}
+	if out := g.Run(context.Background(), Call{Tool: "send_email", Request: req, Compose: func(approval.Request) (SendFunc, error) { return f.send, nil }}); out.Status != Sent {
+		t.Fatalf("the kept approval: %v %v", out.Status, out.Err)
+	}
+}

@@ -203,7 +203,7 @@ var ErrCannotSendEdited = errors.New("the approver corrected this email, and thi
 // approval the human corrected is not used (ErrCannotSendEdited). See Run.
 func (g *Gate) Submit(ctx context.Context, tool string, req approval.Request, send SendFunc) Outcome {
 	return g.Run(ctx, Call{Tool: tool, Request: req, Compose: func(final approval.Request) (SendFunc, error) {
-		if final != req {
+		if !final.Same(req) {
 			return nil, ErrCannotSendEdited
 		}
 		return send, nil
@@ -530,7 +530,11 @@ func target(req approval.Request) string {
 	if req.Kind == approval.KindReply {
 		return "thread:" + req.ThreadID
 	}
-	return audit.MaskAddress(req.To)
+	to := req.To
+	if to == "" && len(req.ToList) > 0 {
+		to = req.ToList[0]
+	}
+	return audit.MaskAddress(to)
 }
 
 func refFor(a *approval.Approval) string {

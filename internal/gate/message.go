@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mailgate/mailgate/internal/approval"
+	"github.com/mailgate/mailgate/internal/mailmsg"
 	"github.com/mailgate/mailgate/internal/ratelimit"
 	"github.com/mailgate/mailgate/internal/warnings"
 )
@@ -38,9 +39,12 @@ func (o Outcome) Message() string {
 
 	case AwaitingApproval:
 		var b strings.Builder
-		if send {
+		switch {
+		case o.Kind == approval.KindForward:
+			fmt.Fprintf(&b, "Rejected: No matching approval file found in vault/Approved/ for forwarding message %s to %s. The request file below is what the human approves.", o.Request.MessageID, o.Target)
+		case send:
 			fmt.Fprintf(&b, "Rejected: No matching approval file found in vault/Approved/ for sending to %s. Create an approval file with type: email_send and move it to vault/Approved/.", o.Target)
-		} else {
+		default:
 			fmt.Fprintf(&b, "Rejected: No matching approval file found in vault/Approved/ for replying to thread %s. Create an approval file with type: email_reply and move it to vault/Approved/.", strings.TrimPrefix(o.Target, "thread:"))
 		}
 		p := o.Pending
@@ -51,7 +55,11 @@ func (o Outcome) Message() string {
 		fmt.Fprintf(&b, "\nA request for this exact email has been written to vault/%s/%s. "+
 			"Ask the human to review it and move it to vault/%s/ to allow it to be sent once (or to vault/%s/ to refuse it), "+
 			"then call %s again with exactly the same content. Do not retry before then.",
-			approval.DirPending, o.PendingFile, approval.DirApproved, approval.DirRejected, toolName(send))
+			approval.DirPending, o.PendingFile, approval.DirApproved, approval.DirRejected, toolName(o.Kind))
+		if len(o.Request.Attachments) > 0 {
+			b.WriteString(" Each attachment is bound by its size and SHA-256: if a file changed after the human approved an earlier request, " +
+				"that approval no longer applies and this new request, with the file as it is now, needs approving.")
+		}
 		if p != nil {
 			fmt.Fprintf(&b, "\nRequest file: %s\nThe human is asked to approve exactly this (they may correct the subject or body first):\n%s", p.Path, emailBlock(o.Request, p.Warnings, true))
 		}
@@ -141,10 +149,23 @@ func emailBlock(r approval.Request, ws []string, showWarnings bool) string {
 	if to == "" {
 		to = "(the sender of message " + r.MessageID + ")"
 	}
-	if r.Kind == approval.KindReply {
+	tos, cc, bcc := r.Recipients()
+	if len(tos) > 1 {
+		to = strings.Join(tos, ", ")
+	}
+	switch r.Kind {
+	case approval.KindReply:
 		fmt.Fprintf(&b, "To: %s (reply in thread %s, answering message %s)\n", to, r.ThreadID, r.MessageID)
-	} else {
+	case approval.KindForward:
+		fmt.Fprintf(&b, "To: %s (forwarding message %s)\n", strings.Join(tos, ", "), r.MessageID)
+	default:
 		fmt.Fprintf(&b, "To: %s\n", to)
+	}
+	if len(cc) > 0 {
+		fmt.Fprintf(&b, "Cc: %s\n", strings.Join(cc, ", "))
+	}
+	if len(bcc) > 0 {
+		fmt.Fprintf(&b, "Bcc: %s\n", strings.Join(bcc, ", "))
 	}
 	fmt.Fprintf(&b, "Subject: %s\n", warnings.Escape(r.Subject))
 	if showWarnings {
@@ -153,14 +174,23 @@ func emailBlock(r approval.Request, ws []string, showWarnings bool) string {
 	b.WriteString("--- body ---\n")
 	b.WriteString(strings.TrimRight(warnings.Escape(r.Body), "\n"))
 	b.WriteString("\n--- end of body ---")
+	if r.HTMLSHA256 != "" {
+		b.WriteString("\nAn HTML part goes too, rendered from this text; the approval binds both.")
+	}
+	for _, a := range r.Attachments {
+		fmt.Fprintf(&b, "\nAttachment: %s (%s, sha256 %s)", warnings.Escape(a.Name), mailmsg.FormatSize(a.Size), a.SHA256)
+	}
 	return b.String()
 }
 
-func toolName(send bool) string {
-	if send {
-		return "send_email"
+func toolName(k approval.Kind) string {
+	switch k {
+	case approval.KindReply:
+		return "reply_email"
+	case approval.KindForward:
+		return "forward_email"
 	}
-	return "reply_email"
+	return "send_email"
 }
 
 func errText(err error) string {

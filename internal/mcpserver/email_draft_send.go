@@ -81,7 +81,7 @@ func (h *emailHandlers) doSendDraft(ctx context.Context, id string) (*mcp.CallTo
 		Subject: view.Subject, Body: view.describe(ref.ID, ref.MessageID)}
 	res, out := h.submit(ctx, gate.Call{Tool: "send_draft", Request: req,
 		Compose: func(final approval.Request) (gate.SendFunc, error) {
-			if final != req {
+			if !final.Same(req) {
 				return nil, gate.ErrCannotSendEdited
 			}
 			return h.draftSend(ds, ref, view), nil

@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"net/mail"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mailgate/mailgate/internal/approval"
+	"github.com/mailgate/mailgate/internal/attach"
 	"github.com/mailgate/mailgate/internal/audit"
 	"github.com/mailgate/mailgate/internal/gate"
 	"github.com/mailgate/mailgate/internal/gmail"
@@ -196,27 +198,44 @@ func (h *emailHandlers) send(ctx context.Context, _ *mcp.CallToolRequest, in ema
 }
 
 // compose runs a draft or a send: an audited call whose input is checked
-// first, once, by the one validator of an outgoing email.
+// first, once, by the one validator of an outgoing email, then its body
+// format and attachments (refused before anything is written).
 func (h *emailHandlers) compose(ctx context.Context, tool string, in emailComposeIn,
-	do func(context.Context, emailComposeIn, *mailmsg.Email) (*mcp.CallToolResult, gate.Outcome)) (*mcp.CallToolResult, any, error) {
-	return h.call(ctx, tool, audit.MaskAddress(in.To), func(ctx context.Context) (*mcp.CallToolResult, gate.Outcome) {
-		email, err := mailmsg.Validate(mailmsg.Input{To: []string{in.To}, Subject: in.Subject, Body: in.Body})
+	do func(context.Context, approval.Request, extras) (*mcp.CallToolResult, gate.Outcome)) (*mcp.CallToolResult, any, error) {
+	return h.call(ctx, tool, audit.MaskAddress(in.To.first()), func(ctx context.Context) (*mcp.CallToolResult, gate.Outcome) {
+		if len(in.To) == 0 {
+			return invalid(&mailmsg.InvalidError{Field: "to", Text: "at least one recipient is required in to"})
+		}
+		email, err := mailmsg.Validate(mailmsg.Input{To: in.To, Cc: in.Cc, Bcc: in.Bcc, Subject: in.Subject, Body: in.Body})
 		if err != nil {
 			return invalid(err)
 		}
-		return do(ctx, in, email)
+		x, err := h.openExtras(in.BodyFormat, in.Body, in.Attachments, nil)
+		if err != nil {
+			return invalid(err)
+		}
+		req := approval.Request{Kind: approval.KindSend, To: in.To[0], ToList: in.To[1:], Cc: in.Cc, Bcc: in.Bcc,
+			Subject: email.Subject, Body: in.Body}
+		if req, err = x.bind(req); err != nil {
+			return invalid(err)
+		}
+		return do(ctx, req, x)
 	})
 }
 
-func (h *emailHandlers) doDraft(ctx context.Context, in emailComposeIn, email *mailmsg.Email) (*mcp.CallToolResult, gate.Outcome) {
-	to := email.To[0]
-	raw, err := mailmsg.Build(mailmsg.Outgoing{To: to, Subject: email.Subject, Body: email.Body})
+func (h *emailHandlers) doDraft(ctx context.Context, req approval.Request, x extras) (*mcp.CallToolResult, gate.Outcome) {
+	o, err := x.outgoing(req, req)
 	if err != nil {
 		return invalid(err)
 	}
-	out := h.d.Gate.Direct(ctx, gate.DirectCall{Tool: "draft_email",
-		Request: approval.Request{Kind: "email_draft", To: in.To, Subject: in.Subject, Body: in.Body},
-		Note:    "draft_email in DEV_MODE: no draft was created",
+	raw, err := mailmsg.Build(o)
+	if err != nil {
+		return invalid(err)
+	}
+	dev := req
+	dev.Kind = "email_draft"
+	out := h.d.Gate.Direct(ctx, gate.DirectCall{Tool: "draft_email", Request: dev,
+		Note: "draft_email in DEV_MODE: no draft was created",
 		Do: func(ctx context.Context) (gate.SendResult, error) {
 			id, err := h.d.Mailbox.CreateDraft(ctx, raw, "")
 			return gate.SendResult{MessageID: id}, err
@@ -224,7 +243,7 @@ func (h *emailHandlers) doDraft(ctx context.Context, in emailComposeIn, email *m
 	switch out.Status {
 	case gate.DevMode:
 		return textResult(fmt.Sprintf("[DEV_MODE] Draft logged but not created. To: %s, Subject: %s",
-			audit.MaskAddress(to.Address), oneLine(in.Subject))), out
+			audit.MaskAddress(req.Address()), oneLine(req.Subject))), out
 	case gate.Sent:
 		return textResult(fmt.Sprintf("Draft created successfully. Draft ID: %s. Review it in your Gmail drafts folder.", out.Result.MessageID)), out
 	}
@@ -243,23 +262,137 @@ func failed(text string) (*mcp.CallToolResult, gate.Outcome) {
 	return errorResult(text), gate.Outcome{Status: gate.Failed}
 }
 
-func (h *emailHandlers) doSend(ctx context.Context, in emailComposeIn, email *mailmsg.Email) (*mcp.CallToolResult, gate.Outcome) {
-	req := approval.Request{Kind: approval.KindSend, To: in.To, Subject: in.Subject, Body: in.Body}
-	// Only the address is bound by an approval, so only the address is sent:
-	// a display name the human never approved cannot ride along.
-	to := &mail.Address{Address: email.To[0].Address}
-	return h.submit(ctx, gate.Call{Tool: "send_email", Request: req, Compose: h.composer(to, "", nil),
-		Warnings: func(ctx context.Context) []warnings.Warning { return h.sent.warn(ctx, h.d.Mailbox, to.Address) }})
+func (h *emailHandlers) doSend(ctx context.Context, req approval.Request, x extras) (*mcp.CallToolResult, gate.Outcome) {
+	return h.submit(ctx, gate.Call{Tool: "send_email", Request: req, Compose: h.composer(x, req, "", nil),
+		Warnings: func(ctx context.Context) []warnings.Warning { return h.warnNew(ctx, req) }})
 }
 
-// composer returns the gate's ComposeFunc for an email to to (in threadID,
-// with a reply's threading headers from parent when it is one): the email is
-// built from the final request (the approver may have corrected it) before
+// warnNew is the "never written to" warning for each recipient.
+func (h *emailHandlers) warnNew(ctx context.Context, req approval.Request) []warnings.Warning {
+	to, cc, bcc := req.Recipients()
+	var ws []warnings.Warning
+	for _, a := range slices.Concat(to, cc, bcc) {
+		ws = append(ws, h.sent.warn(ctx, h.d.Mailbox, a)...)
+	}
+	return ws
+}
+
+// extras is what an email carries besides recipients, subject and text:
+// the body's format (its HTML part) and the attachments, either files from
+// the attachment folder (checked again against the approval when the email
+// is composed) or a forward's, already in memory.
+type extras struct {
+	format  mailmsg.BodyFormat
+	html    string // the agent's body when format is html
+	folder  attach.Folder
+	files   []attach.File
+	carried []mailmsg.Attachment
+}
+
+// openExtras checks the body format and opens the attachment files: a path
+// outside the folder, through a symlink leading out, or too large is
+// refused here, before any request is written.
+func (h *emailHandlers) openExtras(format, body string, paths []string, carried []mailmsg.Attachment) (extras, error) {
+	x := extras{format: mailmsg.BodyFormat(strings.TrimSpace(format)), folder: h.d.Attachments, carried: carried}
+	if x.format == mailmsg.FormatHTML {
+		x.html = body
+	}
+	if _, err := mailmsg.RenderBody(x.format, ""); err != nil {
+		return x, &mailmsg.InvalidError{Field: "body_format", Value: format, Err: err}
+	}
+	if len(paths) > 0 {
+		files, err := x.folder.Open(paths)
+		if err != nil {
+			return x, err
+		}
+		x.files = files
+	}
+	return x, nil
+}
+
+// bind adds what the approval must bind besides the text to req: the HTML
+// part's digest and each attachment's name, size and SHA-256. An HTML body
+// is read by the approver as its text rendering, which becomes req's body.
+func (x extras) bind(req approval.Request) (approval.Request, error) {
+	if x.format == mailmsg.FormatHTML {
+		parts, err := mailmsg.RenderBody(x.format, req.Body)
+		if err != nil {
+			return req, err
+		}
+		req.Body = parts.Text
+	}
+	o, err := x.outgoing(req, req)
+	if err != nil {
+		return req, err
+	}
+	d, err := mailmsg.Digest(o)
+	if err != nil {
+		return req, err
+	}
+	req.HTMLSHA256 = d.HTMLSHA256
+	for _, a := range d.Attachments {
+		req.Attachments = append(req.Attachments, approval.Attachment{Name: a.Name, Size: a.Size, SHA256: a.SHA256})
+	}
+	return req, nil
+}
+
+// outgoing is the email for final (the approved request; asked is the
+// agent's): bare addresses only (a display name is not bound), the body
+// rendered in its format, the attachments loaded (a file changed since it
+// was bound is refused: attach.ChangedError).
+func (x extras) outgoing(final, asked approval.Request) (mailmsg.Outgoing, error) {
+	o := mailmsg.Outgoing{Subject: final.Subject, Body: final.Body}
+	to, cc, bcc := final.Recipients()
+	o.ToList, o.Cc, o.Bcc = bare(to), bare(cc), bare(bcc)
+	switch x.format {
+	case mailmsg.FormatHTML:
+		if final.Body != asked.Body {
+			return o, errors.New("the approver corrected the text of an email written in HTML, and its HTML part cannot follow the correction; ask for a new request with the corrected HTML")
+		}
+		// The agent's HTML is re-rendered: the text part was derived from it.
+		parts, err := mailmsg.RenderBody(x.format, x.html)
+		if err != nil {
+			return o, err
+		}
+		o.Body, o.HTML = parts.Text, parts.HTML
+	case mailmsg.FormatMarkdown:
+		parts, err := mailmsg.RenderBody(x.format, final.Body)
+		if err != nil {
+			return o, err
+		}
+		o.HTML = parts.HTML
+	}
+	o.Attachments = x.carried
+	if len(x.files) > 0 {
+		atts, err := x.folder.Attachments(x.files)
+		if err != nil {
+			return o, err
+		}
+		o.Attachments = atts
+	}
+	return o, nil
+}
+
+func bare(list []string) []*mail.Address {
+	out := make([]*mail.Address, len(list))
+	for i, a := range list {
+		out[i] = &mail.Address{Address: a}
+	}
+	return out
+}
+
+// composer returns the gate's ComposeFunc for an email (in threadID, with a
+// reply's threading headers from parent when it is one): the email is built
+// from the final request (the approver may have corrected it) before
 // anything is claimed, so nothing after the claim may fail for a reason that
-// was knowable earlier.
-func (h *emailHandlers) composer(to *mail.Address, threadID string, parent *gmail.ReplyParent) gate.ComposeFunc {
+// was knowable earlier; attachment files are read and checked against the
+// approval here, the last moment before the claim.
+func (h *emailHandlers) composer(x extras, asked approval.Request, threadID string, parent *gmail.ReplyParent) gate.ComposeFunc {
 	return func(final approval.Request) (gate.SendFunc, error) {
-		o := mailmsg.Outgoing{To: to, Subject: final.Subject, Body: final.Body}
+		o, err := x.outgoing(final, asked)
+		if err != nil {
+			return nil, err
+		}
 		if parent != nil {
 			o.InReplyTo = parent.MessageID
 			o.References = mailmsg.ReplyReferences(parent.References, parent.InReplyTo, parent.MessageID)
@@ -273,7 +406,10 @@ func (h *emailHandlers) composer(to *mail.Address, threadID string, parent *gmai
 			if err != nil {
 				return gate.SendResult{}, err
 			}
-			h.sent.remember(to.Address)
+			to, cc, bcc := final.Recipients()
+			for _, a := range slices.Concat(to, cc, bcc) {
+				h.sent.remember(a)
+			}
 			return gate.SendResult{MessageID: sent.ID, ThreadID: sent.ThreadID}, nil
 		}, nil
 	}
@@ -282,7 +418,8 @@ func (h *emailHandlers) composer(to *mail.Address, threadID string, parent *gmai
 // submit runs c through the gate and answers with the text rendered from its
 // typed outcome: isError for every refusal, so that agents stop instead of
 // chaining calls. The email is built once before the gate, so that a request
-// that could never be sent writes no request file.
+// that could never be sent (too large, an unreadable file) writes no request
+// file.
 func (h *emailHandlers) submit(ctx context.Context, c gate.Call) (*mcp.CallToolResult, gate.Outcome) {
 	if _, err := c.Compose(c.Request); err != nil {
 		return invalid(err)
@@ -302,6 +439,10 @@ func (h *emailHandlers) reply(ctx context.Context, _ *mcp.CallToolRequest, in em
 
 func (h *emailHandlers) doReply(ctx context.Context, in emailReplyIn) (*mcp.CallToolResult, gate.Outcome) {
 	email, err := mailmsg.Validate(mailmsg.Input{Reply: true, ThreadID: in.ThreadID, MessageID: in.MessageID, Body: in.Body})
+	if err != nil {
+		return invalid(err)
+	}
+	x, err := h.openExtras(in.BodyFormat, in.Body, in.Attachments, nil)
 	if err != nil {
 		return invalid(err)
 	}
@@ -329,14 +470,81 @@ func (h *emailHandlers) doReply(ctx context.Context, in emailReplyIn) (*mcp.Call
 	}
 	req := approval.Request{Kind: approval.KindReply, To: to.Address, ThreadID: threadID, MessageID: msgID,
 		Subject: mailmsg.ReplySubject(parent.Subject), Body: in.Body}
+	if in.ReplyAll {
+		if req.ToList, req.Cc, err = h.replyAll(ctx, msgID, to.Address); err != nil {
+			return failed("Error: cannot reply to all: " + userError(err))
+		}
+	}
+	if req, err = x.bind(req); err != nil {
+		return invalid(err)
+	}
+	if err := req.Validate(); err != nil {
+		return invalid(err)
+	}
 	// The approver sees where the reply really goes: Reply-To, when the
 	// message has one, and how it differs from the sender.
-	return h.submit(ctx, gate.Call{Tool: "reply_email", Request: req, Compose: h.composer(to, threadID, parent),
+	return h.submit(ctx, gate.Call{Tool: "reply_email", Request: req, Compose: h.composer(x, req, threadID, parent),
 		Warnings: func(ctx context.Context) []warnings.Warning {
 			ws := warnings.ReplyTo(parent.From, parent.ReplyTo)
 			ws = append(ws, warnings.DisplayName("Reply-To", toHeader)...)
-			return append(ws, h.sent.warn(ctx, h.d.Mailbox, to.Address)...)
+			return append(ws, h.warnNew(ctx, req)...)
 		}})
+}
+
+// OwnAddresses is what reply-all asks Gmail (internal/gmail.Client: the
+// profile's address and the verified send-as aliases, lower case).
+type OwnAddresses interface {
+	OwnAddresses(ctx context.Context) ([]string, error)
+}
+
+var _ OwnAddresses = (*gmail.Client)(nil)
+
+// replyAll returns the further recipients of a reply to all of message
+// msgID: its To and Cc, each kept in its header, minus the user's own
+// addresses, the reply's recipient to, and repeats.
+func (h *emailHandlers) replyAll(ctx context.Context, msgID, to string) (more, cc []string, err error) {
+	oa, ok := h.d.Mailbox.(OwnAddresses)
+	if !ok {
+		return nil, nil, errors.New("this mailbox cannot tell which addresses are yours")
+	}
+	own, err := oa.OwnAddresses(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading your addresses: %w", err)
+	}
+	m, err := h.d.Mailbox.Message(ctx, msgID)
+	if err != nil {
+		return nil, nil, err
+	}
+	seen := map[string]bool{strings.ToLower(to): true}
+	for _, a := range own {
+		seen[strings.ToLower(a)] = true
+	}
+	keep := func(header string) ([]string, error) {
+		if strings.TrimSpace(header) == "" {
+			return nil, nil
+		}
+		list, err := mail.ParseAddressList(header)
+		if err != nil {
+			return nil, fmt.Errorf("the message's recipients cannot be read (%w)", err)
+		}
+		var out []string
+		for _, a := range list {
+			addr, err := mailmsg.ParseAddress(a.Address)
+			if err != nil {
+				return nil, fmt.Errorf("the message's recipient %s cannot be used (%w)", mailmsg.Quote(a.Address), err)
+			}
+			if k := strings.ToLower(addr.Address); !seen[k] {
+				seen[k] = true
+				out = append(out, addr.Address)
+			}
+		}
+		return out, nil
+	}
+	if more, err = keep(m.To); err != nil {
+		return nil, nil, err
+	}
+	cc, err = keep(m.Cc)
+	return more, cc, err
 }
 
 // firstAddress takes the first address of a From or Reply-To header.

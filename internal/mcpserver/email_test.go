@@ -39,7 +39,7 @@ type emailEnv struct {
 
 func newEmailEnv(t *testing.T, devMode bool, mailbox Mailbox) *emailEnv {
 	t.Helper()
-	gm := localgmail.New(localgmail.Options{Email: "me@example.com"})
+	gm := localgmail.New(localgmail.Options{Email: "me@example.com", Aliases: []string{"me.alias@example.com"}})
 	seed(t, gm)
 	return newEmailEnvOn(t, gm, devMode, mailbox)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/mailgate/mailgate/internal/audit"
 	"github.com/mailgate/mailgate/internal/gate"
 	"github.com/mailgate/mailgate/internal/gmail"
+	"github.com/mailgate/mailgate/internal/mailmsg"
 	"github.com/mailgate/mailgate/internal/ratelimit"
 	"github.com/mailgate/mailgate/internal/warnings"
 )
@@ -54,6 +55,9 @@ type EmailDeps struct {
 	// OrganizeLimiter counts modify_labels and untrash_email calls
 	// (ORGANIZE_LIMIT, ratelimit.BucketOrganize); nil: no limit.
 	OrganizeLimiter *ratelimit.Limiter
+	// Attachments is the one folder files may be sent from
+	// (ATTACHMENTS_DIR); its zero value refuses every attachment.
+	Attachments attach.Folder
 }
 
 // Size bounds on what an agent may submit or receive.
@@ -76,15 +80,66 @@ type emailReadIn struct {
 }
 
 type emailComposeIn struct {
-	To      string `json:"to" jsonschema:"Recipient email address (exactly one)"`
-	Subject string `json:"subject" jsonschema:"Email subject line"`
-	Body    string `json:"body" jsonschema:"Plain text email body"`
+	To          recipientsArg `json:"to" jsonschema:"Recipient email address, or a list of them"`
+	Cc          []string      `json:"cc,omitempty" jsonschema:"Copy recipients (email addresses)"`
+	Bcc         []string      `json:"bcc,omitempty" jsonschema:"Blind copy recipients (email addresses; the other recipients do not see them)"`
+	Subject     string        `json:"subject" jsonschema:"Email subject line"`
+	Body        string        `json:"body" jsonschema:"Email body: plain text unless body_format says otherwise"`
+	BodyFormat  string        `json:"body_format,omitempty" jsonschema:"text (default), markdown or html: markdown and html also send an HTML part"`
+	Attachments []string      `json:"attachments,omitempty" jsonschema:"Files to attach: paths inside the attachment folder (ATTACHMENTS_DIR; a relative path is taken inside it)"`
 }
 
 type emailReplyIn struct {
-	ThreadID  string `json:"thread_id" jsonschema:"Gmail thread ID to reply to"`
-	MessageID string `json:"message_id" jsonschema:"Gmail message ID to reply to (for correct threading headers)"`
-	Body      string `json:"body" jsonschema:"Plain text reply body"`
+	ThreadID    string   `json:"thread_id" jsonschema:"Gmail thread ID to reply to"`
+	MessageID   string   `json:"message_id" jsonschema:"Gmail message ID to reply to (for correct threading headers)"`
+	Body        string   `json:"body" jsonschema:"Reply body: plain text unless body_format says otherwise"`
+	ReplyAll    bool     `json:"reply_all,omitempty" jsonschema:"Also reply to the message's other recipients (its To and Cc, keeping Cc as Cc), minus your own addresses"`
+	BodyFormat  string   `json:"body_format,omitempty" jsonschema:"text (default), markdown or html: markdown and html also send an HTML part"`
+	Attachments []string `json:"attachments,omitempty" jsonschema:"Files to attach: paths inside the attachment folder (ATTACHMENTS_DIR; a relative path is taken inside it)"`
+}
+
+// recipientsArg is a `to` given as one address (the contract's string) or
+// a list of them.
+type recipientsArg []string
+
+func (r *recipientsArg) UnmarshalJSON(data []byte) error {
+	var one string
+	if err := json.Unmarshal(data, &one); err == nil {
+		*r = recipientsArg{one}
+		return nil
+	}
+	var list []string
+	if err := json.Unmarshal(data, &list); err != nil {
+		return errors.New("to must be an email address or a list of them")
+	}
+	*r = list
+	return nil
+}
+
+func (r recipientsArg) first() string {
+	if len(r) == 0 {
+		return ""
+	}
+	return r[0]
+}
+
+// recipientSchema lets `to` be a string or a list of strings, and bounds
+// every recipient list, and enumerates body_format.
+func recipientSchema(s *jsonschema.Schema) {
+	max := mailmsg.MaxRecipients
+	if p := s.Properties["to"]; p != nil {
+		p.Type, p.Types = "", []string{"string", "array"}
+		p.Items = &jsonschema.Schema{Type: "string"}
+		p.MaxItems = &max
+	}
+	for _, k := range []string{"cc", "bcc"} {
+		if p := s.Properties[k]; p != nil {
+			p.MaxItems = &max
+		}
+	}
+	if p := s.Properties["body_format"]; p != nil {
+		p.Enum = []any{string(mailmsg.FormatText), string(mailmsg.FormatMarkdown), string(mailmsg.FormatHTML)}
+	}
 }
 
 // withSchema infers T's input schema and lets edits add the constraints Go

@@ -91,7 +91,7 @@ func (h *emailHandlers) doTrash(ctx context.Context, mid, tid string) (*mcp.Call
 	req.Subject, req.Body = headerLine(msgs[0].Subject), describeTrash(req, msgs)
 	return h.submit(ctx, gate.Call{Tool: "trash_email", Request: req,
 		Compose: func(final approval.Request) (gate.SendFunc, error) {
-			if final != req {
+			if !final.Same(req) {
 				return nil, gate.ErrCannotSendEdited
 			}
 			return func(ctx context.Context) (gate.SendResult, error) {
