@@ -229,7 +229,7 @@ func demo(ctx context.Context, env *environment, args []string) error {
 	if err := printAudit(w, filepath.Join(home, "audit")); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "\nDone: every email tool (search_email, read_email, draft_email, send_email, reply_email).\n")
+	fmt.Fprintf(w, "\nDone: the email path an agent walks most (search_email, read_email, draft_email, send_email with a cc and an attachment, reply_email); README lists every tool.\n")
 	if *keep {
 		fmt.Fprintf(w, "The demo home is kept at %s: open vault/ (Done/ holds both approvals), audit/, or run\n  MAILGATE_HOME=%s mailgate approvals\n", home, home)
 	} else {
