@@ -76,7 +76,7 @@ func serve(ctx context.Context, env *environment, args []string) error {
 	var app *app
 	var deps mcpserver.Deps
 	var openErr error
-	go func() {
+	openDepsInBackground := func() {
 		defer close(opened)
 		app, deps, openErr = openDeps(ctx, cfg, logger, *useSandbox)
 		if openErr == nil {
@@ -87,7 +87,7 @@ func serve(ctx context.Context, env *environment, args []string) error {
 		if openErr != nil {
 			cancel(errOpening{openErr})
 		}
-	}()
+	}
 	defer func() {
 		<-opened
 		if app != nil {
@@ -104,10 +104,13 @@ func serve(ctx context.Context, env *environment, args []string) error {
 			}
 		}})
 	if err != nil {
-		cancel(nil)
-		<-opened
+		close(opened)
 		return err
 	}
+	// Opened once the server is built, not side by side with building it:
+	// on two cores the two slowed each other down, and the first answer
+	// waits for the server, not for the store.
+	go openDepsInBackground()
 	// The mailbox set's clients live in tmux windows: when the tmux session
 	// ends, the server must end too (exit status 1), not linger.
 	if cfg.HasTools(config.ToolsMailbox) {
