@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"syscall"
@@ -553,4 +554,25 @@ func TestKeywordPostgresPasswordNeverLogged(t *testing.T) {
 			t.Fatalf("startup log names the store wrongly:\n%s", logs)
 		}
 	})
+}
+
+// TestHTTPGCPercent: serve --http collects garbage at httpGCPercent, unless
+// GOGC is set.
+func TestHTTPGCPercent(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	for _, tt := range []struct {
+		gogc string
+		want int
+	}{{"", httpGCPercent}, {"100", 100}, {"off", 100}} {
+		debug.SetGCPercent(100)
+		setHTTPGCPercent(func(k string) string {
+			if k == "GOGC" {
+				return tt.gogc
+			}
+			return ""
+		})
+		if got := debug.SetGCPercent(100); got != tt.want {
+			t.Errorf("GOGC=%q: GC percent %d, want %d", tt.gogc, got, tt.want)
+		}
+	}
 }
