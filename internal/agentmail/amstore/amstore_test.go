@@ -548,6 +548,46 @@ func TestAgentMailSearchWindow(t *testing.T) {
 	}
 }
 
+// TestAgentMailSearchWindowRanks: the newest matches of a broad query are
+// ranked by the query's words (a subject hit counts three) before the
+// limit applies, and the hits kept come whole (sender, recipients, thread),
+// the same on both engines.
+func TestAgentMailSearchWindowRanks(t *testing.T) {
+	if testing.Short() {
+		t.Skip("sends 210 messages")
+	}
+	ctx := context.Background()
+	svc := open(t, agentmail.Options{})
+	setup(t, svc, "/p", "Alice", "Bob")
+	var ids []int64
+	for i := range 210 {
+		subject := "bulk item " + strconv.Itoa(i)
+		if i == 100 {
+			subject = "bulk bulk bulk"
+		}
+		res, err := svc.Send(ctx, agentmail.SendParams{ProjectKey: "/p", Sender: "Alice", To: []string{"Bob"}, Subject: subject, BodyMD: "load", ThreadID: "T-" + strconv.Itoa(i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, res.Deliveries[0].Payload.ID)
+	}
+	res, err := svc.Search(ctx, agentmail.SearchParams{ProjectKey: "/p", Query: "bulk", Limit: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []int64
+	for _, h := range res.Result {
+		got = append(got, h.ID)
+	}
+	if want := []int64{ids[100], ids[209], ids[208]}; !slices.Equal(got, want) {
+		t.Fatalf("Search(bulk) = %v, want the subject with three hits, then the newest: %v", got, want)
+	}
+	first := res.Result[0]
+	if first.Subject != "bulk bulk bulk" || first.From != "Alice" || len(first.To) != 1 || first.To[0] != "Bob" || first.ThreadID == nil || *first.ThreadID != "T-100" {
+		t.Errorf("first hit = %+v, want the whole message", first)
+	}
+}
+
 // TestAgentMailSearchLike: the LIKE fallback (Match "") is a
 // case-insensitive substring search with LIKE's wildcards escaped.
 func TestAgentMailSearchLike(t *testing.T) {
