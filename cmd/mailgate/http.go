@@ -21,12 +21,14 @@ import (
 // 20 MiB higher.
 const httpGCPercent = 400
 
-// setHTTPGCPercent sets httpGCPercent unless the user set GOGC, which
-// stays theirs.
-func setHTTPGCPercent(getenv func(string) string) {
-	if getenv("GOGC") == "" {
-		debug.SetGCPercent(httpGCPercent)
+// setGCPercent sets the collector's target to percent unless the user set
+// GOGC, which stays theirs, and returns what puts the previous one back.
+func setGCPercent(getenv func(string) string, percent int) (restore func()) {
+	if getenv("GOGC") != "" {
+		return func() {}
 	}
+	old := debug.SetGCPercent(percent)
+	return func() { debug.SetGCPercent(old) }
 }
 
 // serveHTTP serves MCP over Streamable HTTP (cfg.HTTPPath, also /api/) and
@@ -61,7 +63,7 @@ func serveHTTP(ctx context.Context, env *environment, cfg *config.Config, logger
 		return err
 	}
 	defer app.Close()
-	setHTTPGCPercent(env.getenv)
+	setGCPercent(env.getenv, httpGCPercent)
 	if err := app.announce(ctx, cfg, logger, "http", useSandbox); err != nil {
 		return err
 	}

@@ -556,23 +556,29 @@ func TestKeywordPostgresPasswordNeverLogged(t *testing.T) {
 	})
 }
 
-// TestHTTPGCPercent: serve --http collects garbage at httpGCPercent, unless
-// GOGC is set.
-func TestHTTPGCPercent(t *testing.T) {
+// TestSetGCPercent: serve --http collects garbage at httpGCPercent, and a
+// stdio server at startGCPercent until its store is open, unless GOGC is
+// set; restoring puts the previous target back.
+func TestSetGCPercent(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
 	for _, tt := range []struct {
 		gogc string
 		want int
 	}{{"", httpGCPercent}, {"100", 100}, {"off", 100}} {
 		debug.SetGCPercent(100)
-		setHTTPGCPercent(func(k string) string {
+		restore := setGCPercent(func(k string) string {
 			if k == "GOGC" {
 				return tt.gogc
 			}
 			return ""
-		})
-		if got := debug.SetGCPercent(100); got != tt.want {
+		}, httpGCPercent)
+		if got := debug.SetGCPercent(-1); got != tt.want {
 			t.Errorf("GOGC=%q: GC percent %d, want %d", tt.gogc, got, tt.want)
+		}
+		debug.SetGCPercent(tt.want)
+		restore()
+		if got := debug.SetGCPercent(100); got != 100 {
+			t.Errorf("GOGC=%q: GC percent %d after restoring, want 100", tt.gogc, got)
 		}
 	}
 }

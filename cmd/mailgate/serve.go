@@ -67,6 +67,14 @@ func serve(ctx context.Context, env *environment, args []string) error {
 		}
 	}
 
+	// Starting allocates a few MiB that are garbage at once (go-sdk parses
+	// every tool schema it is given; the store's migrations): from the
+	// runtime's 4 MiB first heap target, the collector ran two or three
+	// times before the first answer, its workers taking the cores the start
+	// needs. It runs at startGCPercent until the store is open, then at the
+	// user's GOGC.
+	restoreGC := setGCPercent(env.getenv, startGCPercent)
+	defer restoreGC()
 	// The server answers initialize while the store opens: the tools that
 	// need it wait for it (mcpserver.Deps.Pending). A store that cannot
 	// open still stops the server, with the same error, as soon as it fails.
@@ -78,6 +86,7 @@ func serve(ctx context.Context, env *environment, args []string) error {
 	var openErr error
 	openDepsInBackground := func() {
 		defer close(opened)
+		defer restoreGC()
 		app, deps, openErr = openDeps(ctx, cfg, logger, *useSandbox)
 		if openErr == nil {
 			if openErr = app.announce(ctx, cfg, logger, "stdio", *useSandbox); openErr == nil {
@@ -136,6 +145,10 @@ func serve(ctx context.Context, env *environment, args []string) error {
 	}
 	return nil
 }
+
+// startGCPercent is the collector's target (GOGC) of a stdio server until
+// its store is open, when GOGC is not set (see serve).
+const startGCPercent = 400
 
 // errOpening is the cause that ends a stdio server whose dependencies did
 // not open.
