@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime/debug"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -568,4 +569,31 @@ func TestKeywordPostgresPasswordNeverLogged(t *testing.T) {
 			t.Fatalf("startup log names the store wrongly:\n%s", logs)
 		}
 	})
+}
+
+// TestSetGCPercent: serve --http collects garbage at httpGCPercent, and a
+// stdio server at startGCPercent until its store is open, unless GOGC is
+// set; restoring puts the previous target back.
+func TestSetGCPercent(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	for _, tt := range []struct {
+		gogc string
+		want int
+	}{{"", httpGCPercent}, {"100", 100}, {"off", 100}} {
+		debug.SetGCPercent(100)
+		restore := setGCPercent(func(k string) string {
+			if k == "GOGC" {
+				return tt.gogc
+			}
+			return ""
+		}, httpGCPercent)
+		if got := debug.SetGCPercent(-1); got != tt.want {
+			t.Errorf("GOGC=%q: GC percent %d, want %d", tt.gogc, got, tt.want)
+		}
+		debug.SetGCPercent(tt.want)
+		restore()
+		if got := debug.SetGCPercent(100); got != 100 {
+			t.Errorf("GOGC=%q: GC percent %d after restoring, want 100", tt.gogc, got)
+		}
+	}
 }

@@ -69,22 +69,62 @@ func serve(ctx context.Context, env *environment, args []string) error {
 		}
 	}
 
-	app, err := open(ctx, cfg, logger, *useSandbox)
+	// Starting allocates a few MiB that are garbage at once (go-sdk parses
+	// every tool schema it is given; the store's migrations): from the
+	// runtime's 4 MiB first heap target, the collector ran two or three
+	// times before the first answer, its workers taking the cores the start
+	// needs. It runs at startGCPercent until the store is open, then at the
+	// user's GOGC.
+	restoreGC := setGCPercent(env.getenv, startGCPercent)
+	defer restoreGC()
+	// The server answers initialize while the store opens: the tools that
+	// need it wait for it (mcpserver.Deps.Pending). A store that cannot
+	// open still stops the server, with the same error, as soon as it fails.
+	runCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	opened := make(chan struct{})
+	var app *app
+	var deps mcpserver.Deps
+	var openErr error
+	openDepsInBackground := func() {
+		defer close(opened)
+		defer restoreGC()
+		app, deps, openErr = openDeps(ctx, cfg, logger, *useSandbox)
+		if openErr == nil {
+			if openErr = app.announce(ctx, cfg, logger, "stdio", *useSandbox); openErr == nil {
+				logger.Info("mailgate serving over stdio", app.startAttrs(cfg)...)
+			}
+		}
+		if openErr != nil {
+			cancel(errOpening{openErr})
+		}
+	}
+	defer func() {
+		<-opened
+		if app != nil {
+			app.Close()
+		}
+	}()
+	srv, err := mcpserver.New(mcpserver.Deps{Version: versionString(), Logger: logger, Tools: cfg.Tools, AgentMailProfile: cfg.ToolsProfile,
+		Pending: func(ctx context.Context) (mcpserver.Deps, error) {
+			select {
+			case <-opened:
+				return deps, openErr
+			case <-ctx.Done():
+				return mcpserver.Deps{}, ctx.Err()
+			}
+		}})
 	if err != nil {
+		close(opened)
 		return err
 	}
-	defer app.Close()
-	if err := app.announce(ctx, cfg, logger, "stdio", *useSandbox); err != nil {
-		return err
-	}
-	logger.Info("mailgate serving over stdio", app.startAttrs(cfg)...)
+	// Opened once the server is built, not side by side with building it:
+	// on two cores the two slowed each other down, and the first answer
+	// waits for the server, not for the store.
+	go openDepsInBackground()
 	// The mailbox set's clients live in tmux windows: when the tmux session
 	// ends, the server must end too (exit status 1), not linger.
-	runCtx := ctx
 	if cfg.HasTools(config.ToolsMailbox) {
-		var cancel context.CancelCauseFunc
-		runCtx, cancel = context.WithCancelCause(ctx)
-		defer cancel(nil)
 		go func() {
 			if err := mcpserver.WatchTmuxSession(runCtx, env.getenv, 0); err != nil {
 				logger.Error("tmux session ended; exiting", "err", err)
@@ -92,15 +132,31 @@ func serve(ctx context.Context, env *environment, args []string) error {
 			}
 		}()
 	}
-	err = app.Server.Run(runCtx, &mcpserver.StdioTransport{Reader: env.stdin, Writer: out, Logger: logger})
+	runErr := srv.Run(runCtx, &mcpserver.StdioTransport{Reader: env.stdin, Writer: out, Logger: logger})
+	// A client that left before the store opened does not hide a store
+	// that cannot open: the process still ends with its error.
+	<-opened
+	var opening errOpening
 	if cause := context.Cause(runCtx); errors.Is(cause, mcpserver.ErrTmuxSessionEnded) {
 		return cause
+	} else if errors.As(cause, &opening) {
+		return opening.err
 	}
-	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
-		return fmt.Errorf("serving: %w", err)
+	if runErr != nil && !errors.Is(runErr, context.Canceled) && !errors.Is(runErr, io.EOF) {
+		return fmt.Errorf("serving: %w", runErr)
 	}
 	return nil
 }
+
+// startGCPercent is the collector's target (GOGC) of a stdio server until
+// its store is open, when GOGC is not set (see serve).
+const startGCPercent = 400
+
+// errOpening is the cause that ends a stdio server whose dependencies did
+// not open.
+type errOpening struct{ err error }
+
+func (e errOpening) Error() string { return e.err.Error() }
 
 // loadConfig loads the configuration as every command does. When the home
 // is the per-user default and the working directory holds an older home
@@ -189,9 +245,24 @@ func (a *app) announce(ctx context.Context, cfg *config.Config, logger *slog.Log
 	return nil
 }
 
-// open builds every dependency the configuration asks for, failing fast with
-// a message that names the path or variable at fault.
-func open(ctx context.Context, cfg *config.Config, logger *slog.Logger, useSandbox bool) (_ *app, err error) {
+// open builds every dependency the configuration asks for and the server
+// on them, failing fast with a message that names the path or variable at
+// fault.
+func open(ctx context.Context, cfg *config.Config, logger *slog.Logger, useSandbox bool) (*app, error) {
+	a, deps, err := openDeps(ctx, cfg, logger, useSandbox)
+	if err != nil {
+		return nil, err
+	}
+	if a.Server, err = mcpserver.New(deps); err != nil {
+		a.Close()
+		return nil, err
+	}
+	return a, nil
+}
+
+// openDeps opens every dependency the configuration asks for: the store,
+// the email set's and the agent-mail store.
+func openDeps(ctx context.Context, cfg *config.Config, logger *slog.Logger, useSandbox bool) (_ *app, _ mcpserver.Deps, err error) {
 	a := &app{}
 	defer func() {
 		if err != nil {
@@ -201,9 +272,9 @@ func open(ctx context.Context, cfg *config.Config, logger *slog.Logger, useSandb
 	db, err := store.Open(ctx, cfg.DB)
 	if err != nil {
 		if store.IsURL(cfg.DB) {
-			return nil, fmt.Errorf("MAILGATE_DB: %w", err) // the error names the server, without the password
+			return nil, mcpserver.Deps{}, fmt.Errorf("MAILGATE_DB: %w", err) // the error names the server, without the password
 		}
-		return nil, fmt.Errorf("MAILGATE_DB %s: %w", cfg.DB, err)
+		return nil, mcpserver.Deps{}, fmt.Errorf("MAILGATE_DB %s: %w", cfg.DB, err)
 	}
 	a.closers = append(a.closers, db.Close)
 	a.DB = db
@@ -211,25 +282,20 @@ func open(ctx context.Context, cfg *config.Config, logger *slog.Logger, useSandb
 	deps := mcpserver.Deps{Version: versionString(), Logger: logger, Tools: cfg.Tools, AgentMailProfile: cfg.ToolsProfile}
 	if cfg.HasTools(config.ToolsEmail) {
 		if deps.Email, err = openEmail(ctx, cfg, logger, db, useSandbox, a); err != nil {
-			return nil, err
+			return nil, mcpserver.Deps{}, err
 		}
 	}
 	// The agent-mail store backs the agentmail, channels and mailbox sets.
 	if cfg.HasTools(config.ToolsAgentMail) || cfg.HasTools(config.ToolsChannels) || cfg.HasTools(config.ToolsMailbox) {
 		if deps.AgentMail, deps.Dialects, err = amstore.NewServiceStore(ctx, db, agentmail.Options{Logger: logger, NameMode: agentmail.NameMode(cfg.NameMode), BindSenders: cfg.BindSenders}); err != nil {
-			return nil, fmt.Errorf("opening the agent-mail store: %w", err)
+			return nil, mcpserver.Deps{}, fmt.Errorf("opening the agent-mail store: %w", err)
 		}
 		a.closers = append(a.closers, deps.AgentMail.Close) // before the DB: it indexes what it queued
 	}
 	if err := startMirror(ctx, cfg, logger, db, a); err != nil {
-		return nil, err
+		return nil, mcpserver.Deps{}, err
 	}
-	srv, err := mcpserver.New(deps)
-	if err != nil {
-		return nil, err
-	}
-	a.Server = srv
-	return a, nil
+	return a, deps, nil
 }
 
 func openEmail(ctx context.Context, cfg *config.Config, logger *slog.Logger, db *store.DB, useSandbox bool, a *app) (*mcpserver.EmailDeps, error) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"io"
 	"net/mail"
 	"os"
 	"os/exec"
@@ -208,6 +209,10 @@ func TestServeFailsFast(t *testing.T) {
 		{"unknown tool set", []string{"MAILGATE_TOOLS=email,fax"}, "MAILGATE_TOOLS"},
 		{"vault under a file", []string{"VAULT_PATH=" + filepath.Join(blocker, "vault")}, "VAULT_PATH"},
 		{"bad Gmail endpoint", []string{"GMAIL_API_ENDPOINT=ftp://example.com"}, "GMAIL_API_ENDPOINT"},
+		// The store opens while the server answers initialize: a client
+		// gone before it failed does not hide the failure.
+		{"store is a folder", []string{"MAILGATE_DB=" + t.TempDir()}, "MAILGATE_DB"},
+		{"store is a folder, agentmail", []string{"MAILGATE_DB=" + t.TempDir(), "MAILGATE_TOOLS=agentmail"}, "MAILGATE_DB"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -224,6 +229,49 @@ func TestServeFailsFast(t *testing.T) {
 			last := lines[len(lines)-1]
 			if !strings.Contains(last, tt.want) {
 				t.Fatalf("error line %q does not name %q", last, tt.want)
+			}
+		})
+	}
+}
+
+// TestServeStoreFailureEndsServer: the server answers initialize while its
+// store opens; a store that cannot open ends it, client still connected,
+// with the error naming MAILGATE_DB as the last line, as before the
+// answer came first.
+func TestServeStoreFailureEndsServer(t *testing.T) {
+	for _, tools := range []string{"email", "agentmail", "mailbox"} {
+		t.Run(tools, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), refusalWait)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, builtBinary(t), "serve")
+			cmd.Dir = "/"
+			cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "MAILGATE_HOME=" + t.TempDir(), "MAILGATE_TOOLS=" + tools, "MAILGATE_DB=" + t.TempDir(), "AGENT_NAME=alice"}
+			stdin, err := cmd.StdinPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer stdin.Close() // the client stays connected until the server has ended
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			stdout, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			io.WriteString(stdin, initializeLine)
+			io.ReadAll(stdout) // the answer, if it came first, then the end
+			err = cmd.Wait()
+			if ctx.Err() != nil {
+				t.Fatalf("the server did not end on an unusable store:\n%s", stderr.String())
+			}
+			if err == nil {
+				t.Fatalf("the server ended without an error:\n%s", stderr.String())
+			}
+			lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+			if last := lines[len(lines)-1]; !strings.Contains(last, "MAILGATE_DB") {
+				t.Fatalf("error line %q does not name MAILGATE_DB", last)
 			}
 		})
 	}

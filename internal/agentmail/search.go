@@ -10,9 +10,10 @@ import (
 // searchWindow bounds the match set ranked by bm25 (see Search).
 const searchWindow = 200
 
-// rankRecent orders recent matches by weighted occurrences of the query's
-// words (a subject hit counts three), newest first among equals.
-func rankRecent(ms []Message, terms []string, limit int) []Message {
+// RankRecent orders recent matches by weighted occurrences of the query's
+// words (a subject hit counts three), newest first among equals, and keeps
+// the first limit. It reads only ID, Subject and BodyMD.
+func RankRecent(ms []Message, terms []string, limit int) []Message {
 	lower := make([]string, len(terms))
 	for i, t := range terms {
 		lower[i] = strings.ToLower(t)
@@ -86,7 +87,7 @@ func (s *Service) Search(ctx context.Context, p SearchParams) (SearchResult, err
 		if err != nil {
 			return err
 		}
-		q := SearchQuery{ProjectID: proj.ID, Match: match, Limit: limit, Window: searchWindow}
+		q := SearchQuery{ProjectID: proj.ID, Match: match, Terms: LikeTerms(p.Query), Limit: limit, Window: searchWindow}
 		if strings.TrimSpace(p.Agent) != "" {
 			a, err := s.agent(ctx, tx, proj, p.Agent)
 			if err != nil {
@@ -103,11 +104,11 @@ func (s *Service) Search(ctx context.Context, p SearchParams) (SearchResult, err
 		mode := "fts"
 		ms, ranked, err := tx.Search(ctx, q)
 		if err == nil && !ranked {
-			ms = rankRecent(ms, LikeTerms(p.Query), limit)
+			ms = RankRecent(ms, q.Terms, limit)
 		}
 		if err != nil {
 			s.log.Warn("full-text search failed; falling back to LIKE", "query", match, "err", err)
-			mode, q.Match, q.Terms = "like", "", LikeTerms(p.Query)
+			mode, q.Match = "like", ""
 			notes = append(notes, "the full-text index refused the query; used a plain substring search")
 			if len(q.Terms) == 0 {
 				ms, err = nil, nil

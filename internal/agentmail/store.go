@@ -95,7 +95,7 @@ type InboxQuery struct {
 type SearchQuery struct {
 	ProjectID int64
 	Match     string   // a sanitised FTS5 expression (see SanitizeQuery)
-	Terms     []string // fallback LIKE terms when Match is empty or fails
+	Terms     []string // the query's words: LIKE terms when Match is empty or fails; what a store ranks the newest Window matches by (RankRecent)
 	ViewerID  int64    // 0 = the whole project; else messages sent or delivered to this agent
 	Limit     int
 	Window    int // see MessageTx.Search
@@ -130,7 +130,9 @@ type MessageTx interface {
 	// LIKE when Match is "". When at most q.Window messages match, they come
 	// ranked by relevance (bm25) and ranked is true; otherwise the newest
 	// q.Window matches come newest first, with bodies, for the caller to
-	// rank (bm25 over a match set that large reads whole posting lists).
+	// rank (bm25 over a match set that large reads whole posting lists),
+	// or, ranked true, the store ranked them itself (RankRecent by q.Terms)
+	// and returns the first q.Limit.
 	Search(ctx context.Context, q SearchQuery) (ms []Message, ranked bool, err error)
 	// LastMailActivity is the newest message the agent sent or had delivered.
 	LastMailActivity(ctx context.Context, agentID int64) (time.Time, error)

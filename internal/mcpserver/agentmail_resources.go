@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"strconv"
 	"strings"
@@ -21,7 +22,9 @@ import (
 // tools return, listed in the inventory (inventory.go). The project
 // parameter is a slug or an absolute path, plain or URL-encoded.
 
-func addAgentMailResources(s *mcp.Server, svc *agentmail.Service) {
+// svc is called on each read (the service may open after the server is
+// built: Deps.Pending).
+func addAgentMailResources(s *mcp.Server, svc func() *agentmail.Service, logger *slog.Logger) {
 	r := &amReader{svc: svc}
 	var regexps []*uritemplate.Template
 	for _, res := range resources {
@@ -45,7 +48,7 @@ func addAgentMailResources(s *mcp.Server, svc *agentmail.Service) {
 			}
 			defer func() { // outside the server's recovery middleware: recover here
 				if p := recover(); p != nil {
-					svc.Logger().Error("panic reading resource", "uri", rr.Params.URI, "panic", fmt.Sprint(p))
+					logger.Error("panic reading resource", "uri", rr.Params.URI, "panic", fmt.Sprint(p))
 					res, err = nil, errors.New("internal error")
 				}
 			}()
@@ -64,7 +67,7 @@ func amMatchesAny(ts []*uritemplate.Template, uri string) bool {
 }
 
 type amReader struct {
-	svc *agentmail.Service
+	svc func() *agentmail.Service
 }
 
 func (r *amReader) ours(uri string) bool {
@@ -100,16 +103,16 @@ func (r *amReader) read(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp
 	var v any
 	switch kind {
 	case "projects":
-		v, err = r.svc.ListProjects(ctx)
+		v, err = r.svc().ListProjects(ctx)
 	case "project":
-		v, err = r.svc.ProjectDetail(ctx, id)
+		v, err = r.svc().ProjectDetail(ctx, id)
 	case "agents":
-		v, err = r.svc.Agents(ctx, id)
+		v, err = r.svc().Agents(ctx, id)
 	case "inbox":
 		limit, _ := strconv.Atoi(q.Get("limit"))
-		v, err = r.svc.InboxView(ctx, project, id, limit, bodies)
+		v, err = r.svc().InboxView(ctx, project, id, limit, bodies)
 	case "thread":
-		v, err = r.svc.Thread(ctx, project, id, bodies)
+		v, err = r.svc().Thread(ctx, project, id, bodies)
 	case "message":
 		msgID, att, isAtt := strings.Cut(id, "/attachments/")
 		n, perr := strconv.ParseInt(msgID, 10, 64)
@@ -123,7 +126,7 @@ func (r *amReader) read(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp
 			}
 			return r.attachments(ctx, uri, project, n, []int{seq}, nil)
 		}
-		detail, derr := r.svc.MessageDetail(ctx, project, n)
+		detail, derr := r.svc().MessageDetail(ctx, project, n)
 		if derr != nil || len(detail.Attachments) == 0 {
 			v, err = detail, derr
 			break
@@ -138,7 +141,7 @@ func (r *amReader) read(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp
 		}
 		return r.attachments(ctx, uri, project, n, seqs, &mcp.ResourceContents{URI: uri, MIMEType: "application/json", Text: string(b)})
 	case "file_reservations":
-		v, err = r.svc.ListReservations(ctx, id, amBoolParam(q.Get("active_only"), true))
+		v, err = r.svc().ListReservations(ctx, id, amBoolParam(q.Get("active_only"), true))
 	default:
 		return nil, mcp.ResourceNotFoundError(uri)
 	}
@@ -161,7 +164,7 @@ func (r *amReader) attachments(ctx context.Context, uri, project string, id int6
 		out = append(out, first)
 	}
 	for _, seq := range seqs {
-		a, err := r.svc.MessageAttachment(ctx, project, id, seq)
+		a, err := r.svc().MessageAttachment(ctx, project, id, seq)
 		if err != nil {
 			return nil, r.fail(uri, err)
 		}
@@ -191,7 +194,7 @@ func (r *amReader) fail(uri string, err error) error {
 	case errors.As(err, &e):
 		return amInvalidParams("%s", e.Message)
 	}
-	r.svc.Logger().Error("reading agent-mail resource", "uri", uri, "err", err)
+	r.svc().Logger().Error("reading agent-mail resource", "uri", uri, "err", err)
 	return errors.New("internal error reading " + uri)
 }
 

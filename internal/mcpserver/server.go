@@ -70,6 +70,15 @@ type Deps struct {
 	// Dialects are the storage ports of the channels and mailbox sets on
 	// AgentMail's database (amstore.Store is one): required with those sets.
 	Dialects Dialects
+
+	// Pending, when set, stands for Email and AgentMail while the process
+	// still opens them: New builds the server from the fields above alone,
+	// so that initialize and the lists are answered without waiting for the
+	// store, and the first call that needs a dependency (tools/call,
+	// resources/read) waits for Pending, which returns the Deps with Email
+	// and AgentMail set, or the error that stopped their opening (the call
+	// answers with it). Pending returns ctx's error when ctx ends first.
+	Pending func(ctx context.Context) (Deps, error)
 }
 
 // New builds the server with every enabled tool set registered: the
@@ -85,41 +94,78 @@ func New(d Deps) (*mcp.Server, error) {
 	})
 	// The first middleware is the outermost: recovery must wrap everything.
 	s.AddReceivingMiddleware(recoverPanics(d.Logger), logCalls(d.Logger))
-	for _, set := range d.Tools {
-		var recv any
-		var only map[string]bool
-		switch set {
-		case config.ToolsEmail:
-			if d.Email == nil {
-				return nil, errors.New("building server: the email tool set needs its dependencies")
+	only, err := agentMailProfile(d.AgentMailProfile)
+	if err != nil && slices.Contains(d.Tools, config.ToolsAgentMail) {
+		return nil, err
+	}
+	if d.Pending != nil {
+		p := &pendingDeps{wait: d.Pending, logger: d.Logger}
+		for _, set := range d.Tools {
+			if !slices.Contains(toolSetNames, set) {
+				return nil, fmt.Errorf("building server: tool set %q is not available yet", set)
 			}
-			recv = &emailHandlers{d: d.Email}
-		case config.ToolsAgentMail:
-			if d.AgentMail == nil {
-				return nil, errors.New("building server: the agentmail tool set needs its store")
+			if set == config.ToolsAgentMail {
+				addAgentMailResources(s, p.agentMail, d.Logger)
 			}
-			var err error
-			if only, err = agentMailProfile(d.AgentMailProfile); err != nil {
-				return nil, err
-			}
-			recv = &amTools{svc: d.AgentMail}
-			addAgentMailResources(s, d.AgentMail)
-		case config.ToolsChannels:
-			if d.AgentMail == nil || d.Dialects == nil {
-				return nil, errors.New("building server: the channels tool set needs the agent-mail store")
-			}
-			recv = newCHTools(d)
-		case config.ToolsMailbox:
-			if d.AgentMail == nil || d.Dialects == nil {
-				return nil, errors.New("building server: the mailbox tool set needs the agent-mail store")
-			}
-			recv = newMBTools(d.AgentMail, d.Dialects.Mailboxes(), d.Compat)
-		default:
-			return nil, fmt.Errorf("building server: tool set %q is not available yet", set)
+			registerSet(s, set, p.receiver(set), d.Logger, onlyFor(set, only))
 		}
-		registerSet(s, set, recv, d.Logger, only)
+		// Added last, so outermost: every call that reaches a dependency,
+		// the resources' own fallback included, has waited for it.
+		s.AddReceivingMiddleware(p.await)
+		return s, nil
+	}
+	for _, set := range d.Tools {
+		recv, err := receiver(set, d)
+		if err != nil {
+			return nil, err
+		}
+		if set == config.ToolsAgentMail {
+			svc := d.AgentMail
+			addAgentMailResources(s, func() *agentmail.Service { return svc }, d.Logger)
+		}
+		registerSet(s, set, func() any { return recv }, d.Logger, onlyFor(set, only))
 	}
 	return s, nil
+}
+
+// toolSetNames are the sets receiver knows.
+var toolSetNames = []string{config.ToolsEmail, config.ToolsAgentMail, config.ToolsChannels, config.ToolsMailbox}
+
+// onlyFor is the agent-mail profile's tools for the agentmail set, nil
+// (every tool) for the others.
+func onlyFor(set string, only map[string]bool) map[string]bool {
+	if set == config.ToolsAgentMail {
+		return only
+	}
+	return nil
+}
+
+// receiver is the value a set's handlers run on, built from its
+// dependencies.
+func receiver(set string, d Deps) (any, error) {
+	switch set {
+	case config.ToolsEmail:
+		if d.Email == nil {
+			return nil, errors.New("building server: the email tool set needs its dependencies")
+		}
+		return &emailHandlers{d: d.Email}, nil
+	case config.ToolsAgentMail:
+		if d.AgentMail == nil {
+			return nil, errors.New("building server: the agentmail tool set needs its store")
+		}
+		return &amTools{svc: d.AgentMail}, nil
+	case config.ToolsChannels:
+		if d.AgentMail == nil || d.Dialects == nil {
+			return nil, errors.New("building server: the channels tool set needs the agent-mail store")
+		}
+		return newCHTools(d), nil
+	case config.ToolsMailbox:
+		if d.AgentMail == nil || d.Dialects == nil {
+			return nil, errors.New("building server: the mailbox tool set needs the agent-mail store")
+		}
+		return newMBTools(d.AgentMail, d.Dialects.Mailboxes(), d.Compat), nil
+	}
+	return nil, fmt.Errorf("building server: tool set %q is not available yet", set)
 }
 
 // recoverPanics turns a panic in any handler into an error answer instead of

@@ -28,15 +28,15 @@ type toolHandler struct {
 
 // binding is what a set's handlers run on.
 type binding struct {
-	recv any      // the set's receiver: *emailHandlers, *amTools, *chTools or *mbTools
-	args argStyle // the set's argument dialect
+	recv func() any // the set's receiver: *emailHandlers, *amTools, *chTools or *mbTools
+	args argStyle   // the set's argument dialect
 	set  string
 	log  *slog.Logger
 }
 
 // registerSet registers the inventory's tools of set (those of only, when
-// it is not nil) over recv.
-func registerSet(s *mcp.Server, set string, recv any, log *slog.Logger, only map[string]bool) {
+// it is not nil) over the receiver recv returns when a call runs.
+func registerSet(s *mcp.Server, set string, recv func() any, log *slog.Logger, only map[string]bool) {
 	b := binding{recv: recv, args: toolSets[set].args, set: set, log: log}
 	for _, e := range inventory {
 		if e.Set == set && (only == nil || only[e.Name]) {
@@ -50,12 +50,11 @@ func registerSet(s *mcp.Server, set string, recv any, log *slog.Logger, only map
 // mistyped arguments with its own tool error.
 func emailTool[In any](h func(*emailHandlers, context.Context, *mcp.CallToolRequest, In) (*mcp.CallToolResult, any, error), edits ...func(*jsonschema.Schema)) toolHandler {
 	return toolHandler{in: reflect.TypeFor[In](), add: func(s *mcp.Server, t *mcp.Tool, b binding) {
-		r := b.recv.(*emailHandlers)
 		if len(edits) > 0 {
 			t = withSchema[In](t, edits...)
 		}
 		mcp.AddTool(s, t, func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, any, error) {
-			return h(r, ctx, req, in)
+			return h(b.recv().(*emailHandlers), ctx, req, in)
 		})
 	}}
 }
@@ -93,8 +92,7 @@ func answerJSON[R, In, Out any](call func(R, context.Context, In) (Out, error)) 
 // resultTool is a tool whose handler builds its answer itself.
 func resultTool[In, R any](call func(R, context.Context, In) (*mcp.CallToolResult, error)) toolHandler {
 	return toolHandler{in: reflect.TypeFor[In](), add: func(s *mcp.Server, t *mcp.Tool, b binding) {
-		r := b.recv.(R)
-		rawTool(s, t, b, func(ctx context.Context, in In) (*mcp.CallToolResult, error) { return call(r, ctx, in) })
+		rawTool(s, t, b, func(ctx context.Context, in In) (*mcp.CallToolResult, error) { return call(b.recv().(R), ctx, in) })
 	}}
 }
 

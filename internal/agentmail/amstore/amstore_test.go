@@ -518,7 +518,9 @@ func TestAgentMailSearch(t *testing.T) {
 
 // TestAgentMailSearchWindow: a query matching more than the ranking window
 // is answered from its newest matches (the Window contract of
-// MessageTx.Search), the same on both engines.
+// MessageTx.Search), ranked by the query's words (a subject hit counts
+// three) before the limit applies, with the hits kept whole (sender,
+// recipients, thread), the same on both engines.
 func TestAgentMailSearchWindow(t *testing.T) {
 	if testing.Short() {
 		t.Skip("sends 210 messages")
@@ -528,7 +530,11 @@ func TestAgentMailSearchWindow(t *testing.T) {
 	testutil.Register(t, svc, "/p", "Alice", "Bob")
 	var ids []int64
 	for i := range 210 {
-		res, err := svc.Send(ctx, agentmail.SendParams{ProjectKey: "/p", Sender: "Alice", To: []string{"Bob"}, Subject: "bulk item " + strconv.Itoa(i), BodyMD: "load"})
+		subject := "bulk item " + strconv.Itoa(i)
+		if i == 100 {
+			subject = "bulk bulk bulk"
+		}
+		res, err := svc.Send(ctx, agentmail.SendParams{ProjectKey: "/p", Sender: "Alice", To: []string{"Bob"}, Subject: subject, BodyMD: "load", ThreadID: "T-" + strconv.Itoa(i)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -542,10 +548,15 @@ func TestAgentMailSearchWindow(t *testing.T) {
 	for _, h := range res.Result {
 		got = append(got, h.ID)
 	}
-	want := slices.Clone(ids[len(ids)-5:])
+	want := slices.Clone(ids[len(ids)-4:])
 	slices.Reverse(want)
+	want = append([]int64{ids[100]}, want...)
 	if !slices.Equal(got, want) {
-		t.Errorf("Search(bulk) = %v, want the newest five %v", got, want)
+		t.Fatalf("Search(bulk) = %v, want the subject with three hits, then the newest four %v", got, want)
+	}
+	first := res.Result[0]
+	if first.Subject != "bulk bulk bulk" || first.From != "Alice" || len(first.To) != 1 || first.To[0] != "Bob" || first.ThreadID == nil || *first.ThreadID != "T-100" {
+		t.Errorf("first hit = %+v, want the whole message", first)
 	}
 }
 

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"slices"
 	"strconv"
 
 	"github.com/mailgate/mailgate/internal/agentmail"
@@ -40,6 +41,11 @@ var viewerClause = amsql.Viewer("?", "?")
 
 // Search runs q.Match through FTS5 (am_messages_fts, whose rowid is the
 // message id, and its bm25 rank), or q.Terms through LIKE when Match is "".
+// It always answers ranked: when more than q.Window messages match, it
+// ranks the newest q.Window itself (agentmail.RankRecent by q.Terms),
+// reading only their subjects and bodies, and reads whole messages for the
+// q.Limit it keeps; a broad search used to read q.Window whole messages
+// (sender, thread, dates: 200 joined rows) to answer 20 of them.
 func (t *tx) Search(ctx context.Context, q agentmail.SearchQuery) ([]agentmail.Message, bool, error) {
 	if q.Match == "" {
 		ms, err := t.SearchLike(ctx, q)
@@ -51,18 +57,28 @@ func (t *tx) Search(ctx context.Context, q agentmail.SearchQuery) ([]agentmail.M
 	}
 	// The newest Window matches: FTS5 walks rowids newest first and stops
 	// after Window rows, so this is cheap however common the terms are.
-	args := append([]any{true, q.Match, q.ProjectID}, vargs...)
-	rows, err := t.query(ctx, `SELECT `+msgCols+` FROM am_messages_fts f JOIN am_messages m ON m.id = f.rowid JOIN am_agents a ON a.id = m.sender_id
-		WHERE am_messages_fts MATCH ? AND m.project_id = ?`+viewer+` ORDER BY f.rowid DESC LIMIT `+strconv.Itoa(q.Window), args...)
+	rows, err := t.query(ctx, `SELECT m.id, m.subject, m.body_md FROM am_messages_fts f JOIN am_messages m ON m.id = f.rowid
+		WHERE am_messages_fts MATCH ? AND m.project_id = ?`+viewer+` ORDER BY f.rowid DESC LIMIT `+strconv.Itoa(q.Window), append([]any{q.Match, q.ProjectID}, vargs...)...)
 	if err != nil {
 		return nil, false, err
 	}
-	recent, err := amsql.CollectMessages(rows)
-	if err != nil || len(recent) >= q.Window {
-		return recent, false, err
+	recent, err := amsql.Collect(rows, func(row amsql.Row) (m agentmail.Message, err error) {
+		return m, row.Scan(&m.ID, &m.Subject, &m.BodyMD)
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	if len(recent) >= q.Window {
+		top := agentmail.RankRecent(recent, q.Terms, q.Limit)
+		ids := make([]int64, len(top))
+		for i, m := range top {
+			ids[i] = m.ID
+		}
+		ms, err := t.messagesIn(ctx, ids)
+		return ms, true, err
 	}
 	// A selective query: rank every match by bm25.
-	args = append([]any{false, q.Match, q.ProjectID}, vargs...)
+	args := append([]any{false, q.Match, q.ProjectID}, vargs...)
 	rows, err = t.query(ctx, `SELECT `+msgCols+` FROM am_messages_fts f JOIN am_messages m ON m.id = f.rowid JOIN am_agents a ON a.id = m.sender_id
 		WHERE am_messages_fts MATCH ? AND m.project_id = ?`+viewer+` ORDER BY f.rank, m.id LIMIT ?`, append(args, q.Limit)...)
 	if err != nil {
@@ -70,4 +86,24 @@ func (t *tx) Search(ctx context.Context, q agentmail.SearchQuery) ([]agentmail.M
 	}
 	ms, err := amsql.CollectMessages(rows)
 	return ms, true, err
+}
+
+// messagesIn reads the messages of ids (without bodies, as every search
+// answer), in the order of ids.
+func (t *tx) messagesIn(ctx context.Context, ids []int64) ([]agentmail.Message, error) {
+	rows, err := t.query(ctx, `SELECT `+msgCols+` FROM am_messages m JOIN am_agents a ON a.id = m.sender_id
+		WHERE `+inJSON("m.id", "?"), false, jsonIDs(ids))
+	if err != nil {
+		return nil, err
+	}
+	ms, err := amsql.CollectMessages(rows)
+	if err != nil {
+		return nil, err
+	}
+	at := make(map[int64]int, len(ids))
+	for i, id := range ids {
+		at[id] = i
+	}
+	slices.SortFunc(ms, func(a, b agentmail.Message) int { return at[a.ID] - at[b.ID] })
+	return ms, nil
 }
