@@ -7,8 +7,9 @@ import (
 	"github.com/mailgate/mailgate/internal/mcpserver"
 )
 
-// gmailConn's Organiser methods (paging, attachments, drafts, labels,
-// untrash): each connects first, as every other method does.
+// gmailConn's methods beyond the first five tools' (paging, attachments, drafts,
+// labels, untrash, send_draft, trash, reply-all): each connects first, as
+// every other method does.
 
 var _ mcpserver.Organiser = (*gmailConn)(nil)
 
@@ -60,4 +61,28 @@ func (g *gmailConn) UntrashMessage(ctx context.Context, id string) (gmail.Messag
 
 func (g *gmailConn) UntrashThread(ctx context.Context, id string) ([]gmail.MessageLabels, error) {
 	return with(ctx, g, func(c *gmail.Client) ([]gmail.MessageLabels, error) { return c.UntrashThread(ctx, id) })
+}
+
+func (g *gmailConn) DraftRaw(ctx context.Context, id string) ([]byte, gmail.DraftRef, error) {
+	c, err := g.get(ctx)
+	if err != nil {
+		return nil, gmail.DraftRef{}, err
+	}
+	return c.DraftRaw(ctx, id)
+}
+
+func (g *gmailConn) SendDraft(ctx context.Context, draftID string) (*gmail.Sent, error) {
+	return with(ctx, g, func(c *gmail.Client) (*gmail.Sent, error) { return c.SendDraft(ctx, draftID) })
+}
+
+func (g *gmailConn) TrashMessage(ctx context.Context, id string) (gmail.MessageLabels, error) {
+	return with(ctx, g, func(c *gmail.Client) (gmail.MessageLabels, error) { return c.TrashMessage(ctx, id) })
+}
+
+func (g *gmailConn) TrashThread(ctx context.Context, id string) ([]gmail.MessageLabels, error) {
+	return with(ctx, g, func(c *gmail.Client) ([]gmail.MessageLabels, error) { return c.TrashThread(ctx, id) })
+}
+
+func (g *gmailConn) OwnAddresses(ctx context.Context) ([]string, error) {
+	return with(ctx, g, func(c *gmail.Client) ([]string, error) { return c.OwnAddresses(ctx) })
 }

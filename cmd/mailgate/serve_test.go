@@ -289,3 +289,41 @@ func readAudit(t *testing.T, home string) string {
 	}
 	return b.String()
 }
+
+// TestServeNewToolsOnTheRealConnection: the tools added after the first
+// five reach Gmail through the connection a real server uses (gmailConn,
+// OAuth token, GMAIL_API_ENDPOINT), not only through the sandbox's client:
+// send_draft and trash_email write their request files, reply_all finds
+// the thread's other recipients, list_labels and modify_labels answer.
+func TestServeNewToolsOnTheRealConnection(t *testing.T) {
+	w := newWorld(t, false)
+	cs := w.connect()
+
+	text, isErr := call(t, cs, "draft_email", map[string]any{"to": "alice@example.com", "cc": []string{"bob@example.org"}, "subject": "Plan", "body": "Draft."})
+	if isErr {
+		t.Fatalf("draft_email = %q", text)
+	}
+	draftID := regexp.MustCompile(`Draft ID: (\S+?)\.`).FindStringSubmatch(text)[1]
+	text, isErr = call(t, cs, "send_draft", map[string]any{"draft_id": draftID})
+	if !isErr || !strings.Contains(text, "Pending_Approval/") || !strings.Contains(text, "bob@example.org") {
+		t.Fatalf("send_draft = %q", text)
+	}
+
+	text, _ = call(t, cs, "search_email", map[string]any{"query": "invoice"})
+	msgID := regexp.MustCompile(`Message ID: (\w+)`).FindStringSubmatch(text)[1]
+	threadID := regexp.MustCompile(`Thread ID: (\w+)`).FindStringSubmatch(text)[1]
+	text, isErr = call(t, cs, "trash_email", map[string]any{"message_id": msgID})
+	if !isErr || !strings.Contains(text, "Pending_Approval/") {
+		t.Fatalf("trash_email = %q", text)
+	}
+	text, isErr = call(t, cs, "reply_email", map[string]any{"message_id": msgID, "thread_id": threadID, "body": "Thanks.", "reply_all": true})
+	if !isErr || !strings.Contains(text, "Pending_Approval/") {
+		t.Fatalf("reply_email reply_all = %q", text)
+	}
+	if text, isErr = call(t, cs, "list_labels", map[string]any{}); isErr || !strings.Contains(text, "INBOX") {
+		t.Fatalf("list_labels = %q", text)
+	}
+	if text, isErr = call(t, cs, "modify_labels", map[string]any{"message_ids": []string{msgID}, "actions": []string{"star"}}); isErr {
+		t.Fatalf("modify_labels = %q", text)
+	}
+}

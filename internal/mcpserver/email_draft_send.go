@@ -56,10 +56,7 @@ func (h *emailHandlers) sendDraft(ctx context.Context, _ *mcp.CallToolRequest, i
 }
 
 func (h *emailHandlers) doSendDraft(ctx context.Context, id string) (*mcp.CallToolResult, gate.Outcome) {
-	ds, ok := h.d.Mailbox.(DraftSender)
-	if !ok {
-		return failed("Error: this mailbox cannot send drafts.")
-	}
+	ds := h.d.Mailbox
 	if err := (approval.Request{Kind: approval.KindSendDraft, DraftID: id, MessageID: "x"}).Validate(); err != nil {
 		return invalid(err)
 	}

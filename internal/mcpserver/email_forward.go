@@ -32,12 +32,6 @@ type emailForwardIn struct {
 
 // AttachmentSource is what a forward asks Gmail for the bytes of the
 // original's attachments (internal/gmail.Client).
-type AttachmentSource interface {
-	GetAttachment(ctx context.Context, messageID, attachmentID string) ([]byte, error)
-}
-
-var _ AttachmentSource = (*gmail.Client)(nil)
-
 func (h *emailHandlers) forward(ctx context.Context, _ *mcp.CallToolRequest, in emailForwardIn) (*mcp.CallToolResult, any, error) {
 	return h.call(ctx, "forward_email", audit.MaskAddress(in.To.first()), func(ctx context.Context) (*mcp.CallToolResult, gate.Outcome) {
 		return h.doForward(ctx, in)
@@ -97,12 +91,8 @@ func (h *emailHandlers) originalAttachments(ctx context.Context, m *gmail.Messag
 		}
 		data := f.Data
 		if data == nil && f.ID != "" {
-			src, ok := h.d.Mailbox.(AttachmentSource)
-			if !ok {
-				return nil, errors.New("this mailbox cannot fetch attachments")
-			}
 			var err error
-			if data, err = src.GetAttachment(ctx, m.ID, f.ID); err != nil {
+			if data, err = h.d.Mailbox.GetAttachment(ctx, m.ID, f.ID); err != nil {
 				return nil, err
 			}
 		}

@@ -503,11 +503,7 @@ var _ OwnAddresses = (*gmail.Client)(nil)
 // msgID: its To and Cc, each kept in its header, minus the user's own
 // addresses, the reply's recipient to, and repeats.
 func (h *emailHandlers) replyAll(ctx context.Context, msgID, to string) (more, cc []string, err error) {
-	oa, ok := h.d.Mailbox.(OwnAddresses)
-	if !ok {
-		return nil, nil, errors.New("this mailbox cannot tell which addresses are yours")
-	}
-	own, err := oa.OwnAddresses(ctx)
+	own, err := h.d.Mailbox.OwnAddresses(ctx)
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading your addresses: %w", err)
 	}

@@ -29,7 +29,14 @@ type Mailbox interface {
 	ReplyParent(ctx context.Context, threadID, messageID string) (*gmail.ReplyParent, error)
 	CreateDraft(ctx context.Context, raw []byte, threadID string) (string, error)
 	Send(ctx context.Context, raw []byte, threadID string) (*gmail.Sent, error)
+	// What the newer tools need: every Mailbox has all of it, so a tool can
+	// never work in tests (on *gmail.Client) and fail on the connection a
+	// real server uses (cmd/mailgate's gmailConn): the compiler checks both.
 	Organiser
+	DraftSender    // send_draft
+	Trasher        // trash_email
+	OwnAddresses   // reply_email's reply_all
+	SentHistory    // the approver's "never written to" warning
 }
 
 var _ Mailbox = (*gmail.Client)(nil)
@@ -203,12 +210,8 @@ func (c *sentCache) warn(ctx context.Context, mb Mailbox, addr string) []warning
 	known, ok := c.seen[key]
 	c.mu.Unlock()
 	if !ok {
-		sh, isSH := mb.(SentHistory)
-		if !isSH {
-			return nil
-		}
 		var err error
-		if known, err = sh.HasSentTo(ctx, addr); err != nil {
+		if known, err = mb.HasSentTo(ctx, addr); err != nil {
 			return nil
 		}
 		c.mu.Lock()

@@ -52,10 +52,7 @@ func (h *emailHandlers) trash(ctx context.Context, _ *mcp.CallToolRequest, in em
 }
 
 func (h *emailHandlers) doTrash(ctx context.Context, mid, tid string) (*mcp.CallToolResult, gate.Outcome) {
-	tr, ok := h.d.Mailbox.(Trasher)
-	if !ok {
-		return failed("Error: this mailbox cannot move mail to Trash.")
-	}
+	tr := h.d.Mailbox
 	if (mid == "") == (tid == "") {
 		return invalid(&approval.ValidationError{Field: "message_id", Text: "give message_id or thread_id, not both"})
 	}
