@@ -33,10 +33,10 @@ type Mailbox interface {
 	// never work in tests (on *gmail.Client) and fail on the connection a
 	// real server uses (cmd/mailgate's gmailConn): the compiler checks both.
 	Organiser
-	DraftSender    // send_draft
-	Trasher        // trash_email
-	OwnAddresses   // reply_email's reply_all
-	SentHistory    // the approver's "never written to" warning
+	DraftSender  // send_draft
+	Trasher      // trash_email
+	OwnAddresses // reply_email's reply_all
+	SentHistory  // the approver's "never written to" warning
 }
 
 var _ Mailbox = (*gmail.Client)(nil)
