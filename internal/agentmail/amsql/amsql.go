@@ -25,9 +25,9 @@ package amsql
 import (
 	"context"
 	"database/sql"
+	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
 	"strconv"
 	"strings"
 	"time"
@@ -40,14 +40,18 @@ import (
 // either engine: one store holds one engine's agent-mail schema.
 const Component = "agentmail"
 
-// Migrate applies an engine's migrations, the files of fsys's folder
-// migrations, to db.
-func Migrate(ctx context.Context, db *store.DB, fsys fs.FS) error {
-	sub, err := fs.Sub(fsys, "migrations")
-	if err != nil {
-		return fmt.Errorf("opening agent-mail store: %w", err)
-	}
-	if err := db.Migrate(ctx, Component, sub); err != nil {
+// The agent-mail schema, one folder per engine (migrations/sqlite and
+// migrations/postgres), as presence and the mirror keep theirs: the engines
+// differ in types, indexes and search (FTS5 vs tsvector), so each has its
+// own files; which folder applies is db's engine. Applied migrations are
+// recorded by component and file name, so the files' folder may move.
+//
+//go:embed migrations
+var migrations embed.FS
+
+// Migrate applies the agent-mail migrations of db's engine.
+func Migrate(ctx context.Context, db *store.DB) error {
+	if err := db.MigrateDialect(ctx, Component, migrations, "migrations"); err != nil {
 		return fmt.Errorf("opening agent-mail store: %w", err)
 	}
 	return nil

@@ -51,7 +51,6 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
-	"embed"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -60,14 +59,10 @@ import (
 
 	"github.com/mailgate/mailgate/internal/agentmail"
 	"github.com/mailgate/mailgate/internal/agentmail/amsql"
+	"github.com/mailgate/mailgate/internal/agentmail/channels"
+	"github.com/mailgate/mailgate/internal/agentmail/mailboxset"
 	"github.com/mailgate/mailgate/internal/store"
 )
-
-//go:embed migrations/*.sql
-var migrations embed.FS
-
-// Component is the name the migrations are recorded under.
-const Component = amsql.Component
 
 // conflictAttempts bounds how often Write runs a transaction again after a
 // unique-constraint failure. One more run is enough after a lost race (the
@@ -103,7 +98,7 @@ func Open(ctx context.Context, db *store.DB) (*Store, error) {
 	if db.Dialect != store.Postgres {
 		return nil, fmt.Errorf("opening agent-mail store: %s is not a PostgreSQL database", db.Where)
 	}
-	if err := amsql.Migrate(ctx, db, migrations); err != nil {
+	if err := amsql.Migrate(ctx, db); err != nil {
 		return nil, err
 	}
 	return &Store{db: db}, nil
@@ -186,7 +181,7 @@ func (s *Store) touch(ctx context.Context, on execer, t *tx) {
 	}
 	ctx = context.WithoutCancel(ctx) // the transaction committed: its heartbeat belongs with it
 	for id, at := range t.touches {
-		on.ExecContext(ctx, queries.TouchAgentSQL(), us(at), id) // best effort: see above
+		on.ExecContext(ctx, queries.TouchAgentSQL(), amsql.US(at), id) // best effort: see above
 	}
 }
 
@@ -466,10 +461,22 @@ type execer interface {
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
 }
 
-// The names channels.go and mailbox.go use, from amsql.
-type scanner = amsql.Row
+// The dialects' storage ports on this store (agentmail/channels and
+// agentmail/mailboxset write their SQL once, in their packages), run by
+// the same Write (serializable, retried) and Read as the store's own
+// transactions. Their queries are written in SQLite's placeholders, which
+// PostgreSQL does not take: each is rebound to $N. Every statement goes
+// through tx's own methods, so a failure is noted on the transaction (see
+// run).
+func (s *Store) Channels() channels.Store {
+	return amsql.NewPort(s.write, s.read, statements, channels.On)
+}
 
-var us, fromUS, notFound, scanMessage = amsql.US, amsql.FromUS, amsql.NotFound, amsql.ScanMessage
+// Mailboxes is the mailbox set's port (see Channels).
+func (s *Store) Mailboxes() mailboxset.Store {
+	return amsql.NewPort(s.write, s.read, statements, mailboxset.On)
+}
 
-// msgCols is amsql.MsgCols rebound: its flag is $1.
-var msgCols = queries.MsgCols
+func statements(t *tx) amsql.Querier {
+	return amsql.Statements{ExecFn: t.Exec, QueryFn: t.Query, QueryRowFn: t.QueryRow, Rebind: amsql.PostgresRebind}
+}

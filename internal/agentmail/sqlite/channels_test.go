@@ -2,6 +2,7 @@ package sqlite_test
 
 import (
 	"context"
+	"github.com/mailgate/mailgate/internal/agentmail/amsql"
 	"os"
 	"path/filepath"
 	"testing"
@@ -21,7 +22,7 @@ func TestChannelsMigrationUpgrade(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "state.db")
-	init, err := os.ReadFile(filepath.Join("migrations", "0001_init.sql"))
+	init, err := os.ReadFile(filepath.Join("..", "amsql", "migrations", "sqlite", "0001_init.sql"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +30,7 @@ func TestChannelsMigrationUpgrade(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := db.Migrate(ctx, amsqlite.Component, fstest.MapFS{"0001_init.sql": {Data: init}}); err != nil {
+	if err := db.Migrate(ctx, amsql.Component, fstest.MapFS{"0001_init.sql": {Data: init}}); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()

@@ -3,6 +3,7 @@ package sqlite_test
 import (
 	"context"
 	"fmt"
+	"github.com/mailgate/mailgate/internal/agentmail/amsql"
 	"os"
 	"path/filepath"
 	"sync"
@@ -11,7 +12,6 @@ import (
 	"time"
 
 	"github.com/mailgate/mailgate/internal/agentmail"
-	amsqlite "github.com/mailgate/mailgate/internal/agentmail/sqlite"
 	"github.com/mailgate/mailgate/internal/store"
 	"github.com/mailgate/mailgate/internal/testutil"
 )
@@ -149,7 +149,7 @@ func TestDeferredIndexMigration(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.db")
 	old := fstest.MapFS{}
 	for _, name := range []string{"0001_init.sql", "0002_compat.sql", "0003_mirror.sql"} {
-		body, err := os.ReadFile(filepath.Join("migrations", name))
+		body, err := os.ReadFile(filepath.Join("..", "amsql", "migrations", "sqlite", name))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -159,7 +159,7 @@ func TestDeferredIndexMigration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := db.Migrate(ctx, amsqlite.Component, old); err != nil {
+	if err := db.Migrate(ctx, amsql.Component, old); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := db.Exec(`INSERT INTO am_projects (id, slug, human_key, created_us) VALUES (1, 'p', '/p', 0);

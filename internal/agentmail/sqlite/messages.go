@@ -18,7 +18,7 @@ import (
 func (t *tx) InsertMessage(ctx context.Context, m *agentmail.Message) error {
 	res, err := t.exec(ctx, `INSERT INTO am_messages (project_id, sender_id, thread_id, subject, body_md, importance, ack_required, created_us, reply_to)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		m.ProjectID, m.SenderID, amsql.NullStr(m.ThreadID), m.Subject, m.BodyMD, string(m.Importance), m.AckRequired, us(m.CreatedAt), amsql.NullID(m.ReplyTo))
+		m.ProjectID, m.SenderID, amsql.NullStr(m.ThreadID), m.Subject, m.BodyMD, string(m.Importance), m.AckRequired, amsql.US(m.CreatedAt), amsql.NullID(m.ReplyTo))
 	if err != nil {
 		return err
 	}
@@ -30,7 +30,7 @@ func (t *tx) InsertMessage(ctx context.Context, m *agentmail.Message) error {
 		r := &m.Recipients[i]
 		r.MessageID = m.ID
 		if _, err := t.exec(ctx, `INSERT INTO am_recipients (message_id, agent_id, ord, kind, delivered_us, held_reason) VALUES (?, ?, ?, ?, ?, ?)`,
-			m.ID, r.AgentID, i, r.Kind, us(r.DeliveredAt), amsql.NullStr(r.HeldReason)); err != nil {
+			m.ID, r.AgentID, i, r.Kind, amsql.US(r.DeliveredAt), amsql.NullStr(r.HeldReason)); err != nil {
 			return err
 		}
 	}
@@ -79,7 +79,7 @@ func (t *tx) Search(ctx context.Context, q agentmail.SearchQuery) ([]agentmail.M
 	}
 	// A selective query: rank every match by bm25.
 	args := append([]any{false, q.Match, q.ProjectID}, vargs...)
-	rows, err = t.query(ctx, `SELECT `+msgCols+` FROM am_messages_fts f JOIN am_messages m ON m.id = f.rowid JOIN am_agents a ON a.id = m.sender_id
+	rows, err = t.query(ctx, `SELECT `+amsql.MsgCols+` FROM am_messages_fts f JOIN am_messages m ON m.id = f.rowid JOIN am_agents a ON a.id = m.sender_id
 		WHERE am_messages_fts MATCH ? AND m.project_id = ?`+viewer+` ORDER BY f.rank, m.id LIMIT ?`, append(args, q.Limit)...)
 	if err != nil {
 		return nil, false, err
@@ -91,7 +91,7 @@ func (t *tx) Search(ctx context.Context, q agentmail.SearchQuery) ([]agentmail.M
 // messagesIn reads the messages of ids (without bodies, as every search
 // answer), in the order of ids.
 func (t *tx) messagesIn(ctx context.Context, ids []int64) ([]agentmail.Message, error) {
-	rows, err := t.query(ctx, `SELECT `+msgCols+` FROM am_messages m JOIN am_agents a ON a.id = m.sender_id
+	rows, err := t.query(ctx, `SELECT `+amsql.MsgCols+` FROM am_messages m JOIN am_agents a ON a.id = m.sender_id
 		WHERE `+inJSON("m.id", "?"), false, jsonIDs(ids))
 	if err != nil {
 		return nil, err

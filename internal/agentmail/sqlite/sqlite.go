@@ -21,7 +21,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"embed"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -32,14 +31,10 @@ import (
 
 	"github.com/mailgate/mailgate/internal/agentmail"
 	"github.com/mailgate/mailgate/internal/agentmail/amsql"
+	"github.com/mailgate/mailgate/internal/agentmail/channels"
+	"github.com/mailgate/mailgate/internal/agentmail/mailboxset"
 	"github.com/mailgate/mailgate/internal/store"
 )
-
-//go:embed migrations/*.sql
-var migrations embed.FS
-
-// Component is the name the migrations are recorded under.
-const Component = amsql.Component
 
 // maxAttempts bounds retries of a transaction that met a lock error after
 // the busy timeout (rare: the timeout is 30 s).
@@ -64,7 +59,7 @@ var _ agentmail.Store = (*Store)(nil)
 // Open applies the agent-mail migrations to db and returns the store. The
 // caller keeps ownership of db; Close does not close it.
 func Open(ctx context.Context, db *store.DB) (*Store, error) {
-	if err := amsql.Migrate(ctx, db, migrations); err != nil {
+	if err := amsql.Migrate(ctx, db); err != nil {
 		return nil, err
 	}
 	return &Store{db: db, wsem: make(chan struct{}, 1), stmts: map[string]*sql.Stmt{}, preparing: map[string]bool{},
@@ -417,9 +412,23 @@ func jsonIDs(ids []int64) any {
 	return b.String()
 }
 
-// The names channels.go and mailbox.go use, from amsql.
-type scanner = amsql.Row
+// The dialects' storage ports on this store (agentmail/channels and
+// agentmail/mailboxset write their SQL once, in their packages): a
+// dialect's transaction is this store's transaction with the dialect's
+// tables on it, run by the same Write (group commit) and Read. Their
+// queries are written in SQLite's placeholders and go through the store's
+// prepared statements as its own do (see tx.stmt).
 
-var us, fromUS, notFound, scanMessage = amsql.US, amsql.FromUS, amsql.NotFound, amsql.ScanMessage
+// Channels is the channels set's storage port on this store.
+func (s *Store) Channels() channels.Store {
+	return amsql.NewPort(s.write, s.read, statements, channels.On)
+}
 
-const msgCols = amsql.MsgCols
+// Mailboxes is the mailbox set's storage port on this store.
+func (s *Store) Mailboxes() mailboxset.Store {
+	return amsql.NewPort(s.write, s.read, statements, mailboxset.On)
+}
+
+// statements is the transaction itself: its Querier runs the store's
+// prepared statements, and the dialects' queries are in its placeholders.
+func statements(t *tx) amsql.Querier { return t }
