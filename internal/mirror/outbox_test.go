@@ -363,7 +363,7 @@ func TestMigrationRepeatsAgentMail0003(t *testing.T) {
 			var old, mine []string
 			for path, lines := range map[string]*[]string{
 				filepath.Join("..", "agentmail", "amsql", "migrations", engine, "0003_mirror.sql"): &old,
-				filepath.Join("migrations", engine, "0001_outbox.sql"):                    &mine,
+				filepath.Join("migrations", engine, "0001_outbox.sql"):                             &mine,
 			} {
 				b, err := os.ReadFile(path)
 				if err != nil {
