@@ -9,8 +9,6 @@ import (
 	"sort"
 	"strings"
 	"time"
-
-	"github.com/adrg/frontmatter"
 )
 
 // Listing and deciding from a terminal (mailgate approvals). A decision is
@@ -173,7 +171,7 @@ func (v *Vault) item(dir, name string) (Item, error) {
 	it.Created, _ = parseTime(p.Created)
 	it.Expires, _ = parseTime(p.Expires)
 	var d extraFields
-	if _, err := frontmatter.Parse(bytes.NewReader(bytes.TrimPrefix(data, utf8BOM)), &d); err == nil {
+	if _, err := parseYAMLFront(bytes.TrimPrefix(data, utf8BOM), &d); err == nil {
 		it.Warnings, it.Instructions = d.Warnings, d.Instructions
 		if dir == DirDone {
 			it.SentAt, _ = parseTime(d.SentAt)

@@ -9,7 +9,20 @@ import (
 	"time"
 
 	"github.com/adrg/frontmatter"
+	"gopkg.in/yaml.v2"
 )
+
+// yamlOnly is the one frontmatter format a vault file may use. The
+// library's defaults would also take TOML (+++) and JSON front matter, and
+// its TOML parser (BurntSushi/toml v0.3.1) can panic on malformed input: a
+// file anyone can edit must never reach it.
+var yamlOnly = frontmatter.NewFormat("---", "---", yaml.Unmarshal)
+
+// parseYAMLFront parses data's YAML front matter into v and returns the
+// rest; a file without one is an error.
+func parseYAMLFront(data []byte, v any) ([]byte, error) {
+	return frontmatter.MustParse(bytes.NewReader(data), v, yamlOnly)
+}
 
 // fields are the frontmatter keys mailgate reads. Unknown keys are ignored;
 // every value is read as its literal text, so `to: 12345` or an unquoted
@@ -177,9 +190,7 @@ func parseApproval(data []byte) (*parsedFile, error) {
 		seen[k] = true
 	}
 	var p parsedFile
-	// findBlock has established that the first non-blank line is "---", so
-	// the library's default formats pick YAML.
-	rest, err := frontmatter.MustParse(bytes.NewReader(data), &p.fields)
+	rest, err := parseYAMLFront(data, &p.fields)
 	if err != nil {
 		return nil, fmt.Errorf("parsing frontmatter: %w", err)
 	}

@@ -8,8 +8,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/adrg/frontmatter"
 )
 
 // Statuses mailgate writes outside Done/.
@@ -130,7 +128,7 @@ func (v *Vault) fileWarnings(path string) []string {
 		return nil
 	}
 	var f extraFields
-	if _, err := frontmatter.Parse(bytes.NewReader(bytes.TrimPrefix(data, utf8BOM)), &f); err != nil {
+	if _, err := parseYAMLFront(bytes.TrimPrefix(data, utf8BOM), &f); err != nil {
 		return nil
 	}
 	return f.Warnings

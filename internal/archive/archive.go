@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/adrg/frontmatter"
+	"gopkg.in/yaml.v2"
 
 	"github.com/mailgate/mailgate/internal/mirror"
 	"github.com/mailgate/mailgate/internal/store"
@@ -132,7 +133,9 @@ func renderMessage(m *mirror.Message) []byte {
 // ParseMessage reads a message file back into its frontmatter and body.
 func ParseMessage(data []byte) (Record, string, error) {
 	var r Record
-	rest, err := frontmatter.MustParse(bytes.NewReader(data), &r)
+	// YAML only: a file anyone can edit never reaches the library's TOML
+	// parser, which can panic on malformed input.
+	rest, err := frontmatter.MustParse(bytes.NewReader(data), &r, frontmatter.NewFormat("---", "---", yaml.Unmarshal))
 	if err != nil {
 		return Record{}, "", fmt.Errorf("parsing archived message: %w", err)
 	}

@@ -187,3 +187,17 @@ func TestFromStore(t *testing.T) {
 		return nil
 	})
 }
+
+// TestParseMessageYAMLOnly: an archived file is read as YAML front matter
+// only; TOML (+++) never reaches the TOML parser, which can panic on
+// malformed input.
+func TestParseMessageYAMLOnly(t *testing.T) {
+	for _, data := range []string{
+		"+++\nproject = \"x\"\n+++\nbody\n",
+		"+++\na = [[[\n+++\nbody\n",
+	} {
+		if _, _, err := archive.ParseMessage([]byte(data)); err == nil {
+			t.Errorf("ParseMessage(%q) accepted TOML front matter", data)
+		}
+	}
+}
