@@ -203,24 +203,31 @@ func (h *emailHandlers) send(ctx context.Context, _ *mcp.CallToolRequest, in ema
 func (h *emailHandlers) compose(ctx context.Context, tool string, in emailComposeIn,
 	do func(context.Context, approval.Request, extras) (*mcp.CallToolResult, gate.Outcome)) (*mcp.CallToolResult, any, error) {
 	return h.call(ctx, tool, audit.MaskAddress(in.To.first()), func(ctx context.Context) (*mcp.CallToolResult, gate.Outcome) {
-		if len(in.To) == 0 {
-			return invalid(&mailmsg.InvalidError{Field: "to", Text: "at least one recipient is required in to"})
-		}
-		email, err := mailmsg.Validate(mailmsg.Input{To: in.To, Cc: in.Cc, Bcc: in.Bcc, Subject: in.Subject, Body: in.Body})
-		if err != nil {
-			return invalid(err)
-		}
-		x, err := h.openExtras(in.BodyFormat, in.Body, in.Attachments, nil)
-		if err != nil {
-			return invalid(err)
-		}
-		req := approval.Request{Kind: approval.KindSend, To: in.To[0], ToList: in.To[1:], Cc: in.Cc, Bcc: in.Bcc,
-			Subject: email.Subject, Body: in.Body}
-		if req, err = x.bind(req); err != nil {
-			return invalid(err)
-		}
-		return do(ctx, req, x)
+		return h.composed(ctx, in, do)
 	})
+}
+
+// composed checks in (draft_email, send_email and update_draft's email) and
+// hands do the request it describes, with its body format and attachments.
+func (h *emailHandlers) composed(ctx context.Context, in emailComposeIn,
+	do func(context.Context, approval.Request, extras) (*mcp.CallToolResult, gate.Outcome)) (*mcp.CallToolResult, gate.Outcome) {
+	if len(in.To) == 0 {
+		return invalid(&mailmsg.InvalidError{Field: "to", Text: "at least one recipient is required in to"})
+	}
+	email, err := mailmsg.Validate(mailmsg.Input{To: in.To, Cc: in.Cc, Bcc: in.Bcc, Subject: in.Subject, Body: in.Body})
+	if err != nil {
+		return invalid(err)
+	}
+	x, err := h.openExtras(in.BodyFormat, in.Body, in.Attachments, nil)
+	if err != nil {
+		return invalid(err)
+	}
+	req := approval.Request{Kind: approval.KindSend, To: in.To[0], ToList: in.To[1:], Cc: in.Cc, Bcc: in.Bcc,
+		Subject: email.Subject, Body: in.Body}
+	if req, err = x.bind(req); err != nil {
+		return invalid(err)
+	}
+	return do(ctx, req, x)
 }
 
 func (h *emailHandlers) doDraft(ctx context.Context, req approval.Request, x extras) (*mcp.CallToolResult, gate.Outcome) {
