@@ -478,7 +478,7 @@ func (h *emailHandlers) doReply(ctx context.Context, in emailReplyIn) (*mcp.Call
 	req := approval.Request{Kind: approval.KindReply, To: to.Address, ThreadID: threadID, MessageID: msgID,
 		Subject: mailmsg.ReplySubject(parent.Subject), Body: in.Body}
 	if in.ReplyAll {
-		if req.ToList, req.Cc, err = h.replyAll(ctx, msgID, to.Address); err != nil {
+		if req.ToList, req.Cc, err = h.replyAll(ctx, parent, to.Address); err != nil {
 			return failed("Error: cannot reply to all: " + userError(err))
 		}
 	}
@@ -506,17 +506,14 @@ type OwnAddresses interface {
 
 var _ OwnAddresses = (*gmail.Client)(nil)
 
-// replyAll returns the further recipients of a reply to all of message
-// msgID: its To and Cc, each kept in its header, minus the user's own
+// replyAll returns the further recipients of a reply to all of parent:
+// its To and Cc (read with the parent's other headers, so no further read
+// of the message), each kept in its header, minus the user's own
 // addresses, the reply's recipient to, and repeats.
-func (h *emailHandlers) replyAll(ctx context.Context, msgID, to string) (more, cc []string, err error) {
+func (h *emailHandlers) replyAll(ctx context.Context, parent *gmail.ReplyParent, to string) (more, cc []string, err error) {
 	own, err := h.d.Mailbox.OwnAddresses(ctx)
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading your addresses: %w", err)
-	}
-	m, err := h.d.Mailbox.Message(ctx, msgID)
-	if err != nil {
-		return nil, nil, err
 	}
 	seen := map[string]bool{strings.ToLower(to): true}
 	for _, a := range own {
@@ -543,10 +540,10 @@ func (h *emailHandlers) replyAll(ctx context.Context, msgID, to string) (more, c
 		}
 		return out, nil
 	}
-	if more, err = keep(m.To); err != nil {
+	if more, err = keep(parent.To); err != nil {
 		return nil, nil, err
 	}
-	cc, err = keep(m.Cc)
+	cc, err = keep(parent.Cc)
 	return more, cc, err
 }
 

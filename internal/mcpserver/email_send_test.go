@@ -290,7 +290,11 @@ func TestReplyAllExcludesOwnAddressesAndKeepsCc(t *testing.T) {
 		"Cc: ME.ALIAS@example.com, Frank <frank@example.com>, dan@example.com\r\nSubject: Offsite\r\nMessage-ID: <off@example.com>\r\n\r\nWho comes?\r\n"), "INBOX")
 	msg, thread := searchIDs(t, e, `subject:Offsite`)
 	args := map[string]any{"thread_id": thread, "message_id": msg, "body": "I do.", "reply_all": true}
+	gets := e.gm.Calls("messages.get")
 	text, file := request(t, e, "reply_email", args)
+	if n := e.gm.Calls("messages.get") - gets; n != 0 {
+		t.Errorf("reply_all read the parent again (%d messages.get): its To and Cc come with its headers", n)
+	}
 	mustContain(t, "answer", text, "To: dan@example.com, erin@example.com (reply in thread", "Cc: frank@example.com")
 	body := readVault(t, e, "Pending_Approval", file)
 	mustContain(t, "request file", body, "- To: dan@example.com", "- To: erin@example.com", "- Cc: frank@example.com")
