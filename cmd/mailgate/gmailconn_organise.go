@@ -71,8 +71,8 @@ func (g *gmailConn) DraftRaw(ctx context.Context, id string) ([]byte, gmail.Draf
 	return c.DraftRaw(ctx, id)
 }
 
-func (g *gmailConn) SendDraft(ctx context.Context, draftID string) (*gmail.Sent, error) {
-	return with(ctx, g, func(c *gmail.Client) (*gmail.Sent, error) { return c.SendDraft(ctx, draftID) })
+func (g *gmailConn) SendDraft(ctx context.Context, draftID string, raw []byte, threadID string) (*gmail.Sent, error) {
+	return with(ctx, g, func(c *gmail.Client) (*gmail.Sent, error) { return c.SendDraft(ctx, draftID, raw, threadID) })
 }
 
 func (g *gmailConn) TrashMessage(ctx context.Context, id string) (gmail.MessageLabels, error) {

@@ -121,12 +121,14 @@ func (c *Client) getThread(ctx context.Context, id, format string, headers ...st
 // MessageID, References and InReplyTo are raw header values; From and
 // ReplyTo are raw too (parse them with mailmsg.ParseAddress); Subject is
 // decoded, with any line breaks turned into spaces.
+// To and Cc are for a reply to all, read as Message reads them.
 type ReplyParent struct {
 	MessageID, References, InReplyTo, Subject, From, ReplyTo string
+	To, Cc                                                   string
 	GmailID, ThreadID                                        string
 }
 
-var parentHeaders = []string{"Message-ID", "Message-Id", "References", "In-Reply-To", "Subject", "From", "Reply-To"}
+var parentHeaders = []string{"Message-ID", "Message-Id", "References", "In-Reply-To", "Subject", "From", "Reply-To", "To", "Cc"}
 
 // ReplyParent fetches the thread's headers and finds the message with Gmail
 // id messageID in it. With messageID "", it picks the latest message that
@@ -168,6 +170,8 @@ func (c *Client) ReplyParent(ctx context.Context, threadID, messageID string) (*
 		Subject:    oneLine(decodeHeader(h.get("Subject"))),
 		From:       strings.TrimSpace(h.get("From")),
 		ReplyTo:    strings.TrimSpace(h.get("Reply-To")),
+		To:         displayHeader(h.get("To")),
+		Cc:         displayHeader(h.get("Cc")),
 		GmailID:    parent.Id,
 		ThreadID:   parent.ThreadId,
 	}

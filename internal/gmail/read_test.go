@@ -113,7 +113,7 @@ func TestThreadAndReplyParent(t *testing.T) {
 	_, thread := e.insert(t, "Alice <alice@example.org>", "Plans", "first", "Message-ID: <p1@example.org>")
 	id2, thread2 := e.insert(t, "Bob <bob@example.org>", "Re: Plans", "second",
 		"Message-ID: <p2@example.org>", "In-Reply-To: <p1@example.org>", "References: <p1@example.org>",
-		"Reply-To: Team <team@example.org>")
+		"Reply-To: Team <team@example.org>", "Cc: Carol <carol@example.org>, =?UTF-8?Q?Ren=C3=A9?= <rene@example.org>")
 	if thread2 != thread {
 		t.Fatalf("the local server did not thread the reply (%s vs %s)", thread2, thread)
 	}
@@ -127,7 +127,8 @@ func TestThreadAndReplyParent(t *testing.T) {
 		t.Fatal(err)
 	}
 	if p.MessageID != "<p2@example.org>" || p.References != "<p1@example.org>" || p.InReplyTo != "<p1@example.org>" ||
-		p.Subject != "Re: Plans" || p.ReplyTo != "Team <team@example.org>" || p.GmailID != id2 || p.ThreadID != thread {
+		p.Subject != "Re: Plans" || p.ReplyTo != "Team <team@example.org>" || p.GmailID != id2 || p.ThreadID != thread ||
+		p.To != "me@example.com" || p.Cc != "Carol <carol@example.org>, René <rene@example.org>" {
 		t.Errorf("parent = %+v", p)
 	}
 	// The latest usable message is chosen when no message id is given.

@@ -71,16 +71,25 @@ func (c *Client) Send(ctx context.Context, raw []byte, threadID string) (*Sent, 
 	})
 }
 
-// SendDraft sends draft draftID as it is stored now (drafts.send), exactly
-// once, with Send's guarantees and *SendError. Gmail deletes the draft when
-// it sends it. A draft Gmail does not know (404) fails with
-// ErrDraftNotFound inside the SendError (refused, not sent).
-func (c *Client) SendDraft(ctx context.Context, draftID string) (*Sent, error) {
-	if draftID == "" {
+// SendDraft sends draft draftID with raw as its content (drafts.send with
+// the draft's message, in threadID's thread if threadID is not ""), exactly
+// once, with Send's guarantees and *SendError. Gmail replaces the draft's
+// content with raw and sends that, so what goes out is raw, the bytes the
+// caller approved, even if the draft was edited since they were read. Gmail
+// deletes the draft when it sends it. A draft Gmail does not know (404)
+// fails with ErrDraftNotFound inside the SendError (refused, not sent).
+func (c *Client) SendDraft(ctx context.Context, draftID string, raw []byte, threadID string) (*Sent, error) {
+	switch {
+	case draftID == "":
 		return nil, &SendError{Err: ErrDraftNotFound}
+	case len(raw) == 0:
+		return nil, &SendError{Err: errors.New("sending draft: no message content given")}
+	case len(raw) > maxRawBytes:
+		return nil, &SendError{Err: fmt.Errorf("message is %d bytes, over Gmail's %d", len(raw), maxRawBytes)}
 	}
+	d := &gmailapi.Draft{Id: draftID, Message: &gmailapi.Message{Raw: base64.URLEncoding.EncodeToString(raw), ThreadId: threadID}}
 	sent, err := c.sendOnce(ctx, "drafts.send", func(ctx context.Context) (*gmailapi.Message, error) {
-		return c.svc.Users.Drafts.Send(user, &gmailapi.Draft{Id: draftID}).Context(ctx).Do()
+		return c.svc.Users.Drafts.Send(user, d).Context(ctx).Do()
 	})
 	var se *SendError
 	if errors.As(err, &se) && se.Refused() && StatusCode(se.Err) == http.StatusNotFound {

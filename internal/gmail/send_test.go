@@ -293,18 +293,30 @@ func TestDraftLifecycle(t *testing.T) {
 	if err != nil || up.ID != ids[0] || up.MessageID == ref0.MessageID {
 		t.Fatalf("UpdateDraft: %+v %v", up, err)
 	}
-	if _, ref, _ := e.c.DraftRaw(ctx, ids[0]); ref.MessageID != up.MessageID {
+	approved, ref, _ := e.c.DraftRaw(ctx, ids[0])
+	if ref.MessageID != up.MessageID {
 		t.Errorf("after update DraftRaw names %s, want %s", ref.MessageID, up.MessageID)
 	}
 
-	sent, err := e.c.SendDraft(ctx, ids[0])
+	// An edit made after the content was read is not what is sent: the
+	// draft goes out with the content SendDraft was given.
+	if _, err := e.c.UpdateDraft(ctx, ids[0], []byte("To: mallory@example.org\r\nSubject: draft 0 hijacked\r\n\r\nwire money"), ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.c.SendDraft(ctx, ids[0], nil, ""); err == nil || e.srv.Calls("drafts.send") != 0 {
+		t.Fatalf("SendDraft without content: %v (calls %d)", err, e.srv.Calls("drafts.send"))
+	}
+	sent, err := e.c.SendDraft(ctx, ids[0], approved, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if dl, ok := e.srv.Delivered(sent.ID); !ok || !slices.Equal(dl.Recipients, []string{"erin@example.org"}) {
 		t.Errorf("sent draft delivered to %+v", dl.Recipients)
 	}
-	_, err = e.c.SendDraft(ctx, ids[0])
+	if raw, _ := e.srv.RawMessage(sent.ID); !strings.Contains(string(raw), "Subject: draft 0 edited") || strings.Contains(string(raw), "hijacked") {
+		t.Errorf("sent draft content:\n%s", raw)
+	}
+	_, err = e.c.SendDraft(ctx, ids[0], approved, "")
 	var se *SendError
 	if !errors.As(err, &se) || !se.Refused() || !errors.Is(err, ErrDraftNotFound) {
 		t.Errorf("second SendDraft: %v", err)
@@ -318,7 +330,7 @@ func TestDraftLifecycle(t *testing.T) {
 
 	// drafts.send is never retried: a 503 may have sent it.
 	e.srv.Inject(localgmail.Fault{Op: "drafts.send", Status: 503})
-	_, err = e.c.SendDraft(ctx, ids[1])
+	_, err = e.c.SendDraft(ctx, ids[1], raw0, "")
 	if !errors.As(err, &se) || !se.MayHaveReached || e.srv.Calls("drafts.send") != 3 {
 		t.Errorf("SendDraft after 503: %v (calls %d)", err, e.srv.Calls("drafts.send"))
 	}

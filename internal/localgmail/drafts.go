@@ -98,21 +98,26 @@ func (s *Server) sendDraft(c *call) (any, error) {
 		return nil, notFound()
 	}
 	raw, tid := old.raw, old.threadID
-	if newRaw != nil {
-		raw = newRaw
-	}
 	p := parseMessage(raw)
+	if newRaw != nil {
+		// As Gmail: a message given with drafts.send replaces the draft's
+		// content as drafts.update would (in the thread it names, when the
+		// threading rules allow; else a thread of its own), and that is sent.
+		raw, p = newRaw, parseMessage(newRaw)
+		named := ""
+		if d.Message != nil {
+			named = d.Message.ThreadId
+		}
+		var ok bool
+		if tid, ok = s.st.explicitThread(p, named); !ok {
+			return nil, apiErr(400, "invalidArgument", "Invalid thread_id value")
+		}
+	}
 	if err := checkRecipients(p); err != nil {
 		return nil, err
 	}
 	raw = prepareOutgoing(raw, s.o.Email, s.o.Aliases, now, false, true)
 	p = parseMessage(raw)
-	if newRaw != nil && d.Message != nil && d.Message.ThreadId != "" {
-		var ok bool
-		if tid, ok = s.st.explicitThread(p, d.Message.ThreadId); !ok {
-			return nil, apiErr(400, "invalidArgument", "Invalid thread_id value")
-		}
-	}
 	s.st.remove(old)
 	delete(s.st.drafts, d.Id)
 	m := &storedMsg{id: old.id, threadID: tid, labels: sentLabels(p, s.o.Email), internalDate: now.UnixMilli(), raw: raw, p: p}

@@ -222,6 +222,43 @@ func TestDrafts(t *testing.T) {
 	}
 }
 
+// TestDraftSendWithContent: drafts.send given the draft's message acts as
+// drafts.update then drafts.send: an edit stored meanwhile is not what is
+// sent, a reply's draft naming its thread stays in it, and one naming none
+// leaves it (as drafts.update).
+func TestDraftSendWithContent(t *testing.T) {
+	s, svc := newService(t, Options{})
+	parent := mustInsert(t, s, msg("alice@example.com", "me@sandbox.local", "Budget", "numbers", "Message-ID: <parent@example.com>"), "INBOX")
+	reply := msg("", "alice@example.com", "Re: Budget", "approved text", "In-Reply-To: <parent@example.com>", "References: <parent@example.com>")
+	for _, c := range []struct {
+		thread   string
+		inThread bool
+	}{{parent.ThreadId, true}, {"", false}} {
+		d, err := svc.Users.Drafts.Create("me", &gmail.Draft{Message: &gmail.Message{Raw: b64(reply), ThreadId: parent.ThreadId}}).Do()
+		if err != nil || d.Message.ThreadId != parent.ThreadId {
+			t.Fatalf("reply draft: %v %+v", err, d)
+		}
+		edited := msg("", "mallory@example.org", "Re: Budget", "edited text", "References: <parent@example.com>")
+		if _, err := svc.Users.Drafts.Update("me", d.Id, &gmail.Draft{Message: &gmail.Message{Raw: b64(edited), ThreadId: parent.ThreadId}}).Do(); err != nil {
+			t.Fatal(err)
+		}
+		sent, err := svc.Users.Drafts.Send("me", &gmail.Draft{Id: d.Id, Message: &gmail.Message{Raw: b64(reply), ThreadId: c.thread}}).Do()
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := s.RawMessage(sent.Id)
+		if !strings.Contains(string(raw), "approved text") || strings.Contains(string(raw), "mallory") {
+			t.Errorf("thread %q: sent\n%s", c.thread, raw)
+		}
+		if (sent.ThreadId == parent.ThreadId) != c.inThread {
+			t.Errorf("thread %q: sent into thread %s (parent's %s)", c.thread, sent.ThreadId, parent.ThreadId)
+		}
+		if _, ok := s.Draft(d.Id); ok {
+			t.Errorf("thread %q: draft kept after send", c.thread)
+		}
+	}
+}
+
 func TestInsertAndMedia(t *testing.T) {
 	s, svc := newService(t, Options{})
 	date := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)

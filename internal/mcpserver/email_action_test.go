@@ -93,13 +93,7 @@ func TestSendDraftApprovedSentOnce(t *testing.T) {
 	if isErr || !strings.HasPrefix(text, "Draft sent successfully. Draft ID: "+id+" Message ID: ") {
 		t.Fatalf("approved: (isError=%v) %q", isErr, text)
 	}
-	sent := e.gm.Sent()
-	if len(sent) != 1 {
-		t.Fatalf("Gmail sent %d", len(sent))
-	}
-	if d, ok := e.gm.Delivered(sent[0].Id); !ok || strings.Join(d.Recipients, " ") != "alice@example.com bob@example.org carol@example.net dave@example.com" {
-		t.Fatalf("delivered to %+v", d.Recipients)
-	}
+	sentID := sentDraftOnce(t, e)
 	// Once: the draft is gone, and the answer says where it went.
 	text, isErr = callTool(t, e.cs, "send_draft", args)
 	if !isErr || !strings.HasPrefix(text, "Error: draft "+id+" was already sent at ") || !strings.Contains(text, "vault/Done/") {
@@ -112,9 +106,23 @@ func TestSendDraftApprovedSentOnce(t *testing.T) {
 	if len(done) != 1 || !strings.Contains(readVault(t, e, "Done", done[0]), "status: sent") {
 		t.Fatalf("Done/ holds %v", done)
 	}
-	if lines := auditLines(t, e, "send_draft"); len(lines) != 3 || lines[1].Target != "draft:"+id || lines[1].Result != audit.ResultSuccess || lines[1].GmailMessageID != sent[0].Id {
+	if lines := auditLines(t, e, "send_draft"); len(lines) != 3 || lines[1].Target != "draft:"+id || lines[1].Result != audit.ResultSuccess || lines[1].GmailMessageID != sentID {
 		t.Fatalf("audit lines of send_draft: %+v", lines)
 	}
+}
+
+// sentDraftOnce checks that Gmail sent one message, to actDraft's
+// recipients, and returns its id.
+func sentDraftOnce(t *testing.T, e *emailEnv) string {
+	t.Helper()
+	sent := e.gm.Sent()
+	if len(sent) != 1 {
+		t.Fatalf("Gmail sent %d", len(sent))
+	}
+	if d, ok := e.gm.Delivered(sent[0].Id); !ok || strings.Join(d.Recipients, " ") != "alice@example.com bob@example.org carol@example.net dave@example.com" {
+		t.Fatalf("delivered to %+v", d.Recipients)
+	}
+	return sent[0].Id
 }
 
 func TestSendDraftEditedAfterApprovalRefused(t *testing.T) {
@@ -160,13 +168,21 @@ func (m *editingMailbox) DraftRaw(ctx context.Context, id string) ([]byte, gmail
 	return m.Client.DraftRaw(ctx, id)
 }
 
-func TestSendDraftEditedWhileSendingNotSent(t *testing.T) {
-	e := newEmailEnv(t, false, nil)
-	id := actDraft(t, e)
-	e.deps.Mailbox = &editingMailbox{Client: actClient(e)}
+// sendApprovedDraft sends actDraft's draft, approved, over the mailbox wrap
+// makes of the client (one that edits the draft at some moment).
+func sendApprovedDraft(t *testing.T, wrap func(*gmail.Client) Mailbox) (e *emailEnv, id, text string, isErr bool) {
+	t.Helper()
+	e = newEmailEnv(t, false, nil)
+	id = actDraft(t, e)
+	e.deps.Mailbox = wrap(actClient(e))
 	_, file := request(t, e, "send_draft", map[string]any{"draft_id": id})
 	approve(t, e.vault, file)
-	text, isErr := callTool(t, e.cs, "send_draft", map[string]any{"draft_id": id})
+	text, isErr = callTool(t, e.cs, "send_draft", map[string]any{"draft_id": id})
+	return e, id, text, isErr
+}
+
+func TestSendDraftEditedWhileSendingNotSent(t *testing.T) {
+	e, id, text, isErr := sendApprovedDraft(t, func(c *gmail.Client) Mailbox { return &editingMailbox{Client: c} })
 	if !isErr || !strings.HasPrefix(text, "Error sending draft: draft "+id+" was edited after it was approved") {
 		t.Fatalf("(isError=%v) %q", isErr, text)
 	}
@@ -175,6 +191,29 @@ func TestSendDraftEditedWhileSendingNotSent(t *testing.T) {
 	}
 	if done := actFolder(t, e, "Done"); len(done) != 1 || !strings.Contains(readVault(t, e, "Done", done[0]), "status: failed") {
 		t.Fatalf("Done/ = %v", done)
+	}
+}
+
+// lateEditMailbox edits the draft in Gmail after send_draft's last look at
+// it, right before drafts.send: the one round trip the re-read cannot cover.
+type lateEditMailbox struct{ *gmail.Client }
+
+func (m *lateEditMailbox) SendDraft(ctx context.Context, id string, raw []byte, threadID string) (*gmail.Sent, error) {
+	if _, err := m.UpdateDraft(ctx, id, draftRaw("Plan for Q3 (changed)", "mallory@evil.example"), ""); err != nil {
+		return nil, err
+	}
+	return m.Client.SendDraft(ctx, id, raw, threadID)
+}
+
+// TestSendDraftEditAfterLastReadNotSent: what goes out is the approved
+// content, not an edit made after the last check.
+func TestSendDraftEditAfterLastReadNotSent(t *testing.T) {
+	e, id, text, isErr := sendApprovedDraft(t, func(c *gmail.Client) Mailbox { return &lateEditMailbox{Client: c} })
+	if isErr || !strings.HasPrefix(text, "Draft sent successfully. Draft ID: "+id+" ") {
+		t.Fatalf("(isError=%v) %q", isErr, text)
+	}
+	if raw, _ := e.gm.RawMessage(sentDraftOnce(t, e)); !strings.Contains(string(raw), "Subject: Plan for Q3\r\n") || strings.Contains(string(raw), "changed") {
+		t.Fatalf("sent content:\n%s", raw)
 	}
 }
 

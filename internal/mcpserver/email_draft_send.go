@@ -22,9 +22,10 @@ import (
 // in full (draftView), so the human approves what is sent and a draft
 // edited after the request needs a new approval. Right before drafts.send
 // the draft is read once more: if it changed since the approval, nothing is
-// sent (the approval is used up, and the agent is told to ask again). What
-// remains is the moment between that read and Gmail's send, one round trip,
-// which only someone editing the draft in Gmail at that instant can hit.
+// sent (the approval is used up, and the agent is told to ask again). An
+// edit in the one round trip between that read and the send cannot slip
+// through either: drafts.send is given the approved bytes as the draft's
+// content, so Gmail sends exactly those (the late edit is overwritten).
 
 type emailSendDraftIn struct {
 	DraftID string `json:"draft_id" jsonschema:"Gmail draft ID to send (from draft_email or list_drafts)"`
@@ -33,7 +34,7 @@ type emailSendDraftIn struct {
 // DraftSender is what send_draft needs from Gmail (internal/gmail.Client).
 type DraftSender interface {
 	DraftRaw(ctx context.Context, id string) ([]byte, gmail.DraftRef, error)
-	SendDraft(ctx context.Context, draftID string) (*gmail.Sent, error)
+	SendDraft(ctx context.Context, draftID string, raw []byte, threadID string) (*gmail.Sent, error)
 }
 
 var _ DraftSender = (*gmail.Client)(nil)
@@ -81,7 +82,7 @@ func (h *emailHandlers) doSendDraft(ctx context.Context, id string) (*mcp.CallTo
 			if !final.Same(req) {
 				return nil, gate.ErrCannotSendEdited
 			}
-			return h.draftSend(ds, ref, view), nil
+			return h.draftSend(ds, ref, raw, view), nil
 		},
 		Warnings: func(ctx context.Context) []warnings.Warning { return h.draftWarnings(ctx, view) },
 	})
@@ -92,8 +93,16 @@ func (h *emailHandlers) doSendDraft(ctx context.Context, id string) (*mcp.CallTo
 }
 
 // draftSend reads the draft once more and sends it only if it is still the
-// approved version.
-func (h *emailHandlers) draftSend(ds DraftSender, ref gmail.DraftRef, view *draftView) gate.SendFunc {
+// approved version, and then sends raw, the approved content (read under
+// ref.MessageID, the version the approval binds), not whatever the draft
+// holds when Gmail gets the call. A reply's draft names its thread, so
+// that it stays there; a new draft names none (its thread is its own
+// message, which the content given replaces).
+func (h *emailHandlers) draftSend(ds DraftSender, ref gmail.DraftRef, raw []byte, view *draftView) gate.SendFunc {
+	threadID := ""
+	if view.reply {
+		threadID = ref.ThreadID
+	}
 	return func(ctx context.Context) (gate.SendResult, error) {
 		_, now, err := ds.DraftRaw(ctx, ref.ID)
 		if err != nil {
@@ -102,7 +111,7 @@ func (h *emailHandlers) draftSend(ds DraftSender, ref gmail.DraftRef, view *draf
 		if now.MessageID != ref.MessageID {
 			return gate.SendResult{}, &draftChangedError{id: ref.ID, approved: ref.MessageID, now: now.MessageID}
 		}
-		sent, err := ds.SendDraft(ctx, ref.ID)
+		sent, err := ds.SendDraft(ctx, ref.ID, raw, threadID)
 		if err != nil {
 			return gate.SendResult{}, err
 		}

@@ -36,6 +36,7 @@ type draftView struct {
 	RawSize          int
 	RawSHA256        string
 	Unreadable       []string // parts mailgate could not decode, described
+	reply            bool     // In-Reply-To or References: a reply's draft, which stays in its thread
 	textSeen, htmlOK bool
 }
 
@@ -73,6 +74,7 @@ func parseDraft(raw []byte) (*draftView, error) {
 	}
 	v.Subject = header("Subject")
 	v.From = header("From")
+	v.reply = msg.Header.Get("In-Reply-To") != "" || msg.Header.Get("References") != ""
 	for _, f := range []struct {
 		key string
 		out *[]string

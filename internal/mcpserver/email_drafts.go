@@ -27,13 +27,11 @@ type emailListDraftsIn struct {
 	PageToken  string `json:"page_token,omitempty" jsonschema:"The next page's token, from the last line of a previous list_drafts answer with the same query; omit for the first page"`
 }
 
-// emailUpdateDraftIn takes draft_email's inputs (to, subject, body) and the
-// draft to replace.
+// emailUpdateDraftIn is draft_email's input (emailComposeIn: recipients,
+// subject, body, body_format, attachments) and the draft to replace.
 type emailUpdateDraftIn struct {
 	DraftID string `json:"draft_id" jsonschema:"Gmail draft ID (from list_drafts or draft_email)"`
-	To      string `json:"to" jsonschema:"Recipient email address (exactly one)"`
-	Subject string `json:"subject" jsonschema:"Email subject line"`
-	Body    string `json:"body" jsonschema:"Plain text email body"`
+	emailComposeIn
 }
 
 func (h *emailHandlers) listDrafts(ctx context.Context, _ *mcp.CallToolRequest, in emailListDraftsIn) (*mcp.CallToolResult, any, error) {
@@ -85,19 +83,18 @@ func (h *emailHandlers) doListDrafts(ctx context.Context, in emailListDraftsIn) 
 
 func (h *emailHandlers) updateDraft(ctx context.Context, _ *mcp.CallToolRequest, in emailUpdateDraftIn) (*mcp.CallToolResult, any, error) {
 	return h.call(ctx, "update_draft", "draft:"+oneLine(in.DraftID), func(ctx context.Context) (*mcp.CallToolResult, gate.Outcome) {
-		return h.doUpdateDraft(ctx, in)
+		draftID, err := gmailID("draft_id", in.DraftID)
+		if err != nil {
+			return invalid(err)
+		}
+		// The email is checked as draft_email checks it, by the same code.
+		return h.composed(ctx, in.emailComposeIn, func(ctx context.Context, req approval.Request, x extras) (*mcp.CallToolResult, gate.Outcome) {
+			return h.doUpdateDraft(ctx, draftID, req, x)
+		})
 	})
 }
 
-func (h *emailHandlers) doUpdateDraft(ctx context.Context, in emailUpdateDraftIn) (*mcp.CallToolResult, gate.Outcome) {
-	draftID, err := gmailID("draft_id", in.DraftID)
-	if err != nil {
-		return invalid(err)
-	}
-	email, err := mailmsg.Validate(mailmsg.Input{To: []string{in.To}, Subject: in.Subject, Body: in.Body})
-	if err != nil {
-		return invalid(err)
-	}
+func (h *emailHandlers) doUpdateDraft(ctx context.Context, draftID string, req approval.Request, x extras) (*mcp.CallToolResult, gate.Outcome) {
 	// The draft is read first: it must exist, and a reply's draft keeps
 	// its thread and threading headers when its content is replaced.
 	d, err := h.d.Mailbox.GetDraft(ctx, draftID)
@@ -107,7 +104,10 @@ func (h *emailHandlers) doUpdateDraft(ctx context.Context, in emailUpdateDraftIn
 	if err != nil {
 		return failed("Error reading draft: " + userError(err))
 	}
-	o := mailmsg.Outgoing{To: email.To[0], Subject: email.Subject, Body: email.Body}
+	o, err := x.outgoing(req, req)
+	if err != nil {
+		return invalid(err)
+	}
 	threadID := ""
 	if m := d.Message; m != nil && m.InReplyTo != "" {
 		threadID, o.InReplyTo, o.References = m.ThreadID, m.InReplyTo, m.References
@@ -116,9 +116,10 @@ func (h *emailHandlers) doUpdateDraft(ctx context.Context, in emailUpdateDraftIn
 	if err != nil {
 		return invalid(err)
 	}
-	out := h.d.Gate.Direct(ctx, gate.DirectCall{Tool: "update_draft",
-		Request: approval.Request{Kind: "email_draft_update", To: in.To, Subject: in.Subject, Body: in.Body},
-		Note:    "update_draft in DEV_MODE: draft " + draftID + " was not changed",
+	dev := req
+	dev.Kind = "email_draft_update"
+	out := h.d.Gate.Direct(ctx, gate.DirectCall{Tool: "update_draft", Request: dev,
+		Note: "update_draft in DEV_MODE: draft " + draftID + " was not changed",
 		Do: func(ctx context.Context) (gate.SendResult, error) {
 			ref, err := h.d.Mailbox.UpdateDraft(ctx, draftID, raw, threadID)
 			return gate.SendResult{MessageID: ref.MessageID, ThreadID: ref.ThreadID}, err
@@ -126,7 +127,7 @@ func (h *emailHandlers) doUpdateDraft(ctx context.Context, in emailUpdateDraftIn
 	switch {
 	case out.Status == gate.DevMode:
 		return textResult(fmt.Sprintf("[DEV_MODE] Draft update logged but not made. Draft ID: %s, To: %s, Subject: %s",
-			draftID, audit.MaskAddress(email.To[0].Address), oneLine(in.Subject))), out
+			draftID, audit.MaskAddress(req.Address()), oneLine(req.Subject))), out
 	case out.Status == gate.Sent:
 		return textResult(fmt.Sprintf("Draft %s updated. Review it in your Gmail drafts folder.", draftID)), out
 	case errors.Is(out.Err, gmail.ErrDraftNotFound):

@@ -203,24 +203,31 @@ func (h *emailHandlers) send(ctx context.Context, _ *mcp.CallToolRequest, in ema
 func (h *emailHandlers) compose(ctx context.Context, tool string, in emailComposeIn,
 	do func(context.Context, approval.Request, extras) (*mcp.CallToolResult, gate.Outcome)) (*mcp.CallToolResult, any, error) {
 	return h.call(ctx, tool, audit.MaskAddress(in.To.first()), func(ctx context.Context) (*mcp.CallToolResult, gate.Outcome) {
-		if len(in.To) == 0 {
-			return invalid(&mailmsg.InvalidError{Field: "to", Text: "at least one recipient is required in to"})
-		}
-		email, err := mailmsg.Validate(mailmsg.Input{To: in.To, Cc: in.Cc, Bcc: in.Bcc, Subject: in.Subject, Body: in.Body})
-		if err != nil {
-			return invalid(err)
-		}
-		x, err := h.openExtras(in.BodyFormat, in.Body, in.Attachments, nil)
-		if err != nil {
-			return invalid(err)
-		}
-		req := approval.Request{Kind: approval.KindSend, To: in.To[0], ToList: in.To[1:], Cc: in.Cc, Bcc: in.Bcc,
-			Subject: email.Subject, Body: in.Body}
-		if req, err = x.bind(req); err != nil {
-			return invalid(err)
-		}
-		return do(ctx, req, x)
+		return h.composed(ctx, in, do)
 	})
+}
+
+// composed checks in (draft_email, send_email and update_draft's email) and
+// hands do the request it describes, with its body format and attachments.
+func (h *emailHandlers) composed(ctx context.Context, in emailComposeIn,
+	do func(context.Context, approval.Request, extras) (*mcp.CallToolResult, gate.Outcome)) (*mcp.CallToolResult, gate.Outcome) {
+	if len(in.To) == 0 {
+		return invalid(&mailmsg.InvalidError{Field: "to", Text: "at least one recipient is required in to"})
+	}
+	email, err := mailmsg.Validate(mailmsg.Input{To: in.To, Cc: in.Cc, Bcc: in.Bcc, Subject: in.Subject, Body: in.Body})
+	if err != nil {
+		return invalid(err)
+	}
+	x, err := h.openExtras(in.BodyFormat, in.Body, in.Attachments, nil)
+	if err != nil {
+		return invalid(err)
+	}
+	req := approval.Request{Kind: approval.KindSend, To: in.To[0], ToList: in.To[1:], Cc: in.Cc, Bcc: in.Bcc,
+		Subject: email.Subject, Body: in.Body}
+	if req, err = x.bind(req); err != nil {
+		return invalid(err)
+	}
+	return do(ctx, req, x)
 }
 
 func (h *emailHandlers) doDraft(ctx context.Context, req approval.Request, x extras) (*mcp.CallToolResult, gate.Outcome) {
@@ -471,7 +478,7 @@ func (h *emailHandlers) doReply(ctx context.Context, in emailReplyIn) (*mcp.Call
 	req := approval.Request{Kind: approval.KindReply, To: to.Address, ThreadID: threadID, MessageID: msgID,
 		Subject: mailmsg.ReplySubject(parent.Subject), Body: in.Body}
 	if in.ReplyAll {
-		if req.ToList, req.Cc, err = h.replyAll(ctx, msgID, to.Address); err != nil {
+		if req.ToList, req.Cc, err = h.replyAll(ctx, parent, to.Address); err != nil {
 			return failed("Error: cannot reply to all: " + userError(err))
 		}
 	}
@@ -499,17 +506,14 @@ type OwnAddresses interface {
 
 var _ OwnAddresses = (*gmail.Client)(nil)
 
-// replyAll returns the further recipients of a reply to all of message
-// msgID: its To and Cc, each kept in its header, minus the user's own
+// replyAll returns the further recipients of a reply to all of parent:
+// its To and Cc (read with the parent's other headers, so no further read
+// of the message), each kept in its header, minus the user's own
 // addresses, the reply's recipient to, and repeats.
-func (h *emailHandlers) replyAll(ctx context.Context, msgID, to string) (more, cc []string, err error) {
+func (h *emailHandlers) replyAll(ctx context.Context, parent *gmail.ReplyParent, to string) (more, cc []string, err error) {
 	own, err := h.d.Mailbox.OwnAddresses(ctx)
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading your addresses: %w", err)
-	}
-	m, err := h.d.Mailbox.Message(ctx, msgID)
-	if err != nil {
-		return nil, nil, err
 	}
 	seen := map[string]bool{strings.ToLower(to): true}
 	for _, a := range own {
@@ -536,10 +540,10 @@ func (h *emailHandlers) replyAll(ctx context.Context, msgID, to string) (more, c
 		}
 		return out, nil
 	}
-	if more, err = keep(m.To); err != nil {
+	if more, err = keep(parent.To); err != nil {
 		return nil, nil, err
 	}
-	cc, err = keep(m.Cc)
+	cc, err = keep(parent.Cc)
 	return more, cc, err
 }
 

@@ -290,7 +290,11 @@ func TestReplyAllExcludesOwnAddressesAndKeepsCc(t *testing.T) {
 		"Cc: ME.ALIAS@example.com, Frank <frank@example.com>, dan@example.com\r\nSubject: Offsite\r\nMessage-ID: <off@example.com>\r\n\r\nWho comes?\r\n"), "INBOX")
 	msg, thread := searchIDs(t, e, `subject:Offsite`)
 	args := map[string]any{"thread_id": thread, "message_id": msg, "body": "I do.", "reply_all": true}
+	gets := e.gm.Calls("messages.get")
 	text, file := request(t, e, "reply_email", args)
+	if n := e.gm.Calls("messages.get") - gets; n != 0 {
+		t.Errorf("reply_all read the parent again (%d messages.get): its To and Cc come with its headers", n)
+	}
 	mustContain(t, "answer", text, "To: dan@example.com, erin@example.com (reply in thread", "Cc: frank@example.com")
 	body := readVault(t, e, "Pending_Approval", file)
 	mustContain(t, "request file", body, "- To: dan@example.com", "- To: erin@example.com", "- Cc: frank@example.com")
@@ -388,13 +392,27 @@ func TestHTMLBodySanitizedWithTextAlternative(t *testing.T) {
 // files, without approval (nothing is sent).
 func TestDraftWithCcBccAndAttachment(t *testing.T) {
 	e, _ := attachEnv(t)
-	text, isErr := callTool(t, e.cs, "draft_email", map[string]any{"to": []any{"alice@example.com", "bob@example.com"},
+	id := newDraft(t, e, map[string]any{"to": []any{"alice@example.com", "bob@example.com"},
 		"cc": []any{"carol@example.com"}, "bcc": []any{"dave@example.com"}, "subject": "Draft", "body": "Hi.", "attachments": []any{"report.txt"}})
+	draftHolds(t, e, id, "bob@example.com", "carol@example.com", "dave@example.com", "report.txt")
+}
+
+// newDraft creates a draft with draft_email and returns its id.
+func newDraft(t *testing.T, e *emailEnv, args map[string]any) string {
+	t.Helper()
+	text, isErr := callTool(t, e.cs, "draft_email", args)
 	id := regexp.MustCompile(`Draft ID: (\S+)\.`).FindStringSubmatch(text)
 	if isErr || id == nil {
 		t.Fatalf("(isError=%v) %q", isErr, text)
 	}
-	d, ok := e.gm.Draft(id[1])
+	return id[1]
+}
+
+// draftHolds checks that draft id's To, Cc and Bcc hold to, cc and bcc, and
+// its raw message each of more; it returns the draft's message id.
+func draftHolds(t *testing.T, e *emailEnv, id, to, cc, bcc string, more ...string) string {
+	t.Helper()
+	d, ok := e.gm.Draft(id)
 	if !ok {
 		t.Fatal("no draft")
 	}
@@ -403,8 +421,39 @@ func TestDraftWithCcBccAndAttachment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(m.Header.Get("To"), "bob@example.com") || !strings.Contains(m.Header.Get("Cc"), "carol@example.com") ||
-		!strings.Contains(m.Header.Get("Bcc"), "dave@example.com") || !strings.Contains(string(raw), "report.txt") {
+	ok = strings.Contains(m.Header.Get("To"), to) && strings.Contains(m.Header.Get("Cc"), cc) && strings.Contains(m.Header.Get("Bcc"), bcc)
+	for _, s := range more {
+		ok = ok && strings.Contains(string(raw), s)
+	}
+	if !ok {
 		t.Fatalf("draft:\n%s", raw)
+	}
+	return d.Message.Id
+}
+
+// TestUpdateDraftWithCcBccAndAttachment: update_draft takes draft_email's
+// inputs (the same code checks them): the draft keeps its id and holds the
+// new recipients, the HTML part and the attachment.
+func TestUpdateDraftWithCcBccAndAttachment(t *testing.T) {
+	e, _ := attachEnv(t)
+	id := newDraft(t, e, map[string]any{"to": "alice@example.com", "subject": "Draft", "body": "Hi."})
+	text, isErr := callTool(t, e.cs, "update_draft", map[string]any{"draft_id": id, "to": []any{"alice@example.com", "bob@example.com"},
+		"cc": []any{"carol@example.com"}, "bcc": []any{"dave@example.com"}, "subject": "Draft v2", "body": "Hi **all**.",
+		"body_format": "markdown", "attachments": []any{"report.txt"}})
+	if isErr || text != "Draft "+id+" updated. Review it in your Gmail drafts folder." {
+		t.Fatalf("update_draft: (isError=%v) %q", isErr, text)
+	}
+	msgID := draftHolds(t, e, id, "bob@example.com", "carol@example.com", "dave@example.com",
+		"Subject: Draft v2", "report.txt", "text/html")
+
+	// A path outside the folder is refused as draft_email refuses it, and
+	// the draft is left as it was.
+	text, isErr = callTool(t, e.cs, "update_draft", map[string]any{"draft_id": id, "to": "alice@example.com", "subject": "s", "body": "b",
+		"attachments": []any{"../secret.txt"}})
+	if !isErr || !strings.HasPrefix(text, "Error: ") {
+		t.Fatalf("outside path: (isError=%v) %q", isErr, text)
+	}
+	if d2, _ := e.gm.Draft(id); d2.Message.Id != msgID {
+		t.Fatal("a refused update_draft changed the draft")
 	}
 }
