@@ -104,11 +104,7 @@ func (s *Service) Send(ctx context.Context, p SendParams) (SendResult, error) {
 	}
 	var out SendResult
 	err = s.writeIn(ctx, messageScope(p.ProjectKey), func(tx Tx) error {
-		proj, err := s.project(ctx, tx, p.ProjectKey)
-		if err != nil {
-			return err
-		}
-		sender, err := s.agent(ctx, tx, proj, p.Sender)
+		proj, sender, err := s.projectAgent(ctx, tx, p.ProjectKey, p.Sender)
 		if err != nil {
 			return err
 		}
@@ -354,11 +350,7 @@ func (s *Service) Reply(ctx context.Context, p ReplyParams) (ReplyResult, error)
 	}
 	var out ReplyResult
 	err := s.writeIn(ctx, messageScope(p.ProjectKey), func(tx Tx) error {
-		proj, err := s.project(ctx, tx, p.ProjectKey)
-		if err != nil {
-			return err
-		}
-		sender, err := s.agent(ctx, tx, proj, p.Sender)
+		proj, sender, err := s.projectAgent(ctx, tx, p.ProjectKey, p.Sender)
 		if err != nil {
 			return err
 		}

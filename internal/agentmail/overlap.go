@@ -19,13 +19,12 @@ func Overlap(a, b *Pattern) bool {
 	}
 	var sbuf [32][2]int
 	stack := append(sbuf[:0], [2]int{0, 0})
-	for len(stack) > 0 {
-		i, j := stack[len(stack)-1][0], stack[len(stack)-1][1]
-		stack = stack[:len(stack)-1]
-		if seen[i*w+j] {
-			continue
+	for {
+		var i, j int
+		var ok bool
+		if stack, i, j, ok = nextPair(stack, seen, w); !ok {
+			return false
 		}
-		seen[i*w+j] = true
 		if i == len(x) && j == len(y) {
 			return true
 		}
@@ -51,7 +50,22 @@ func Overlap(a, b *Pattern) bool {
 			stack = append(stack, [2]int{i + 1, j + 1})
 		}
 	}
-	return false
+}
+
+// nextPair pops the next pair of states (i, j) not visited yet from the
+// stack of a depth-first search over the product of two automata (Overlap's
+// over segments, toksIntersect's over characters), and marks it visited in
+// seen, indexed i*w+j; ok is false when the stack holds no such pair.
+func nextPair(stack [][2]int, seen []bool, w int) (rest [][2]int, i, j int, ok bool) {
+	for len(stack) > 0 {
+		i, j = stack[len(stack)-1][0], stack[len(stack)-1][1]
+		stack = stack[:len(stack)-1]
+		if !seen[i*w+j] {
+			seen[i*w+j] = true
+			return stack, i, j, true
+		}
+	}
+	return stack, 0, 0, false
 }
 
 // segmentsIntersect reports whether one segment name matches both.
@@ -75,13 +89,12 @@ func toksIntersect(a, b []tok) bool {
 	w := len(b) + 1
 	seen := make([]bool, (len(a)+1)*w)
 	stack := [][2]int{{0, 0}}
-	for len(stack) > 0 {
-		i, j := stack[len(stack)-1][0], stack[len(stack)-1][1]
-		stack = stack[:len(stack)-1]
-		if seen[i*w+j] {
-			continue
+	for {
+		var i, j int
+		var ok bool
+		if stack, i, j, ok = nextPair(stack, seen, w); !ok {
+			return false
 		}
-		seen[i*w+j] = true
 		if i == len(a) && j == len(b) {
 			return true
 		}
@@ -105,7 +118,6 @@ func toksIntersect(a, b []tok) bool {
 			stack = append(stack, [2]int{ni, nj})
 		}
 	}
-	return false
 }
 
 // charsCompatible reports whether one character satisfies both tokens.

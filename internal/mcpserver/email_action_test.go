@@ -301,15 +301,6 @@ func actInsert(t *testing.T, e *emailEnv, raw string) *gmailapi.Message {
 	return m
 }
 
-func actLabels(t *testing.T, e *emailEnv, id string) []string {
-	t.Helper()
-	l, ok := e.gm.Labels(id)
-	if !ok {
-		t.Fatalf("message %s gone", id)
-	}
-	return l
-}
-
 func TestTrashMessageApprovedOnce(t *testing.T) {
 	e := newEmailEnv(t, false, nil)
 	m := actInsert(t, e, "From: Eve <eve@example.com>\r\nTo: me@example.com\r\nSubject: Cheap watches\r\nDate: Fri, 13 Nov 2026 08:00:00 +0000\r\nMessage-ID: <spam@x>\r\n\r\nBuy now, limited offer.\r\n")
@@ -326,7 +317,7 @@ func TestTrashMessageApprovedOnce(t *testing.T) {
 			t.Errorf("request file lacks %q:\n%s", want, req)
 		}
 	}
-	if slices.Contains(actLabels(t, e, m.Id), "TRASH") {
+	if slices.Contains(labelsOf(t, e, m.Id), "TRASH") {
 		t.Fatal("trashed before approval")
 	}
 	approve(t, e.vault, file)
@@ -334,7 +325,7 @@ func TestTrashMessageApprovedOnce(t *testing.T) {
 	if isErr || text != "Moved to Trash: message "+m.Id+" (recoverable from Gmail's Trash for 30 days)." {
 		t.Fatalf("approved: (isError=%v) %q", isErr, text)
 	}
-	if !slices.Contains(actLabels(t, e, m.Id), "TRASH") {
+	if !slices.Contains(labelsOf(t, e, m.Id), "TRASH") {
 		t.Fatal("not trashed")
 	}
 	text, isErr = callTool(t, e.cs, "trash_email", args)
@@ -368,7 +359,7 @@ func TestTrashThreadBindsMessageCount(t *testing.T) {
 	if req := readVault(t, e, "Pending_Approval", file); !strings.Contains(req, ", 3 messages") {
 		t.Fatalf("request:\n%s", req)
 	}
-	if slices.Contains(actLabels(t, e, first.Id), "TRASH") {
+	if slices.Contains(labelsOf(t, e, first.Id), "TRASH") {
 		t.Fatal("trashed a thread the human did not see whole")
 	}
 	approve(t, e.vault, file)
@@ -417,7 +408,7 @@ func TestActionsDevMode(t *testing.T) {
 	if _, ok := e.gm.Draft(id); !ok {
 		t.Fatal("DEV_MODE consumed the draft")
 	}
-	if slices.Contains(actLabels(t, e, m.Id), "TRASH") {
+	if slices.Contains(labelsOf(t, e, m.Id), "TRASH") {
 		t.Fatal("DEV_MODE trashed")
 	}
 	if n := len(actFolder(t, e, "Approved")); n != 2 {
