@@ -30,8 +30,7 @@ type emailForwardIn struct {
 	BodyFormat string        `json:"body_format,omitempty" jsonschema:"text (default), markdown or html: markdown and html also send an HTML part"`
 }
 
-// AttachmentSource is what a forward asks Gmail for the bytes of the
-// original's attachments (internal/gmail.Client).
+// forward sends message_id's text and attachments on, through the gate.
 func (h *emailHandlers) forward(ctx context.Context, _ *mcp.CallToolRequest, in emailForwardIn) (*mcp.CallToolResult, any, error) {
 	return h.call(ctx, "forward_email", audit.MaskAddress(in.To.first()), func(ctx context.Context) (*mcp.CallToolResult, gate.Outcome) {
 		return h.doForward(ctx, in)

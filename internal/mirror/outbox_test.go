@@ -206,10 +206,11 @@ func TestClaimManyWorkers(t *testing.T) {
 }
 
 // The mirror's tables moved from agent-mail's migration 0003_mirror.sql
-// into the mirror's own 0001_outbox.sql. These tests hold the three
+// (now empty) into the mirror's own 0001_outbox.sql. These tests hold the
 // promises of that move on the engine under test: a store the earlier code
-// filled keeps working with every row; the mirror's migration alone builds
-// a working schema; and it builds exactly what 0003 built.
+// filled keeps working with every row, and on a new store agent-mail
+// creates none of the mirror's tables, the mirror's migration alone builds
+// a working schema.
 
 // applied reports whether db records migration version of component.
 func applied(t *testing.T, db *store.DB, component, version string) bool {
@@ -254,11 +255,21 @@ func TestMigrateStoreOfEarlierCode(t *testing.T) {
 	second := e.send(t, "GreenCastle", "pending", "", "BlueLake")
 	third := e.reply(t, "BlueLake", second)
 
-	// What the earlier code wrote, with its statements: the sink's
-	// registration and backfill (OpenOutbox), then the first message
-	// mirrored and recorded (GmailSink's record, Outbox.Done).
+	// What the earlier code wrote, with its statements: agent-mail's 0003
+	// built the mirror's schema (the mirror's 0001_outbox.sql repeats it
+	// line for line, each statement guarded: run here unrecorded, as 0003
+	// ran then), then the sink's registration and backfill (OpenOutbox),
+	// then the first message mirrored and recorded (GmailSink's record,
+	// Outbox.Done).
 	if !applied(t, e.db, "agentmail", "0003_mirror.sql") {
 		t.Fatal("agent-mail's 0003_mirror.sql is not recorded")
+	}
+	schema, err := os.ReadFile(filepath.Join("migrations", e.db.Dialect.String(), "0001_outbox.sql"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.db.ExecContext(ctx, string(schema)); err != nil {
+		t.Fatal(err)
 	}
 	if n := mirrorMigrations(t, e.db); n != 0 {
 		t.Fatalf("%d mirror migrations recorded before the mirror ran", n)
@@ -319,20 +330,17 @@ func TestMigrateStoreOfEarlierCode(t *testing.T) {
 	}
 }
 
-// TestMigrateFreshStore: the mirror's migration alone builds the schema
-// the mirror works on. The objects agent-mail's 0003 made are dropped
-// first (so that 0003 can become a no-op once no older mailgate can open
-// the store); the mirror then migrates, queues and mirrors as ever.
+// TestMigrateFreshStore: on a new store agent-mail's migrations create
+// none of the mirror's tables, and the mirror's migration alone builds the
+// schema the mirror works on: it migrates, queues and mirrors as ever.
 func TestMigrateFreshStore(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	drop := `DROP TRIGGER am_mirror_outbox_ai;`
-	if e.db.Dialect == store.Postgres {
-		drop = `DROP TRIGGER am_mirror_outbox_ai ON am_messages; DROP FUNCTION am_mirror_outbox_enqueue();`
+	if n := triggers(t, e.db); n != 0 {
+		t.Fatalf("%d outbox triggers on am_messages before the mirror started, want none", n)
 	}
-	drop += ` DROP TABLE am_mirror_sinks; DROP TABLE am_mirror_outbox; DROP TABLE am_mirror_gmail_messages; DROP TABLE am_mirror_gmail_threads;`
-	if _, err := e.db.ExecContext(ctx, drop); err != nil {
-		t.Fatal(err)
+	if _, err := e.db.ExecContext(ctx, `SELECT count(*) FROM am_mirror_outbox`); err == nil {
+		t.Fatal("agent-mail's migrations still create the mirror's outbox")
 	}
 	before := e.send(t, "BlueLake", "before the mirror", "", "GreenCastle")
 	if _, err := mirror.OpenOutbox(ctx, e.db, mirror.GmailSinkName, 0); err != nil {
@@ -349,53 +357,6 @@ func TestMigrateFreshStore(t *testing.T) {
 	e.startGmail(t, e.db, e.svc, 0)
 	waitDrained(t, e.db, mirror.GmailSinkName, 10*time.Second)
 	assertExactlyOnce(t, e, []int64{before, after, reply})
-}
-
-// TestMigrationRepeatsAgentMail0003: every line of agent-mail's
-// 0003_mirror.sql (comments aside) is in the mirror's 0001_outbox.sql, in
-// order, up to the guards (IF NOT EXISTS; on PostgreSQL the DO block, whose
-// own lines 0003 lacks, and the function body quoted $fn$ inside it): the
-// mirror builds on a fresh store exactly what 0003 built on the stores
-// before, so the two kinds of store cannot drift apart.
-func TestMigrationRepeatsAgentMail0003(t *testing.T) {
-	for _, engine := range []string{"sqlite", "postgres"} {
-		t.Run(engine, func(t *testing.T) {
-			var old, mine []string
-			for path, lines := range map[string]*[]string{
-				filepath.Join("..", "agentmail", "amsql", "migrations", engine, "0003_mirror.sql"): &old,
-				filepath.Join("migrations", engine, "0001_outbox.sql"):                             &mine,
-			} {
-				b, err := os.ReadFile(path)
-				if err != nil {
-					t.Fatal(err)
-				}
-				*lines = sqlLines(string(b))
-			}
-			i := 0
-			for _, l := range mine {
-				if i < len(old) && l == old[i] {
-					i++
-				}
-			}
-			if i < len(old) {
-				t.Errorf("0001_outbox.sql lacks (in order) line %q of agent-mail's 0003_mirror.sql", old[i])
-			}
-		})
-	}
-}
-
-// sqlLines returns a migration's statement lines, trimmed, without comments
-// and without the guards that make a statement safe to repeat.
-func sqlLines(text string) []string {
-	var out []string
-	for l := range strings.Lines(text) {
-		l = strings.TrimSpace(l)
-		if l != "" && !strings.HasPrefix(l, "--") {
-			l = strings.Replace(l, " IF NOT EXISTS", "", 1)
-			out = append(out, strings.ReplaceAll(l, "$fn$", "$$"))
-		}
-	}
-	return out
 }
 
 func ids(ns ...int64) string {
