@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/mailgate/mailgate/internal/agentmail"
 	"github.com/mailgate/mailgate/internal/store/storetest"
+	"github.com/mailgate/mailgate/internal/testutil"
 )
 
 type amProfile struct {
@@ -219,18 +221,14 @@ func waitKeysGone(t *testing.T, keys []string) {
 	if len(keys) == 0 {
 		t.Fatal("no session key to wait for")
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for _, k := range keys {
-		for {
-			if _, ok := liveKeys.Load(k); !ok {
-				break
+	testutil.Eventually(t, 10*time.Second, func() error {
+		for _, k := range keys {
+			if _, ok := liveKeys.Load(k); ok {
+				return errors.New("the server never saw the closed session end")
 			}
-			if time.Now().After(deadline) {
-				t.Fatal("the server never saw the closed session end")
-			}
-			time.Sleep(5 * time.Millisecond)
 		}
-	}
+		return nil
+	})
 }
 
 // TestSessionLiveAcrossProcesses: a key from a process that no longer runs

@@ -114,22 +114,18 @@ func (e *env) startGmail(t *testing.T, db *store.DB, svc *agentmail.Service, lea
 // waitDrained waits until the sink's outbox is empty.
 func waitDrained(t *testing.T, db *store.DB, sink string, within time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for {
+	testutil.Eventually(t, within, func() error {
 		var n int
 		if err := db.QueryRow(db.Rebind(`SELECT count(*) FROM am_mirror_outbox WHERE sink = ?`), sink).Scan(&n); err != nil {
-			t.Fatal(err)
+			return err
 		}
 		if n == 0 {
-			return
+			return nil
 		}
-		if time.Now().After(deadline) {
-			var last string
-			db.QueryRow(db.Rebind(`SELECT coalesce(last_error, '') FROM am_mirror_outbox WHERE sink = ? LIMIT 1`), sink).Scan(&last)
-			t.Fatalf("%d %s outbox rows still pending after %v (last error %q)", n, sink, within, last)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		var last string
+		db.QueryRow(db.Rebind(`SELECT coalesce(last_error, '') FROM am_mirror_outbox WHERE sink = ? LIMIT 1`), sink).Scan(&last)
+		return fmt.Errorf("%d %s outbox rows still pending after %v (last error %q)", n, sink, within, last)
+	})
 }
 
 // search lists the ids of Gmail messages matching q, over the REST API.

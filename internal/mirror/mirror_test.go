@@ -3,6 +3,7 @@ package mirror_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"reflect"
 	"slices"
@@ -14,6 +15,7 @@ import (
 	"github.com/mailgate/mailgate/internal/agentmail"
 	"github.com/mailgate/mailgate/internal/localgmail"
 	"github.com/mailgate/mailgate/internal/mirror"
+	"github.com/mailgate/mailgate/internal/testutil"
 )
 
 // TestThreading: every message of an agent thread lands in one Gmail
@@ -189,13 +191,12 @@ func TestOutage(t *testing.T) {
 				ids = append(ids, e.send(t, "BlueLake", "storm "+string(rune('a'+i%26)), "", "GreenCastle"))
 				slowest = max(slowest, time.Since(start))
 			}
-			deadline := time.Now().Add(5 * time.Second)
-			for e.gm.Calls("messages.insert") < 6 && time.Now().Before(deadline) {
-				time.Sleep(5 * time.Millisecond)
-			}
-			if e.gm.Calls("messages.insert") < 6 {
-				t.Fatalf("only %d insert attempts during the outage", e.gm.Calls("messages.insert"))
-			}
+			testutil.Eventually(t, 5*time.Second, func() error {
+				if n := e.gm.Calls("messages.insert"); n < 6 {
+					return fmt.Errorf("only %d insert attempts during the outage", n)
+				}
+				return nil
+			})
 			e.gm.ClearFaults()
 			waitDrained(t, e.db, "gmail", 20*time.Second)
 			assertExactlyOnce(t, e, ids)

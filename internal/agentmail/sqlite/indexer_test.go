@@ -80,13 +80,12 @@ func TestIndexerIndexesAfterCommit(t *testing.T) {
 	for _, s := range []string{"one", "two", "three"} {
 		send(t, svc, "status "+s, "deploy window")
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for queued(t, db) > 0 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	if n := queued(t, db); n != 0 {
-		t.Fatalf("%d messages still queued 10 s after the sends", n)
-	}
+	testutil.Eventually(t, 10*time.Second, func() error {
+		if n := queued(t, db); n != 0 {
+			return fmt.Errorf("%d messages still queued 10 s after the sends", n)
+		}
+		return nil
+	})
 	if n := indexed(t, db, "deploy"); n != 3 {
 		t.Errorf("the index matches %d messages, want 3", n)
 	}
