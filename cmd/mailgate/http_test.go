@@ -321,7 +321,7 @@ func TestHTTPExternalClients(t *testing.T) {
 				Tools []struct{ Name string } `json:"tools"`
 			} `json:"result"`
 		}
-		if err := json.Unmarshal(out, &got); err != nil || len(got.Result.Tools) != 5 {
+		if err := json.Unmarshal(out, &got); err != nil || len(got.Result.Tools) != len(emailTools) {
 			t.Fatalf("inspector tools/list over HTTP: %v\n%s", err, out)
 		}
 	})
@@ -348,7 +348,7 @@ func TestHTTPExternalClients(t *testing.T) {
 			t.Fatalf("ts client output: %v\n%s", err, out)
 		}
 		var names []string
-		if err := json.Unmarshal(got.Tools, &names); err != nil || len(names) != 5 {
+		if err := json.Unmarshal(got.Tools, &names); err != nil || len(names) != len(emailTools) {
 			t.Fatalf("TypeScript SDK listTools over HTTP: %s", got.Tools)
 		}
 		if got.SessionID == "" || got.Result.IsError || len(got.Result.Content) == 0 || !strings.Contains(got.Result.Content[0].Text, "Invoice #1234") {
