@@ -59,7 +59,7 @@ func TestApprovalModeServersDiffer(t *testing.T) {
 			t.Errorf("lacks %q:\n%s", want, out)
 		}
 	}
-	if strings.Contains(out, "99") || strings.Count(out, "1 server running (pid "+strconv.Itoa(os.Getpid())) != 2 {
+	if strings.Contains(out, "at most 99 per hour") || strings.Count(out, "1 server running (pid "+strconv.Itoa(os.Getpid())) != 2 {
 		t.Errorf("a stale server, or a wrong count:\n%s", out)
 	}
 }
