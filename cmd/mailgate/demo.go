@@ -17,7 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// demo walks a newcomer through every email tool (search, read, draft, send
+// demo walks a newcomer through the email tools an agent uses most (search, read, draft, send
 // and reply, both through the approval gate) over the real protocol: it
 // starts `mailgate serve --sandbox` as a subprocess in a throwaway home, acts
 // as the agent (an MCP client) and as the human approver (moving the request

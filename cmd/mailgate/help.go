@@ -48,7 +48,7 @@ MAILGATE_TOOLS).
 `,
 	"demo": `Usage: mailgate demo [--keep]
 
-Walk through every email tool on the built-in sandbox mailbox, as an agent and
+Walk through search, read, draft, send and reply on the built-in sandbox mailbox, as an agent and
 as the human approver, in a throwaway home (deleted at the end unless --keep).
 `,
 	"agents-snippet": `Usage: mailgate agents-snippet [--project DIR]

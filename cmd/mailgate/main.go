@@ -54,7 +54,7 @@ Usage:
   mailgate home [--migrate-from DIR]   show the home, or move an older home (a folder used before) into it
   mailgate agents-snippet              print the lines for a project's AGENTS.md / CLAUDE.md (agent teams)
   mailgate watch [--once]              follow agent-mail traffic and file reservations in the terminal
-  mailgate demo [--keep]               walk through every email tool on the sandbox mailbox
+  mailgate demo [--keep]               walk through the email tools on the sandbox mailbox
   mailgate version, --version          print the version
 
 Every command and every agent's server uses one home, $MAILGATE_HOME or by
