@@ -142,6 +142,19 @@ func (w *world) connect(extraEnv ...string) *mcp.ClientSession {
 	return cs
 }
 
+// toolNames lists the tools a client sees, in go-sdk's order (by name).
+func toolNames(t testing.TB, cs *mcp.ClientSession) []string {
+	t.Helper()
+	var names []string
+	for tool, err := range cs.Tools(context.Background(), nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, tool.Name)
+	}
+	return names
+}
+
 func call(t testing.TB, cs *mcp.ClientSession, tool string, args map[string]any) (string, bool) {
 	t.Helper()
 	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: args})

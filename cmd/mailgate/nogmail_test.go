@@ -36,13 +36,7 @@ func TestServeStartsWithoutGmail(t *testing.T) {
 				os.Remove(p)
 			}
 			cs := w.connect()
-			var names []string
-			for tool, err := range cs.Tools(context.Background(), nil) {
-				if err != nil {
-					t.Fatal(err)
-				}
-				names = append(names, tool.Name)
-			}
+			names := toolNames(t, cs)
 			list := strings.Join(names, " ")
 			for _, want := range []string{"search_email", "send_email", "reply_email", "register_agent", "send_message"} {
 				if !strings.Contains(" "+list+" ", " "+want+" ") {

@@ -20,13 +20,7 @@ func TestServeApprovalRoundTrip(t *testing.T) {
 	w := newWorld(t, false)
 	cs := w.connect()
 
-	var names []string
-	for tool, err := range cs.Tools(context.Background(), nil) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		names = append(names, tool.Name)
-	}
+	names := toolNames(t, cs)
 	if got := strings.Join(names, ","); got != strings.Join(emailTools, ",") { // go-sdk lists by name
 		t.Fatalf("tools = %s", got)
 	}
