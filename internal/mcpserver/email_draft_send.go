@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/mail"
+	"slices"
 	"strings"
 	"time"
 
@@ -129,6 +130,13 @@ func (h *emailHandlers) draftSend(ds DraftSender, ref gmail.DraftRef, raw []byte
 // draftWarnings are the request's warnings about the draft's recipients:
 // each address checked like a send's, and every one never written to.
 func (h *emailHandlers) draftWarnings(ctx context.Context, view *draftView) []warnings.Warning {
+	var addrs []string
+	for _, s := range slices.Concat(view.To, view.Cc, view.Bcc) {
+		if a, err := mail.ParseAddress(s); err == nil {
+			addrs = append(addrs, a.Address)
+		}
+	}
+	h.sent.prefetch(ctx, h.d.Mailbox, addrs)
 	var ws []warnings.Warning
 	for _, f := range []struct {
 		field string

@@ -277,8 +277,10 @@ func (h *emailHandlers) doSend(ctx context.Context, req approval.Request, x extr
 // warnNew is the "never written to" warning for each recipient.
 func (h *emailHandlers) warnNew(ctx context.Context, req approval.Request) []warnings.Warning {
 	to, cc, bcc := req.Recipients()
+	all := slices.Concat(to, cc, bcc)
+	h.sent.prefetch(ctx, h.d.Mailbox, all)
 	var ws []warnings.Warning
-	for _, a := range slices.Concat(to, cc, bcc) {
+	for _, a := range all {
 		ws = append(ws, h.sent.warn(ctx, h.d.Mailbox, a)...)
 	}
 	return ws

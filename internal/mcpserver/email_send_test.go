@@ -457,3 +457,29 @@ func TestUpdateDraftWithCcBccAndAttachment(t *testing.T) {
 		t.Fatal("a refused update_draft changed the draft")
 	}
 }
+
+// TestNewRecipientWarningsAskOncePerAddress: a request to several
+// recipients asks Gmail's Sent folder once per distinct address (the
+// lookups of one request run side by side), warns for each one never
+// written to, and a second request to the same people asks nothing more.
+func TestNewRecipientWarningsAskOncePerAddress(t *testing.T) {
+	e := newEmailEnv(t, false, nil)
+	before := e.gm.Calls("messages.list")
+	args := map[string]any{"to": []any{"alice@example.com", "ALICE@example.com"}, "cc": []any{"carol@example.com"},
+		"bcc": []any{"dave@example.com"}, "subject": "Hi", "body": "Hello.\n"}
+	text, _ := callTool(t, e.cs, "send_email", args)
+	if n := e.gm.Calls("messages.list") - before; n != 3 {
+		t.Errorf("Sent searched %d times for three distinct recipients, want 3", n)
+	}
+	for _, a := range []string{"carol@example.com", "dave@example.com"} {
+		if !strings.Contains(text, "You have never written to "+a) {
+			t.Errorf("no new-recipient warning for %s:\n%s", a, text)
+		}
+	}
+	args["subject"] = "Hi again"
+	before = e.gm.Calls("messages.list")
+	callTool(t, e.cs, "send_email", args)
+	if n := e.gm.Calls("messages.list") - before; n != 0 {
+		t.Errorf("Sent searched %d times again for the same recipients, want 0", n)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -20,6 +21,8 @@ import (
 	"github.com/mailgate/mailgate/internal/mailmsg"
 	"github.com/mailgate/mailgate/internal/ratelimit"
 	"github.com/mailgate/mailgate/internal/warnings"
+
+	"golang.org/x/sync/errgroup"
 )
 
 // Mailbox is what the email tools need from Gmail (internal/gmail.Client).
@@ -175,8 +178,7 @@ type emailHandlers struct {
 }
 
 // SentHistory is what the gate's "never written to" warning asks Gmail
-// (internal/gmail.Client.HasSentTo: one query on the Sent folder). A Mailbox
-// that does not implement it gives no such warning.
+// (internal/gmail.Client.HasSentTo: one query on the Sent folder).
 type SentHistory interface {
 	HasSentTo(ctx context.Context, addr string) (bool, error)
 }
@@ -198,6 +200,39 @@ func (c *sentCache) remember(addr string) {
 		c.seen = map[string]bool{}
 	}
 	c.seen[strings.ToLower(addr)] = true
+}
+
+// prefetch asks Gmail about every address of addrs not known yet, at most
+// eight at a time, so that an email to many recipients waits for about one
+// round trip instead of one per recipient; warn then answers from memory.
+func (c *sentCache) prefetch(ctx context.Context, mb Mailbox, addrs []string) {
+	c.mu.Lock()
+	var ask []string
+	for _, a := range addrs {
+		if _, ok := c.seen[strings.ToLower(a)]; !ok && !slices.ContainsFunc(ask, func(b string) bool { return strings.EqualFold(a, b) }) {
+			ask = append(ask, a)
+		}
+	}
+	c.mu.Unlock()
+	if len(ask) < 2 {
+		return // warn asks for a single one itself
+	}
+	var g errgroup.Group
+	g.SetLimit(8)
+	for _, a := range ask {
+		g.Go(func() error {
+			if known, err := mb.HasSentTo(ctx, a); err == nil {
+				c.mu.Lock()
+				if c.seen == nil {
+					c.seen = map[string]bool{}
+				}
+				c.seen[strings.ToLower(a)] = c.seen[strings.ToLower(a)] || known
+				c.mu.Unlock()
+			}
+			return nil
+		})
+	}
+	g.Wait()
 }
 
 // warn returns the "never written to" warning for addr, or nothing when
