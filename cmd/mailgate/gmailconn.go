@@ -92,63 +92,108 @@ func (g *gmailConn) Connected(ctx context.Context) error {
 	return err
 }
 
-var (
-	_ mcpserver.Mailbox     = (*gmailConn)(nil)
-	_ mcpserver.SentHistory = (*gmailConn)(nil)
-)
+// Every Mailbox method connects first (with): until `mailgate auth` has run,
+// each answers the connection error.
+var _ mcpserver.Mailbox = (*gmailConn)(nil)
 
 func (g *gmailConn) Search(ctx context.Context, query string, max int) ([]gmail.Summary, error) {
-	c, err := g.get(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return c.Search(ctx, query, max)
+	return with(ctx, g, func(c *gmail.Client) ([]gmail.Summary, error) { return c.Search(ctx, query, max) })
 }
 
 func (g *gmailConn) Message(ctx context.Context, id string) (*gmail.Message, error) {
-	c, err := g.get(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return c.Message(ctx, id)
+	return with(ctx, g, func(c *gmail.Client) (*gmail.Message, error) { return c.Message(ctx, id) })
 }
 
 func (g *gmailConn) Thread(ctx context.Context, id string) ([]*gmail.Message, error) {
-	c, err := g.get(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return c.Thread(ctx, id)
+	return with(ctx, g, func(c *gmail.Client) ([]*gmail.Message, error) { return c.Thread(ctx, id) })
 }
 
 func (g *gmailConn) ReplyParent(ctx context.Context, threadID, messageID string) (*gmail.ReplyParent, error) {
-	c, err := g.get(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return c.ReplyParent(ctx, threadID, messageID)
+	return with(ctx, g, func(c *gmail.Client) (*gmail.ReplyParent, error) { return c.ReplyParent(ctx, threadID, messageID) })
 }
 
 func (g *gmailConn) CreateDraft(ctx context.Context, raw []byte, threadID string) (string, error) {
-	c, err := g.get(ctx)
-	if err != nil {
-		return "", err
-	}
-	return c.CreateDraft(ctx, raw, threadID)
+	return with(ctx, g, func(c *gmail.Client) (string, error) { return c.CreateDraft(ctx, raw, threadID) })
 }
 
 func (g *gmailConn) Send(ctx context.Context, raw []byte, threadID string) (*gmail.Sent, error) {
-	c, err := g.get(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return c.Send(ctx, raw, threadID)
+	return with(ctx, g, func(c *gmail.Client) (*gmail.Sent, error) { return c.Send(ctx, raw, threadID) })
 }
 
 func (g *gmailConn) HasSentTo(ctx context.Context, addr string) (bool, error) {
+	return with(ctx, g, func(c *gmail.Client) (bool, error) { return c.HasSentTo(ctx, addr) })
+}
+
+// with runs call on the connected client, or answers the connection error.
+func with[T any](ctx context.Context, g *gmailConn, call func(*gmail.Client) (T, error)) (T, error) {
 	c, err := g.get(ctx)
 	if err != nil {
-		return false, err
+		var zero T
+		return zero, err
 	}
-	return c.HasSentTo(ctx, addr)
+	return call(c)
+}
+
+func (g *gmailConn) SearchPage(ctx context.Context, query string, limit int, pageToken string) (*gmail.Page, error) {
+	return with(ctx, g, func(c *gmail.Client) (*gmail.Page, error) { return c.SearchPage(ctx, query, limit, pageToken) })
+}
+
+func (g *gmailConn) GetAttachment(ctx context.Context, messageID, attachmentID string) ([]byte, error) {
+	return with(ctx, g, func(c *gmail.Client) ([]byte, error) { return c.GetAttachment(ctx, messageID, attachmentID) })
+}
+
+func (g *gmailConn) ListDrafts(ctx context.Context, query string, limit int, pageToken string) (*gmail.DraftPage, error) {
+	return with(ctx, g, func(c *gmail.Client) (*gmail.DraftPage, error) { return c.ListDrafts(ctx, query, limit, pageToken) })
+}
+
+func (g *gmailConn) GetDraft(ctx context.Context, id string) (*gmail.Draft, error) {
+	return with(ctx, g, func(c *gmail.Client) (*gmail.Draft, error) { return c.GetDraft(ctx, id) })
+}
+
+func (g *gmailConn) UpdateDraft(ctx context.Context, id string, raw []byte, threadID string) (gmail.DraftRef, error) {
+	return with(ctx, g, func(c *gmail.Client) (gmail.DraftRef, error) { return c.UpdateDraft(ctx, id, raw, threadID) })
+}
+
+func (g *gmailConn) ListLabels(ctx context.Context) ([]gmail.Label, error) {
+	return with(ctx, g, func(c *gmail.Client) ([]gmail.Label, error) { return c.ListLabels(ctx) })
+}
+
+func (g *gmailConn) ModifyMessages(ctx context.Context, ids []string, ch gmail.LabelChange) (int, error) {
+	return with(ctx, g, func(c *gmail.Client) (int, error) { return c.ModifyMessages(ctx, ids, ch) })
+}
+
+func (g *gmailConn) ModifyThread(ctx context.Context, id string, ch gmail.LabelChange) ([]gmail.MessageLabels, error) {
+	return with(ctx, g, func(c *gmail.Client) ([]gmail.MessageLabels, error) { return c.ModifyThread(ctx, id, ch) })
+}
+
+func (g *gmailConn) UntrashMessage(ctx context.Context, id string) (gmail.MessageLabels, error) {
+	return with(ctx, g, func(c *gmail.Client) (gmail.MessageLabels, error) { return c.UntrashMessage(ctx, id) })
+}
+
+func (g *gmailConn) UntrashThread(ctx context.Context, id string) ([]gmail.MessageLabels, error) {
+	return with(ctx, g, func(c *gmail.Client) ([]gmail.MessageLabels, error) { return c.UntrashThread(ctx, id) })
+}
+
+func (g *gmailConn) DraftRaw(ctx context.Context, id string) ([]byte, gmail.DraftRef, error) {
+	c, err := g.get(ctx)
+	if err != nil {
+		return nil, gmail.DraftRef{}, err
+	}
+	return c.DraftRaw(ctx, id)
+}
+
+func (g *gmailConn) SendDraft(ctx context.Context, draftID string, raw []byte, threadID string) (*gmail.Sent, error) {
+	return with(ctx, g, func(c *gmail.Client) (*gmail.Sent, error) { return c.SendDraft(ctx, draftID, raw, threadID) })
+}
+
+func (g *gmailConn) TrashMessage(ctx context.Context, id string) (gmail.MessageLabels, error) {
+	return with(ctx, g, func(c *gmail.Client) (gmail.MessageLabels, error) { return c.TrashMessage(ctx, id) })
+}
+
+func (g *gmailConn) TrashThread(ctx context.Context, id string) ([]gmail.MessageLabels, error) {
+	return with(ctx, g, func(c *gmail.Client) ([]gmail.MessageLabels, error) { return c.TrashThread(ctx, id) })
+}
+
+func (g *gmailConn) OwnAddresses(ctx context.Context) ([]string, error) {
+	return with(ctx, g, func(c *gmail.Client) ([]string, error) { return c.OwnAddresses(ctx) })
 }
