@@ -75,14 +75,7 @@ func (o Outcome) actionMessage() string {
 
 	case AwaitingApproval:
 		var b strings.Builder
-		fmt.Fprintf(&b, "Rejected: No matching approval file found in vault/%s/ to %s %s as it is now.", approval.DirApproved, w.verb, w.what)
-		if p := o.Pending; p != nil && p.Earlier.Repeat() {
-			fmt.Fprintf(&b, "\n%s", earlierText(p.Earlier))
-		}
-		fmt.Fprintf(&b, "\nA request has been written to vault/%s/%s. "+
-			"Ask the human to review it and move it to vault/%s/ to allow it once (or to vault/%s/ to refuse it), "+
-			"then call %s again with the same arguments. Do not retry before then.",
-			approval.DirPending, o.PendingFile, approval.DirApproved, approval.DirRejected, w.tool)
+		b.WriteString(o.refusalText(fmt.Sprintf("to %s %s as it is now", w.verb, w.what), w.tool, "the same arguments"))
 		if o.Kind == approval.KindSendDraft {
 			b.WriteString(" The approval is for the draft exactly as it is now: if it is edited, it needs a new approval.")
 		}

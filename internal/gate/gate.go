@@ -180,6 +180,7 @@ type Outcome struct {
 	// warnings, and the earlier consumed copy of this email, if any).
 	Pending    *approval.Pending
 	Request    approval.Request // as the agent asked
+	Mode       approval.Mode    // the vault's approval mode, which the refusal names
 	Approval   *approval.Approval
 	DoneFile   string // name in Done/ once the approval was consumed
 	RetryAfter time.Duration
@@ -221,7 +222,7 @@ func (g *Gate) Run(ctx context.Context, c Call) Outcome {
 		s.cid = audit.NewCorrelationID()
 	}
 	s.out = Outcome{Kind: req.Kind, Target: target(req), Subject: req.Subject, Request: req,
-		BodyChars: utf8.RuneCountInString(req.Body), CorrelationID: s.cid}
+		BodyChars: utf8.RuneCountInString(req.Body), CorrelationID: s.cid, Mode: g.Vault.Mode()}
 	if err := req.Validate(); err != nil {
 		detail := "invalid request"
 		var ve *approval.ValidationError

@@ -38,24 +38,16 @@ func (o Outcome) Message() string {
 		return msg
 
 	case AwaitingApproval:
-		var b strings.Builder
+		what := "for sending to " + o.Target
 		switch {
 		case o.Kind == approval.KindForward:
-			fmt.Fprintf(&b, "Rejected: No matching approval file found in vault/Approved/ for forwarding message %s to %s. The request file below is what the human approves.", o.Request.MessageID, o.Target)
-		case send:
-			fmt.Fprintf(&b, "Rejected: No matching approval file found in vault/Approved/ for sending to %s. Create an approval file with type: email_send and move it to vault/Approved/.", o.Target)
-		default:
-			fmt.Fprintf(&b, "Rejected: No matching approval file found in vault/Approved/ for replying to thread %s. Create an approval file with type: email_reply and move it to vault/Approved/.", strings.TrimPrefix(o.Target, "thread:"))
+			what = fmt.Sprintf("for forwarding message %s to %s", o.Request.MessageID, o.Target)
+		case !send:
+			what = "for replying to thread " + strings.TrimPrefix(o.Target, "thread:")
 		}
+		var b strings.Builder
+		b.WriteString(o.refusalText(what, toolName(o.Kind), "exactly the same content"))
 		p := o.Pending
-		if p != nil && p.Earlier.Repeat() {
-			fmt.Fprintf(&b, "\n%s Do not send it again unless the human asks for a second copy: the new request is marked as a repeat, and only if the human approves it will your next identical call send a second copy.",
-				earlierText(p.Earlier))
-		}
-		fmt.Fprintf(&b, "\nA request for this exact email has been written to vault/%s/%s. "+
-			"Ask the human to review it and move it to vault/%s/ to allow it to be sent once (or to vault/%s/ to refuse it), "+
-			"then call %s again with exactly the same content. Do not retry before then.",
-			approval.DirPending, o.PendingFile, approval.DirApproved, approval.DirRejected, toolName(o.Kind))
 		if len(o.Request.Attachments) > 0 {
 			b.WriteString(" Each attachment is bound by its size and SHA-256: if a file changed after the human approved an earlier request, " +
 				"that approval no longer applies and this new request, with the file as it is now, needs approving.")

@@ -71,7 +71,7 @@ func TestAgentSeesWhatTheHumanApproves(t *testing.T) {
 	args := map[string]any{"to": "Alice <alice@example.com>", "subject": "Quarterly report", "body": "Hi Alice,\n\nattached.\n"}
 	text, name := request(t, e, "send_email", args)
 	first, _, _ := strings.Cut(text, "\n")
-	if first != "Rejected: No matching approval file found in vault/Approved/ for sending to a***@example.com. Create an approval file with type: email_send and move it to vault/Approved/." {
+	if first != "Rejected: No matching approval file found in vault/Approved/ for sending to a***@example.com. Create an approval file with type: email_send and move it to vault/Approved/. The request file below is what the human approves; a hand-written file is not used (APPROVAL_MODE=content)." {
 		t.Errorf("first line %q", first)
 	}
 	if !regexp.MustCompile(`^\d{4}-\d\d-\d\d_alice-example-com_quarterly-report_[0-9a-f]{32}\.md$`).MatchString(name) {

@@ -45,18 +45,82 @@ func registerSet(s *mcp.Server, set string, recv func() any, log *slog.Logger, o
 	}
 }
 
-// emailTool is a typed go-sdk tool: go-sdk infers its input schema (edited
-// by edits, for the bounds struct tags cannot say) and answers malformed or
-// mistyped arguments with its own tool error.
+// emailTool is a typed tool of the email set: its input schema is inferred
+// from In (edited by edits, for the bounds struct tags cannot say), and its
+// arguments are checked as go-sdk's typed AddTool would (defaults applied,
+// then the schema), except that a missing required argument is refused in
+// the project's words ("Error: thread_id is required: reply_email needs
+// thread_id and body"), not the validator's ("validating root: required:
+// missing properties: [\"thread_id\"]").
 func emailTool[In any](h func(*emailHandlers, context.Context, *mcp.CallToolRequest, In) (*mcp.CallToolResult, any, error), edits ...func(*jsonschema.Schema)) toolHandler {
 	return toolHandler{in: reflect.TypeFor[In](), add: func(s *mcp.Server, t *mcp.Tool, b binding) {
-		if len(edits) > 0 {
-			t = withSchema[In](t, edits...)
+		t = withSchema[In](t, edits...)
+		sch := t.InputSchema.(*jsonschema.Schema)
+		resolved, err := sch.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
+		if err != nil {
+			panic(fmt.Sprintf("input schema of %s: %v", t.Name, err)) // a programming error, caught by every test
 		}
-		mcp.AddTool(s, t, func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, any, error) {
-			return h(b.recv().(*emailHandlers), ctx, req, in)
+		s.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var in In
+			if msg := emailArgs(t.Name, sch, resolved, req.Params.Arguments, &in); msg != "" {
+				return errorResult(msg), nil
+			}
+			res, out, err := h(b.recv().(*emailHandlers), ctx, req, in)
+			if err != nil {
+				var wire *jsonrpc.Error
+				if errors.As(err, &wire) {
+					return nil, wire
+				}
+				return errorResult(err.Error()), nil
+			}
+			if res == nil {
+				res = &mcp.CallToolResult{}
+			}
+			if out != nil {
+				raw, err := json.Marshal(out)
+				if err != nil {
+					return nil, fmt.Errorf("marshaling output: %w", err)
+				}
+				res.StructuredContent = json.RawMessage(raw)
+				if res.Content == nil {
+					res.Content = []mcp.Content{&mcp.TextContent{Text: string(raw)}}
+				}
+			}
+			return res, nil
 		})
 	}}
+}
+
+// emailArgs decodes an email tool's arguments into in ("" when they are
+// fine, else the refusal): a missing required argument in the project's
+// words, anything else the schema refuses in the validator's.
+func emailArgs(tool string, sch *jsonschema.Schema, resolved *jsonschema.Resolved, raw json.RawMessage, in any) string {
+	args := map[string]any{}
+	if len(raw) > 0 && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &args); err != nil {
+			return fmt.Sprintf("Error: the arguments of %s are not a JSON object: %v", tool, err)
+		}
+	}
+	for _, name := range sch.Required {
+		if _, ok := args[name]; !ok {
+			return fmt.Sprintf("Error: %s is required: %s needs %s", name, tool, andList(sch.Required))
+		}
+	}
+	var v any = args // as go-sdk's typed AddTool checks them
+	if err := resolved.ApplyDefaults(&v); err != nil {
+		return `validating "arguments": applying schema defaults: ` + err.Error()
+	}
+	if err := resolved.Validate(&v); err != nil {
+		return `validating "arguments": ` + err.Error()
+	}
+	b, err := json.Marshal(v)
+	if err == nil {
+		err = json.Unmarshal(b, in)
+	}
+	if err != nil {
+		return err.Error()
+	}
+	return ""
 }
 
 // typedTool is a tool whose answer is one JSON object (Out). Its output
