@@ -62,7 +62,7 @@ func approvalsCmd(ctx context.Context, env *environment, args []string) error {
 	case verb == "show" && len(rest) == 2:
 		it, err := v.Resolve(rest[1])
 		if err != nil {
-			return err
+			return unknownID(err)
 		}
 		printRequest(env.stdout, it, time.Now())
 		return nil
@@ -86,7 +86,7 @@ func approvalsCmd(ctx context.Context, env *environment, args []string) error {
 		}
 		it, err := decide(id)
 		if err != nil {
-			return err
+			return unknownID(err)
 		}
 		fmt.Fprintf(env.stdout, "%s/%s → %s/%s\n  %s\n", it.Folder, it.Name, moved, it.Moved, approvalSummary(it, time.Now()))
 		if verb == "approve" {
@@ -96,8 +96,34 @@ func approvalsCmd(ctx context.Context, env *environment, args []string) error {
 		}
 		return nil
 	}
-	fmt.Fprint(env.stderr, approvalsUsage)
-	return errUsage
+	return approvalsArgsError(verb, rest)
+}
+
+// approvalsArgsError says what is wrong with the subcommand and its
+// arguments, and what is accepted.
+func approvalsArgsError(verb string, rest []string) error {
+	switch verb {
+	case "list":
+		return usageError("approvals", "unexpected argument %q: list takes none", rest[1])
+	case "show", "approve", "reject":
+		if len(rest) < 2 {
+			return usageError("approvals", "%s needs an ID: a name as \"mailgate approvals\" lists it, a request_id, or a unique start of either", verb)
+		}
+		return usageError("approvals", "%s takes one ID, not %d (unexpected %q)", verb, len(rest)-1, rest[2])
+	}
+	return usageError("approvals", "unknown subcommand %q: use show ID, approve [--yes] ID, reject ID, or none to list the requests", verb)
+}
+
+// unknownID adds to an ID that matches no request file (or several) what an
+// ID is and where the IDs are listed.
+func unknownID(err error) error {
+	switch {
+	case errors.Is(err, approval.ErrUnknownID):
+		return fmt.Errorf("%w. An ID is a request file's name as \"mailgate approvals\" lists it (or its request_id), or any unique start of either, such as its date or the first hex digits of the id at its end; list them with: mailgate approvals", err)
+	case errors.Is(err, approval.ErrAmbiguousID):
+		return fmt.Errorf("%w. Give more of the name (\"mailgate approvals\" lists them)", err)
+	}
+	return err
 }
 
 func printApprovals(w io.Writer, root string, items []approval.Item, now time.Time) {

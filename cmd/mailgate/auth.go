@@ -42,13 +42,19 @@ func runAuth(ctx context.Context, env *environment, args []string, browser func(
 		return helpOrError(fset, err, env.stdout)
 	}
 	if fset.NArg() > 0 {
-		fmt.Fprintf(env.stderr, "mailgate auth: unexpected argument %q\n", fset.Arg(0))
-		return errUsage
+		return usageError("auth", "unexpected argument %q: auth takes only flags", fset.Arg(0))
 	}
 	scopes := neededScopes(cfg)
 	ocfg, err := gmail.LoadOAuthConfig(cfg.CredentialsFile, scopes...)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
+			// The folder the user is told to save the file in exists when
+			// they look for it (the home's auth/, private as the token's).
+			if dir := filepath.Dir(cfg.CredentialsFile); dir == filepath.Join(cfg.Home, "auth") {
+				if err := os.MkdirAll(dir, 0o700); err != nil {
+					return err
+				}
+			}
 			fmt.Fprintf(env.stderr, authCredentialsHelp, cfg.CredentialsFile)
 		}
 		return err
@@ -170,7 +176,8 @@ mailgate signs in with an OAuth client of your own, from a Google Cloud project:
   5. Download its JSON and save it as
        %s
      (or set GMAIL_CREDENTIALS_FILE to where you saved it).
-Then run "mailgate auth" again. Step by step: docs/SETUP.md
+Then run "mailgate auth" again. Step by step:
+  https://github.com/mailgate/mailgate/blob/main/docs/SETUP.md
 
 `
 
@@ -178,6 +185,7 @@ const authTestingNote = `
 Note: while your app's publishing status on the OAuth consent screen is "Testing",
 Google ends this sign-in after 7 days (mailgate then reports invalid_grant and
 asks you to run "mailgate auth" again). To stop that, publish the app:
-Google Auth Platform > Audience > Publish app (see docs/SETUP.md).
+Google Auth Platform > Audience > Publish app
+(https://github.com/mailgate/mailgate/blob/main/docs/SETUP.md).
 Next: "mailgate doctor", then "mailgate claude-config".
 `

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -124,10 +125,14 @@ func claudeConfigCmd(ctx context.Context, env *environment, args []string) error
 	}
 	if *install {
 		backup, err := installEntry(*client, target, *name, entry, time.Now())
-		if err != nil {
+		switch {
+		case errors.Is(err, errEntryUnchanged):
+			fmt.Fprintf(env.stdout, "The %q entry in %s is already this one: nothing was written (and no backup made).\n", *name, target)
+		case err != nil:
 			return err
+		default:
+			fmt.Fprintf(env.stdout, "Wrote the %q entry into %s.\n", *name, target)
 		}
-		fmt.Fprintf(env.stdout, "Wrote the %q entry into %s.\n", *name, target)
 		if backup != "" {
 			fmt.Fprintf(env.stdout, "The file as it was is kept in %s.\n", backup)
 		}

@@ -45,7 +45,7 @@ func configCmd(ctx context.Context, env *environment, args []string) error {
 	case rest[0] == "get" && len(rest) == 2:
 		v, ok := settingInEffect(env, cfg, rest[1])
 		if !ok {
-			return &config.Error{Var: rest[1], Msg: "not a setting (see mailgate config -h and .env.example)"}
+			return notASetting(rest[1])
 		}
 		fmt.Fprintln(env.stdout, v)
 		return nil
@@ -58,7 +58,7 @@ func configCmd(ctx context.Context, env *environment, args []string) error {
 			}
 		}
 		if !config.Settable(name) {
-			return &config.Error{Var: name, Msg: "not a setting of the home's settings file (see mailgate config -h and .env.example)"}
+			return notASetting(name)
 		}
 		if value != "" {
 			if err := checkSetting(env, name, value); err != nil {
@@ -82,8 +82,44 @@ func configCmd(ctx context.Context, env *environment, args []string) error {
 		}
 		return nil
 	}
-	fmt.Fprint(env.stderr, configUsage)
-	return errUsage
+	return configArgsError(rest)
+}
+
+// configArgsError says what is wrong with config's subcommand and
+// arguments, and what is accepted.
+func configArgsError(rest []string) error {
+	verb := rest[0]
+	want := map[string]int{"get": 2, "set": 3, "unset": 2}
+	n, ok := want[verb]
+	switch {
+	case !ok:
+		return usageError("config", "unknown subcommand %q: use set NAME VALUE, unset NAME, get NAME, or none to show the settings", verb)
+	case len(rest) == 1:
+		return usageError("config", "%s needs a setting's NAME (the settings: mailgate config -h)", verb)
+	case verb == "set" && len(rest) == 2:
+		return usageError("config", "set %s needs a VALUE: mailgate config set %s VALUE (to go back to the default: mailgate config unset %s)", rest[1], rest[1], rest[1])
+	}
+	return usageError("config", "unexpected argument %q: %s takes %d", rest[n], verb, n-1)
+}
+
+// settingNames are the names "config set" takes.
+func settingNames() []string {
+	var names []string
+	for _, v := range config.Vars {
+		if config.Settable(v.Name) {
+			names = append(names, v.Name)
+		}
+	}
+	return names
+}
+
+// notASetting refuses a name that is not a setting, with the nearest one.
+func notASetting(name string) error {
+	msg := "not a setting of the home's settings file"
+	if near := nearest(name, settingNames()); near != "" {
+		msg += fmt.Sprintf("; did you mean %s?", near)
+	}
+	return &config.Error{Var: name, Msg: msg + " (every setting, with its default: mailgate config -h)"}
 }
 
 // checkSetting loads the configuration with name=value as if it came from
@@ -167,8 +203,7 @@ func homeCmd(ctx context.Context, env *environment, args []string) error {
 		return helpOrError(fset, err, env.stdout)
 	}
 	if fset.NArg() > 0 {
-		fmt.Fprint(env.stderr, homeUsage)
-		return errUsage
+		return usageError("home", "unexpected argument %q: home takes no arguments (to move an older home in: --migrate-from DIR)", fset.Arg(0))
 	}
 	if *from == "" {
 		fmt.Fprintln(env.stdout, cfg.Home)

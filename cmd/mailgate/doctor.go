@@ -37,8 +37,7 @@ func doctorCmd(ctx context.Context, env *environment, args []string) error {
 		return fmt.Errorf("%w: 1 problem", errDoctorProblems)
 	}
 	if fset.NArg() > 0 {
-		fmt.Fprintf(env.stderr, "mailgate doctor: unexpected argument %q\n", fset.Arg(0))
-		return errUsage
+		return usageError("doctor", "unexpected argument %q: doctor takes only flags", fset.Arg(0))
 	}
 	checks := doctor.Run(ctx, cfg, doctor.Options{
 		Scopes: neededScopes(cfg), ToolsLeftOut: toolsLeftOut(cfg), Migrate: serveMigrations(cfg),

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/mailgate/mailgate/internal/config"
@@ -63,6 +64,11 @@ thread, with the live file reservations. Ctrl-C ends it.
 `,
 }
 
+// ownConfigFlags are the configuration flags a command's help lists among
+// its own, because they mean something particular there (claude-config's
+// --tools goes into the client's entry, not into the settings file).
+var ownConfigFlags = map[string][]string{"claude-config": {"tools"}}
+
 // printHelp prints fs's command help: its synopsis, its own flags with
 // their defaults and, for serve, the configuration flags with the variable
 // each sets and its default.
@@ -81,6 +87,8 @@ func printHelp(fs *flag.FlagSet, w io.Writer) {
 	var own, common []*flag.Flag
 	fs.VisitAll(func(f *flag.Flag) {
 		switch _, isVar := vars[f.Name]; {
+		case slices.Contains(ownConfigFlags[fs.Name()], f.Name):
+			own = append(own, f)
 		case isVar || f.Name == "env-file":
 			common = append(common, f)
 		default:
@@ -115,7 +123,7 @@ func printHelp(fs *flag.FlagSet, w io.Writer) {
 // printSettings lists every setting of the configuration contract by
 // section, with its default: what "mailgate config set" takes.
 func printSettings(w io.Writer) {
-	fmt.Fprint(w, "\nSettings (meanings: .env.example, or the flags in mailgate serve -h):")
+	fmt.Fprint(w, "\nSettings (what each does: its flag in mailgate serve -h):")
 	var section config.Section
 	for _, v := range config.Vars {
 		if v.Section != section {
@@ -192,4 +200,52 @@ func helpOrError(fset *flag.FlagSet, err error, stdout io.Writer) error {
 		return &flagError{cmd: fset.Name(), err: err}
 	}
 	return err
+}
+
+// nearest is the candidate a mistyped name most likely meant ("" when none
+// is close): the same letters but for case, "_" and "-" (DEVMODE, dev-mode:
+// DEV_MODE), else the one within an edit distance of a third of its length.
+func nearest(name string, candidates []string) string {
+	norm := func(s string) string {
+		return strings.NewReplacer("_", "", "-", "").Replace(strings.ToUpper(s))
+	}
+	n := norm(name)
+	best, bestD := "", 0
+	for _, c := range candidates {
+		d := editDistance(n, norm(c))
+		if d == 0 {
+			return c
+		}
+		if d <= max(1, len(c)/3) && (best == "" || d < bestD) {
+			best, bestD = c, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance of a and b, in bytes (names are ASCII).
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// isHelpFlag reports -h, -help and --help, which every command answers with
+// its help, even one that takes no flags.
+func isHelpFlag(arg string) bool {
+	return arg == "-h" || arg == "-help" || arg == "--help"
 }

@@ -44,6 +44,11 @@ func installEntry(client, path, name string, entry claudeServer, now time.Time) 
 	if err != nil {
 		return "", fmt.Errorf("%s: %w; nothing was changed (fix the file, or move it away and run this again)", path, err)
 	}
+	if exists && bytes.Equal(old, out) {
+		// The entry is already there as it would be written: a backup of
+		// an unchanged file each run would only pile up.
+		return "", errEntryUnchanged
+	}
 	mode := fs.FileMode(0o600)
 	backup := ""
 	if exists {
@@ -70,6 +75,10 @@ func installEntry(client, path, name string, entry claudeServer, now time.Time) 
 	}
 	return backup, nil
 }
+
+// errEntryUnchanged is installEntry's answer when the file already holds
+// the entry as it would be written: nothing was written, no backup made.
+var errEntryUnchanged = errors.New("the entry is already there, unchanged")
 
 // writeNew creates path with data, refusing to overwrite anything.
 func writeNew(path string, data []byte, mode fs.FileMode) error {

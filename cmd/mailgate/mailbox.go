@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/mailgate/mailgate/internal/agentmail"
@@ -53,8 +54,7 @@ func mailboxCmd(ctx context.Context, env *environment, args []string) error {
 	}
 	rest := fset.Args()
 	if len(rest) == 0 {
-		fmt.Fprint(env.stderr, mailboxUsage)
-		return errUsage
+		return usageError("mailbox", "a subcommand is needed: send, receive, status, recipients or import")
 	}
 	level := env.getenv("MAILGATE_LOG_LEVEL")
 	if level == "" {
@@ -71,8 +71,7 @@ func mailboxCmd(ctx context.Context, env *environment, args []string) error {
 	case "send", "receive", "status", "recipients":
 	case "import":
 		if len(vargs) != 1 {
-			fmt.Fprint(env.stderr, mailboxUsage)
-			return errUsage
+			return usageError("mailbox", "import takes one DIR (a folder holding .agentmail/, or the .agentmail/ folder itself), not %d arguments", len(vargs))
 		}
 		if exp, err = mailboxset.ReadDir(vargs[0]); err != nil {
 			return err
@@ -82,8 +81,11 @@ func mailboxCmd(ctx context.Context, env *environment, args []string) error {
 			return err
 		}
 	default:
-		fmt.Fprintf(env.stderr, "mailgate mailbox: unknown command %q\n\n%s", verb, mailboxUsage)
-		return errUsage
+		hint := ""
+		if near := nearest(verb, []string{"send", "receive", "status", "recipients", "import"}); near != "" {
+			hint = fmt.Sprintf(" (did you mean %s?)", near)
+		}
+		return usageError("mailbox", "unknown subcommand %q%s: use send, receive, status, recipients or import", verb, hint)
 	}
 
 	db, err := store.Open(ctx, cfg.DB)
@@ -255,15 +257,21 @@ func printMailboxMessage(w io.Writer, m mailboxset.Message) {
 }
 
 func mailboxStatus(ctx context.Context, env *environment, ops *mcpserver.MailboxOps, args []string) error {
-	// As the original: without an identity (its "outside tmux") status is
-	// a silent no-op, so session hooks work anywhere.
-	if _, err := ops.Identity(ctx); errors.Is(err, mcpserver.ErrNoMailboxIdentity) {
-		return nil
-	}
 	if len(args) == 0 {
 		fmt.Fprintln(env.stderr, "error: missing required argument: status")
 		fmt.Fprintln(env.stderr, "usage: mailgate mailbox status <ready|work|offline>")
 		return exitStatus(1)
+	}
+	// A status that is none of the three is refused with or without an
+	// identity: a hook with a typo must not pass silently.
+	if !slices.Contains([]string{"ready", "work", "offline"}, args[0]) {
+		fmt.Fprintln(env.stderr, mailboxset.InvalidStatus(args[0]).(*agentmail.Error).Message)
+		return exitStatus(1)
+	}
+	// As the original: without an identity (its "outside tmux") a valid
+	// status is a silent no-op, so session hooks work anywhere.
+	if _, err := ops.Identity(ctx); errors.Is(err, mcpserver.ErrNoMailboxIdentity) {
+		return nil
 	}
 	if err := ops.SetStatus(ctx, args[0]); err != nil {
 		var ae *agentmail.Error

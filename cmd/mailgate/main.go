@@ -94,8 +94,12 @@ func run(ctx context.Context, env *environment) error {
 	case "watch":
 		return watchCmd(ctx, env, args)
 	case "version", "--version", "-version":
+		if len(args) > 0 && isHelpFlag(args[0]) {
+			fmt.Fprint(env.stdout, "Usage: mailgate version\n\nPrint mailgate's version (also: mailgate --version).\n")
+			return nil
+		}
 		if len(args) > 0 {
-			return usageError(cmd, "unexpected argument %q", args[0])
+			return usageError("version", "unexpected argument %q: version takes no arguments", args[0])
 		}
 		fmt.Fprintln(env.stdout, "mailgate", versionString())
 		return nil
@@ -103,12 +107,20 @@ func run(ctx context.Context, env *environment) error {
 		fmt.Fprint(env.stdout, usage)
 		return nil
 	default:
-		fmt.Fprintf(env.stderr, "mailgate: unknown command %q\n\n%s", cmd, usage)
+		hint := ""
+		if near := nearest(cmd, commands); near != "" {
+			hint = fmt.Sprintf(" (did you mean %s?)", near)
+		}
+		fmt.Fprintf(env.stderr, "mailgate: unknown command %q%s; the commands are below (mailgate COMMAND -h for one)\n\n%s", cmd, hint, usage)
 		return errUsage
 	}
 }
 
 var errUsage = errors.New("usage")
+
+// commands are run's commands, for the suggestion of an unknown one.
+var commands = []string{"serve", "demo", "auth", "doctor", "approvals", "mailbox", "claude-config",
+	"config", "home", "agents-snippet", "watch", "version", "help"}
 
 // exitCode prints err as one line on stderr and picks the exit status.
 func exitCode(err error, stderr io.Writer) int {

@@ -110,6 +110,7 @@ func (w *watcher) poll(ctx context.Context, history int) error {
 		fmt.Fprintln(w.out, "No projects yet: waiting for an agent to start one (ensure_project).")
 	}
 	w.started = true
+	var evs []event
 	for _, p := range projects {
 		key := p.HumanKey
 		cursor, seen := w.cursor[key]
@@ -124,15 +125,39 @@ func (w *watcher) poll(ctx context.Context, history int) error {
 			return err
 		}
 		for _, m := range ms {
-			fmt.Fprintln(w.out, messageLine(p, m))
+			evs = append(evs, event{at: stamp(m.CreatedTS), line: messageLine(p, m)})
 			cursor = max(cursor, m.ID)
 		}
 		w.cursor[key] = cursor
-		if err := w.reservations(ctx, p); err != nil {
+		rs, err := w.reservations(ctx, p)
+		if err != nil {
 			return err
 		}
+		evs = append(evs, rs...)
+	}
+	// In time order across messages, reservations and projects, as they
+	// happened (a reservation taken before a message is shown before it).
+	slices.SortStableFunc(evs, func(a, b event) int { return a.at.Compare(b.at) })
+	for _, e := range evs {
+		fmt.Fprintln(w.out, e.line)
 	}
 	return nil
+}
+
+// event is one line to show, with when it happened.
+type event struct {
+	at   time.Time
+	line string
+}
+
+// stamp is a store timestamp as a time; nil (or unreadable) is now.
+func stamp(ts *string) time.Time {
+	if ts != nil {
+		if t, err := time.Parse(time.RFC3339Nano, *ts); err == nil {
+			return t
+		}
+	}
+	return time.Now()
 }
 
 // tail returns a project's last n messages, oldest first, and the id of
@@ -158,18 +183,20 @@ func (w *watcher) tail(ctx context.Context, key string, n int) ([]agentmail.Mess
 	}
 }
 
-// reservations prints the reservations taken and gone since the last look.
-func (w *watcher) reservations(ctx context.Context, p agentmail.ProjectView) error {
+// reservations returns the lines of the reservations taken and gone since
+// the last look.
+func (w *watcher) reservations(ctx context.Context, p agentmail.ProjectView) ([]event, error) {
 	rs, err := w.svc.ListReservations(ctx, p.HumanKey, true)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	var evs []event
 	old := w.held[p.HumanKey]
 	now := map[int64]agentmail.ReservationView{}
 	for _, r := range rs {
 		now[r.ID] = r
 		if _, ok := old[r.ID]; !ok {
-			fmt.Fprintln(w.out, reservationLine(p, r, true))
+			evs = append(evs, event{at: stamp(r.CreatedTS), line: reservationLine(p, r, true)})
 		}
 	}
 	var gone []agentmail.ReservationView
@@ -180,10 +207,10 @@ func (w *watcher) reservations(ctx context.Context, p agentmail.ProjectView) err
 	}
 	slices.SortFunc(gone, func(a, b agentmail.ReservationView) int { return int(a.ID - b.ID) })
 	for _, r := range gone {
-		fmt.Fprintln(w.out, reservationLine(p, r, false))
+		evs = append(evs, event{at: time.Now(), line: reservationLine(p, r, false)})
 	}
 	w.held[p.HumanKey] = now
-	return nil
+	return evs, nil
 }
 
 // messageLine is one message: time, project, #id, sender → recipients,
@@ -236,13 +263,7 @@ func reservationLine(p agentmail.ProjectView, r agentmail.ReservationView, taken
 // when shows a store timestamp in local time: the clock time for today,
 // with the date otherwise; nil is now.
 func when(ts *string) string {
-	t := time.Now()
-	if ts != nil {
-		if p, err := time.Parse(time.RFC3339Nano, *ts); err == nil {
-			t = p
-		}
-	}
-	t = t.Local()
+	t := stamp(ts).Local()
 	if y, m, d := t.Date(); time.Now().Local().Year() == y && time.Now().Local().Month() == m && time.Now().Local().Day() == d {
 		return t.Format("15:04:05")
 	}

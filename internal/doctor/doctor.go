@@ -128,10 +128,10 @@ func configCheck(cfg *config.Config) Check {
 
 // ConfigError is the report line for a configuration that does not load.
 func ConfigError(err error) Check {
-	fix := "correct the value in the environment, the flags or the .env file (see .env.example)"
+	fix := "correct the value in the environment, the flags or the .env file (every setting and its default: mailgate config -h)"
 	var ce *config.Error
 	if errors.As(err, &ce) && ce.Var != "" {
-		fix = "correct " + ce.Var + " in the environment, the flags or the .env file (see .env.example)"
+		fix = "correct " + ce.Var + " in the environment, the flags or the .env file (every setting and its default: mailgate config -h)"
 	}
 	return Check{Name: "config", Status: Fail, Detail: err.Error(), Fix: fix}
 }

@@ -25,8 +25,9 @@ import (
 // messages.
 const scopeMetadata = "https://www.googleapis.com/auth/gmail.metadata"
 
-// SetupDoc is where the fixes point for the longer story.
-const SetupDoc = "docs/SETUP.md"
+// SetupDoc is where the fixes point for the longer story: its address, not
+// a path in a clone, which a binary-only install (go install) does not have.
+const SetupDoc = "https://github.com/mailgate/mailgate/blob/main/docs/SETUP.md"
 
 const (
 	fixAuth        = `run "mailgate auth"`
