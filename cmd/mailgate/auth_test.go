@@ -327,3 +327,22 @@ func TestReauthWhileServing(t *testing.T) {
 		t.Fatalf("search_email after mailgate auth, same server = %q (error %v)", text, isErr)
 	}
 }
+
+// TestAuthCreatesAuthFolder: without credentials, auth tells the user to
+// save credentials.json in the home's auth/ folder, and that folder exists
+// (0700) when they go to save it there.
+func TestAuthCreatesAuthFolder(t *testing.T) {
+	home := filepath.Join(t.TempDir(), "home")
+	r := newSetupRun([]string{"MAILGATE_HOME=" + home, "HOME=" + t.TempDir()}, nil, "auth", "--no-browser")
+	if code := r.run(t); code != 1 {
+		t.Fatalf("auth without credentials: exit %d\n%s", code, r.stderr)
+	}
+	dir := filepath.Join(home, "auth")
+	if !strings.Contains(r.stderr.String(), filepath.Join(dir, "credentials.json")) {
+		t.Fatalf("auth does not say where to save credentials.json:\n%s", r.stderr)
+	}
+	fi, err := os.Stat(dir)
+	if err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o700 {
+		t.Fatalf("auth/ after auth: %v %v, want a folder 0700", fi, err)
+	}
+}

@@ -95,7 +95,7 @@ func configArgsError(rest []string) error {
 	case !ok:
 		return usageError("config", "unknown subcommand %q: use set NAME VALUE, unset NAME, get NAME, or none to show the settings", verb)
 	case len(rest) == 1:
-		return usageError("config", "%s needs a setting's NAME (the settings: mailgate config -h)", verb)
+		return usageError("config", "%s needs a setting's NAME, such as DEV_MODE", verb)
 	case verb == "set" && len(rest) == 2:
 		return usageError("config", "set %s needs a VALUE: mailgate config set %s VALUE (to go back to the default: mailgate config unset %s)", rest[1], rest[1], rest[1])
 	}

@@ -204,7 +204,8 @@ func helpOrError(fset *flag.FlagSet, err error, stdout io.Writer) error {
 
 // nearest is the candidate a mistyped name most likely meant ("" when none
 // is close): the same letters but for case, "_" and "-" (DEVMODE, dev-mode:
-// DEV_MODE), else the one within an edit distance of a third of its length.
+// DEV_MODE), else one that begins with it (SEND_LIMIT: SEND_LIMIT_PER_HOUR),
+// else the one within an edit distance of a third of its length.
 func nearest(name string, candidates []string) string {
 	norm := func(s string) string {
 		return strings.NewReplacer("_", "", "-", "").Replace(strings.ToUpper(s))
@@ -215,6 +216,9 @@ func nearest(name string, candidates []string) string {
 		d := editDistance(n, norm(c))
 		if d == 0 {
 			return c
+		}
+		if len(n) >= 4 && strings.HasPrefix(norm(c), n) {
+			d = 1
 		}
 		if d <= max(1, len(c)/3) && (best == "" || d < bestD) {
 			best, bestD = c, d

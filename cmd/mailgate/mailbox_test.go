@@ -244,6 +244,9 @@ func TestMailboxCLIExitCodes(t *testing.T) {
 		{"", []string{"recipients"}, 2, "", "error: no agent identity: run inside tmux (the window name is the identity) or set AGENT_NAME\n"},
 		{"", []string{"send", "bob", "x"}, 2, "", "error: no agent identity: run inside tmux (the window name is the identity) or set AGENT_NAME\n"},
 		{"", []string{"status", "ready"}, 0, "", ""}, // a no-op without identity, as outside tmux
+		// ... but a status that is none of the three is refused there too:
+		// a hook with a typo must not pass silently (issue 33).
+		{"", []string{"status", "bogus"}, 1, "", "Invalid status: bogus. Valid: ready, work, offline\n"},
 		{"", []string{"receive", "--hook"}, 0, "", ""},
 		{"bob", []string{"receive", "--hook"}, 2, "", "You got new mail\nFrom: alice\nID: 1\n\nflags"},
 		{"bob", []string{"receive", "--hook"}, 0, "", ""},

@@ -153,3 +153,47 @@ func isArgName(s string) bool {
 	}
 	return false
 }
+
+// TestWatchOnceInTimeOrder: --once shows messages and reservations as they
+// happened; a reservation taken before a message comes before it (it came
+// after every message, whatever its time).
+func TestWatchOnceInTimeOrder(t *testing.T) {
+	ctx := context.Background()
+	home := t.TempDir()
+	db, err := store.Open(ctx, filepath.Join(home, "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	// A fabricated clock: the reservation ten minutes ago, the message five.
+	clock := time.Now().Add(-10 * time.Minute)
+	svc, err := amstore.NewService(ctx, db, agentmail.Options{Now: func() time.Time { return clock }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer svc.Close()
+	if _, err := svc.EnsureProject(ctx, "/src/app"); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range []string{"BlueLake", "GreenCastle"} {
+		if _, err := svc.RegisterAgent(ctx, agentmail.RegisterParams{ProjectKey: "/src/app", Name: a}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := svc.Reserve(ctx, agentmail.ReserveParams{ProjectKey: "/src/app", Agent: "BlueLake", Paths: []string{"src/auth/**"}, Reason: "first"}); err != nil {
+		t.Fatal(err)
+	}
+	clock = clock.Add(5 * time.Minute)
+	if _, err := svc.Send(ctx, agentmail.SendParams{ProjectKey: "/src/app", Sender: "GreenCastle", To: []string{"BlueLake"}, Subject: "second", BodyMD: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	r := newSetupRun([]string{"MAILGATE_HOME=" + home, "HOME=" + t.TempDir()}, nil, "watch", "--once")
+	if code := r.run(t); code != 0 {
+		t.Fatalf("watch --once: exit %d\n%s", code, r.stderr)
+	}
+	out := r.stdout.String()
+	res, msg := strings.Index(out, `reserved src/auth/**`), strings.Index(out, `"second"`)
+	if res < 0 || msg < 0 || res > msg {
+		t.Errorf("watch --once: the reservation (taken first) is not shown before the message:\n%s", out)
+	}
+}

@@ -124,7 +124,7 @@ var Vars = []Var{
 		Choices: []string{"coerce", "strict", "always_auto"},
 		Meaning: "`register_agent` names: `coerce` (an invalid or taken name is replaced, and the answer says so), `strict` (a new name must be an adjective+noun like GreenCastle; anything else is refused), `always_auto` (always generated)"},
 	{Name: "AGENT_MAIL_BIND_SENDERS", Flag: "bind-senders", Default: "false", Kind: KindBool, Section: SectionAgents,
-		Meaning: "`true`: a session may send only as the agents it registered (or whose `registration_token` it passes as `sender_token`); `false` trusts `sender_name` as the reference does (see `docs/security-agents.md`)"},
+		Meaning: "`true`: a session may send only as the agents it registered (or whose `registration_token` it passes as `sender_token`); `false` trusts `sender_name` as the reference does (see https://github.com/mailgate/mailgate/blob/main/docs/security-agents.md)"},
 	{Name: "TOOLS_FILTER_PROFILE", Flag: "tools-profile", Default: "full", Kind: KindChoice, Section: SectionAgents,
 		Choices: []string{"full", "minimal"},
 		Meaning: "agent-mail tools to list: `full` (all), or `minimal` (`health_check`, `ensure_project`, `register_agent`, `send_message`, `fetch_inbox`, `acknowledge_message`)"},
