@@ -30,7 +30,7 @@ func TestCLI(t *testing.T) {
 		{[]string{"approvals", "-h"}, 0, []string{"mailgate approvals show ID"}, []string{"--dev-mode"}},
 		{[]string{"config", "-h"}, 0, []string{"mailgate config set NAME VALUE"}, []string{"--dev-mode"}},
 		{[]string{"home", "-h"}, 0, []string{"--migrate-from DIR"}, []string{"--dev-mode"}},
-		{[]string{"claude-config", "-h"}, 0, []string{"Usage: mailgate claude-config", "--install", "--client"}, []string{"--approval-mode VALUE"}},
+		{[]string{"claude-config", "-h"}, 0, []string{"Usage: mailgate claude-config", "--install", "--client", "--tools VALUE"}, []string{"--approval-mode VALUE"}},
 		{[]string{"demo", "--help"}, 0, []string{"Usage: mailgate demo", "--keep"}, nil},
 		{[]string{"agents-snippet", "-h"}, 0, []string{"Usage: mailgate agents-snippet"}, []string{"--dev-mode"}},
 		{[]string{"watch", "-h"}, 0, []string{"Usage: mailgate watch", "--once", "--interval DURATION", "[default 1s]"}, []string{"--dev-mode"}},

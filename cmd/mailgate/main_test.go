@@ -24,6 +24,9 @@ import (
 // it), or one built here once for the whole run.
 var binPath string
 
+// realHome is HOME before TestMain replaced it.
+var realHome string
+
 func TestMain(m *testing.M) {
 	var cleanup func()
 	binPath, cleanup = testutil.MailgateBinary(".")
@@ -31,6 +34,7 @@ func TestMain(m *testing.M) {
 	// reach the real one. Subprocesses that inherit this environment, and
 	// in-process runs that read it, get a throwaway HOME (after the build
 	// above, which needs the real one for Go's caches).
+	realHome = os.Getenv("HOME") // for the go command's caches (TestREADMEWalkthrough)
 	fakeHome, err := os.MkdirTemp("", "mailgate-test-home-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
