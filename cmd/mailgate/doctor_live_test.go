@@ -84,14 +84,14 @@ func TestDoctorLive(t *testing.T) {
 		fix    map[string]string // check → a piece of its fix line
 		exit   int
 	}{
-		{name: "attachment ids that do not change", scopes: liveScopes,
+		{name: "attachment ids that change on every read", scopes: liveScopes,
 			msgs: func(t *testing.T) [][]byte {
 				return [][]byte{liveMessage(t, "Quarterly report", 20000), liveMessage(t, "Lunch", 0)}
 			},
 			want: map[string]string{
 				"live profile": "ok|me@example.com: 2 messages, 2 threads", "live labels": "ok|labels:",
 				"live search": `ok|"in:inbox": 2 shown`, "live thread": "ok|1 message(s)",
-				"live attachment": "ok|(application/pdf, 20000 bytes): the same attachment id on both reads",
+				"live attachment": "ok|(application/pdf, 20000 bytes): a new attachment id on each read (Gmail's ephemeral ids), and both fetched the same bytes",
 				"live draft":      "ok|read it back, deleted it; nothing was sent", "live scopes": "ok|Gmail allowed every call",
 			}},
 		{name: "no attachments", scopes: liveScopes,
