@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -79,7 +80,7 @@ func TestCLIGolden(t *testing.T) {
 		r := newSetupRun(vars, nil, c.args...)
 		code := r.run(t)
 		out := r.stdout.String() + r.stderr.String()
-		shown := strings.NewReplacer(home, "$MAILGATE_HOME", userHome, "$HOME", self, "$MAILGATE_BIN", repo, "$REPO").Replace(out)
+		shown := strings.NewReplacer(home, "$MAILGATE_HOME", userHome, "$HOME", self, "$MAILGATE_BIN", repo, "$REPO", url.QueryEscape(repo), "$REPO").Replace(out)
 		fmt.Fprintf(&golden, "$ mailgate %s\n%s[exit %d]\n\n", strings.Join(c.args, " "), shown, code)
 
 		name := strings.Join(c.args, " ")
