@@ -8,7 +8,7 @@ VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev
 LDFLAGS  := -s -w -X main.version=$(VERSION)
 NODE_DIR := .ci/node_modules
 
-.PHONY: build run test test-go test-pg test-clients tools bench bench-peers fuzz lint clean conformance dist check-install check-goline
+.PHONY: build run deps test test-go test-pg test-clients tools bench bench-peers fuzz lint clean conformance dist check-install check-goline
 
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/mailgate
@@ -19,7 +19,14 @@ build:
 run: build
 	./$(BIN) demo
 
-test: lint test-go test-pg test-clients
+# make run needs only Go. make test also needs tmux, PostgreSQL's server
+# binaries, curl, git, Node and npm (.ci/test-packages): deps installs them
+# through apt-get when it may (root, or sudo without a password), or stops
+# before any test with the one command that does.
+test: deps lint test-go test-pg test-clients
+
+deps:
+	.ci/deps.sh
 
 lint:
 	@out=$$(gofmt -l cmd internal); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
