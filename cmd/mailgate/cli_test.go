@@ -129,7 +129,7 @@ func TestConfigGet(t *testing.T) {
 	if out, _ := runIn(t, home, env, "config", "get", "AGENT_MAIL_BEARER_TOKEN"); out != "0123456789abcdef0123456789abcdef\n" {
 		t.Errorf("config get AGENT_MAIL_BEARER_TOKEN = %q", out)
 	}
-	if _, code := runIn(t, home, env, "config", "get", "NOPE"); code != 1 {
+	if _, code := runIn(t, home, env, "config", "get", "NOPE"); code != 2 {
 		t.Errorf("config get NOPE: exit %d", code)
 	}
 }

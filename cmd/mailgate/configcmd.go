@@ -113,13 +113,14 @@ func settingNames() []string {
 	return names
 }
 
-// notASetting refuses a name that is not a setting, with the nearest one.
+// notASetting refuses a name that is not a setting, with the nearest one:
+// a command line that is wrong (exit status 2), like an unknown flag.
 func notASetting(name string) error {
 	msg := "not a setting of the home's settings file"
 	if near := nearest(name, settingNames()); near != "" {
 		msg += fmt.Sprintf("; did you mean %s?", near)
 	}
-	return &config.Error{Var: name, Msg: msg + " (every setting, with its default: mailgate config -h)"}
+	return usageError("config", "%s: %s", name, msg)
 }
 
 // checkSetting loads the configuration with name=value as if it came from
