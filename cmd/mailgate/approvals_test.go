@@ -110,7 +110,7 @@ func TestApprovalsDecide(t *testing.T) {
 		{"unknown id", func(map[string]string) []string { return []string{"approve", "zzz"} }, "", "", `"zzz": no request file matches`},
 		{"ambiguous id", func(map[string]string) []string { return []string{"approve", "--yes", "20"} }, "", "", "more than one request file matches"},
 		{"already used", func(n map[string]string) []string { return []string{"approve", "--yes", n["done"]} }, "", "", "it was already used"},
-		{"missing id", func(map[string]string) []string { return []string{"approve"} }, "", "", "Usage:"},
+		{"missing id", func(map[string]string) []string { return []string{"approve"} }, "", "", "approve needs an ID: a name as \"mailgate approvals\" lists it"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

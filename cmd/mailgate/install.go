@@ -301,12 +301,13 @@ func mergeCodex(doc []byte, name string, e claudeServer) ([]byte, error) {
 	if servers, ok := before["mcp_servers"].(map[string]any); ok && servers[name] != nil && !removed {
 		return nil, fmt.Errorf("mcp_servers.%s is defined in a way this command does not edit (not as a [mcp_servers.%s] table): edit it by hand", name, name)
 	}
-	out := strings.Join(kept, "")
-	if out != "" && !strings.HasSuffix(out, "\n") {
-		out += "\n"
-	}
+	// One blank line before the table, however many the removed table
+	// left: installing the same entry again gives the same file.
+	out := strings.TrimRight(strings.Join(kept, ""), "\n")
 	if strings.TrimSpace(out) != "" {
-		out += "\n"
+		out += "\n\n"
+	} else {
+		out = ""
 	}
 	out += codexTable(name, e)
 	var after struct {
