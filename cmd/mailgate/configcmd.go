@@ -116,6 +116,9 @@ func settingNames() []string {
 // notASetting refuses a name that is not a setting, with the nearest one:
 // a command line that is wrong (exit status 2), like an unknown flag.
 func notASetting(name string) error {
+	if name == "MAILGATE_HOME" { // a variable, but it locates the settings file itself
+		return &config.Error{Var: name, Msg: "not kept in the home's settings file (it locates that file): set it in the environment of every command and client, or give --home DIR"}
+	}
 	msg := "not a setting of the home's settings file"
 	if near := nearest(name, settingNames()); near != "" {
 		msg += fmt.Sprintf("; did you mean %s?", near)
