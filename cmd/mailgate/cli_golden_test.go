@@ -27,10 +27,10 @@ type cliCase struct {
 // -h, and an unknown flag; then the command lines issue 33 found wanting.
 func cliCases() []cliCase {
 	var cs []cliCase
-	for _, c := range []string{"approvals", "mailbox", "config", "home", "agents-snippet", "version"} {
+	for _, c := range []string{"approvals", "mailbox", "config", "home", "agents-snippet", "guard", "version"} {
 		cs = append(cs, cliCase{args: []string{c}})
 	}
-	for _, c := range []string{"serve", "demo", "auth", "doctor", "approvals", "mailbox", "claude-config", "config", "home", "agents-snippet", "watch", "version"} {
+	for _, c := range []string{"serve", "demo", "auth", "doctor", "approvals", "mailbox", "claude-config", "config", "home", "agents-snippet", "watch", "guard", "version"} {
 		cs = append(cs,
 			cliCase{args: []string{c, "frob"}, problem: "frob"},
 			cliCase{args: []string{c, "-h"}},

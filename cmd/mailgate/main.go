@@ -123,7 +123,7 @@ var errUsage = errors.New("usage")
 
 // commands are run's commands, for the suggestion of an unknown one.
 var commands = []string{"serve", "demo", "auth", "doctor", "approvals", "mailbox", "claude-config",
-	"config", "home", "agents-snippet", "watch", "version", "help"}
+	"config", "home", "agents-snippet", "watch", "guard", "version", "help"}
 
 // exitCode prints err as one line on stderr and picks the exit status.
 func exitCode(err error, stderr io.Writer) int {
