@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/mail"
 	"os"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -46,6 +47,10 @@ func approvalsCmd(ctx context.Context, env *environment, args []string) error {
 		return fmt.Errorf("VAULT_PATH %s: %w", cfg.VaultPath, err)
 	}
 	rest, yes := approvalsArgs(fset.Args())
+	if slices.ContainsFunc(rest, isHelpFlag) { // approvals show -h: the help, not an ID "-h"
+		printHelp(fset, env.stdout)
+		return nil
+	}
 	verb := "list"
 	if len(rest) > 0 {
 		verb = rest[0]

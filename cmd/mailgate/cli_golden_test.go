@@ -55,6 +55,10 @@ func cliCases() []cliCase {
 		cliCase{args: []string{"mailbox", "import"}, problem: "import takes one DIR"},
 		cliCase{args: []string{"mailbox", "status", "bogus"}, problem: "bogus"},
 		cliCase{args: []string{"claude-config", "--client", "cursor"}, problem: "cursor"},
+		// -h after a subcommand is the help too, not an argument.
+		cliCase{args: []string{"approvals", "show", "-h"}},
+		cliCase{args: []string{"config", "set", "-h"}},
+		cliCase{args: []string{"mailbox", "status", "-h"}},
 	)
 }
 
@@ -84,7 +88,7 @@ func TestCLIGolden(t *testing.T) {
 		fmt.Fprintf(&golden, "$ mailgate %s\n%s[exit %d]\n\n", strings.Join(c.args, " "), shown, code)
 
 		name := strings.Join(c.args, " ")
-		help := len(c.args) > 1 && c.args[1] == "-h"
+		help := c.args[len(c.args)-1] == "-h"
 		switch {
 		case help:
 			if code != 0 || !strings.HasPrefix(r.stdout.String(), "Usage") {

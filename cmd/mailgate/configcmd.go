@@ -39,6 +39,10 @@ func configCmd(ctx context.Context, env *environment, args []string) error {
 		return helpOrError(fset, err, env.stdout)
 	}
 	rest := fset.Args()
+	if slices.ContainsFunc(rest, isHelpFlag) { // config set -h: the help, not a NAME "-h"
+		printHelp(fset, env.stdout)
+		return nil
+	}
 	switch {
 	case len(rest) == 0:
 		return showConfig(env, cfg)

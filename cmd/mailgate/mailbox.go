@@ -66,6 +66,10 @@ func mailboxCmd(ctx context.Context, env *environment, args []string) error {
 	}
 	co := mcpserver.CompatOptions{Getenv: env.getenv}
 	verb, vargs := rest[0], rest[1:]
+	if (verb == "status" || verb == "recipients" || verb == "import") && slices.ContainsFunc(vargs, isHelpFlag) {
+		fmt.Fprint(env.stdout, mailboxUsage) // send and receive parse their own flags, -h included
+		return nil
+	}
 	var exp mailboxset.Export
 	switch verb {
 	case "send", "receive", "status", "recipients":
