@@ -52,6 +52,7 @@ func approvalsCmd(ctx context.Context, env *environment, args []string) error {
 	}
 	switch {
 	case verb == "list" && len(rest) <= 1:
+		settleForListing(ctx, env.stdout, cfg, v) // approvals_settle.go
 		items, err := v.List()
 		if err != nil {
 			return err

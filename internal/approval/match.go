@@ -55,6 +55,11 @@ func (m *matcher) try(name string) (*Approval, string, *refusal, error) {
 		SHA256:        sum(data),
 		Final:         m.req,
 	}
+	sha := a.ContentSHA256
+	if sha == "" {
+		sha = m.sha
+	}
+	a.Final.OutgoingMessageID, a.MessageIDInherited = approvalMessageID(p, a.RequestID, sha)
 	if m.v.o.Mode == ModeRecipient {
 		exp, reason := m.checkRecipientMode(p, mtime)
 		if reason != "" {

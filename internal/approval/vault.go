@@ -36,6 +36,9 @@ var (
 	ErrAlreadyClaimed = errors.New("approval already claimed")
 	// ErrChanged: the approval file changed between Find and Claim.
 	ErrChanged = errors.New("approval changed since it was matched")
+	// ErrVaultFull: the vault's disk has too little space left to record
+	// a send's outcome, so nothing is claimed or sent.
+	ErrVaultFull = errors.New("the vault's disk is (nearly) full")
 )
 
 // NoMatchError is returned by Find when no approval matches. Reasons lists,
@@ -80,6 +83,10 @@ type Options struct {
 	// MaxPending and MaxPendingPerRecipient bound the requests waiting in
 	// Pending_Approval/ (defaults DefaultMaxPending, DefaultMaxPendingPerRecipient).
 	MaxPending, MaxPendingPerRecipient int
+	// FaultWrite, when set, is asked before every rewrite of a vault file
+	// and its error fails the write: the seam tests use to inject a full
+	// disk (ENOSPC) where the platform gives no other way.
+	FaultWrite func(path string) error
 	// Ledger, when set, records every request mailgate issues; in content
 	// mode only approvals whose request_id and content_sha256 were issued
 	// and not yet consumed are honoured. nil: no ledger.
@@ -130,6 +137,9 @@ func Open(root string, o Options) (*Vault, error) {
 // Root returns the vault's absolute path.
 func (v *Vault) Root() string { return v.root }
 
+// TTL is how long a request stays approvable.
+func (v *Vault) TTL() time.Duration { return v.o.TTL }
+
 // Mode returns the approval mode in force.
 func (v *Vault) Mode() Mode { return v.o.Mode }
 
@@ -155,6 +165,10 @@ type Approval struct {
 	// Edited lists what the approver changed ("subject", "body"); empty
 	// when Final is the agent's request.
 	Edited []string
+	// MessageIDInherited: Final.OutgoingMessageID was first fixed for an
+	// earlier request of this email whose outcome is not known, so the
+	// gate asks Sent for it before sending.
+	MessageIDInherited bool
 }
 
 // Find looks for an approval of req. It returns a *RejectedError when the
