@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 
 	"github.com/mailgate/mailgate/internal/approval"
 	"github.com/mailgate/mailgate/internal/audit"
@@ -12,6 +13,7 @@ import (
 	"github.com/mailgate/mailgate/internal/gate"
 	"github.com/mailgate/mailgate/internal/gmail"
 	"github.com/mailgate/mailgate/internal/mcpserver"
+	"github.com/mailgate/mailgate/internal/store"
 )
 
 // settleForListing decides, before `mailgate approvals` lists the vault,
@@ -47,4 +49,31 @@ func settleForListing(ctx context.Context, w io.Writer, cfg *config.Config, v *a
 	if len(r.Texts) > 0 || r.Open > 0 {
 		fmt.Fprintln(w)
 	}
+}
+
+// openLedger opens the request ledger of an existing store, so that the
+// listings can tell a forged approval (no ledger entry) from a live one.
+// No store yet (nothing was ever issued) or one that cannot be opened: nil,
+// and the listings say what the files alone tell.
+func openLedger(ctx context.Context, cfg *config.Config) (approval.Ledger, func()) {
+	if !store.IsURL(cfg.DB) {
+		if _, err := os.Stat(cfg.DB); err != nil {
+			return nil, func() {}
+		}
+	}
+	db, err := store.Open(ctx, cfg.DB)
+	if err != nil {
+		return nil, func() {}
+	}
+	l, err := approval.NewStoreLedger(ctx, db)
+	if err != nil {
+		db.Close()
+		return nil, func() {}
+	}
+	return l, func() { db.Close() }
+}
+
+// markDead names the approvals in Approved/ that can never be used.
+func markDead(ctx context.Context, cfg *config.Config, v *approval.Vault, items []approval.Item) {
+	v.MarkDead(ctx, items, approval.DeadCheck{AttachmentsDir: cfg.AttachmentsDir})
 }

@@ -55,6 +55,9 @@ type Item struct {
 	Edited       string // Done/ only: what the approver corrected
 	// Moved is the name the file got in its new folder (Approve, Reject).
 	Moved string
+	// Dead, for a file in Approved/ (see MarkDead), says why the gate can
+	// never use it and what the human should do; "" when it can be used.
+	Dead string
 	// Invalid says why the file is not a readable request ("" when it is);
 	// the gate ignores such files, and the listing shows them so a human
 	// notices a broken edit.

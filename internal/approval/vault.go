@@ -44,7 +44,11 @@ var (
 // NoMatchError is returned by Find when no approval matches. Reasons lists,
 // for the log, why the closest candidates were refused ("<name>.md: subject
 // differs"); it never holds bodies.
-type NoMatchError struct{ Reasons []string }
+//
+// Unusable, in content mode, names the files in Approved/ that are this
+// very email's request (by the id in their names) but can never be used,
+// each with why: the human made an approval that approves nothing.
+type NoMatchError struct{ Reasons, Unusable []string }
 
 func (e *NoMatchError) Error() string {
 	if len(e.Reasons) == 0 {
@@ -215,7 +219,7 @@ func (v *Vault) Find(ctx context.Context, req Request) (*Approval, error) {
 	if err != nil {
 		return nil, fmt.Errorf("finding approval: %w", err)
 	}
-	var reasons []string
+	var reasons, unusable []string
 	var refusals []refusal
 	for _, name := range names {
 		if !candidateName(name) {
@@ -230,6 +234,9 @@ func (v *Vault) Find(ctx context.Context, req Request) (*Approval, error) {
 		} else if len(reasons) < 3 && reason != "gone" {
 			reasons = append(reasons, name+": "+reason)
 		}
+		if ref == nil && reason != "gone" && v.o.Mode == ModeContent && len(unusable) < 3 {
+			unusable = append(unusable, DirApproved+"/"+name+": "+reason)
+		}
 	}
 	for _, r := range refusals {
 		if re, err := v.refuse(r); err != nil {
@@ -238,7 +245,7 @@ func (v *Vault) Find(ctx context.Context, req Request) (*Approval, error) {
 			return nil, re
 		}
 	}
-	return nil, &NoMatchError{Reasons: reasons}
+	return nil, &NoMatchError{Reasons: reasons, Unusable: unusable}
 }
 
 // rejected looks in Rejected/ for this exact request. A file a human moved

@@ -52,6 +52,11 @@ func (o Outcome) Message() string {
 		default:
 			fmt.Fprintf(&b, "Rejected: No matching approval file found in vault/Approved/ for replying to thread %s. Create an approval file with type: email_reply and move it to vault/Approved/.", strings.TrimPrefix(o.Target, "thread:"))
 		}
+		var nm *approval.NoMatchError
+		if errors.As(o.Err, &nm) && len(nm.Unusable) > 0 {
+			fmt.Fprintf(&b, "\nAn approval of this email is in vault/%s/ but cannot be used: %s. The human should delete it and approve the new request below instead.",
+				approval.DirApproved, strings.Join(nm.Unusable, "; "))
+		}
 		p := o.Pending
 		if p != nil && p.Earlier.Repeat() {
 			fmt.Fprintf(&b, "\n%s Do not send it again unless the human asks for a second copy: the new request is marked as a repeat, and only if the human approves it will your next identical call send a second copy.",
