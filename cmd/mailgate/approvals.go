@@ -57,6 +57,7 @@ func approvalsCmd(ctx context.Context, env *environment, args []string) error {
 			return err
 		}
 		printApprovals(env.stdout, v.Root(), items, time.Now())
+		printStoreNotice(ctx, env.stdout, cfg, time.Now())
 		printApprovalMode(ctx, env.stdout, env, cfg, false)
 		return nil
 	case verb == "show" && len(rest) == 2:

@@ -238,3 +238,42 @@ func (l *Limiter) retryAfter(rows *sql.Rows, now time.Time) (time.Duration, erro
 	frees := time.UnixMilli(ats[len(ats)-l.limit]).Add(l.window)
 	return max(frees.Sub(now), time.Millisecond), nil
 }
+
+// Past is a slot taken before this store kept the window: a send the audit
+// log holds (see Restore).
+type Past struct {
+	At  time.Time
+	Ref string // unique per send, so a second Restore adds nothing
+}
+
+// Restore puts slots back into the window from another record of the sends
+// (the audit log), when the store that held them was lost: without them a
+// new store would allow a full window's quota at once. A slot whose Ref is
+// already in the bucket is skipped, so servers restoring at once, or twice,
+// add each send once. It returns how many slots it added.
+func (l *Limiter) Restore(ctx context.Context, past []Past) (int, error) {
+	added := 0
+	err := l.db.Write(ctx, func(tx *sql.Tx) error {
+		added = 0
+		for _, p := range past {
+			var n int
+			if err := tx.QueryRowContext(ctx, l.db.Rebind(`SELECT count(*) FROM ratelimit_slots WHERE bucket = ? AND ref = ?`),
+				l.bucket, p.Ref).Scan(&n); err != nil {
+				return err
+			}
+			if n > 0 {
+				continue
+			}
+			if _, err := tx.ExecContext(ctx, l.db.Rebind(`INSERT INTO ratelimit_slots (bucket, at_ms, ref) VALUES (?, ?, ?)`),
+				l.bucket, p.At.UnixMilli(), p.Ref); err != nil {
+				return err
+			}
+			added++
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("restoring the send window: %w", err)
+	}
+	return added, nil
+}
