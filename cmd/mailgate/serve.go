@@ -336,6 +336,10 @@ func openEmail(ctx context.Context, cfg *config.Config, logger *slog.Logger, db 
 	if err != nil {
 		return nil, fmt.Errorf("opening the send limiter: %w", err)
 	}
+	// Slots are aged by the machine's clock since boot too, so a wall
+	// clock that steps neither blocks sends for the length of the step nor
+	// grants a new quota (ratelimit's package comment).
+	limiter.SetMonotonic(ratelimit.SystemClock)
 	if db.Fresh {
 		if a.notice, err = restoreHistory(ctx, cfg, logger, db, limiter); err != nil {
 			return nil, err
@@ -345,6 +349,7 @@ func openEmail(ctx context.Context, cfg *config.Config, logger *slog.Logger, db 
 	if err != nil {
 		return nil, fmt.Errorf("opening the organise limiter: %w", err)
 	}
+	organizeLimiter.SetMonotonic(ratelimit.SystemClock)
 	gopts := gmail.Options{
 		CredentialsFile: cfg.CredentialsFile,
 		TokenFile:       cfg.TokenFile,
