@@ -61,6 +61,7 @@ func approvalsCmd(ctx context.Context, env *environment, args []string) error {
 		}
 		markDead(ctx, cfg, v, items)
 		printApprovals(env.stdout, v.Root(), items, time.Now())
+		printStoreNotice(ctx, env.stdout, cfg, time.Now())
 		printApprovalMode(ctx, env.stdout, env, cfg, false)
 		return nil
 	case verb == "show" && len(rest) == 2:

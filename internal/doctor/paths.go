@@ -204,6 +204,12 @@ func (r *run) store() Check {
 		return fail(p.msg, p.fix)
 	}
 	db, err := store.Open(r.ctx, path)
+	var damaged *store.DamagedError
+	if errors.As(err, &damaged) {
+		return fail(damaged.Path+" "+damaged.Problem+"; mailgate serve refuses it",
+			"restore it from a backup, or move it away (mv "+damaged.Path+" "+damaged.Path+".broken) to start a new store "+
+				"(the send-limit history is rebuilt from the audit log; the approval ledger and agent mail start empty)")
+	}
 	if err != nil {
 		return fail(err.Error(),
 			"point MAILGATE_DB at a file you can write; if the file is not an SQLite database, move it away")
