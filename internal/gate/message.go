@@ -32,6 +32,10 @@ func (o Outcome) Message() string {
 			what = "Reply"
 		}
 		msg := fmt.Sprintf("%s sent successfully. Message ID: %s Thread ID: %s", what, o.Result.MessageID, o.Result.ThreadID)
+		if o.AlreadyInSent {
+			msg = fmt.Sprintf("%s already sent: an earlier approved copy of it left before mailgate could record it, and Sent holds it (Message ID: %s Thread ID: %s). It was not sent again; this approval is recorded as used for it.",
+				what, o.Result.MessageID, o.Result.ThreadID)
+		}
 		if a := o.Approval; a != nil && len(a.Edited) > 0 {
 			msg += fmt.Sprintf("\nThe approver corrected the %s before approving, so what was sent differs from your request. What was sent:\n%s",
 				strings.Join(a.Edited, " and "), fenced(o.Kind, emailBlock(a.Final, nil, false)))
@@ -162,7 +166,7 @@ func earlierText(h *approval.Handled) string {
 	case h.Status == approval.StatusSent:
 		return fmt.Sprintf("This exact email was already sent (vault/%s/%s).", approval.DirDone, h.Name)
 	}
-	return fmt.Sprintf("This exact email may already have been sent: an earlier approval of it was used and its outcome is not known (vault/%s/%s); the human should check Sent.", approval.DirDone, h.Name)
+	return fmt.Sprintf("This exact email may already have been sent: an earlier approval of it was used and its outcome is not known yet (vault/%s/%s). The new request keeps that email's Message-ID, so if the earlier one did leave, approving this one sends nothing twice.", approval.DirDone, h.Name)
 }
 
 // emailBlock shows an email as the approver sees it: recipient unmasked,

@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -30,6 +31,15 @@ func (o Outcome) refusalText(what, tool, retry string) string {
 		b.WriteString(" The request file below is what the human approves; a hand-written file naming the same recipients is accepted too (APPROVAL_MODE=recipient).")
 	} else {
 		fmt.Fprintf(&b, " The request file below is what the human approves; a hand-written file is not used (APPROVAL_MODE=%s).", o.modeName())
+	}
+	var nm *approval.NoMatchError
+	if errors.As(o.Err, &nm) && len(nm.Unusable) > 0 {
+		what := "this email"
+		if o.Kind.IsAction() {
+			what = "this request"
+		}
+		fmt.Fprintf(&b, "\nAn approval of %s is in vault/%s/ but cannot be used: %s. The human should delete it and approve the new request below instead.",
+			what, approval.DirApproved, strings.Join(nm.Unusable, "; "))
 	}
 	if p := o.Pending; p != nil && p.Earlier.Repeat() {
 		b.WriteString("\n" + earlierText(p.Earlier))
