@@ -395,6 +395,7 @@ func openEmail(ctx context.Context, cfg *config.Config, logger *slog.Logger, db 
 			return nil, err
 		}
 		a.Gmail, deps.Mailbox = client, client
+		settleAtStart(ctx, g, deps.Mailbox, logger, a)
 		return deps, nil
 	}
 	// A bad endpoint is a configuration error, refused at start like any
@@ -411,7 +412,27 @@ func openEmail(ctx context.Context, cfg *config.Config, logger *slog.Logger, db 
 	}
 	a.Gmail = conn.Client()
 	deps.Mailbox, deps.Connected = conn, conn.Connected
+	settleAtStart(ctx, g, deps.Mailbox, logger, a)
 	return deps, nil
+}
+
+// settleAtStart decides, in the background, the sends an earlier process
+// left without a known outcome (gate.Settle: the audit log, then Sent by
+// Message-ID). Close waits for it.
+func settleAtStart(ctx context.Context, g *gate.Gate, mb mcpserver.Mailbox, logger *slog.Logger, a *app) {
+	g.Sent = mcpserver.SentLookup(mb)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		r, err := g.Settle(ctx, "")
+		for _, t := range r.Texts {
+			logger.Info("settled an interrupted send: " + t)
+		}
+		if err != nil {
+			logger.Warn("settling interrupted sends (they are tried again on the next start, the next identical call, and by mailgate approvals)", "err", err, "still_unknown", r.Open)
+		}
+	}()
+	a.closers = append(a.closers, func() error { <-done; return nil })
 }
 
 // sandboxDir is where a sandbox server keeps its mailbox: in the home, next
