@@ -46,7 +46,7 @@ Usage:
   mailgate serve [--sandbox] [flags]   serve MCP over stdio (Claude Desktop runs this)
   mailgate serve --http [ADDR]         serve MCP over Streamable HTTP (and legacy SSE) for many agents
   mailgate auth                        sign in to Gmail (OAuth in the browser) and save the token
-  mailgate doctor                      check the configuration, files, token and store; one fix per problem
+  mailgate doctor [--live]             check the configuration, files, token and store; one fix per problem
   mailgate claude-config [--install]   print, or write into the client's config, the entry that starts mailgate
   mailgate approvals [show|approve|reject ID]  list, show or decide approval requests from the terminal
   mailgate mailbox send|receive|status|recipients|import  the four-tool agent-mail CLI on mailgate's store
@@ -54,6 +54,7 @@ Usage:
   mailgate home [--migrate-from DIR]   show the home, or move an older home (a folder used before) into it
   mailgate agents-snippet              print the lines for a project's AGENTS.md / CLAUDE.md (agent teams)
   mailgate watch [--once]              follow agent-mail traffic and file reservations in the terminal
+  mailgate guard install|uninstall     the git pre-commit hook refusing commits to files another agent holds
   mailgate demo [--keep]               walk through the email tools on the sandbox mailbox
   mailgate version, --version          print the version
 
@@ -93,6 +94,8 @@ func run(ctx context.Context, env *environment) error {
 		return agentsSnippetCmd(ctx, env, args)
 	case "watch":
 		return watchCmd(ctx, env, args)
+	case "guard":
+		return guardCmd(ctx, env, args)
 	case "version", "--version", "-version":
 		if len(args) > 0 {
 			return usageError(cmd, "unexpected argument %q", args[0])

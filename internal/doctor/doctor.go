@@ -82,6 +82,9 @@ type Options struct {
 	// BadProjects lists the store's agent-mail projects whose folder no
 	// project may be, each with the reason; nil skips the check.
 	BadProjects func(ctx context.Context, db *store.DB) ([]string, error)
+	// Live adds the live checks (live.go): read calls and one deleted
+	// draft on the real account.
+	Live bool
 }
 
 // Run runs every check that applies to cfg, in a fixed order.
@@ -110,6 +113,9 @@ func Run(ctx context.Context, cfg *config.Config, o Options) []Check {
 		return r.checks
 	}
 	r.google()
+	if o.Live {
+		r.live()
+	}
 	return r.checks
 }
 

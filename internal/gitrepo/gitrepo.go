@@ -6,7 +6,11 @@ package gitrepo
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"time"
 )
@@ -37,10 +41,75 @@ func TopLevelOf(ctx context.Context, dir string) (string, error) {
 	return top, nil
 }
 
+// ProjectKey is the agent-mail project key of the directory dir ("" = the
+// working directory): the top level of the git work tree holding it, so that
+// every agent of a repository meets in one project whichever of its folders
+// the agent's client was started in, else dir itself, absolute. It is the
+// one rule for the key: the compatibility sets' default project, `mailgate
+// mailbox` and `mailgate agents-snippet` all take it from here.
+func ProjectKey(ctx context.Context, dir string) (string, error) {
+	if top, err := TopLevelOf(ctx, dir); err == nil {
+		return top, nil
+	}
+	if dir == "" {
+		return os.Getwd()
+	}
+	return filepath.Abs(dir)
+}
+
 // NotAbsoluteError is git's answer when it is not an absolute path (git for
 // Windows under some shells answers C:/... or a Cygwin path).
 type NotAbsoluteError struct{ Path string }
 
 func (e *NotAbsoluteError) Error() string {
 	return "git answered " + e.Path + " for the top level, not an absolute path"
+}
+
+// HooksDir is the absolute folder git runs the hooks of the work tree dir
+// from (core.hooksPath when set, else .git/hooks; a worktree's are its
+// repository's).
+func HooksDir(ctx context.Context, dir string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "git", "rev-parse", "--path-format=absolute", "--git-path", "hooks")
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("asking git for the hooks folder of %s: %w", dir, gitErr(err))
+	}
+	hooks := strings.TrimSpace(string(out))
+	if !filepath.IsAbs(hooks) {
+		return "", &NotAbsoluteError{Path: hooks}
+	}
+	return hooks, nil
+}
+
+// StagedPaths are the paths the commit being made in the work tree dir
+// touches (added, changed, removed or renamed: both names of a rename),
+// relative to the work tree's top.
+func StagedPaths(ctx context.Context, dir string) ([]string, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "git", "diff", "--cached", "--name-only", "--no-renames", "-z")
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("asking git which files the commit touches: %w", gitErr(err))
+	}
+	var paths []string
+	for _, p := range strings.Split(string(out), "\x00") {
+		if p != "" {
+			paths = append(paths, p)
+		}
+	}
+	return paths, nil
+}
+
+// gitErr adds what git said on stderr to its exit error.
+func gitErr(err error) error {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && len(ee.Stderr) > 0 {
+		return fmt.Errorf("%w: %s", err, strings.TrimSpace(string(ee.Stderr)))
+	}
+	return err
 }

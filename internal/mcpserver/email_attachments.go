@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mailgate/mailgate/internal/attach"
+	"github.com/mailgate/mailgate/internal/fence"
 	"github.com/mailgate/mailgate/internal/gmail"
 	"github.com/mailgate/mailgate/internal/mailmsg"
 )
@@ -26,14 +27,16 @@ type emailAttachmentIn struct {
 }
 
 // attachmentRef is the id read_email shows for a and get_attachment takes:
-// Gmail's attachmentId, or for a small part Gmail sent inline (no
-// attachmentId) its part id.
+// "part:" and the part's MIME part id. Gmail's own attachmentId cannot be
+// the handle: Gmail gives a part a new one on every read of the message
+// (all of them stay usable), so an id an agent copied from one read is not
+// in the next, and a small part has none at all (its bytes come inline).
+// The part id is the same on every read.
 func attachmentRef(a gmail.Attachment) string {
-	if a.ID != "" {
-		return a.ID
-	}
-	return "part:" + a.PartID
+	return partRefPrefix + a.PartID
 }
+
+const partRefPrefix = "part:"
 
 // writeAttachmentLines adds one line per attachment to a message's fenced
 // block (its name and type are the sender's words). A message without
@@ -71,11 +74,27 @@ func (h *emailHandlers) doGetAttachment(ctx context.Context, in emailAttachmentI
 		return errorResult("Error reading email: " + userError(err))
 	}
 	var file *gmail.Attachment
-	for i := range m.Files {
-		if attachmentRef(m.Files[i]) == ref {
-			file = &m.Files[i]
-			break
+	var data []byte
+	if partID, ok := strings.CutPrefix(ref, partRefPrefix); ok {
+		// The part by its stable id, its bytes by the attachmentId of this
+		// same read (or inline, for a small part).
+		for i := range m.Files {
+			if m.Files[i].PartID == partID {
+				file = &m.Files[i]
+				break
+			}
 		}
+	} else if gmailAttachmentID(ref) {
+		// A Gmail attachmentId the agent got elsewhere: fetched as given
+		// (Gmail keeps every id it gave usable), its name and type taken from
+		// this read by size, since this read's ids are all new.
+		if data, err = h.d.Mailbox.GetAttachment(ctx, msgID, ref); err != nil {
+			if errors.Is(err, gmail.ErrNotFound) {
+				return errorResult(fmt.Sprintf("Error: message %s has no attachment with id %s (read_email lists its attachments)", msgID, oneLine(ref)))
+			}
+			return errorResult("Error fetching attachment: " + userError(err))
+		}
+		file = bySize(m.Files, int64(len(data)))
 	}
 	if file == nil {
 		return errorResult(fmt.Sprintf("Error: message %s has no attachment with id %s (read_email lists its attachments)", msgID, oneLine(ref)))
@@ -90,10 +109,12 @@ func (h *emailHandlers) doGetAttachment(ctx context.Context, in emailAttachmentI
 		limit = attach.DefaultMaxDownloadBytes
 	}
 	if file.Size > limit {
-		return errorResult("Error: " + (&attach.DownloadTooLargeError{Name: mailmsg.SanitizeFilename(name), Size: file.Size, Limit: limit}).Error())
+		return errorResult(tooLargeText(&attach.DownloadTooLargeError{Name: mailmsg.SanitizeFilename(name), Size: file.Size, Limit: limit}))
 	}
-	data := file.Data
-	if file.ID != "" {
+	if data == nil {
+		data = file.Data
+	}
+	if data == nil && file.ID != "" {
 		if data, err = h.d.Mailbox.GetAttachment(ctx, msgID, file.ID); err != nil {
 			if errors.Is(err, gmail.ErrNotFound) {
 				return errorResult(fmt.Sprintf("Error: the attachment %s of message %s is no longer accessible.", oneLine(ref), msgID))
@@ -107,9 +128,9 @@ func (h *emailHandlers) doGetAttachment(ctx context.Context, in emailAttachmentI
 	if !in.Save {
 		if text, ok := attach.InlineText(name, file.MimeType, data, 0); ok {
 			body := fmt.Sprintf("Name: %s\nType: %s\n\n%s\n", oneLine(name), oneLine(file.MimeType), strings.TrimRight(text, "\n"))
-			f := newFence(body)
+			f := fence.New(body)
 			return textResult(fmt.Sprintf("Attachment of message %s (%s), shown as text (call again with save: true to save it):\n", msgID, size) +
-				f.begin(readFenceWhat) + body + f.end(readFenceWhat))
+				f.Begin(readFenceWhat) + body + f.End(readFenceWhat))
 		}
 	}
 	if !filepath.IsAbs(dl.Dir) {
@@ -119,13 +140,62 @@ func (h *emailHandlers) doGetAttachment(ctx context.Context, in emailAttachmentI
 	path, err := dl.Save(name, data)
 	var tooLarge *attach.DownloadTooLargeError
 	if errors.As(err, &tooLarge) {
-		return errorResult("Error: " + err.Error())
+		return errorResult(tooLargeText(tooLarge))
 	}
 	if err != nil {
-		return errorResult("Error saving attachment: " + err.Error())
+		// The error may quote the path, which holds the sender's name.
+		return errorResult("Error saving attachment:\n" + fence.Text(readFenceWhat, err.Error()))
 	}
 	if abs, err := filepath.Abs(path); err == nil {
 		path = abs
 	}
-	return textResult(fmt.Sprintf("Attachment of message %s (%s) saved to %s", msgID, size, path))
+	// The file's name is the sender's (made safe by SanitizeFilename, but
+	// still their words): the path is fenced like a body.
+	return textResult(fmt.Sprintf("Attachment of message %s (%s) saved; its path, which holds the sender's file name:\n", msgID, size) +
+		fence.Text(savedFenceWhat, path))
+}
+
+// savedFenceWhat names the fence around a saved attachment's path.
+const savedFenceWhat = "ATTACHMENT PATH"
+
+// tooLargeText refuses a download over the cap; the file name in the
+// error is the sender's, so it is fenced.
+func tooLargeText(e *attach.DownloadTooLargeError) string {
+	name := e.Name
+	e.Name = "(named below)"
+	return "Error: " + e.Error() + "\n" + fence.Text(readFenceWhat, "Name: "+name)
+}
+
+// bySize describes the attachment fetched by a Gmail attachmentId: the one
+// file of files with an id and that size; when several have it, a file
+// named "attachment" of unknown type (never one of them guessed).
+func bySize(files []gmail.Attachment, size int64) *gmail.Attachment {
+	var found *gmail.Attachment
+	for i := range files {
+		if files[i].ID == "" || files[i].Size != size {
+			continue
+		}
+		if found != nil {
+			return &gmail.Attachment{MimeType: "application/octet-stream", Size: size}
+		}
+		found = &files[i]
+	}
+	if found == nil {
+		return &gmail.Attachment{MimeType: "application/octet-stream", Size: size}
+	}
+	return found
+}
+
+// gmailAttachmentID reports whether s can be a Gmail attachmentId (long,
+// base64url characters only): anything else is refused without asking Gmail.
+func gmailAttachmentID(s string) bool {
+	if len(s) < 16 || len(s) > 4096 {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			return false
+		}
+	}
+	return true
 }
