@@ -287,3 +287,43 @@ func TestUntrashEmail(t *testing.T) {
 		t.Fatalf("audit: %+v", lines)
 	}
 }
+
+// TestModifyLabelsRefusesTrashAndSpam is issue 32's reproduction: one
+// modify_labels call with add_labels ["TRASH"] moved every inbox message
+// of the sandbox to the trash (18 there), no approval asked. Now TRASH and SPAM,
+// added or removed, by id or by name, on messages or a thread, are refused
+// before Gmail is asked anything, and the answer points to trash_email.
+func TestModifyLabelsRefusesTrashAndSpam(t *testing.T) {
+	e := newSandboxEnv(t, false)
+	text, _ := callTool(t, e.cs, "search_email", map[string]any{"query": "in:inbox", "max_results": 50})
+	var inbox []string
+	for _, m := range regexp.MustCompile(`Message ID: (\S+)`).FindAllStringSubmatch(text, -1) {
+		inbox = append(inbox, strings.TrimSuffix(m[1], ","))
+	}
+	if len(inbox) < 10 {
+		t.Fatalf("the sandbox inbox has %d messages", len(inbox))
+	}
+	thread := regexp.MustCompile(`Thread ID: (\S+)`).FindStringSubmatch(text)[1]
+	before := e.gm.Calls("messages.batchModify") + e.gm.Calls("threads.modify")
+	for _, args := range []map[string]any{
+		{"message_ids": inbox, "add_labels": []string{"TRASH"}},
+		{"message_ids": inbox, "add_labels": []string{"trash"}},
+		{"message_ids": inbox, "add_labels": []string{"SPAM"}},
+		{"message_ids": inbox, "remove_labels": []string{"TRASH"}},
+		{"message_ids": inbox, "remove_labels": []string{"SPAM"}, "actions": []string{"read"}},
+		{"thread_id": thread, "add_labels": []string{"TRASH"}},
+	} {
+		text, isErr := callTool(t, e.cs, "modify_labels", args)
+		if !isErr || !strings.Contains(text, "modify_labels does not add or remove") || !strings.Contains(text, "trash_email") {
+			t.Errorf("%v: (%v) %q", args, isErr, text)
+		}
+	}
+	if n := e.gm.Calls("messages.batchModify") + e.gm.Calls("threads.modify") - before; n != 0 {
+		t.Fatalf("%d label changes reached Gmail", n)
+	}
+	for _, id := range inbox {
+		if got := labelsOf(t, e, id); slices.Contains(got, "TRASH") || slices.Contains(got, "SPAM") || !slices.Contains(got, "INBOX") {
+			t.Fatalf("message %s: labels %v", id, got)
+		}
+	}
+}
