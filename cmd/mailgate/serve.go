@@ -20,6 +20,7 @@ import (
 	"github.com/mailgate/mailgate/internal/attach"
 	"github.com/mailgate/mailgate/internal/audit"
 	"github.com/mailgate/mailgate/internal/config"
+	"github.com/mailgate/mailgate/internal/drafts"
 	"github.com/mailgate/mailgate/internal/gate"
 	"github.com/mailgate/mailgate/internal/gmail"
 	"github.com/mailgate/mailgate/internal/mcpserver"
@@ -338,6 +339,10 @@ func openEmail(ctx context.Context, cfg *config.Config, logger *slog.Logger, db 
 	if err != nil {
 		return nil, fmt.Errorf("opening the organise limiter: %w", err)
 	}
+	myDrafts, err := drafts.New(ctx, db)
+	if err != nil {
+		return nil, fmt.Errorf("opening the drafts record: %w", err)
+	}
 	gopts := gmail.Options{
 		CredentialsFile: cfg.CredentialsFile,
 		TokenFile:       cfg.TokenFile,
@@ -358,7 +363,7 @@ func openEmail(ctx context.Context, cfg *config.Config, logger *slog.Logger, db 
 	g := &gate.Gate{Vault: vault, Limiter: limiter, Audit: auditLog, DevMode: cfg.DevMode, Logger: logger}
 	deps := &mcpserver.EmailDeps{Gate: g, Audit: auditLog, Logger: logger,
 		Downloads: attach.Downloads{Dir: attach.DownloadDir(cfg.Home)}, OrganizeLimiter: organizeLimiter,
-		Attachments: attach.Folder{Dir: cfg.AttachmentsDir}}
+		Attachments: attach.Folder{Dir: cfg.AttachmentsDir}, Drafts: myDrafts}
 	// The one folder attachments may come from exists, private, from the
 	// first start; a failure only leaves attachments refused (their error
 	// names the folder).

@@ -185,7 +185,7 @@ var inventory = []ToolEntry{
 		Description: "List the user's Gmail drafts, newest first (draft ID, recipient, subject, date, snippet), optionally filtered by a Gmail query; paged like search_email (max_results up to 50, page_token for the next page). Fenced between BEGIN/END UNTRUSTED EMAIL DATA lines. Read-only.",
 		Handler:     emailTool[emailListDraftsIn]((*emailHandlers).listDrafts, boundMaxResults)},
 	{Set: config.ToolsEmail, Name: "update_draft", Title: "Update draft", Risk: RiskWrites, Reach: Reach{Reads: RootAttachments, Writes: NoFiles, Gmail: GmailOrganise}, Idempotent: true,
-		Description: "Replace the content of a Gmail draft (draft_id from list_drafts or draft_email) with draft_email's inputs (to: one address or a list; optional cc, bcc, body_format text|markdown|html, attachments from the attachment folder); a reply's draft stays in its thread. Nothing is sent: the user reviews it in Gmail's Drafts; sending a draft needs the user's approval (send_draft).",
+		Description: "Replace the content of a Gmail draft that mailgate created (draft_id from draft_email; a draft the user wrote in Gmail is refused: it is theirs) with draft_email's inputs (to: one address or a list; optional cc, bcc, body_format text|markdown|html, attachments from the attachment folder); a reply's draft stays in its thread. Nothing is sent: the user reviews it in Gmail's Drafts; sending a draft needs the user's approval (send_draft).",
 		Handler:     emailTool[emailUpdateDraftIn]((*emailHandlers).updateDraft, recipientSchema)},
 	{Set: config.ToolsEmail, Name: "list_labels", Title: "List labels", Risk: RiskReadOnly, Reach: reachNone,
 		Description: "List the mailbox's labels (name, id, system or user), for modify_labels. Read-only.",
