@@ -171,6 +171,9 @@ func readAttachment(root *os.Root, dir, real, p string) (Attachment, error) {
 	if !fi.Mode().IsRegular() {
 		return refuse("not a regular file")
 	}
+	if hardLinked(fi) {
+		return refuse("it has other hard links, one of which may be outside the project; attach a copy of the file instead")
+	}
 	if fi.Size() > MaxAttachmentBytes {
 		return refuse("%d bytes; the limit is %d per attachment: mention the file by path in body_md instead", fi.Size(), MaxAttachmentBytes)
 	}

@@ -231,6 +231,9 @@ func (f Folder) read(p string, want *File) (File, []byte, error) {
 	if !ofi.Mode().IsRegular() || !os.SameFile(fi, ofi) {
 		return refuse(ErrNotRegular)
 	}
+	if hardLinked(ofi) {
+		return refuse(ErrHardLinked)
+	}
 	// Read whole (the cap bounds it): hashing, sniffing and Load's bytes
 	// all come from this one read, so they describe the same content.
 	data, err := io.ReadAll(io.LimitReader(fh, f.maxFile()+1))
