@@ -31,7 +31,7 @@ import (
 // credentials, a file in the vault, a file outside everything.
 type reachWorld struct {
 	base, home, auth, token, vault, attachments, downloads, project, outside string
-	canary, canarySum                                                       string
+	canary, canarySum                                                        string
 	// planted are the canary files; their content must never change.
 	planted []string
 }
