@@ -17,7 +17,7 @@ type RegisterParams struct {
 	Model   string // likewise
 	// TaskDescription nil keeps the existing description; non-nil replaces it.
 	TaskDescription   *string
-	AttachmentsPolicy string // auto | inline | file; "" keeps / defaults to auto
+	AttachmentsPolicy string // auto | inline | attach (file) | deny; "" keeps / defaults to auto
 	// New always creates a new identity (create_agent_identity): a taken
 	// name is then replaced, and the answer says so.
 	New bool
@@ -26,7 +26,10 @@ type RegisterParams struct {
 	RegistrationToken string
 }
 
-var attachmentsPolicies = map[string]bool{"auto": true, "inline": true, "file": true, "deny": true}
+// attachmentsPolicies are the values attachments_policy takes: the
+// contract's (inline, attach, deny), auto (the reference's default) and file,
+// an earlier name of attach that stores may hold.
+var attachmentsPolicies = map[string]bool{"auto": true, "inline": true, "attach": true, "file": true, "deny": true}
 
 // RegisterAgent registers an agent in a project, or updates the profile of
 // the agent that already has the requested name (re-registering is how an
@@ -36,7 +39,7 @@ var attachmentsPolicies = map[string]bool{"auto": true, "inline": true, "file": 
 // mode refuses, coerce gives a new name (see identity.go).
 func (s *Service) RegisterAgent(ctx context.Context, p RegisterParams) (AgentProfile, error) {
 	if p.AttachmentsPolicy != "" && !attachmentsPolicies[p.AttachmentsPolicy] {
-		return AgentProfile{}, invalid("attachments_policy %q is not valid: use auto, inline or file", p.AttachmentsPolicy)
+		return AgentProfile{}, invalid("attachments_policy %q is not valid: use auto, inline, attach (or its earlier name file) or deny", p.AttachmentsPolicy)
 	}
 	requested := strings.TrimSpace(p.Name)
 	var out AgentProfile

@@ -103,6 +103,12 @@ func (s *Service) project(ctx context.Context, tx Tx, key string) (Project, erro
 	case strings.HasPrefix(k, "/") || windowsAbs().MatchString(k):
 		clean, _ := cleanHumanKey(k)
 		p, err = tx.ProjectByHumanKey(ctx, clean)
+	case isRelativePath(k):
+		// A slug never holds a slash nor starts with a dot: this is a path
+		// relative to a working directory the server does not share, which
+		// the contract names an invalid key (not a project that is missing).
+		return Project{}, invalid("Invalid project_key: %q is a relative path. "+
+			"Pass the absolute path of the project's working directory (as given to ensure_project, e.g. /data/projects/app) or its slug.", key)
 	default:
 		p, err = tx.ProjectBySlug(ctx, k)
 		if errors.Is(err, ErrNotFound) && Slugify(k) != k {
@@ -117,6 +123,12 @@ func (s *Service) project(ctx context.Context, tx Tx, key string) (Project, erro
 		s.projects.put(k, p)
 	}
 	return p, err
+}
+
+// isRelativePath tells a relative path ("./backend", "../app", "src/app",
+// "~/app") from a slug, which is one word of [a-z0-9-].
+func isRelativePath(k string) bool {
+	return strings.HasPrefix(k, ".") || strings.HasPrefix(k, "~") || strings.ContainsAny(k, `/\`)
 }
 
 // projectByID is ProjectByID through the cache.

@@ -31,7 +31,8 @@ type Message struct {
 	HTML                               bool     // the message has a text/html body part
 	Attachments                        []string // file names
 	// Files describes every attachment: the named parts of Attachments, in
-	// the same order, then unnamed ones Gmail stores apart (inline images).
+	// the same order, then unnamed ones (inline images), whether Gmail
+	// stores them apart or sent them inline.
 	Files []Attachment
 }
 
@@ -39,7 +40,11 @@ type Message struct {
 // Filename and MimeType come from the sender: sanitized for display, never
 // to be trusted as a path.
 type Attachment struct {
-	ID       string // Gmail attachmentId, for GetAttachment; "" when the data is inline (Data)
+	// ID is Gmail's attachmentId, for GetAttachment; "" when the data is
+	// inline (Data). Gmail gives a new one on every read of the message
+	// (each stays usable): use it with the read it came from, never look it
+	// up in another. PartID is the stable name of the part.
+	ID       string
 	PartID   string
 	Filename string // "" for an unnamed part
 	MimeType string
@@ -223,7 +228,10 @@ func convert(m *gmailapi.Message) *Message {
 			out.Attachments = append(out.Attachments, displayHeader(p.Filename))
 			out.Files = append(out.Files, attachment(p, mt))
 			return
-		case p.Body != nil && p.Body.AttachmentId != "" && len(p.Parts) == 0:
+		case len(p.Parts) == 0 && p.Body != nil && (p.Body.AttachmentId != "" ||
+			(p.Body.Data != "" && !strings.HasPrefix(mt, "text/") && !strings.HasPrefix(mt, "multipart/"))):
+			// Stored apart, or a small non-text leaf (an inline image) that
+			// Gmail sent inline.
 			unnamed = append(unnamed, attachment(p, mt))
 			return
 		}

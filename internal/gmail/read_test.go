@@ -234,8 +234,20 @@ func TestSearchPagesEveryMessageOnce(t *testing.T) {
 // png1x1 is a complete 1×1 PNG.
 const png1x1 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
 
+// TestAttachmentsListedAndFetched, for both shapes Gmail uses: small
+// attachments inline (Data, no ID) and attachments stored apart (an ID,
+// new on every read, every one usable with GetAttachment).
 func TestAttachmentsListedAndFetched(t *testing.T) {
-	e := newEnv(t, nil)
+	for _, c := range []struct {
+		name   string
+		inline int // localgmail.Options.InlineMax
+	}{{"small ones inline", 0}, {"every one by id", -1}} {
+		t.Run(c.name, func(t *testing.T) { testAttachments(t, c.inline) })
+	}
+}
+
+func testAttachments(t *testing.T, inlineMax int) {
+	e := newEnvWith(t, localgmail.Options{InlineMax: inlineMax}, nil)
 	body := "--mix\r\nContent-Type: multipart/alternative; boundary=alt\r\n\r\n" +
 		"--alt\r\nContent-Type: text/plain; charset=UTF-8\r\n\r\nsee attached\r\n" +
 		"--alt\r\nContent-Type: text/html; charset=UTF-8\r\n\r\n<p>see <b>attached</b></p>\r\n--alt--\r\n" +
@@ -252,18 +264,30 @@ func TestAttachmentsListedAndFetched(t *testing.T) {
 	if m.Text != "see attached" || !m.HTML || !slices.Equal(m.Attachments, []string{"notes.txt", "dot.png"}) || len(m.Files) != 3 {
 		t.Fatalf("message: text %q html %v attachments %v files %+v", m.Text, m.HTML, m.Attachments, m.Files)
 	}
+	again, err := e.c.Message(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
 	want := []struct {
-		name, mime string
-		size       int64
-	}{{"notes.txt", "text/plain", 18}, {"dot.png", "image/png", 70}, {"", "image/gif", 14}}
+		name, mime, part string
+		size             int64
+	}{{"notes.txt", "text/plain", "1", 18}, {"dot.png", "image/png", "2", 70}, {"", "image/gif", "3", 14}}
 	for i, w := range want {
 		f := m.Files[i]
-		if f.Filename != w.name || f.MimeType != w.mime || f.Size != w.size || f.ID == "" || f.PartID == "" {
-			t.Errorf("file %d = %+v, want %+v", i, f, w)
+		if f.Filename != w.name || f.MimeType != w.mime || f.Size != w.size || f.PartID != w.part || (f.ID == "") != (inlineMax >= 0) {
+			t.Errorf("file %d = %+v, want %+v (an id: %v)", i, f, w, inlineMax < 0)
 		}
-		data, err := e.c.GetAttachment(ctx, id, f.ID)
-		if err != nil || int64(len(data)) != f.Size {
-			t.Errorf("GetAttachment %s: %d bytes, %v", w.name, len(data), err)
+		data := f.Data
+		if f.ID != "" {
+			if again.Files[i].ID == f.ID {
+				t.Errorf("file %d: the same attachmentId on two reads (Gmail's change)", i)
+			}
+			if data, err = e.c.GetAttachment(ctx, id, f.ID); err != nil { // the first read's id, after a second read
+				t.Errorf("GetAttachment %s: %v", w.name, err)
+			}
+		}
+		if int64(len(data)) != f.Size {
+			t.Errorf("%s: %d bytes, want %d", w.name, len(data), f.Size)
 		}
 		if i == 0 && string(data) != "line one\r\nline two" {
 			t.Errorf("notes.txt = %q", data)
@@ -273,7 +297,12 @@ func TestAttachmentsListedAndFetched(t *testing.T) {
 		}
 	}
 	other, _ := e.insert(t, "a@example.org", "other", "x")
-	if _, err := e.c.GetAttachment(ctx, other, m.Files[0].ID); !errors.Is(err, ErrNotFound) {
-		t.Errorf("attachment id of another message: %v", err)
+	if _, err := e.c.GetAttachment(ctx, other, "ANGjdJ"+strings.Repeat("x", 30)); !errors.Is(err, ErrNotFound) {
+		t.Errorf("unknown attachment id: %v", err)
+	}
+	if inlineMax < 0 {
+		if _, err := e.c.GetAttachment(ctx, other, m.Files[0].ID); !errors.Is(err, ErrNotFound) {
+			t.Errorf("attachment id of another message: %v", err)
+		}
 	}
 }

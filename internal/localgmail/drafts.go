@@ -141,7 +141,7 @@ func (s *Server) getDraft(c *call) (any, error) {
 	if m == nil {
 		return nil, notFound()
 	}
-	return &gmail.Draft{Id: id, Message: m.render(format, c.metadataHeaders())}, nil
+	return &gmail.Draft{Id: id, Message: m.render(format, c.metadataHeaders(), s.inlineMax())}, nil
 }
 
 func (s *Server) deleteDraft(c *call) (any, error) {

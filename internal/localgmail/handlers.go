@@ -286,7 +286,7 @@ func (s *Server) getMessage(c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return m.render(format, c.metadataHeaders()), nil
+	return m.render(format, c.metadataHeaders(), s.inlineMax()), nil
 }
 
 func (s *Server) getAttachment(c *call) (any, error) {
@@ -408,7 +408,7 @@ func (s *Server) getThread(c *call) (any, error) {
 	t := &gmail.Thread{Id: id}
 	for _, m := range msgs {
 		t.HistoryId = max(t.HistoryId, m.historyID)
-		t.Messages = append(t.Messages, m.render(format, c.metadataHeaders()))
+		t.Messages = append(t.Messages, m.render(format, c.metadataHeaders(), s.inlineMax()))
 	}
 	return t, nil
 }

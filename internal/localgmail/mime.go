@@ -11,7 +11,9 @@ import (
 	"net/mail"
 	"net/textproto"
 	"sort"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/api/gmail/v1"
@@ -149,8 +151,9 @@ func parsePart(hdrs []*gmail.MessagePartHeader, body []byte, partID string, dept
 		pt.filename = params["name"]
 	}
 	pt.filename = decodeHeader(pt.filename)
-	// Gmail hands out an attachmentId (instead of inline data) for named parts
-	// and for non-text leaves such as inline images.
+	// Named parts and non-text leaves (inline images) are attachments: Gmail
+	// stores them apart and gives an attachmentId, unless they are small
+	// (render decides, see Options.InlineMax).
 	pt.attachment = pt.filename != "" || !(strings.HasPrefix(mediaType, "text/") || mediaType == "message/rfc822")
 	return pt
 }
@@ -278,8 +281,10 @@ func msgIDList(v string) []string {
 	return out
 }
 
-// render builds the Gmail payload for format=full (withBodies) or metadata.
-func (pt *part) render(msgID string) *gmail.MessagePart {
+// render builds the Gmail payload for format=full. An attachment larger
+// than inlineMax bytes gets a fresh attachmentId (attachmentID); a smaller
+// one, like every text body, comes inline in body.data.
+func (pt *part) render(msgID string, inlineMax int) *gmail.MessagePart {
 	mp := &gmail.MessagePart{
 		PartId: pt.partID, MimeType: pt.mimeType, Filename: pt.filename,
 		Headers:         cloneHeaders(pt.headers, nil),
@@ -288,13 +293,20 @@ func (pt *part) render(msgID string) *gmail.MessagePart {
 	}
 	switch {
 	case strings.HasPrefix(pt.mimeType, "multipart/") && pt.data == nil:
-	case pt.attachment:
+	case pt.attachment && len(pt.data) > inlineMax:
 		mp.Body.AttachmentId = attachmentID(msgID, pt.partID)
 	case len(pt.data) > 0:
+		// MessagePartBody.data: "the entire content of the message part body"
+		// when attachmentId is absent (developers.google.com/workspace/gmail/
+		// api/reference/rest/v1/users.messages.attachments#MessagePartBody).
+		// Gmail does this for small attachments too, a documented surprise for
+		// clients that expect an id on every file (relaticle/relaticle PR
+		// #668: "Gmail inlines small attachments as body bytes with no
+		// attachment ID"); the cut-off is not published.
 		mp.Body.Data = base64.RawURLEncoding.EncodeToString(pt.data)
 	}
 	for _, c := range pt.parts {
-		mp.Parts = append(mp.Parts, c.render(msgID))
+		mp.Parts = append(mp.Parts, c.render(msgID, inlineMax))
 	}
 	return mp
 }
@@ -325,9 +337,20 @@ func cloneHeaders(hdrs []*gmail.MessagePartHeader, want []string) []*gmail.Messa
 	return out
 }
 
-// attachmentID is opaque to clients; it encodes where the part lives.
+// attachmentSeq makes every attachmentId handed out distinct.
+var attachmentSeq atomic.Uint64
+
+// attachmentID is opaque to clients; it encodes where the part lives plus a
+// serial number, so the same part gets a new id on every read and every id
+// ever given stays usable. That is what Gmail does ("ephemeral attachment
+// ids"): taylorwilsdon/google_workspace_mcp PR #237, "Gmail attachment IDs
+// are ephemeral and change between API calls for the same message … If we
+// refetch the message to get metadata, the new attachment IDs won't match
+// the original ID parameter, causing downloads to fail." A client must use
+// the ids of the read it holds, never look an older id up in a new read.
 func attachmentID(msgID, partID string) string {
-	return "ANGjdJ" + base64.RawURLEncoding.EncodeToString([]byte(msgID+":"+partID))
+	n := attachmentSeq.Add(1)
+	return "ANGjdJ" + base64.RawURLEncoding.EncodeToString([]byte(msgID+":"+partID+":"+strconv.FormatUint(n, 10)))
 }
 
 func parseAttachmentID(aid string) (msgID, partID string, ok bool) {
@@ -335,8 +358,14 @@ func parseAttachmentID(aid string) (msgID, partID string, ok bool) {
 	if err != nil || !strings.HasPrefix(aid, "ANGjdJ") {
 		return "", "", false
 	}
-	msgID, partID, ok = strings.Cut(string(b), ":")
-	return msgID, partID, ok
+	f := strings.Split(string(b), ":")
+	if len(f) != 3 {
+		return "", "", false
+	}
+	if _, err := strconv.ParseUint(f[2], 10, 64); err != nil {
+		return "", "", false
+	}
+	return f[0], f[1], true
 }
 
 // addrInfo is one address, folded for matching.

@@ -237,7 +237,7 @@ func FuzzParseMessage(f *testing.F) {
 				check(c)
 			}
 		}
-		check(p.root.render("0000000000000001"))
+		check(p.root.render("0000000000000001", 0))
 		hb, body := splitMessage(raw)
 		hb.set("Message-ID", "<x@y>")
 		splitMessage(hb.assemble(body))

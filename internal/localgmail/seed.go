@@ -48,7 +48,7 @@ func (s *Server) Insert(raw []byte, labelIDs ...string) (*gmail.Message, error) 
 		s.st.drafts[m.draftID] = m
 	}
 	s.st.add(m, date) // ids follow the Date, as Gmail's follow receipt time
-	return m.render("minimal", nil), nil
+	return m.render("minimal", nil, 0), nil
 }
 
 // SeedFS inserts every *.eml file in dir (in name order). Labels come from an
@@ -82,8 +82,8 @@ func (s *Server) SeedFS(fsys fs.FS, dir string) error {
 }
 
 // full is the test view of a message: format=full plus raw.
-func (m *storedMsg) full() *gmail.Message {
-	out := m.render("full", nil)
+func (m *storedMsg) full(inlineMax int) *gmail.Message {
+	out := m.render("full", nil, inlineMax)
 	out.Raw = base64.URLEncoding.EncodeToString(m.raw)
 	return out
 }
@@ -96,7 +96,7 @@ func (s *Server) Sent() []*gmail.Message {
 	defer s.mu.RUnlock()
 	var out []*gmail.Message
 	for _, m := range s.st.sent {
-		out = append(out, m.full())
+		out = append(out, m.full(s.inlineMax()))
 	}
 	return out
 }
@@ -134,7 +134,7 @@ func (s *Server) Delivered(id string) (Delivery, bool) {
 
 // Message returns a stored message in full format with Raw filled.
 func (s *Server) Message(id string) (*gmail.Message, bool) {
-	return inspect(s, func(st *store) *storedMsg { return st.msgs[id] }, (*storedMsg).full)
+	return inspect(s, func(st *store) *storedMsg { return st.msgs[id] }, func(m *storedMsg) *gmail.Message { return m.full(s.inlineMax()) })
 }
 
 // RawMessage returns a copy of the stored RFC 822 bytes of message id.
@@ -153,7 +153,7 @@ func (s *Server) Labels(id string) ([]string, bool) {
 // once it was sent or deleted.
 func (s *Server) Draft(id string) (*gmail.Draft, bool) {
 	return inspect(s, func(st *store) *storedMsg { return st.drafts[id] }, func(m *storedMsg) *gmail.Draft {
-		return &gmail.Draft{Id: id, Message: m.full()}
+		return &gmail.Draft{Id: id, Message: m.full(s.inlineMax())}
 	})
 }
 

@@ -34,7 +34,12 @@ type Options struct {
 	// Aliases are verified send-as addresses besides Email: listed by
 	// users.settings.sendAs after the primary, and kept as From on send.
 	Aliases []string
-	Logger  *slog.Logger // nil = discard; the server never writes to stdout
+	// InlineMax: an attachment (a named part, or a non-text leaf such as an
+	// inline image) of at most this many bytes comes inline in body.data
+	// without an attachmentId, as Gmail sends small attachments. 0 means
+	// DefaultInlineMax; negative gives every attachment an id.
+	InlineMax int
+	Logger    *slog.Logger // nil = discard; the server never writes to stdout
 }
 
 // Server is the fake Gmail. All methods are safe for concurrent use.
@@ -74,6 +79,21 @@ func New(o Options) *Server {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	return &Server{o: o, log: o.Logger, st: newStore(), oa: newOAuthState(), calls: map[string]int{}}
+}
+
+// DefaultInlineMax is Options.InlineMax's default. Gmail does not publish
+// its cut-off; 100 bytes puts some of the sandbox's attachments inline and
+// gives the others ids, so both shapes are exercised everywhere.
+const DefaultInlineMax = 100
+
+func (s *Server) inlineMax() int {
+	switch {
+	case s.o.InlineMax < 0:
+		return -1
+	case s.o.InlineMax == 0:
+		return DefaultInlineMax
+	}
+	return s.o.InlineMax
 }
 
 // Email is the mailbox owner's address.

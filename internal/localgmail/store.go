@@ -291,8 +291,9 @@ func labelNum(id string) int {
 	return n
 }
 
-// render builds the API view of a message in the given format.
-func (m *storedMsg) render(format string, metadataHeaders []string) *gmail.Message {
+// render builds the API view of a message in the given format; inlineMax
+// is Options.InlineMax resolved (Server.inlineMax).
+func (m *storedMsg) render(format string, metadataHeaders []string, inlineMax int) *gmail.Message {
 	out := &gmail.Message{
 		Id: m.id, ThreadId: m.threadID, LabelIds: append([]string(nil), m.labels...),
 		Snippet: m.p.snippet, HistoryId: m.historyID, InternalDate: m.internalDate,
@@ -305,7 +306,7 @@ func (m *storedMsg) render(format string, metadataHeaders []string) *gmail.Messa
 	case "raw":
 		out.Raw = base64.URLEncoding.EncodeToString(m.raw) // padded, as Gmail returns it
 	default:
-		out.Payload = m.p.root.render(m.id)
+		out.Payload = m.p.root.render(m.id, inlineMax)
 	}
 	return out
 }

@@ -116,7 +116,7 @@ type amRegisterIn struct {
 	Program           string  `json:"program,omitempty" jsonschema:"agent program, e.g. claude-code, codex-cli, gemini-cli"`
 	Model             string  `json:"model,omitempty" jsonschema:"model, e.g. opus-4.5, gpt-5"`
 	TaskDescription   *string `json:"task_description,omitempty" jsonschema:"what this agent is working on"`
-	AttachmentsPolicy string  `json:"attachments_policy,omitempty" jsonschema:"auto, inline or file"`
+	AttachmentsPolicy string  `json:"attachments_policy,omitempty" jsonschema:"auto, inline, attach (or file) or deny"`
 	amCompat
 }
 
@@ -126,7 +126,7 @@ type amCreateIdentityIn struct {
 	Program           string  `json:"program,omitempty" jsonschema:"agent program"`
 	Model             string  `json:"model,omitempty" jsonschema:"model"`
 	TaskDescription   *string `json:"task_description,omitempty" jsonschema:"what this agent is working on"`
-	AttachmentsPolicy string  `json:"attachments_policy,omitempty" jsonschema:"auto, inline or file"`
+	AttachmentsPolicy string  `json:"attachments_policy,omitempty" jsonschema:"auto, inline, attach (or file) or deny"`
 	amCompat
 }
 

@@ -164,6 +164,9 @@ func TestAgentMailRefusals(t *testing.T) {
 		{"ensure_project", map[string]any{"human_key": "./backend"}, "absolute"},
 		{"ensure_project", map[string]any{"human_key": "backend"}, "Invalid project_key"},
 		{"register_agent", map[string]any{"project_key": "/nope"}, "Project not found"},
+		{"register_agent", map[string]any{"project_key": "./backend"}, "Invalid project_key: \"./backend\" is a relative path"},
+		{"fetch_inbox", map[string]any{"project_key": "p/app", "agent_name": "GreenDog"}, "Invalid project_key"},
+		{"register_agent", map[string]any{"project_key": "/p/app", "name": "RedFox", "attachments_policy": "always"}, "use auto, inline, attach (or its earlier name file) or deny"},
 		{"whois", map[string]any{"project_key": "/p/app", "agent_name": "GreenDgo"}, "Agent 'GreenDgo' not found"},
 		{"whois", map[string]any{"project_key": "/p/app", "agent_name": "GreenDgo"}, "Did you mean 'GreenDog'"},
 		{"send_message", map[string]any{"project_key": "/p/app", "sender_name": "GreenDog", "to": []string{"Nobody"}, "subject": "s", "body_md": "b"}, "Agent 'Nobody' not found"},
@@ -296,5 +299,20 @@ func TestAgentMailProfileUnknown(t *testing.T) {
 	_, err := New(Deps{Version: "test", Tools: []string{config.ToolsAgentMail}, AgentMail: h.svc, AgentMailProfile: "core"})
 	if err == nil || !strings.Contains(err.Error(), `"core"`) {
 		t.Fatalf("New with profile core: %v", err)
+	}
+}
+
+// TestAttachmentsPolicyValues: every value the contract names for
+// attachments_policy (inline, attach, deny), auto and the earlier file are
+// accepted and kept as given.
+func TestAttachmentsPolicyValues(t *testing.T) {
+	h := newAMHarness(t)
+	h.setup("/p/app")
+	for _, v := range []string{"attach", "inline", "deny", "auto", "file"} {
+		var prof agentmail.AgentProfile
+		h.call("register_agent", map[string]any{"project_key": "/p/app", "name": "GreenDog", "program": "p", "model": "m", "attachments_policy": v}, &prof)
+		if prof.AttachmentsPolicy != v {
+			t.Errorf("attachments_policy %q: profile says %q", v, prof.AttachmentsPolicy)
+		}
 	}
 }

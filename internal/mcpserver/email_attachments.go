@@ -26,14 +26,16 @@ type emailAttachmentIn struct {
 }
 
 // attachmentRef is the id read_email shows for a and get_attachment takes:
-// Gmail's attachmentId, or for a small part Gmail sent inline (no
-// attachmentId) its part id.
+// "part:" and the part's MIME part id. Gmail's own attachmentId cannot be
+// the handle: Gmail gives a part a new one on every read of the message
+// (all of them stay usable), so an id an agent copied from one read is not
+// in the next, and a small part has none at all (its bytes come inline).
+// The part id is the same on every read.
 func attachmentRef(a gmail.Attachment) string {
-	if a.ID != "" {
-		return a.ID
-	}
-	return "part:" + a.PartID
+	return partRefPrefix + a.PartID
 }
+
+const partRefPrefix = "part:"
 
 // writeAttachmentLines adds one line per attachment to a message's fenced
 // block (its name and type are the sender's words). A message without
@@ -71,11 +73,27 @@ func (h *emailHandlers) doGetAttachment(ctx context.Context, in emailAttachmentI
 		return errorResult("Error reading email: " + userError(err))
 	}
 	var file *gmail.Attachment
-	for i := range m.Files {
-		if attachmentRef(m.Files[i]) == ref {
-			file = &m.Files[i]
-			break
+	var data []byte
+	if partID, ok := strings.CutPrefix(ref, partRefPrefix); ok {
+		// The part by its stable id, its bytes by the attachmentId of this
+		// same read (or inline, for a small part).
+		for i := range m.Files {
+			if m.Files[i].PartID == partID {
+				file = &m.Files[i]
+				break
+			}
 		}
+	} else if gmailAttachmentID(ref) {
+		// A Gmail attachmentId the agent got elsewhere: fetched as given
+		// (Gmail keeps every id it gave usable), its name and type taken from
+		// this read by size, since this read's ids are all new.
+		if data, err = h.d.Mailbox.GetAttachment(ctx, msgID, ref); err != nil {
+			if errors.Is(err, gmail.ErrNotFound) {
+				return errorResult(fmt.Sprintf("Error: message %s has no attachment with id %s (read_email lists its attachments)", msgID, oneLine(ref)))
+			}
+			return errorResult("Error fetching attachment: " + userError(err))
+		}
+		file = bySize(m.Files, int64(len(data)))
 	}
 	if file == nil {
 		return errorResult(fmt.Sprintf("Error: message %s has no attachment with id %s (read_email lists its attachments)", msgID, oneLine(ref)))
@@ -92,8 +110,10 @@ func (h *emailHandlers) doGetAttachment(ctx context.Context, in emailAttachmentI
 	if file.Size > limit {
 		return errorResult("Error: " + (&attach.DownloadTooLargeError{Name: mailmsg.SanitizeFilename(name), Size: file.Size, Limit: limit}).Error())
 	}
-	data := file.Data
-	if file.ID != "" {
+	if data == nil {
+		data = file.Data
+	}
+	if data == nil && file.ID != "" {
 		if data, err = h.d.Mailbox.GetAttachment(ctx, msgID, file.ID); err != nil {
 			if errors.Is(err, gmail.ErrNotFound) {
 				return errorResult(fmt.Sprintf("Error: the attachment %s of message %s is no longer accessible.", oneLine(ref), msgID))
@@ -128,4 +148,38 @@ func (h *emailHandlers) doGetAttachment(ctx context.Context, in emailAttachmentI
 		path = abs
 	}
 	return textResult(fmt.Sprintf("Attachment of message %s (%s) saved to %s", msgID, size, path))
+}
+
+// bySize describes the attachment fetched by a Gmail attachmentId: the one
+// file of files with an id and that size; when several have it, a file
+// named "attachment" of unknown type (never one of them guessed).
+func bySize(files []gmail.Attachment, size int64) *gmail.Attachment {
+	var found *gmail.Attachment
+	for i := range files {
+		if files[i].ID == "" || files[i].Size != size {
+			continue
+		}
+		if found != nil {
+			return &gmail.Attachment{MimeType: "application/octet-stream", Size: size}
+		}
+		found = &files[i]
+	}
+	if found == nil {
+		return &gmail.Attachment{MimeType: "application/octet-stream", Size: size}
+	}
+	return found
+}
+
+// gmailAttachmentID reports whether s can be a Gmail attachmentId (long,
+// base64url characters only): anything else is refused without asking Gmail.
+func gmailAttachmentID(s string) bool {
+	if len(s) < 16 || len(s) > 4096 {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			return false
+		}
+	}
+	return true
 }

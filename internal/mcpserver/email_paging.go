@@ -52,5 +52,5 @@ func nextPageLine(tool, next string) string {
 	if next == "" {
 		return ""
 	}
-	return fmt.Sprintf("\\nMore results: call %s again with the same arguments and page_token %q for the next page.", tool, next)
+	return fmt.Sprintf("\nMore results: call %s again with the same arguments and page_token %q for the next page.", tool, next)
 }

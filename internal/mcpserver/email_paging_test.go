@@ -41,6 +41,11 @@ func TestSearchPagingEveryMessageOnce(t *testing.T) {
 			}
 			break
 		}
+		// The paging line is a line of its own: a real newline before it, not
+		// the two characters backslash and n.
+		if !strings.Contains(text, "\nMore results: ") || strings.Contains(text, `\nMore`) {
+			t.Fatalf("page %d: the paging line does not start a line: %q", pages, text[max(0, len(text)-200):])
+		}
 		if token, _ = strconv.Unquote(`"` + sub[1] + `"`); token == "" || pages > 10 {
 			t.Fatalf("bad token after page %d: %q", pages, sub[1])
 		}

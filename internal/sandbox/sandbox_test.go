@@ -142,8 +142,16 @@ func TestAttachmentsHTMLDraftLabels(t *testing.T) {
 	for i, want := range []struct{ name, mime, prefix string }{
 		{"itinerary.txt", "text/plain", "Thu 26 Nov 2026"}, {"boarding-pass.pdf", "application/pdf", "%PDF-1.4"}, {"venue-map.png", "image/png", "\x89PNG\r\n"},
 	} {
+		// Small files come inline (Data), the others by an attachmentId of
+		// this read; both shapes are in this message.
 		f := m.Files[i]
-		data, err := c.GetAttachment(ctx, m.ID, f.ID)
+		data, err := f.Data, error(nil)
+		if f.ID != "" {
+			data, err = c.GetAttachment(ctx, m.ID, f.ID)
+		}
+		if (f.ID == "") != (i == 2) {
+			t.Errorf("file %d: attachmentId %q: want only the small map inline", i, f.ID)
+		}
 		if err != nil || f.Filename != want.name || f.MimeType != want.mime || int64(len(data)) != f.Size || !strings.HasPrefix(string(data), want.prefix) {
 			t.Errorf("file %d: %+v, %d bytes %q…, %v", i, f, len(data), data[:min(len(data), 10)], err)
 		}
