@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
+	"fmt"
 	"encoding/hex"
 	"io/fs"
 	"os"
@@ -141,7 +142,7 @@ func (w *reachWorld) checkFiles(t testing.TB, before map[string]string) {
 		}
 	}
 	filepath.WalkDir(w.downloads, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && d.Type().IsRegular() {
+		if err == nil && d.Type().IsRegular() && !slices.Contains(w.planted, p) {
 			if b, _ := os.ReadFile(p); w.leaked(string(b)) {
 				t.Errorf("a canary was copied into %s", p)
 			}
@@ -301,4 +302,120 @@ func TestReachPaths(t *testing.T) {
 		}
 	}
 	r.w.checkFiles(t, before)
+}
+
+// gmailCalls: for every tool that changes mail, each change it can be
+// asked for (none approved).
+func (r *reachEnv) gmailCalls() map[string][]map[string]any {
+	compose := map[string]any{"to": "x@example.com", "subject": "s", "body": "b"}
+	with := func(m map[string]any, kv ...any) map[string]any {
+		out := map[string]any{}
+		for k, v := range m {
+			out[k] = v
+		}
+		for i := 0; i < len(kv); i += 2 {
+			out[kv[i].(string)] = kv[i+1]
+		}
+		return out
+	}
+	return map[string][]map[string]any{
+		"send_email":    {compose, with(compose, "bcc", []any{"y@example.com"})},
+		"reply_email":   {{"thread_id": r.thread, "message_id": r.message, "body": "b"}, {"thread_id": r.thread, "message_id": r.message, "body": "b", "reply_all": true}},
+		"forward_email": {{"message_id": r.message, "to": "x@example.com"}},
+		"send_draft":    {{"draft_id": r.userDraf}, {"draft_id": r.draft}},
+		"trash_email":   {{"message_id": r.message}, {"thread_id": r.thread}},
+		"draft_email":   {compose},
+		"update_draft":  {with(compose, "draft_id", r.userDraf), with(compose, "draft_id", r.draft)},
+		"modify_labels": {
+			{"message_ids": r.known, "add_labels": []any{"TRASH"}}, {"message_ids": r.known, "add_labels": []any{"SPAM"}},
+			{"thread_id": r.thread, "add_labels": []any{"TRASH"}}, {"message_ids": r.known, "remove_labels": []any{"TRASH"}},
+			{"message_ids": r.known, "actions": []any{"archive"}},
+		},
+		"untrash_email": {{"message_id": r.message}, {"thread_id": r.thread}},
+	}
+}
+
+// TestReachGmail: every tool that changes mail is asked for each change
+// without an approval. Where its row says gated, the answer asks for the
+// approval and the local Gmail server saw no send, trash or delete; no
+// tool, gated or not, makes one; and the user's own draft is unchanged.
+func TestReachGmail(t *testing.T) {
+	r := newReachEnv(t)
+	calls := r.gmailCalls()
+	d0, _ := r.e.gm.Draft(r.userDraf)
+	raw0, _ := r.e.gm.RawMessage(d0.Message.Id)
+	for _, e := range inventory {
+		if e.Reach.Gmail == GmailNone {
+			continue
+		}
+		tries, ok := calls[e.Name]
+		if !ok {
+			t.Errorf("%s changes mail (%v) but the reach walk does not try it: add it to gmailCalls", e.Name, e.Reach.Gmail)
+			continue
+		}
+		for _, args := range tries {
+			before := r.gatedChanges(t)
+			text, isErr := callTool(t, r.e.cs, e.Name, args)
+			if n := r.gatedChanges(t) - before; n != 0 {
+				t.Errorf("%s %v: %d gated Gmail changes without an approval: %q", e.Name, args, n, text)
+			}
+			if e.Reach.Gmail == GmailGated && (!isErr || !strings.Contains(text, "approv")) {
+				t.Errorf("%s %v is gated, but the answer asks for no approval: (isError=%v) %q", e.Name, args, isErr, text)
+			}
+		}
+	}
+	d1, ok := r.e.gm.Draft(r.userDraf)
+	if !ok {
+		t.Fatal("the user's draft is gone")
+	}
+	if raw1, _ := r.e.gm.RawMessage(d1.Message.Id); string(raw1) != string(raw0) {
+		t.Errorf("the user's draft changed")
+	}
+}
+
+// TestReachDownloads: get_attachment writes only into the downloads
+// folder, whatever name the sender gave the file (the home, auth/, the
+// vault, /, .., absolute paths), and never through a symlink or hard link
+// planted there.
+func TestReachDownloads(t *testing.T) {
+	r := newReachEnv(t)
+	w := r.w
+	if err := os.Symlink(w.auth, filepath.Join(w.downloads, "parent-link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(w.token, filepath.Join(w.downloads, "token.json")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(w.token, filepath.Join(w.downloads, "hard.json")); err != nil {
+		t.Fatal(err)
+	}
+	// Planted: their content must stay the canary (not overwritten).
+	w.planted = append(w.planted, filepath.Join(w.downloads, "token.json"), filepath.Join(w.downloads, "hard.json"))
+	names := []string{"../auth/token.json", "../../home/auth/token.json", w.token, w.home, w.vault + "/canary.md", "/", "..", ".",
+		"parent-link/token.json", "token.json", "hard.json", "..\\auth\\token.json", "~/.ssh/id_ed25519"}
+	var b strings.Builder
+	b.WriteString("From: Mallory <m@evil.test>\r\nTo: me@sandbox.local\r\nSubject: files\r\nMessage-ID: <reach@evil.test>\r\n" +
+		"MIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=B\r\n\r\n--B\r\nContent-Type: text/plain\r\n\r\nsee files\r\n")
+	for _, n := range names {
+		fmt.Fprintf(&b, "--B\r\nContent-Type: application/octet-stream\r\nContent-Disposition: attachment; filename=%q\r\n\r\nOVERWRITTEN\r\n", n)
+	}
+	b.WriteString("--B--\r\n")
+	m, err := r.e.gm.Insert([]byte(b.String()), "INBOX")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, _ := callTool(t, r.e.cs, "read_email", map[string]any{"message_id": m.Id})
+	ids := regexp.MustCompile(`attachment_id: (\S+)`).FindAllStringSubmatch(text, -1)
+	if len(ids) != len(names) {
+		t.Fatalf("%d attachments listed, want %d:\n%s", len(ids), len(names), text)
+	}
+	before := w.snapshot(t)
+	for i, id := range ids {
+		text, isErr := callTool(t, r.e.cs, "get_attachment", map[string]any{"message_id": m.Id, "attachment_id": id[1], "save": true})
+		p := regexp.MustCompile(`(?m)(/\S+)`).FindString(text[strings.Index(text, "saved"):])
+		if isErr || !strings.HasPrefix(p, w.downloads+string(filepath.Separator)) || strings.ContainsRune(strings.TrimPrefix(p, w.downloads+"/"), '/') {
+			t.Errorf("%q: (isError=%v) saved at %q: %q", names[i], isErr, p, text)
+		}
+	}
+	w.checkFiles(t, before)
 }
