@@ -2,14 +2,20 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"net/mail"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"golang.org/x/oauth2"
+	gmailapi "google.golang.org/api/gmail/v1"
 
 	"github.com/mailgate/mailgate/internal/localgmail"
 	"github.com/mailgate/mailgate/internal/mailmsg"
@@ -17,14 +23,21 @@ import (
 
 // liveWorld is a home whose token the local Gmail server issued with the
 // given scopes, over a mailbox holding msgs (raw messages, in the inbox).
-func liveWorld(t *testing.T, o localgmail.Options, scopes []string, msgs ...[]byte) (*localgmail.Server, []string) {
+// ids, when not "", is the kind of attachment ids the server gives
+// (attachmentIDs); "" is the local server's own.
+func liveWorld(t *testing.T, ids string, scopes []string, msgs ...[]byte) (*localgmail.Server, []string) {
 	t.Helper()
-	o.Email, o.RequireAuth = userEmail, true
-	gm := localgmail.New(o)
-	if _, err := gm.Start("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
+	gm := localgmail.New(localgmail.Options{Email: userEmail, RequireAuth: true})
+	if ids != "" {
+		hs := httptest.NewServer(attachmentIDs(gm, ids))
+		t.Cleanup(hs.Close)
+		gm.SetBaseURL(hs.URL)
+	} else {
+		if _, err := gm.Start("127.0.0.1:0"); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { gm.Close() })
 	}
-	t.Cleanup(func() { gm.Close() })
 	gm.AddClient(testClientID, testClientSecret)
 	full := make([]string, len(scopes))
 	for i, s := range scopes {
@@ -46,6 +59,70 @@ func liveWorld(t *testing.T, o localgmail.Options, scopes []string, msgs ...[]by
 	}
 	return gm, []string{"PATH=/usr/bin:/bin", "HOME=" + home, "MAILGATE_HOME=" + home, "GMAIL_API_ENDPOINT=" + gm.URL(),
 		"MAILGATE_TOOLS=email", "MAILGATE_LOG_LEVEL=warn"}
+}
+
+// attachmentIDs serves the local Gmail server with attachment ids of
+// another kind than its own (a new id on every read, each staying valid,
+// as Gmail's): "stable" answers each part's first id on every read; "latest"
+// keeps the new id per read but refuses any but a part's latest one, the
+// server on which get_attachment breaks for an id from an earlier read.
+func attachmentIDs(gm *localgmail.Server, kind string) http.Handler {
+	var mu sync.Mutex
+	first := map[string]string{}  // message id + part id → the first attachment id
+	latest := map[string]string{} // message id + part id → the latest attachment id
+	part := map[string]string{}   // attachment id → message id + part id
+	var fix func(msgID string, p *gmailapi.MessagePart)
+	fix = func(msgID string, p *gmailapi.MessagePart) {
+		if p == nil {
+			return
+		}
+		if p.Body != nil && p.Body.AttachmentId != "" {
+			k := msgID + "/" + p.PartId
+			if _, ok := first[k]; !ok {
+				first[k] = p.Body.AttachmentId
+			}
+			if kind == "stable" {
+				p.Body.AttachmentId = first[k]
+			}
+			latest[k], part[p.Body.AttachmentId] = p.Body.AttachmentId, k
+		}
+		for _, c := range p.Parts {
+			fix(msgID, c)
+		}
+	}
+	getMessage := regexp.MustCompile(`/gmail/v1/users/[^/]+/messages/[0-9a-f]+$`)
+	getAttachment := regexp.MustCompile(`/gmail/v1/users/[^/]+/messages/[0-9a-f]+/attachments/([^/]+)$`)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if m := getAttachment.FindStringSubmatch(r.URL.Path); m != nil && kind == "latest" {
+			mu.Lock()
+			k, known := part[m[1]]
+			stale := known && latest[k] != m[1]
+			mu.Unlock()
+			if stale {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusBadRequest)
+				w.Write([]byte(`{"error":{"code":400,"message":"Invalid attachment token","errors":[{"reason":"invalidArgument","message":"Invalid attachment token"}]}}`))
+				return
+			}
+		}
+		if r.Method != http.MethodGet || !getMessage.MatchString(r.URL.Path) {
+			gm.ServeHTTP(w, r)
+			return
+		}
+		rec := httptest.NewRecorder()
+		gm.ServeHTTP(rec, r)
+		var m gmailapi.Message
+		if rec.Code != http.StatusOK || json.Unmarshal(rec.Body.Bytes(), &m) != nil {
+			w.WriteHeader(rec.Code)
+			w.Write(rec.Body.Bytes())
+			return
+		}
+		mu.Lock()
+		fix(m.Id, m.Payload)
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(&m)
+	})
 }
 
 // liveMessage is a message from a stranger, with an attachment of n bytes
@@ -77,23 +154,40 @@ var (
 func TestDoctorLive(t *testing.T) {
 	tests := []struct {
 		name   string
-		opts   localgmail.Options
+		ids    string // the kind of attachment ids (attachmentIDs); "" for the local server's
 		scopes []string
 		msgs   func(t *testing.T) [][]byte
 		want   map[string]string // check → status and a piece of its line ("ok|…")
 		fix    map[string]string // check → a piece of its fix line
 		exit   int
 	}{
-		{name: "attachment ids that do not change", scopes: liveScopes,
+		{name: "attachment ids that change on every read", scopes: liveScopes,
 			msgs: func(t *testing.T) [][]byte {
 				return [][]byte{liveMessage(t, "Quarterly report", 20000), liveMessage(t, "Lunch", 0)}
 			},
 			want: map[string]string{
 				"live profile": "ok|me@example.com: 2 messages, 2 threads", "live labels": "ok|labels:",
 				"live search": `ok|"in:inbox": 2 shown`, "live thread": "ok|1 message(s)",
-				"live attachment": "ok|(application/pdf, 20000 bytes): the same attachment id on both reads",
+				"live attachment": "ok|(application/pdf, 20000 bytes): a new attachment id on each read (Gmail's ephemeral ids), both usable and giving the same bytes",
 				"live draft":      "ok|read it back, deleted it; nothing was sent", "live scopes": "ok|Gmail allowed every call",
 			}},
+		{name: "attachment ids that do not change", ids: "stable", scopes: liveScopes,
+			msgs: func(t *testing.T) [][]byte { return [][]byte{liveMessage(t, "Quarterly report", 20000)} },
+			want: map[string]string{
+				"live attachment": "ok|(application/pdf, 20000 bytes): the same attachment id on both reads, and it fetched the bytes",
+				"live draft":      "ok|nothing was sent", "live scopes": "ok|Gmail allowed every call",
+			}},
+		// A server stricter than Gmail is known to be: an id from an earlier
+		// read is refused once the message was read again. get_attachment's
+		// part:N ids still work; a Gmail attachmentId kept from before does
+		// not: a warning.
+		{name: "attachment ids that expire on the next read", ids: "latest", scopes: liveScopes,
+			msgs: func(t *testing.T) [][]byte { return [][]byte{liveMessage(t, "Quarterly report", 20000)} },
+			want: map[string]string{
+				"live attachment": "warn|(application/pdf, 20000 bytes): the id from the first read stopped working once the message was read again",
+				"live draft":      "ok|nothing was sent",
+			},
+			fix: map[string]string{"live attachment": "give get_attachment the attachment_id read_email lists (part:N)"}},
 		{name: "no attachments", scopes: liveScopes,
 			msgs: func(t *testing.T) [][]byte { return [][]byte{liveMessage(t, "Lunch", 0)} },
 			want: map[string]string{
@@ -120,7 +214,7 @@ func TestDoctorLive(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			gm, env := liveWorld(t, tt.opts, tt.scopes, tt.msgs(t)...)
+			gm, env := liveWorld(t, tt.ids, tt.scopes, tt.msgs(t)...)
 			cmd := exec.Command(builtBinary(t), "doctor", "--live")
 			cmd.Env = env
 			var stdout, stderr bytes.Buffer
@@ -162,7 +256,7 @@ func TestDoctorLive(t *testing.T) {
 // TestDoctorWithoutLiveMakesNoLiveCalls: plain doctor stays one profile
 // call; the live lines appear only when asked for.
 func TestDoctorWithoutLiveMakesNoLiveCalls(t *testing.T) {
-	gm, env := liveWorld(t, localgmail.Options{}, liveScopes, liveMessage(t, "Quarterly report", 20000))
+	gm, env := liveWorld(t, "", liveScopes, liveMessage(t, "Quarterly report", 20000))
 	cmd := exec.Command(builtBinary(t), "doctor")
 	cmd.Env = env
 	out, err := cmd.Output()
