@@ -17,8 +17,8 @@ type Reach struct {
 	Gmail GmailChange
 	// SenderText: the answer can carry text a sender (of an email, or of an
 	// agent-mail message) wrote: subjects, names, snippets, bodies, file
-	// names. Every such answer must fence that text (the fence walk hooks on
-	// this flag: toolsWithSenderText).
+	// names. Every such answer must fence that text: the fence walk
+	// (TestEverySenderFieldFenced) walks the tools with this flag.
 	SenderText bool
 }
 
@@ -93,16 +93,3 @@ var (
 	reachNone       = Reach{Reads: NoFiles, Writes: NoFiles, Gmail: GmailNone}
 	reachSenderText = Reach{Reads: NoFiles, Writes: NoFiles, Gmail: GmailNone, SenderText: true}
 )
-
-// toolsWithSenderText is every tool whose answer can carry sender-written
-// text, from the inventory: the hook for the "every sender field is fenced"
-// walk.
-func toolsWithSenderText() []ToolEntry {
-	var out []ToolEntry
-	for _, e := range inventory {
-		if e.Reach.SenderText {
-			out = append(out, e)
-		}
-	}
-	return out
-}
