@@ -15,9 +15,9 @@ type Reach struct {
 	Reads, Writes FileRoots
 	// Gmail is the change the tool makes to the mailbox.
 	Gmail GmailChange
-	// SenderText: the answer can carry text a sender (of an email, or of an
-	// agent-mail message) wrote: subjects, names, snippets, bodies, file
-	// names. Every such answer must fence that text: the fence walk
+	// SenderText: the answer can carry text an email's sender (a stranger)
+	// wrote: subjects, names, snippets, bodies, file names. (Agent-mail
+	// answers are the contract's JSON, between the user's own agents.) Every such answer must fence that text: the fence walk
 	// (TestEverySenderFieldFenced) walks the tools with this flag.
 	SenderText bool
 }
