@@ -81,7 +81,7 @@ func (g GmailChange) String() string {
 	case GmailNone:
 		return "none"
 	case GmailOrganise:
-		return "reversible organisation"
+		return "reversible (drafts, labels, out of the trash; no approval)"
 	case GmailGated:
 		return "gated (needs approval)"
 	}

@@ -1,6 +1,9 @@
 package mcpserver
 
 import (
+	"fmt"
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/mailgate/mailgate/internal/config"
@@ -42,5 +45,58 @@ func TestInventoryReachDeclared(t *testing.T) {
 		if r.Writes&RootVault != 0 && r.Gmail != GmailGated {
 			t.Errorf("%s writes request files but is not gated", e.Name)
 		}
+	}
+}
+
+// The reach table of docs/threat-model.md and docs/security.md is made
+// from the inventory, between these markers.
+const (
+	reachTableBegin = "<!-- reach table: generated from internal/mcpserver/inventory.go (go test ./internal/mcpserver -run TestReachTableInDocs -update) -->\n"
+	reachTableEnd   = "<!-- end of reach table -->\n"
+)
+
+var reachDocs = []string{"../../docs/threat-model.md", "../../docs/security.md"}
+
+// reachTable is one row per tool, in the inventory's order.
+func reachTable() string {
+	var b strings.Builder
+	b.WriteString("| Set | Tool | Reads files under | Writes files under | Gmail change | Answer carries an email sender's text |\n")
+	b.WriteString("|---|---|---|---|---|---|\n")
+	for _, e := range inventory {
+		sender := "no"
+		if e.Reach.SenderText {
+			sender = "yes (fenced)"
+		}
+		fmt.Fprintf(&b, "| %s | `%s` | %s | %s | %s | %s |\n", e.Set, e.Name, e.Reach.Reads, e.Reach.Writes, e.Reach.Gmail, sender)
+	}
+	return b.String()
+}
+
+// TestReachTableInDocs: the docs' reach table is the inventory's. After a
+// change to a row: go test ./internal/mcpserver -run TestReachTableInDocs -update
+func TestReachTableInDocs(t *testing.T) {
+	want := reachTable()
+	for _, path := range reachDocs {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc := string(b)
+		i, j := strings.Index(doc, reachTableBegin), strings.Index(doc, reachTableEnd)
+		if i < 0 || j < i {
+			t.Errorf("%s: no reach table markers (%q … %q)", path, reachTableBegin, reachTableEnd)
+			continue
+		}
+		got := doc[i+len(reachTableBegin) : j]
+		if got == want {
+			continue
+		}
+		if *update {
+			if err := os.WriteFile(path, []byte(doc[:i+len(reachTableBegin)]+want+doc[j:]), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		t.Errorf("%s: the reach table differs from the inventory; run go test ./internal/mcpserver -run TestReachTableInDocs -update", path)
 	}
 }
