@@ -7,5 +7,5 @@ import "io/fs"
 // ownedByMe cannot tell owners apart here; the .git rule still applies.
 func ownedByMe(fs.FileInfo) bool { return true }
 
-// hardLinked cannot count links here.
-func hardLinked(fs.FileInfo) bool { return false }
+// linkCount cannot count hard links here (1).
+func linkCount(fs.FileInfo) uint64 { return 1 }

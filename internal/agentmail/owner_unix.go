@@ -14,10 +14,10 @@ func ownedByMe(fi fs.FileInfo) bool {
 	return ok && int(st.Uid) == os.Geteuid()
 }
 
-// hardLinked reports whether a regular file has other names (a hard link):
-// one of them may be outside the project (a token, a key), so its bytes
-// are not the project's to send.
-func hardLinked(fi fs.FileInfo) bool {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	return ok && st.Nlink > 1
+// linkCount is the number of hard links of the file (1 if unknown).
+func linkCount(fi fs.FileInfo) uint64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Nlink)
+	}
+	return 1
 }

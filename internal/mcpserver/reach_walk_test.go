@@ -51,7 +51,9 @@ func newReachWorld(t testing.TB, vault string) *reachWorld {
 	w.token = filepath.Join(w.auth, "token.json")
 	w.attachments = filepath.Join(w.home, "attachments")
 	w.downloads = attach.DownloadDir(w.home)
-	for _, d := range []string{w.auth, w.attachments, w.downloads, w.project, w.outside, w.vault} {
+	// The project is a repository of its own (.git at its top), as
+	// agent-mail attachments require.
+	for _, d := range []string{w.auth, w.attachments, w.downloads, filepath.Join(w.project, ".git"), w.outside, w.vault} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			t.Fatal(err)
 		}
@@ -255,6 +257,8 @@ var noPathArg = map[string]string{
 	"force_release_file_reservation": "reads file times under the project root for patterns, never file contents: agentmail's staleness tests (ProjectTreeOK)",
 	"send":                           "reads .agentmailignore at the project root, a name mailgate fixes",
 	"list-recipients":                "reads .agentmailignore at the project root, a name mailgate fixes",
+	"install_precommit_guard":        "writes only mailgate's pre-commit hook, into a git repository inside the project (guard's and agentmail_guard's tests)",
+	"uninstall_precommit_guard":      "removes only mailgate's own pre-commit hook from a git repository (guard's and agentmail_guard's tests)",
 }
 
 // TestReachPaths: every tool that reads files from a path an agent gives
