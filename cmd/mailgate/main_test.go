@@ -16,6 +16,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/mailgate/mailgate/internal/localgmail"
+	"github.com/mailgate/mailgate/internal/localgmail/gmailschema"
 	"github.com/mailgate/mailgate/internal/store/storetest"
 	"github.com/mailgate/mailgate/internal/testutil"
 )
@@ -74,10 +75,9 @@ const (
 func newWorld(t testing.TB, devMode bool, extraEnv ...string) *world {
 	t.Helper()
 	gm := localgmail.New(localgmail.Options{Email: userEmail, RequireAuth: true})
-	if _, err := gm.Start("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { gm.Close() })
+	// Every answer the binary gets is held to Gmail's discovery document.
+	base, _ := gmailschema.Serve(t, gm)
+	gm.SetBaseURL(base)
 	gm.AddClient(testClientID, testClientSecret)
 	rt := gm.IssueRefreshToken(testClientID, "https://www.googleapis.com/auth/gmail.readonly", "https://www.googleapis.com/auth/gmail.compose",
 		"https://www.googleapis.com/auth/gmail.send", "https://www.googleapis.com/auth/gmail.modify")

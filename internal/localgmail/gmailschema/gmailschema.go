@@ -183,13 +183,11 @@ func matchPath(pattern string, segs []string) bool {
 	return true
 }
 
-// shapeRules are shapes the reference pages state in words, beyond the
-// schema: fields every answer carries, and the only fields some list items
-// carry. Keyed by "Schema" or "Schema.field[]" (an array's items).
+// always lists the fields every answer of a schema carries (the reference
+// pages and every answer seen; a list answer says resultSizeEstimate even
+// when empty: {"resultSizeEstimate":0}). Answers only: a request need not.
 var (
 	always = map[string][]string{
-		// users.messages.list: "resultSizeEstimate: Estimated total number of results."
-		// sent even for an empty list ({"resultSizeEstimate":0}); likewise drafts.list, threads.list.
 		"ListMessagesResponse": {"resultSizeEstimate"},
 		"ListDraftsResponse":   {"resultSizeEstimate"},
 		"ListThreadsResponse":  {"resultSizeEstimate"},
@@ -199,13 +197,55 @@ var (
 		"Label":                {"id", "name"},
 		"Profile":              {"emailAddress", "historyId"},
 	}
-	only = map[string][]string{
-		// users.messages.list: "Note that each message resource contains
-		// only an id and a threadId. Additional message details can be
-		// fetched using the messages.get method."
-		"ListMessagesResponse.messages[]": {"id", "threadId"},
-	}
 )
+
+// listShapes are the list answers whose items the reference pages say are
+// partial (the descriptions of the list fields in gmail-api.json):
+// schema → list field → the only fields an item has ("message" of a draft:
+// the only fields of its message).
+var listShapes = map[string]struct {
+	field string
+	only  []string
+	inner map[string][]string
+}{
+	// "Note that each message resource contains only an id and a threadId."
+	"ListMessagesResponse": {field: "messages", only: []string{"id", "threadId"}},
+	// "the Message property in each Draft resource only contains an id and a threadId"
+	"ListDraftsResponse": {field: "drafts", only: []string{"id", "message"}, inner: map[string][]string{"message": {"id", "threadId"}}},
+	// "each label resource only contains an id, name, messageListVisibility, labelListVisibility, and type"
+	"ListLabelsResponse": {field: "labels", only: []string{"id", "name", "messageListVisibility", "labelListVisibility", "type"}},
+	// "each thread resource does not contain a list of messages"
+	"ListThreadsResponse": {field: "threads", only: []string{"id", "snippet", "historyId"}},
+}
+
+// checkListShape applies listShapes to an answer of schema name.
+func checkListShape(at, name string, v any) []string {
+	rule, ok := listShapes[name]
+	obj, isObj := v.(map[string]any)
+	if !ok || !isObj {
+		return nil
+	}
+	var out []string
+	for i, it := range asArray(obj[rule.field]) {
+		item, _ := it.(map[string]any)
+		for k, sub := range item {
+			if !slices.Contains(rule.only, k) {
+				out = append(out, fmt.Sprintf("%s.%s[%d] has %q: Gmail's list items carry only %v", at, rule.field, i, k, rule.only))
+				continue
+			}
+			if inner := rule.inner[k]; inner != nil {
+				m, _ := sub.(map[string]any)
+				for f := range m {
+					if !slices.Contains(inner, f) {
+						out = append(out, fmt.Sprintf("%s.%s[%d].%s has %q: Gmail's list items carry only %v", at, rule.field, i, k, f, inner))
+					}
+				}
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
 
 // CheckResponse holds one answer to the document: the JSON of a 2xx answer
 // to its method's response schema (an empty body where the method has
@@ -235,7 +275,7 @@ func (d *Doc) CheckResponse(httpMethod, path string, status int, contentType str
 	}
 	var problems []string
 	d.check(&problems, true, m.ID+" "+m.Response.Ref, m.Response.Ref, &Schema{Ref: m.Response.Ref}, v)
-	return problems
+	return append(problems, checkListShape(m.ID+" "+m.Response.Ref, m.Response.Ref, v)...)
 }
 
 // CheckRequest holds a JSON request body to its method's request schema.
@@ -302,19 +342,6 @@ func (d *Doc) check(problems *[]string, answer bool, at, name string, s *Schema,
 				continue
 			}
 			sub := name + "." + k
-			if ps.Type == "array" {
-				if keep := only[sub+"[]"]; keep != nil && answer {
-					for i, it := range asArray(obj[k]) {
-						if o, ok := it.(map[string]any); ok {
-							for f := range o {
-								if !slices.Contains(keep, f) {
-									fail("%s[%d] has %q: Gmail's list items carry only %v", k, i, f, keep)
-								}
-							}
-						}
-					}
-				}
-			}
 			d.check(problems, answer, at+"."+k, sub, ps, obj[k])
 		}
 	case "array":

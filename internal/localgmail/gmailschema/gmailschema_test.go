@@ -59,6 +59,8 @@ func TestCheckResponse(t *testing.T) {
 		{"null", get, 200, `{"id":"1","snippet":null}`, "null"},
 		{"no id", get, 200, `{"threadId":"1"}`, `Message always carries "id"`},
 		{"list item with a snippet", list, 200, `{"messages":[{"id":"1","threadId":"1","snippet":"x"}],"resultSizeEstimate":1}`, `Gmail's list items carry only [id threadId]`},
+		{"draft list item with a full message", "/gmail/v1/users/me/drafts", 200, `{"drafts":[{"id":"r-1","message":{"id":"1","threadId":"1","snippet":"x"}}],"resultSizeEstimate":1}`, `.message has "snippet"`},
+		{"label list item with counts", "/gmail/v1/users/me/labels", 200, `{"labels":[{"id":"INBOX","name":"INBOX","type":"system","messagesTotal":3}]}`, `has "messagesTotal"`},
 		{"list without estimate", list, 200, `{"messages":[{"id":"1","threadId":"1"}]}`, `always carries "resultSizeEstimate"`},
 		{"empty list", list, 200, `{"resultSizeEstimate":0}`, ""},
 		{"label type outside the enum", "/gmail/v1/users/me/labels/Label_1", 200, `{"id":"Label_1","name":"x","type":"custom"}`, `"custom" is not one of Gmail's values`},
