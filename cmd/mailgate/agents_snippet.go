@@ -6,9 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
+	"net/url"
 	"path/filepath"
 	"strings"
+
+	"github.com/mailgate/mailgate/internal/gitrepo"
 )
 
 // agentsSnippet is the text a project puts in its AGENTS.md or CLAUDE.md:
@@ -16,7 +18,8 @@ import (
 // clients shorten or drop. It names the tools and their arguments exactly,
 // so an agent can act on it without guessing, and the project key, so
 // every agent of the project lands in one project whichever folder of it
-// its client was started in. %[1]s is the project's absolute path.
+// its client was started in. %[1]s is the project's absolute path, %[2]s the
+// same URL-encoded (for a resource URI).
 const agentsSnippet = `## Working with other agents (mailgate agent mail)
 
 Several coding agents work in this repository at once. They coordinate through the
@@ -36,6 +39,12 @@ mailgate MCP server's agent-mail tools; the project key is ` + "`%[1]s`" + `.
    (` + "`renew_file_reservations`" + ` if you need longer). Tell the others what changed with
    ` + "`send_message`" + ` (` + "`to`" + `: their names, or a shared ` + "`thread_id`" + ` such as the ticket id).
 
+5. **Be woken when mail arrives** instead of polling: if your client supports resource
+   subscriptions, subscribe to ` + "`resource://inbox/<your name>?project=%[2]s`" + ` and read it
+   again when notified. Otherwise a hook can do it: ` + "`mailgate watch --project \"%[1]s\" --agent <your name> --exec 'CMD'`" + `
+   runs CMD for each message you receive (the message is in ` + "`$MAILGATE_MESSAGE_ID`" + `,
+   ` + "`$MAILGATE_FROM`" + `, ` + "`$MAILGATE_SUBJECT`" + `; quote them).
+
 A human can follow the traffic with ` + "`mailgate watch`" + `.
 `
 
@@ -45,7 +54,7 @@ A human can follow the traffic with ` + "`mailgate watch`" + `.
 func agentsSnippetCmd(ctx context.Context, env *environment, args []string) error {
 	fs := flag.NewFlagSet("agents-snippet", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	project := fs.String("project", "", "the project's root folder `DIR`, its key for every agent (default: the working directory)")
+	project := fs.String("project", "", "the project's root folder `DIR`, its key for every agent (default: the git top level of the working directory, else the working directory)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			printHelp(fs, env.stdout)
@@ -56,21 +65,20 @@ func agentsSnippetCmd(ctx context.Context, env *environment, args []string) erro
 	if fs.NArg() > 0 {
 		return usageError("agents-snippet", "unexpected argument %q", fs.Arg(0))
 	}
-	dir := *project
-	if dir == "" {
-		var err error
-		if dir, err = os.Getwd(); err != nil {
-			return err
-		}
+	// With no --project, the working directory's project key by the one
+	// rule the servers and `mailgate mailbox` use (its git top level, else
+	// itself): run from a subfolder, the snippet still names the repository.
+	dir, err := gitrepo.ProjectKey(ctx, "")
+	if *project != "" {
+		dir, err = filepath.Abs(*project)
 	}
-	dir, err := filepath.Abs(dir)
 	if err != nil {
 		return err
 	}
 	if strings.ContainsAny(dir, "`\"\n") {
 		return fmt.Errorf("the project folder %q holds a quote or a line break: give --project a plain path", dir)
 	}
-	_, err = fmt.Fprintf(env.stdout, agentsSnippet, dir)
+	_, err = fmt.Fprintf(env.stdout, agentsSnippet, dir, url.QueryEscape(dir))
 	if err == nil {
 		fmt.Fprintln(env.stderr, "Paste this into the project's AGENTS.md (Codex, Gemini CLI, …) or CLAUDE.md (Claude Code),")
 		fmt.Fprintln(env.stderr, "e.g. mailgate agents-snippet >> AGENTS.md. Each agent's client needs the mailgate server:")

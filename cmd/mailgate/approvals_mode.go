@@ -132,10 +132,10 @@ func describeServers(ss []presence.Server) string {
 func verdict(dev bool, mailbox string, limit int, mode string) string {
 	var v string
 	switch {
+	case mailbox == "sandbox": // whatever DEV_MODE says (openEmail)
+		v = "sandbox mailbox — an approved email is \"sent\" into the local sandbox mailbox, whatever DEV_MODE says; nothing leaves this machine"
 	case dev:
 		v = "DEV_MODE=true — nothing is sent: the approved call runs every check and only says what it would have sent"
-	case mailbox == "sandbox":
-		v = "DEV_MODE=false, sandbox mailbox — an approved email is \"sent\" into the local sandbox mailbox; nothing leaves this machine"
 	case mailbox == "gmail":
 		v = fmt.Sprintf("DEV_MODE=false — an approved email WILL be sent (at most %d per hour)", limit)
 	default:

@@ -105,7 +105,7 @@ func TestServeQuietStart(t *testing.T) {
 	if len(lines) != 1 {
 		t.Fatalf("stderr has %d lines, want 1:\n%s", len(lines), stderr.String())
 	}
-	for _, want := range []string{`msg="mailgate serving over stdio"`, "home=" + home, "dev_mode=\"on:", "tools=email,agentmail", "gmail=\"sandbox mailbox"} {
+	for _, want := range []string{`msg="mailgate serving over stdio"`, "home=" + home, "dev_mode=\"DEV_MODE=true does not apply to the sandbox", "tools=email,agentmail", "gmail=\"sandbox mailbox"} {
 		if !strings.Contains(lines[0], want) {
 			t.Errorf("start line lacks %q: %s", want, lines[0])
 		}

@@ -56,10 +56,9 @@ func demo(ctx context.Context, env *environment, args []string) error {
 
 	cmd := exec.CommandContext(ctx, self, "serve", "--sandbox", "--log-level", "warn")
 	cmd.Env = append(os.Environ(),
+		// No DEV_MODE: whatever the user's shell says, the sandbox delivers
+		// approved mail into its own Sent folder; nothing leaves this machine.
 		"MAILGATE_HOME="+home,
-		// The sandbox mailbox is local: with DEV_MODE off, "sent" mail lands in its
-		// Sent folder and nothing leaves this machine.
-		"DEV_MODE=false",
 		"MAILGATE_TOOLS=email",
 		"SEND_LIMIT_PER_HOUR=10",
 	)
@@ -72,11 +71,11 @@ func demo(ctx context.Context, env *environment, args []string) error {
 	defer cs.Close()
 
 	fmt.Fprintf(w, "mailgate demo: an agent (this program, an MCP client) talks to `mailgate serve --sandbox`\n")
-	fmt.Fprintf(w, "over stdio. The sandbox is a local Gmail server with a seeded mailbox: no Google account,\nnothing leaves this machine.\n")
+	fmt.Fprintf(w, "over stdio. The sandbox is a local Gmail server with a seeded mailbox: no Google account,\nnothing leaves this machine, and approved mail is delivered into it whatever DEV_MODE says.\n")
 	if *keep {
-		fmt.Fprintf(w, "Its home (vault, audit log, store): %s, kept afterwards (--keep).\n", home)
+		fmt.Fprintf(w, "Its home (vault, audit log, store, the sandbox mailbox): %s, kept afterwards (--keep).\n", home)
 	} else {
-		fmt.Fprintf(w, "Its home (vault, audit log, store): %s, a throwaway one, deleted at the end\n(mailgate demo --keep keeps it for a look). Your own home, ~/.mailgate, is not touched.\n", home)
+		fmt.Fprintf(w, "Its home (vault, audit log, store, the sandbox mailbox): %s, a throwaway one, deleted at the end\n(mailgate demo --keep keeps it for a look). Your own home, ~/.mailgate, is not touched.\n", home)
 	}
 
 	say("tools/list: the tools an agent sees")
@@ -155,7 +154,7 @@ func demo(ctx context.Context, env *environment, args []string) error {
 	say("the human reads it: mailgate approvals show (recipient, subject, warnings, the body with hidden characters made visible)")
 	fmt.Fprintf(w, "   $ mailgate approvals show %s\n", strings.TrimSuffix(name, ".md"))
 	show := exec.CommandContext(ctx, self, "approvals", "show", name)
-	show.Env = append(os.Environ(), "MAILGATE_HOME="+home, "DEV_MODE=false")
+	show.Env = append(os.Environ(), "MAILGATE_HOME="+home)
 	out, err := show.CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("demo: mailgate approvals show: %v: %s", err, out)
@@ -207,7 +206,7 @@ func demo(ctx context.Context, env *environment, args []string) error {
 	id := strings.TrimSuffix(replyName, ".md")
 	fmt.Fprintf(w, "   $ mailgate approvals approve --yes %s\n", id)
 	approve := exec.CommandContext(ctx, self, "approvals", "approve", "--yes", id)
-	approve.Env = append(os.Environ(), "MAILGATE_HOME="+home, "DEV_MODE=false")
+	approve.Env = append(os.Environ(), "MAILGATE_HOME="+home)
 	if out, err = approve.CombinedOutput(); err != nil {
 		return fmt.Errorf("demo: mailgate approvals approve: %v: %s", err, out)
 	}

@@ -32,7 +32,7 @@ func TestDemo(t *testing.T) {
 				t.Errorf("keep=%t: the demo does not show %q:\n%s", keep, want, out)
 			}
 		}
-		m := regexp.MustCompile(`home \(vault, audit log, store\): (\S+),`).FindStringSubmatch(out)
+		m := regexp.MustCompile(`home \(vault, audit log, store, the sandbox mailbox\): (\S+),`).FindStringSubmatch(out)
 		if m == nil {
 			t.Fatalf("the demo does not say where its home is:\n%s", out)
 		}

@@ -28,6 +28,7 @@ var errDoctorProblems = errors.New("doctor found problems")
 func doctorCmd(ctx context.Context, env *environment, args []string) error {
 	fset := flag.NewFlagSet("doctor", flag.ContinueOnError)
 	strict := fset.Bool("strict", false, "exit with status 1 on warnings too")
+	live := fset.Bool("live", false, "also ask the real account what mailgate relies on: read calls and one draft to yourself, deleted at once; never sends")
 	cfg, err := loadConfig(fset, args, env)
 	if err != nil {
 		if herr := helpOrError(fset, err, env.stdout); herr == nil || errors.Is(herr, errUsage) {
@@ -42,7 +43,7 @@ func doctorCmd(ctx context.Context, env *environment, args []string) error {
 	}
 	checks := doctor.Run(ctx, cfg, doctor.Options{
 		Scopes: neededScopes(cfg), ToolsLeftOut: toolsLeftOut(cfg), Migrate: serveMigrations(cfg),
-		ClientConfigs: clientConfigFiles(env.getenv), UserHome: userHomeDir(env.getenv),
+		ClientConfigs: clientConfigFiles(env.getenv), UserHome: userHomeDir(env.getenv), Live: *live,
 	})
 	doctor.Write(env.stdout, cfg.Home, checks)
 	fails, warns := doctor.Counts(checks)

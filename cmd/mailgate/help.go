@@ -31,9 +31,12 @@ agent-mail tools work meanwhile.
 Sign in to Gmail in the browser (OAuth with PKCE, on a loopback address) and
 save the token in the home (auth/token.json, mode 0600).
 `,
-	"doctor": `Usage: mailgate doctor [--strict]
+	"doctor": `Usage: mailgate doctor [--strict] [--live]
 
 Check the configuration, files, token and store; one fix per problem.
+With --live, also ask the real account what mailgate relies on (profile,
+labels, a search, a thread, an attachment read twice, the scopes), writing
+one draft to yourself that it reads back and deletes; it never sends.
 Exit status 1 when a check fails (or, with --strict, warns).
 `,
 	"claude-config": `Usage: mailgate claude-config [--install] [--client NAME] [--tools SETS] [--sandbox] [--name NAME]

@@ -46,7 +46,7 @@ Usage:
   mailgate serve [--sandbox] [flags]   serve MCP over stdio (Claude Desktop runs this)
   mailgate serve --http [ADDR]         serve MCP over Streamable HTTP (and legacy SSE) for many agents
   mailgate auth                        sign in to Gmail (OAuth in the browser) and save the token
-  mailgate doctor                      check the configuration, files, token and store; one fix per problem
+  mailgate doctor [--live]             check the configuration, files, token and store; one fix per problem
   mailgate claude-config [--install]   print, or write into the client's config, the entry that starts mailgate
   mailgate approvals [show|approve|reject ID]  list, show or decide approval requests from the terminal
   mailgate mailbox send|receive|status|recipients|import  the four-tool agent-mail CLI on mailgate's store

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -195,6 +196,7 @@ type app struct {
 	Gmail   *gmail.Client // set when the email tools are served and connected (the mirror reuses it)
 	DB      *store.DB     // for readiness checks (serve --http)
 	gmail   string        // the mailbox's state for the start line; "" when the email tools are not served
+	sandbox bool          // the email tools serve the sandbox mailbox
 	closers []func() error
 }
 
@@ -207,7 +209,9 @@ func (a *app) startAttrs(cfg *config.Config, more ...any) []any {
 	attrs = append(attrs, "home", cfg.Home)
 	if a.gmail != "" {
 		attrs = append(attrs, "gmail", a.gmail)
-		if cfg.DevMode {
+		if a.sandbox {
+			attrs = append(attrs, "dev_mode", fmt.Sprintf("DEV_MODE=%t does not apply to the sandbox: approved emails are delivered into the sandbox mailbox", cfg.DevMode))
+		} else if cfg.DevMode {
 			attrs = append(attrs, "dev_mode", "on: every gate runs, nothing is sent or drafted (to send: mailgate config set DEV_MODE false)")
 		} else {
 			attrs = append(attrs, "dev_mode", "off: approved emails are sent")
@@ -345,17 +349,26 @@ func openEmail(ctx context.Context, cfg *config.Config, logger *slog.Logger, db 
 		Logger:          logger,
 	}
 	if useSandbox {
-		srv, err := sandbox.Start(logger)
+		mb, err := sandbox.Open(sandboxDir(cfg), logger)
 		if err != nil {
 			return nil, err
 		}
-		a.closers = append(a.closers, srv.Close)
-		gopts.Endpoint = srv.URL()
+		a.closers = append(a.closers, mb.Close)
+		gopts.Endpoint = mb.URL()
 		gopts.TokenSource = oauth2.StaticTokenSource(&oauth2.Token{AccessToken: "sandbox", TokenType: "Bearer"})
-		logger.Debug("sandbox mailbox started", "address", sandbox.Email, "endpoint", srv.URL())
-		a.gmail = "sandbox mailbox " + sandbox.Email + " (local; nothing leaves this machine)"
+		logger.Debug("sandbox mailbox started", "address", sandbox.Email, "endpoint", mb.URL())
+		kept := "kept in " + mb.Path() + ", as the last sandbox server left it"
+		if !mb.Kept() {
+			kept = "new, kept from now on in " + mb.Path()
+		}
+		a.gmail = "sandbox mailbox " + sandbox.Email + " (local; nothing leaves this machine; " + kept + ")"
+		a.sandbox = true
 	}
-	g := &gate.Gate{Vault: vault, Limiter: limiter, Audit: auditLog, DevMode: cfg.DevMode, Logger: logger}
+	// The sandbox delivers approved emails into its own mailbox whatever
+	// DEV_MODE says: nothing can leave the machine, and trying the sandbox
+	// must not need DEV_MODE=false in the home's settings, which would
+	// then send for real once the user switches to Gmail.
+	g := &gate.Gate{Vault: vault, Limiter: limiter, Audit: auditLog, DevMode: cfg.DevMode && !useSandbox, Logger: logger}
 	deps := &mcpserver.EmailDeps{Gate: g, Audit: auditLog, Logger: logger,
 		Downloads: attach.Downloads{Dir: attach.DownloadDir(cfg.Home)}, OrganizeLimiter: organizeLimiter,
 		Attachments: attach.Folder{Dir: cfg.AttachmentsDir}}
@@ -389,6 +402,10 @@ func openEmail(ctx context.Context, cfg *config.Config, logger *slog.Logger, db 
 	deps.Mailbox, deps.Connected = conn, conn.Connected
 	return deps, nil
 }
+
+// sandboxDir is where a sandbox server keeps its mailbox: in the home, next
+// to the vault whose Done/ lists what it sent.
+func sandboxDir(cfg *config.Config) string { return filepath.Join(cfg.Home, "sandbox") }
 
 func firstNonEmpty(vs ...string) string {
 	for _, v := range vs {

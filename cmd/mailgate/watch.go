@@ -30,6 +30,9 @@ func watchCmd(ctx context.Context, env *environment, args []string) error {
 	once := fs.Bool("once", false, "print the recent traffic and the live reservations, then exit")
 	interval := fs.Duration("interval", time.Second, "how often to look for new messages")
 	limit := fs.Int("limit", 20, "how many earlier messages per project to show at start")
+	execCmd := fs.String("exec", "", "run `CMD` (through the shell) once for each message that arrives from now on; the message is in its environment: MAILGATE_MESSAGE_ID, _PROJECT, _FROM, _SUBJECT, _THREAD_ID, _IMPORTANCE, _ACK_REQUIRED")
+	agent := fs.String("agent", "", "with --exec: only messages this agent `NAME` receives (To, Cc or Bcc)")
+	execTimeout := fs.Duration("exec-timeout", time.Minute, "with --exec: stop a command that runs longer than this")
 	cfg, err := loadConfig(fs, args, env)
 	if err != nil {
 		return helpOrError(fs, err, env.stdout)
@@ -39,6 +42,14 @@ func watchCmd(ctx context.Context, env *environment, args []string) error {
 	}
 	if *interval < 10*time.Millisecond {
 		return usageError("watch", "--interval %s is too short", *interval)
+	}
+	switch {
+	case *execCmd != "" && *once:
+		return usageError("watch", "--exec runs for messages that arrive while watch follows; it cannot go with --once")
+	case *agent != "" && *execCmd == "":
+		return usageError("watch", "--agent chooses whose messages run --exec; give --exec too")
+	case *execTimeout <= 0:
+		return usageError("watch", "--exec-timeout must be positive")
 	}
 	db, err := store.Open(ctx, cfg.DB)
 	if err != nil {
@@ -51,6 +62,9 @@ func watchCmd(ctx context.Context, env *environment, args []string) error {
 	}
 	defer svc.Close()
 	w := &watcher{svc: svc, out: env.stdout, project: *project, cursor: map[string]int64{}, held: map[string]map[int64]agentmail.ReservationView{}}
+	if *execCmd != "" {
+		w.exec = &execHook{command: *execCmd, agent: *agent, timeout: *execTimeout, stdout: env.stderr, stderr: env.stderr}
+	}
 	fmt.Fprintf(w.out, "Agent mail in %s", store.Describe(cfg.DB))
 	if *once {
 		fmt.Fprintln(w.out)
@@ -86,6 +100,7 @@ type watcher struct {
 	svc     *agentmail.Service
 	out     io.Writer
 	project string
+	exec    *execHook                                      // --exec, or nil
 	cursor  map[string]int64                               // project key → last message id shown
 	held    map[string]map[int64]agentmail.ReservationView // project key → active reservations shown
 	started bool
@@ -123,9 +138,13 @@ func (w *watcher) poll(ctx context.Context, history int) error {
 		if err != nil {
 			return err
 		}
+		arrived := seen || history < 0 // not the history shown at start
 		for _, m := range ms {
 			fmt.Fprintln(w.out, messageLine(p, m))
 			cursor = max(cursor, m.ID)
+			if w.exec != nil && arrived {
+				w.exec.run(ctx, p, m)
+			}
 		}
 		w.cursor[key] = cursor
 		if err := w.reservations(ctx, p); err != nil {

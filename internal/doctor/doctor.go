@@ -79,6 +79,9 @@ type Options struct {
 	ClientConfigs []ClientConfig
 	// UserHome expands "~" in those files; default os.UserHomeDir.
 	UserHome string
+	// Live adds the live checks (live.go): read calls and one deleted
+	// draft on the real account.
+	Live bool
 }
 
 // Run runs every check that applies to cfg, in a fixed order.
@@ -103,6 +106,9 @@ func Run(ctx context.Context, cfg *config.Config, o Options) []Check {
 		return r.checks
 	}
 	r.google()
+	if o.Live {
+		r.live()
+	}
 	return r.checks
 }
 

@@ -6,7 +6,9 @@ package gitrepo
 
 import (
 	"context"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"time"
 )
@@ -35,6 +37,22 @@ func TopLevelOf(ctx context.Context, dir string) (string, error) {
 		return "", &NotAbsoluteError{Path: top}
 	}
 	return top, nil
+}
+
+// ProjectKey is the agent-mail project key of the directory dir ("" = the
+// working directory): the top level of the git work tree holding it, so that
+// every agent of a repository meets in one project whichever of its folders
+// the agent's client was started in, else dir itself, absolute. It is the
+// one rule for the key: the compatibility sets' default project, `mailgate
+// mailbox` and `mailgate agents-snippet` all take it from here.
+func ProjectKey(ctx context.Context, dir string) (string, error) {
+	if top, err := TopLevelOf(ctx, dir); err == nil {
+		return top, nil
+	}
+	if dir == "" {
+		return os.Getwd()
+	}
+	return filepath.Abs(dir)
 }
 
 // NotAbsoluteError is git's answer when it is not an absolute path (git for

@@ -22,10 +22,9 @@ import (
 // tools return, listed in the inventory (inventory.go). The project
 // parameter is a slug or an absolute path, plain or URL-encoded.
 
-// svc is called on each read (the service may open after the server is
+// r's svc is called on each read (the service may open after the server is
 // built: Deps.Pending).
-func addAgentMailResources(s *mcp.Server, svc func() *agentmail.Service, logger *slog.Logger) {
-	r := &amReader{svc: svc}
+func addAgentMailResources(s *mcp.Server, r *amReader, logger *slog.Logger) {
 	var regexps []*uritemplate.Template
 	for _, res := range resources {
 		if res.Set != config.ToolsAgentMail {

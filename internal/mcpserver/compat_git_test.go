@@ -3,25 +3,25 @@ package mcpserver
 import (
 	"context"
 	"errors"
-	"os"
 	"testing"
 )
 
-// TestDefaultProjectKey: the default project is git's top level, else the
-// working directory (asked through gitTopLevel, not a git process).
+// TestDefaultProjectKey: the compatibility sets' default project is the
+// one project key rule's answer for the working directory
+// (gitrepo.ProjectKey, asked through projectKeyOf, not a git process).
 func TestDefaultProjectKey(t *testing.T) {
-	old := gitTopLevel
-	t.Cleanup(func() { gitTopLevel = old })
-	gitTopLevel = func(context.Context) (string, error) { return "/work/top", nil }
-	if got := defaultProjectKey(); got != "/work/top" {
-		t.Errorf("inside a repository: %q", got)
+	old := projectKeyOf
+	t.Cleanup(func() { projectKeyOf = old })
+	var asked []string
+	projectKeyOf = func(_ context.Context, dir string) (string, error) {
+		asked = append(asked, dir)
+		return "/work/top", nil
 	}
-	gitTopLevel = func(context.Context) (string, error) { return "", errors.New("not a git repository") }
-	wd, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
+	if got := defaultProjectKey(); got != "/work/top" || len(asked) != 1 || asked[0] != "" {
+		t.Errorf("defaultProjectKey() = %q after asking %q", got, asked)
 	}
-	if got := defaultProjectKey(); got != wd {
-		t.Errorf("outside a repository: %q, want the working directory %q", got, wd)
+	projectKeyOf = func(context.Context, string) (string, error) { return "", errors.New("no working directory") }
+	if got := defaultProjectKey(); got != "/" {
+		t.Errorf("without a working directory: %q", got)
 	}
 }

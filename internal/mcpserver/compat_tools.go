@@ -17,9 +17,9 @@ type Dialects interface {
 	Mailboxes() mailboxset.Store
 }
 
-// gitTopLevel finds the git top level of the working directory
-// (gitrepo.TopLevel runs git; tests may stand in for it).
-var gitTopLevel = gitrepo.TopLevel
+// projectKeyOf is the project key rule (gitrepo.ProjectKey runs git; tests
+// may stand in for it).
+var projectKeyOf = gitrepo.ProjectKey
 
 // CompatOptions configure the two compatibility tool sets (channels and
 // mailbox; see docs/compat.md). The zero value is usable.
@@ -64,14 +64,12 @@ func (o CompatOptions) withDefaultsButProject() CompatOptions {
 	return o
 }
 
-// defaultProjectKey is the git top level of the working directory, where
-// the original mailbox system keeps its store, else the working directory.
+// defaultProjectKey is the project key of the working directory: its git
+// top level, where the original mailbox system keeps its store, else the
+// working directory (gitrepo.ProjectKey).
 func defaultProjectKey() string {
-	if top, err := gitTopLevel(context.Background()); err == nil {
-		return top
-	}
-	if wd, err := os.Getwd(); err == nil {
-		return wd
+	if key, err := projectKeyOf(context.Background(), ""); err == nil {
+		return key
 	}
 	return "/"
 }

@@ -88,10 +88,32 @@ func New(d Deps) (*mcp.Server, error) {
 	if d.Logger == nil {
 		d.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := mcp.NewServer(&mcp.Implementation{Name: "mailgate", Title: "mailgate", Version: d.Version}, &mcp.ServerOptions{
+	opts := &mcp.ServerOptions{
 		Instructions: instructionsFor(d.Tools),
 		Logger:       sdkLogger(d.Logger),
-	})
+	}
+	// The agent-mail resources are read through one reader, which the
+	// subscriptions (agentmail_wake.go) read through too; their handlers
+	// are server options, so both exist before the server.
+	var p *pendingDeps
+	var reader *amReader
+	var wake *resourceWake
+	if slices.Contains(d.Tools, config.ToolsAgentMail) {
+		if d.Pending != nil {
+			p = &pendingDeps{wait: d.Pending, logger: d.Logger}
+			reader = &amReader{svc: p.agentMail}
+			wake = newResourceWake(reader, p.ready, d.Logger)
+		} else {
+			svc := d.AgentMail
+			reader = &amReader{svc: func() *agentmail.Service { return svc }}
+			wake = newResourceWake(reader, nil, d.Logger)
+		}
+		wake.options(opts)
+	}
+	s := mcp.NewServer(&mcp.Implementation{Name: "mailgate", Title: "mailgate", Version: d.Version}, opts)
+	if wake != nil {
+		wake.server = s
+	}
 	// The first middleware is the outermost: recovery must wrap everything.
 	s.AddReceivingMiddleware(recoverPanics(d.Logger), logCalls(d.Logger))
 	only, err := agentMailProfile(d.AgentMailProfile)
@@ -99,13 +121,15 @@ func New(d Deps) (*mcp.Server, error) {
 		return nil, err
 	}
 	if d.Pending != nil {
-		p := &pendingDeps{wait: d.Pending, logger: d.Logger}
+		if p == nil {
+			p = &pendingDeps{wait: d.Pending, logger: d.Logger}
+		}
 		for _, set := range d.Tools {
 			if !slices.Contains(toolSetNames, set) {
 				return nil, fmt.Errorf("building server: tool set %q is not available yet", set)
 			}
 			if set == config.ToolsAgentMail {
-				addAgentMailResources(s, p.agentMail, d.Logger)
+				addAgentMailResources(s, reader, d.Logger)
 			}
 			registerSet(s, set, p.receiver(set), d.Logger, onlyFor(set, only))
 		}
@@ -120,8 +144,7 @@ func New(d Deps) (*mcp.Server, error) {
 			return nil, err
 		}
 		if set == config.ToolsAgentMail {
-			svc := d.AgentMail
-			addAgentMailResources(s, func() *agentmail.Service { return svc }, d.Logger)
+			addAgentMailResources(s, reader, d.Logger)
 		}
 		registerSet(s, set, func() any { return recv }, d.Logger, onlyFor(set, only))
 	}

@@ -1,0 +1,112 @@
+package localgmail
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+
+	"google.golang.org/api/gmail/v1"
+)
+
+// Snapshot and Restore let the sandbox keep its mailbox across restarts
+// (internal/sandbox): a mailbox that started fresh on every start lost
+// what the user had sent, while the vault's Done/ still listed it.
+//
+// A snapshot holds what cannot be rebuilt: each message's raw bytes, ids,
+// labels and dates, the drafts and the Sent list, the user labels and the
+// counters ids come from. Everything derived from the raw bytes (parsed
+// headers, MIME parts, thread and Message-ID indexes) is rebuilt on
+// Restore, so a snapshot stays valid when the parsing improves.
+
+// snapshotVersion changes when a snapshot written by an older release
+// cannot be read as it is.
+const snapshotVersion = 1
+
+type snapshot struct {
+	Version  int            `json:"version"`
+	Email    string         `json:"email"`
+	History  uint64         `json:"history"`
+	LastID   uint64         `json:"lastId"`
+	LabelSeq int            `json:"labelSeq"`
+	DraftSeq uint64         `json:"draftSeq"`
+	Labels   []*gmail.Label `json:"labels"`   // user labels
+	Messages []snapshotMsg  `json:"messages"` // oldest first
+	Sent     []string       `json:"sent"`     // ids of messages.send / drafts.send results, oldest first
+}
+
+type snapshotMsg struct {
+	ID               string   `json:"id"`
+	ThreadID         string   `json:"threadId"`
+	Labels           []string `json:"labels"`
+	HistoryID        uint64   `json:"historyId"`
+	InternalDate     int64    `json:"internalDate"`
+	Raw              []byte   `json:"raw"`
+	DraftID          string   `json:"draftId,omitempty"`
+	TrashedFromInbox bool     `json:"trashedFromInbox,omitempty"`
+}
+
+// Snapshot encodes the whole mailbox as JSON.
+func (s *Server) Snapshot() ([]byte, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	st := s.st
+	snap := snapshot{Version: snapshotVersion, Email: s.o.Email, History: st.history, LastID: st.lastID,
+		LabelSeq: st.labelSeq, DraftSeq: st.draftSeq}
+	for _, id := range slices.Sorted(maps.Keys(st.labels)) {
+		if l := st.labels[id]; l.Type == "user" {
+			snap.Labels = append(snap.Labels, l)
+		}
+	}
+	for _, m := range slices.Backward(st.order) {
+		snap.Messages = append(snap.Messages, snapshotMsg{ID: m.id, ThreadID: m.threadID, Labels: m.labels, HistoryID: m.historyID,
+			InternalDate: m.internalDate, Raw: m.raw, DraftID: m.draftID, TrashedFromInbox: m.trashedFromInbox})
+	}
+	for _, m := range st.sent {
+		snap.Sent = append(snap.Sent, m.id)
+	}
+	return json.Marshal(&snap)
+}
+
+// Restore replaces the mailbox with one Snapshot encoded. On error the
+// mailbox is left as it was.
+func (s *Server) Restore(data []byte) error {
+	var snap snapshot
+	if err := json.Unmarshal(data, &snap); err != nil {
+		return fmt.Errorf("localgmail: reading a mailbox snapshot: %w", err)
+	}
+	if snap.Version != snapshotVersion {
+		return fmt.Errorf("localgmail: mailbox snapshot version %d, this release reads %d", snap.Version, snapshotVersion)
+	}
+	st := newStore()
+	for _, l := range snap.Labels {
+		if l == nil || l.Id == "" || l.Type != "user" {
+			return fmt.Errorf("localgmail: mailbox snapshot: a user label without an id")
+		}
+		st.labels[l.Id] = l
+	}
+	for _, sm := range snap.Messages {
+		if sm.ID == "" || st.msgs[sm.ID] != nil {
+			return fmt.Errorf("localgmail: mailbox snapshot: message id %q missing or repeated", sm.ID)
+		}
+		m := &storedMsg{id: sm.ID, threadID: sm.ThreadID, labels: sm.Labels, internalDate: sm.InternalDate,
+			raw: sm.Raw, p: parseMessage(sm.Raw), draftID: sm.DraftID, trashedFromInbox: sm.TrashedFromInbox}
+		st.add(m, s.now())
+		m.historyID = sm.HistoryID // add numbered it afresh
+		if m.draftID != "" {
+			st.drafts[m.draftID] = m
+		}
+	}
+	for _, id := range snap.Sent {
+		m := st.msgs[id]
+		if m == nil {
+			return fmt.Errorf("localgmail: mailbox snapshot: sent message %q is not in the mailbox", id)
+		}
+		st.sent = append(st.sent, m)
+	}
+	st.history, st.lastID, st.labelSeq, st.draftSeq = snap.History, snap.LastID, snap.LabelSeq, snap.DraftSeq
+	s.mu.Lock()
+	s.st = st
+	s.mu.Unlock()
+	return nil
+}
