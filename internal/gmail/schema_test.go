@@ -69,7 +69,12 @@ func TestEveryMethodAnswersGmailShapes(t *testing.T) {
 		"UpdateDraft": func() { _, err := c.UpdateDraft(ctx, draftID, reply, tid); must("UpdateDraft", err) },
 		"SendDraft":   func() { _, err := c.SendDraft(ctx, draftID, reply, tid); must("SendDraft", err) },
 		"Send":        func() { _, err := c.Send(ctx, reply, tid); must("Send", err) },
-		"HasSentTo":   func() { _, err := c.HasSentTo(ctx, "alice@example.org"); must("HasSentTo", err) },
+		"DeleteDraft": func() {
+			d, err := c.CreateDraft(ctx, reply, tid)
+			must("CreateDraft", err)
+			must("DeleteDraft", c.DeleteDraft(ctx, d))
+		},
+		"HasSentTo": func() { _, err := c.HasSentTo(ctx, "alice@example.org"); must("HasSentTo", err) },
 		"Insert": func() {
 			_, err := c.Insert(ctx, []byte("From: a@example.org\r\nSubject: copy\r\nMessage-ID: <copy@example.org>\r\n\r\nx"), "", []string{"INBOX"})
 			must("Insert", err)
@@ -111,7 +116,7 @@ func TestEveryMethodAnswersGmailShapes(t *testing.T) {
 	// In an order where each finds what it needs.
 	for _, name := range []string{"HTTPClient", "Endpoint", "GetProfile", "Profile", "SendAsAliases", "OwnAddresses",
 		"Search", "SearchPage", "Message", "Thread", "ReplyParent", "GetAttachment",
-		"CreateDraft", "ListDrafts", "GetDraft", "DraftRaw", "UpdateDraft", "SendDraft", "Send", "HasSentTo",
+		"CreateDraft", "ListDrafts", "GetDraft", "DraftRaw", "UpdateDraft", "SendDraft", "Send", "DeleteDraft", "HasSentTo",
 		"Insert", "FindRFC822", "CreateLabel", "ListLabels", "LabelID",
 		"ModifyMessages", "ModifyThread", "TrashMessage", "UntrashMessage", "TrashThread", "UntrashThread"} {
 		calls[name]()
@@ -124,7 +129,7 @@ func TestEveryMethodAnswersGmailShapes(t *testing.T) {
 	for _, m := range []string{
 		"gmail.users.getProfile", "gmail.users.settings.sendAs.list", "gmail.users.messages.list", "gmail.users.messages.get",
 		"gmail.users.threads.get", "gmail.users.messages.attachments.get", "gmail.users.drafts.create", "gmail.users.drafts.list",
-		"gmail.users.drafts.get", "gmail.users.drafts.update", "gmail.users.drafts.send", "gmail.users.messages.send",
+		"gmail.users.drafts.get", "gmail.users.drafts.update", "gmail.users.drafts.send", "gmail.users.drafts.delete", "gmail.users.messages.send",
 		"gmail.users.messages.insert", "gmail.users.labels.create", "gmail.users.labels.list", "gmail.users.messages.batchModify",
 		"gmail.users.threads.modify", "gmail.users.messages.trash", "gmail.users.messages.untrash", "gmail.users.threads.trash",
 		"gmail.users.threads.untrash",
