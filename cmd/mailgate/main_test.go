@@ -32,6 +32,12 @@ func TestMain(m *testing.M) {
 	// reach the real one. Subprocesses that inherit this environment, and
 	// in-process runs that read it, get a throwaway HOME (after the build
 	// above, which needs the real one for Go's caches).
+	// Gmail's discovery document is found through Go's module cache, under
+	// the real HOME: loaded now, kept for every test (gmailschema.Serve).
+	if _, err := gmailschema.Load(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	fakeHome, err := os.MkdirTemp("", "mailgate-test-home-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -113,7 +113,8 @@ var (
 )
 
 // Load reads gmail/v1/gmail-api.json from the google.golang.org/api module
-// the build uses (found with `go list -m`), once per process.
+// the build uses (found with `go list -m`), once per process: a test that
+// changes HOME (so go's caches) calls it first.
 func Load() (*Doc, error) {
 	loadOnce.Do(func() {
 		goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
@@ -125,7 +126,14 @@ func Load() (*Doc, error) {
 			loadErr = fmt.Errorf("gmailschema: finding the google.golang.org/api module: %w", err)
 			return
 		}
-		b, err := os.ReadFile(filepath.Join(strings.TrimSpace(string(out)), "gmail", "v1", "gmail-api.json"))
+		dir := strings.TrimSpace(string(out))
+		if dir == "" {
+			// The module is not in the module cache go sees (a test that
+			// moved HOME before the first Load: load earlier, in TestMain).
+			loadErr = errors.New("gmailschema: google.golang.org/api is not in the module cache (HOME or GOMODCACHE changed before Load?)")
+			return
+		}
+		b, err := os.ReadFile(filepath.Join(dir, "gmail", "v1", "gmail-api.json"))
 		if err != nil {
 			loadErr = fmt.Errorf("gmailschema: %w", err)
 			return
