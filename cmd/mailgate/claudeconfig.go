@@ -183,6 +183,10 @@ func claudeConfigCmd(ctx context.Context, env *environment, args []string) error
 			fmt.Fprintf(w, "No Gmail token at %s yet: run \"mailgate auth\" (until then the email tools say so), or use --sandbox to try without Google.\n", cfg.TokenFile)
 		}
 	}
+	if *sandbox {
+		fmt.Fprintf(w, "Home %s; the sandbox server started from this entry delivers approved emails into its own mailbox (kept in %s) whatever DEV_MODE says: nothing leaves this machine.\n", cfg.Home, sandboxDir(cfg))
+		return nil
+	}
 	// What the server started from this entry will have: the home's
 	// settings, not this shell's.
 	dev := cfg.DevMode

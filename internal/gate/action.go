@@ -87,7 +87,7 @@ func (o Outcome) actionMessage() string {
 			b.WriteString(" The approval is for the draft exactly as it is now: if it is edited, it needs a new approval.")
 		}
 		if p := o.Pending; p != nil {
-			fmt.Fprintf(&b, "\nRequest file: %s\nThe human is asked to approve exactly this:\n%s", p.Path, actionBlock(o.Request, p.Warnings))
+			fmt.Fprintf(&b, "\nRequest file: %s\nThe human is asked to approve exactly this:\n%s", p.Path, fenced(o.Kind, actionBlock(o.Request, p.Warnings)))
 		}
 		return b.String()
 
@@ -109,7 +109,7 @@ func (o Outcome) actionMessage() string {
 		o.writeDevChecks(&b)
 		b.WriteString(". Nothing was done (DEV_MODE=true).")
 		if p := o.Pending; p != nil {
-			fmt.Fprintf(&b, "\nRequest file: %s\nThe human is asked to approve exactly this:\n%s", p.Path, actionBlock(o.Request, p.Warnings))
+			fmt.Fprintf(&b, "\nRequest file: %s\nThe human is asked to approve exactly this:\n%s", p.Path, fenced(o.Kind, actionBlock(o.Request, p.Warnings)))
 		}
 		return b.String()
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mailgate/mailgate/internal/approval"
+	"github.com/mailgate/mailgate/internal/fence"
 	"github.com/mailgate/mailgate/internal/mailmsg"
 	"github.com/mailgate/mailgate/internal/ratelimit"
 	"github.com/mailgate/mailgate/internal/warnings"
@@ -33,7 +34,7 @@ func (o Outcome) Message() string {
 		msg := fmt.Sprintf("%s sent successfully. Message ID: %s Thread ID: %s", what, o.Result.MessageID, o.Result.ThreadID)
 		if a := o.Approval; a != nil && len(a.Edited) > 0 {
 			msg += fmt.Sprintf("\nThe approver corrected the %s before approving, so what was sent differs from your request. What was sent:\n%s",
-				strings.Join(a.Edited, " and "), emailBlock(a.Final, nil, false))
+				strings.Join(a.Edited, " and "), fenced(o.Kind, emailBlock(a.Final, nil, false)))
 		}
 		return msg
 
@@ -61,7 +62,7 @@ func (o Outcome) Message() string {
 				"that approval no longer applies and this new request, with the file as it is now, needs approving.")
 		}
 		if p != nil {
-			fmt.Fprintf(&b, "\nRequest file: %s\nThe human is asked to approve exactly this (they may correct the subject or body first):\n%s", p.Path, emailBlock(o.Request, p.Warnings, true))
+			fmt.Fprintf(&b, "\nRequest file: %s\nThe human is asked to approve exactly this (they may correct the subject or body first):\n%s", p.Path, fenced(o.Kind, emailBlock(o.Request, p.Warnings, true)))
 		}
 		return b.String()
 
@@ -114,9 +115,14 @@ func (o Outcome) Message() string {
 
 func (o Outcome) devMessage(send bool) string {
 	var b strings.Builder
-	if send {
+	switch {
+	case send && SenderText(o.Kind):
+		// A forward's subject is the sender's: it is shown in the fenced
+		// request below, not here.
+		fmt.Fprintf(&b, "[DEV_MODE] Send logged but not executed. To: %s, Subject: (in the request below)", o.Target)
+	case send:
 		fmt.Fprintf(&b, "[DEV_MODE] Send logged but not executed. To: %s, Subject: %s", o.Target, o.Subject)
-	} else {
+	default:
 		fmt.Fprintf(&b, "[DEV_MODE] Reply logged but not executed. Thread: %s, Body length: %d chars", strings.TrimPrefix(o.Target, "thread:"), o.BodyChars)
 	}
 	o.writeDevChecks(&b) // action.go
@@ -125,9 +131,35 @@ func (o Outcome) devMessage(send bool) string {
 		if p.Earlier.Repeat() {
 			b.WriteString("\n" + earlierText(p.Earlier) + " The new request is marked as a repeat.")
 		}
-		fmt.Fprintf(&b, "\nRequest file: %s\nThe human is asked to approve exactly this:\n%s", p.Path, emailBlock(o.Request, p.Warnings, true))
+		fmt.Fprintf(&b, "\nRequest file: %s\nThe human is asked to approve exactly this:\n%s", p.Path, fenced(o.Kind, emailBlock(o.Request, p.Warnings, true)))
 	}
 	return b.String()
+}
+
+// RequestFenceWhat names the fence around a request shown to the agent.
+const RequestFenceWhat = "EMAIL REQUEST"
+
+// SenderText reports a kind whose request, as shown to the agent, holds
+// text an email's sender wrote: a reply's subject, a forward's subject,
+// body and file names, the message a trash request describes, a draft
+// (which may quote mail). Such a request is shown inside a fence
+// (internal/fence, the one renderer of sender text), warnings included,
+// since they may quote it.
+func SenderText(k approval.Kind) bool {
+	switch k {
+	case approval.KindReply, approval.KindForward, approval.KindTrash, approval.KindSendDraft:
+		return true
+	}
+	return false
+}
+
+// fenced returns block inside a fence when kind's requests carry sender
+// text, else as is.
+func fenced(k approval.Kind, block string) string {
+	if !SenderText(k) {
+		return block
+	}
+	return fence.Text(RequestFenceWhat, block)
 }
 
 // earlierText says what became of the last consumed copy of this email.

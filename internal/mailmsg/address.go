@@ -25,9 +25,16 @@ const maxAddrSpec = 254
 type InvalidAddressError struct {
 	Input  string // the string as given
 	Reason string // why it was refused, for logs; not part of Error()
+	// Detail, when set, follows the contract's text in Error(): said where
+	// the address could mislead a person (a quoted local part hiding the
+	// domain it goes to).
+	Detail string
 }
 
 func (e *InvalidAddressError) Error() string {
+	if e.Detail != "" {
+		return "Invalid email address format: " + e.Input + " (" + e.Detail + ")"
+	}
 	return "Invalid email address format: " + e.Input
 }
 
@@ -37,7 +44,9 @@ func (e *InvalidAddressError) Error() string {
 // groups ("team: a@x;"), comments ("a@x (Bob)"), encoded display names
 // ("=?utf-8?q?...?= <a@x>"), display names holding '@', quotes or
 // backslashes ("boss@x <evil@y>"), domain literals, domains without a dot,
-// and anything that does not survive being rendered by Build and parsed
+// quoted local parts and an '@' inside a local part
+// ("\"ceo@mycompany.com\"@evil.test", which a person reads as an address at
+// mycompany.com but goes to evil.test), and anything that does not survive being rendered by Build and parsed
 // back: what is accepted here is exactly what will be delivered to, and what
 // a human reads in a request file is what is addressed. It is mailgate's one
 // address parser: the approval vault uses it too.
@@ -76,9 +85,56 @@ func ParseAddress(s string) (*mail.Address, error) {
 		}
 	}
 	if reason := checkAddress(a); reason != "" {
+		if reason == reasonLocalPart || quotedLocalPart(s) {
+			return nil, localPartError(s, a.Address)
+		}
 		return bad(reason)
 	}
+	if quotedLocalPart(s) {
+		return nil, localPartError(s, a.Address)
+	}
 	return a, nil
+}
+
+// reasonLocalPart is checkAddress's reason for a local part that is not a
+// plain dot-atom.
+const reasonLocalPart = "the local part must be a plain dot-atom: no quotes, no @"
+
+// localPartError refuses an address whose local part is quoted or holds an
+// '@', naming the domain it would really go to.
+func localPartError(input, addr string) error {
+	domain := addr[strings.LastIndexByte(addr, '@')+1:]
+	return &InvalidAddressError{Input: input, Reason: reasonLocalPart,
+		Detail: "a quoted local part or an @ inside one is refused: this address goes to the domain " + Quote(domain) + ", not to the one inside the quotes"}
+}
+
+// quotedLocalPart reports a '"' in the addr-spec of s (the part between
+// angle brackets when there are any, else all of s): a quoted display name
+// is fine, a quoted local part is not.
+func quotedLocalPart(s string) bool {
+	if i := strings.LastIndexByte(s, '<'); i >= 0 {
+		s = s[i:]
+	}
+	return strings.IndexByte(s, '"') >= 0
+}
+
+// dotAtom reports whether local is an RFC 5322 dot-atom: atext runs (ASCII
+// letters, digits and !#$%&'*+-/=?^_`{|}~, or any non-ASCII character, as
+// SMTPUTF8 allows) separated by single dots.
+func dotAtom(local string) bool {
+	if local == "" || local[0] == '.' || local[len(local)-1] == '.' || strings.Contains(local, "..") {
+		return false
+	}
+	for _, r := range local {
+		switch {
+		case r == '.', r >= 0x80:
+		case 'a' <= r && r <= 'z', 'A' <= r && r <= 'Z', '0' <= r && r <= '9':
+		case strings.ContainsRune("!#$%&'*+-/=?^_`{|}~", r):
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // checkAddress validates an already parsed address (also used by Build for
@@ -105,6 +161,9 @@ func checkAddress(a *mail.Address) string {
 	at := strings.LastIndexByte(a.Address, '@')
 	if at <= 0 || at == len(a.Address)-1 {
 		return "missing local part or domain"
+	}
+	if !dotAtom(a.Address[:at]) {
+		return reasonLocalPart
 	}
 	domain := a.Address[at+1:]
 	if strings.ContainsAny(domain, "[]") {

@@ -18,8 +18,16 @@ func TestParseAddress(t *testing.T) {
 		{"Alice <alice@example.com>", "Alice", "alice@example.com"},
 		{`"Doe, John" <john@example.com>`, "Doe, John", "john@example.com"},
 		{"Jöhn <j@example.com>", "Jöhn", "j@example.com"},
-		{`"a.b"@example.com`, "", "a.b@example.com"},
-		{`"a b"@example.com`, "", ""}, // legal but never a real mailbox; refused
+		{"o'brien+tag@example.com", "", "o'brien+tag@example.com"},
+		{"Bob <b.o.b@example.com>", "Bob", "b.o.b@example.com"},
+		// A quoted local part is refused, even a harmless one: what a
+		// person reads must be where the email goes.
+		{`"a.b"@example.com`, "", ""},
+		{`"a b"@example.com`, "", ""},
+		{`"ceo@mycompany.com"@evil.test`, "", ""},
+		{`Boss <"ceo@mycompany.com"@evil.test>`, "", ""},
+		{`ceo\@mycompany.com@evil.test`, "", ""},
+		{`"ceo"@evil.test`, "", ""},
 
 		{"not-an-email", "", ""},
 		{"", "", ""},
@@ -58,7 +66,7 @@ func TestParseAddress(t *testing.T) {
 			if !errors.As(err, &ie) {
 				t.Errorf("ParseAddress(%q) error %T, want *InvalidAddressError", tt.in, err)
 			}
-			if want := "Invalid email address format: " + tt.in; err.Error() != want {
+			if want := "Invalid email address format: " + tt.in; err.Error() != want && !strings.HasPrefix(err.Error(), want+" (") {
 				t.Errorf("ParseAddress(%q) error = %q, want %q", tt.in, err.Error(), want)
 			}
 			continue
@@ -70,6 +78,26 @@ func TestParseAddress(t *testing.T) {
 		if got.Name != tt.wantName || got.Address != tt.wantAddr {
 			t.Errorf("ParseAddress(%q) = (%q, %q), want (%q, %q)", tt.in, got.Name, got.Address, tt.wantName, tt.wantAddr)
 		}
+	}
+}
+
+// TestQuotedLocalPartNamesRealDomain: issue 32 item 6. The address a
+// person reads as ceo@mycompany.com goes to evil.test; the refusal says so.
+func TestQuotedLocalPartNamesRealDomain(t *testing.T) {
+	for _, in := range []string{`"ceo@mycompany.com"@evil.test`, `CEO <"ceo@mycompany.com"@evil.test>`} {
+		_, err := ParseAddress(in)
+		if err == nil {
+			t.Fatalf("ParseAddress(%q) accepted", in)
+		}
+		want := "Invalid email address format: " + in + ` (a quoted local part or an @ inside one is refused: this address goes to the domain evil.test, not to the one inside the quotes)`
+		if err.Error() != want {
+			t.Errorf("ParseAddress(%q) = %q, want %q", in, err, want)
+		}
+	}
+	// The same through Validate, the one validator of an outgoing email.
+	_, err := Validate(Input{To: []string{"a@example.com"}, Cc: []string{`"ceo@mycompany.com"@evil.test`}, Subject: "s", Body: "b"})
+	if err == nil || !strings.Contains(err.Error(), "evil.test") {
+		t.Fatalf("Validate: %v, want a refusal naming evil.test", err)
 	}
 }
 
@@ -103,7 +131,7 @@ func FuzzParseAddress(f *testing.F) {
 		"a@example.com", "Alice <alice@example.com>", `"Doe, John" <john@example.com>`,
 		"a@x.com, b@y.com", "team: a@x.com;", "a@x.com\r\nBcc: e@y.com",
 		"=?UTF-8?B?w6lsw6h2ZQ==?= <e@example.com>", `"a\"b" <c@d.ef>`, "a@x.com (comment)",
-		"<a@x.com>", "a@[1.2.3.4]", `"x y"@example.com`, "Jöhn Dœ <j@exämple.com>",
+		"<a@x.com>", "a@[1.2.3.4]", `"x y"@example.com`, `"ceo@mycompany.com"@evil.test`, `a\@b@c.de`, "Jöhn Dœ <j@exämple.com>",
 	} {
 		f.Add(s)
 	}
@@ -111,10 +139,20 @@ func FuzzParseAddress(f *testing.F) {
 		a, err := ParseAddress(s)
 		if err != nil {
 			var ie *InvalidAddressError
-			if !errors.As(err, &ie) || err.Error() != "Invalid email address format: "+s {
+			want := "Invalid email address format: " + s
+			if !errors.As(err, &ie) || (err.Error() != want && !strings.HasPrefix(err.Error(), want+" (")) {
 				t.Fatalf("ParseAddress(%q): unexpected error %T %v", s, err, err)
 			}
 			return
+		}
+		// No quoted local part and no '@' inside one: the domain a person
+		// reads last is where the email goes.
+		at := strings.LastIndexByte(a.Address, '@')
+		if strings.IndexByte(a.Address[:at], '@') >= 0 || strings.Contains(a.Address, `"`) {
+			t.Fatalf("%q accepted as %q: an @ or a quote in the local part", s, a.Address)
+		}
+		if i := strings.LastIndexByte(s, '<'); strings.Contains(s[max(i, 0):], `"`) {
+			t.Fatalf("%q accepted: a quoted local part", s)
 		}
 		if strings.ContainsAny(s, "\r\n\x00") {
 			t.Fatalf("accepted %q containing CR/LF/NUL", s)

@@ -73,11 +73,10 @@ func TestGetAttachmentWithPerReadIDs(t *testing.T) {
 	dir := e.deps.Downloads.Dir
 	for i, ref := range []string{handles[0][1], before["boarding-pass.pdf"]} {
 		text, isErr := callTool(t, e.cs, "get_attachment", map[string]any{"message_id": id, "attachment_id": ref})
-		i0 := strings.Index(text, " saved to ")
-		if isErr || i0 < 0 {
+		if isErr {
 			t.Fatalf("get_attachment %s: (%v) %q", ref, isErr, text)
 		}
-		path := text[i0+len(" saved to "):]
+		path := savedPath(t, text)
 		wantPath := filepath.Join(dir, "boarding-pass.pdf")
 		if i == 1 {
 			wantPath = filepath.Join(dir, "boarding-pass-2.pdf")
@@ -89,7 +88,7 @@ func TestGetAttachmentWithPerReadIDs(t *testing.T) {
 	}
 	// the small PNG comes inline (no Gmail id at all): its handle works too
 	text, isErr := callTool(t, e.cs, "get_attachment", map[string]any{"message_id": id, "attachment_id": handles[0][2]})
-	if isErr || !strings.HasSuffix(text, filepath.Join(dir, "venue-map.png")) {
+	if isErr || savedPath(t, text) != filepath.Join(dir, "venue-map.png") {
 		t.Fatalf("inline png: (%v) %q", isErr, text)
 	}
 	if _, ok := after["venue-map.png"]; ok {

@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mailgate/mailgate/internal/attach"
+	"github.com/mailgate/mailgate/internal/fence"
 	"github.com/mailgate/mailgate/internal/gmail"
 	"github.com/mailgate/mailgate/internal/mailmsg"
 )
@@ -108,7 +109,7 @@ func (h *emailHandlers) doGetAttachment(ctx context.Context, in emailAttachmentI
 		limit = attach.DefaultMaxDownloadBytes
 	}
 	if file.Size > limit {
-		return errorResult("Error: " + (&attach.DownloadTooLargeError{Name: mailmsg.SanitizeFilename(name), Size: file.Size, Limit: limit}).Error())
+		return errorResult(tooLargeText(&attach.DownloadTooLargeError{Name: mailmsg.SanitizeFilename(name), Size: file.Size, Limit: limit}))
 	}
 	if data == nil {
 		data = file.Data
@@ -127,9 +128,9 @@ func (h *emailHandlers) doGetAttachment(ctx context.Context, in emailAttachmentI
 	if !in.Save {
 		if text, ok := attach.InlineText(name, file.MimeType, data, 0); ok {
 			body := fmt.Sprintf("Name: %s\nType: %s\n\n%s\n", oneLine(name), oneLine(file.MimeType), strings.TrimRight(text, "\n"))
-			f := newFence(body)
+			f := fence.New(body)
 			return textResult(fmt.Sprintf("Attachment of message %s (%s), shown as text (call again with save: true to save it):\n", msgID, size) +
-				f.begin(readFenceWhat) + body + f.end(readFenceWhat))
+				f.Begin(readFenceWhat) + body + f.End(readFenceWhat))
 		}
 	}
 	if !filepath.IsAbs(dl.Dir) {
@@ -139,15 +140,30 @@ func (h *emailHandlers) doGetAttachment(ctx context.Context, in emailAttachmentI
 	path, err := dl.Save(name, data)
 	var tooLarge *attach.DownloadTooLargeError
 	if errors.As(err, &tooLarge) {
-		return errorResult("Error: " + err.Error())
+		return errorResult(tooLargeText(tooLarge))
 	}
 	if err != nil {
-		return errorResult("Error saving attachment: " + err.Error())
+		// The error may quote the path, which holds the sender's name.
+		return errorResult("Error saving attachment:\n" + fence.Text(readFenceWhat, err.Error()))
 	}
 	if abs, err := filepath.Abs(path); err == nil {
 		path = abs
 	}
-	return textResult(fmt.Sprintf("Attachment of message %s (%s) saved to %s", msgID, size, path))
+	// The file's name is the sender's (made safe by SanitizeFilename, but
+	// still their words): the path is fenced like a body.
+	return textResult(fmt.Sprintf("Attachment of message %s (%s) saved; its path, which holds the sender's file name:\n", msgID, size) +
+		fence.Text(savedFenceWhat, path))
+}
+
+// savedFenceWhat names the fence around a saved attachment's path.
+const savedFenceWhat = "ATTACHMENT PATH"
+
+// tooLargeText refuses a download over the cap; the file name in the
+// error is the sender's, so it is fenced.
+func tooLargeText(e *attach.DownloadTooLargeError) string {
+	name := e.Name
+	e.Name = "(named below)"
+	return "Error: " + e.Error() + "\n" + fence.Text(readFenceWhat, "Name: "+name)
 }
 
 // bySize describes the attachment fetched by a Gmail attachmentId: the one

@@ -64,7 +64,7 @@ func TestGetAttachment(t *testing.T) {
 	txt, pdf := files[0][4], files[1][4]
 
 	text, isErr := callTool(t, e.cs, "get_attachment", map[string]any{"message_id": id, "attachment_id": txt})
-	if isErr || !strings.Contains(text, "fly to Lisbon (LIS)") || !strings.Contains(text, "--- BEGIN UNTRUSTED EMAIL CONTENT") || strings.Contains(text, "saved to") {
+	if isErr || !strings.Contains(text, "fly to Lisbon (LIS)") || !strings.Contains(text, "--- BEGIN UNTRUSTED EMAIL CONTENT") || strings.Contains(text, "saved;") {
 		t.Fatalf("text attachment not inline: (%v) %q", isErr, text)
 	}
 	dir := e.deps.Downloads.Dir
@@ -75,11 +75,10 @@ func TestGetAttachment(t *testing.T) {
 	var paths []string
 	for range 2 {
 		text, isErr = callTool(t, e.cs, "get_attachment", map[string]any{"message_id": id, "attachment_id": pdf})
-		i := strings.Index(text, " saved to ")
-		if isErr || i < 0 {
+		if isErr {
 			t.Fatalf("pdf: (%v) %q", isErr, text)
 		}
-		paths = append(paths, text[i+len(" saved to "):])
+		paths = append(paths, savedPath(t, text))
 	}
 	if paths[0] != filepath.Join(dir, "boarding-pass.pdf") || paths[1] != filepath.Join(dir, "boarding-pass-2.pdf") {
 		t.Fatalf("saved to %v (dir %s)", paths, dir)
@@ -90,7 +89,7 @@ func TestGetAttachment(t *testing.T) {
 	}
 
 	text, isErr = callTool(t, e.cs, "get_attachment", map[string]any{"message_id": id, "attachment_id": txt, "save": true})
-	if isErr || !strings.HasSuffix(text, filepath.Join(dir, "itinerary.txt")) {
+	if isErr || savedPath(t, text) != filepath.Join(dir, "itinerary.txt") {
 		t.Fatalf("save: true: (%v) %q", isErr, text)
 	}
 
@@ -126,4 +125,12 @@ func TestGetAttachment(t *testing.T) {
 			t.Errorf("%v: (%v) %q", args, isErr, text)
 		}
 	}
+}
+
+// savedPath is the path get_attachment answers, from inside its fence (the
+// path holds the sender's file name).
+func savedPath(t *testing.T, text string) string {
+	t.Helper()
+	inside, _ := fencedSpan(t, text, "ATTACHMENT PATH")
+	return strings.TrimSuffix(inside, "\n")
 }

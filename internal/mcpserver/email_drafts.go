@@ -10,6 +10,7 @@ import (
 
 	"github.com/mailgate/mailgate/internal/approval"
 	"github.com/mailgate/mailgate/internal/audit"
+	"github.com/mailgate/mailgate/internal/fence"
 	"github.com/mailgate/mailgate/internal/gate"
 	"github.com/mailgate/mailgate/internal/gmail"
 	"github.com/mailgate/mailgate/internal/mailmsg"
@@ -73,10 +74,10 @@ func (h *emailHandlers) doListDrafts(ctx context.Context, in emailListDraftsIn) 
 		fmt.Fprintf(&entries, "\n%d. Draft ID: %s | To: %s | Subject: %s | Date: %s\n   Snippet: %s\n   Message ID: %s | Thread ID: %s\n",
 			i+1, d.ID, oneLine(m.To), oneLine(m.Subject), oneLine(m.Date), oneLine(m.Snippet), m.ID, m.ThreadID)
 	}
-	f := newFence(entries.String())
-	b.WriteString(f.begin(searchFenceWhat))
+	f := fence.New(entries.String())
+	b.WriteString(f.Begin(searchFenceWhat))
 	b.WriteString(entries.String())
-	b.WriteString(f.end(searchFenceWhat))
+	b.WriteString(f.End(searchFenceWhat))
 	b.WriteString(next)
 	return textResult(b.String())
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/mailgate/mailgate/internal/approval"
 	"github.com/mailgate/mailgate/internal/attach"
 	"github.com/mailgate/mailgate/internal/audit"
+	"github.com/mailgate/mailgate/internal/fence"
 	"github.com/mailgate/mailgate/internal/gate"
 	"github.com/mailgate/mailgate/internal/gmail"
 	"github.com/mailgate/mailgate/internal/mailmsg"
@@ -68,10 +69,10 @@ func (h *emailHandlers) doSearch(ctx context.Context, in emailSearchIn) *mcp.Cal
 		fmt.Fprintf(&entries, "\n%d. From: %s | Subject: %s | Date: %s\n   Snippet: %s\n   Message ID: %s | Thread ID: %s\n",
 			i+1, oneLine(m.From), oneLine(m.Subject), oneLine(date), oneLine(m.Snippet), m.ID, m.ThreadID)
 	}
-	f := newFence(entries.String())
-	b.WriteString(f.begin(searchFenceWhat))
+	f := fence.New(entries.String())
+	b.WriteString(f.Begin(searchFenceWhat))
 	b.WriteString(entries.String())
-	b.WriteString(f.end(searchFenceWhat))
+	b.WriteString(f.End(searchFenceWhat))
 	b.WriteString(nextPageLine("search_email", page.NextPageToken))
 	return textResult(b.String())
 }
@@ -157,10 +158,10 @@ func formatMessages(msgs []*gmail.Message) string {
 			fmt.Fprintf(&c, "\n[truncated: %d more characters not shown]", cut)
 		}
 		c.WriteString("\n")
-		f := newFence(c.String())
-		b.WriteString(f.begin(readFenceWhat))
+		f := fence.New(c.String())
+		b.WriteString(f.Begin(readFenceWhat))
 		b.WriteString(c.String())
-		b.WriteString(f.end(readFenceWhat))
+		b.WriteString(f.End(readFenceWhat))
 	}
 	return b.String()
 }
@@ -475,7 +476,8 @@ func (h *emailHandlers) doReply(ctx context.Context, in emailReplyIn) (*mcp.Call
 	}
 	to, err := firstAddress(toHeader)
 	if err != nil {
-		return failed(fmt.Sprintf("Error: the message to reply to has no usable sender address (%v)", err))
+		// The error quotes the sender's header: fenced.
+		return failed("Error: the message to reply to has no usable sender address:\n" + fence.Text(readFenceWhat, err.Error()))
 	}
 	req := approval.Request{Kind: approval.KindReply, To: to.Address, ThreadID: threadID, MessageID: msgID,
 		Subject: mailmsg.ReplySubject(parent.Subject), Body: in.Body}

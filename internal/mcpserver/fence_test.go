@@ -1,7 +1,6 @@
 package mcpserver
 
 import (
-	"bytes"
 	"regexp"
 	"strings"
 	"testing"
@@ -78,17 +77,4 @@ func markerOf(text string) string {
 		return ""
 	}
 	return m[1]
-}
-
-// TestNewFenceAvoidsMarkersInContent: content that holds the drawn marker
-// (the one way left to forge the end line) makes newFence draw again.
-func TestNewFenceAvoidsMarkersInContent(t *testing.T) {
-	old := fenceRand
-	t.Cleanup(func() { fenceRand = old })
-	// The first draw gives 0101…, the second 0202….
-	fenceRand = bytes.NewReader(append(bytes.Repeat([]byte{1}, 8), bytes.Repeat([]byte{2}, 8)...))
-	f := newFence("content with 0101010101010101 in it")
-	if f.marker != "0202020202020202" {
-		t.Fatalf("marker = %q, want the second draw", f.marker)
-	}
 }
