@@ -39,7 +39,7 @@ test-pg: build
 	echo "PostgreSQL suites on $${url%%\?*}"; \
 	MAILGATE_TEST_POSTGRES="$$url" MAILGATE_BIN=$(CURDIR)/$(BIN) $(GO) test -race -count=1 -timeout 20m $(PG_PACKAGES); \
 	MAILGATE_TEST_POSTGRES="$$url" MAILGATE_BIN=$(CURDIR)/$(BIN) $(GO) test -race -count=1 -timeout 20m -run 'TestGate|TestMultiServer|TestGuard' -v ./cmd/mailgate 2>&1 \
-		| grep -E '^(=== RUN|--- |PASS|FAIL|ok|panic)|multiserver_test|gate_procs_test|guard_test' 
+		| grep -E '^(=== RUN|--- |PASS|FAIL|ok|panic)|multiserver_test|gate_procs_test|guard_test|crash_suite_test' 
 
 # External MCP clients (MCP Inspector CLI, TypeScript SDK) against the built binary.
 test-clients: build tools
