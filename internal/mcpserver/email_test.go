@@ -16,9 +16,11 @@ import (
 	"github.com/mailgate/mailgate/internal/approval"
 	"github.com/mailgate/mailgate/internal/attach"
 	"github.com/mailgate/mailgate/internal/audit"
+	"github.com/mailgate/mailgate/internal/drafts"
 	"github.com/mailgate/mailgate/internal/gate"
 	"github.com/mailgate/mailgate/internal/gmail"
 	"github.com/mailgate/mailgate/internal/localgmail"
+	"github.com/mailgate/mailgate/internal/localgmail/gmailschema"
 	"github.com/mailgate/mailgate/internal/ratelimit"
 	"github.com/mailgate/mailgate/internal/sandbox"
 	"github.com/mailgate/mailgate/internal/store"
@@ -60,10 +62,9 @@ func newEmailEnvOn(t testing.TB, gm *localgmail.Server, devMode bool, mailbox Ma
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
-	if _, err := gm.Start("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { gm.Close() })
+	// Every answer the tools get is held to Gmail's discovery document.
+	base, _ := gmailschema.Serve(t, gm)
+	gm.SetBaseURL(base)
 	if mailbox == nil {
 		c, err := gmail.New(ctx, gmail.Options{
 			Endpoint:     gm.URL(),
@@ -92,6 +93,10 @@ func newEmailEnvOn(t testing.TB, gm *localgmail.Server, devMode bool, mailbox Ma
 	if err != nil {
 		t.Fatal(err)
 	}
+	myDrafts, err := drafts.New(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
 	auditLog, err := audit.Open(filepath.Join(dir, "audit"))
 	if err != nil {
 		t.Fatal(err)
@@ -101,8 +106,8 @@ func newEmailEnvOn(t testing.TB, gm *localgmail.Server, devMode bool, mailbox Ma
 	deps := &EmailDeps{
 		Mailbox: mailbox, Audit: auditLog, Logger: logger,
 		Downloads:       attach.Downloads{Dir: attach.DownloadDir(filepath.Join(dir, "home"))},
-		OrganizeLimiter: organize,
-		Gate:            &gate.Gate{Vault: vault, Limiter: limiter, Audit: auditLog, DevMode: devMode, Logger: logger, Sent: SentLookup(mailbox)},
+		OrganizeLimiter: organize, Drafts: myDrafts,
+		Gate: &gate.Gate{Vault: vault, Limiter: limiter, Audit: auditLog, DevMode: devMode, Logger: logger, Sent: SentLookup(mailbox)},
 	}
 	srv, err := New(Deps{Version: "test", Logger: logger, Tools: []string{"email"}, Email: deps})
 	if err != nil {
