@@ -30,15 +30,19 @@ type Item struct {
 	// with the text.
 	ToList, Cc, Bcc, Attachments []string
 	HTMLSHA256                   string
-	ThreadID                     string
-	Subject                      string
-	Created                      time.Time // zero when absent or unparsable
-	Expires                      time.Time // zero when absent or unparsable
-	SentAt                       time.Time // Done/ only
-	Error                        string    // Done/ only: the recorded failure
-	ModTime                      time.Time
-	MessageID                    string
-	DraftID                      string // send_draft (kind_action.go)
+	// HTMLFrom and HTMLLinks describe the HTML part (html_from,
+	// html_links): where it came from and every link it holds.
+	HTMLFrom  string
+	HTMLLinks []string
+	ThreadID  string
+	Subject   string
+	Created   time.Time // zero when absent or unparsable
+	Expires   time.Time // zero when absent or unparsable
+	SentAt    time.Time // Done/ only
+	Error     string    // Done/ only: the recorded failure
+	ModTime   time.Time
+	MessageID string
+	DraftID   string // send_draft (kind_action.go)
 	// ContentSHA256 is the hash of the request as issued.
 	ContentSHA256 string
 	// Body is the email body as the file holds it, line endings as written
@@ -168,6 +172,7 @@ func (v *Vault) item(dir, name string) (Item, error) {
 	it.ToList, it.Cc, it.Bcc, it.Attachments, it.HTMLSHA256 = p.To, p.Cc, p.Bcc, p.Attachments, p.HTMLSHA256
 	it.MessageID, it.ContentSHA256, it.Body, it.Reason = p.MessageID, p.ContentSHA256, p.RawBody, p.Reason
 	it.DraftID = p.DraftID
+	it.HTMLFrom, it.HTMLLinks = p.HTMLFrom, p.HTMLLinks
 	it.Created, _ = parseTime(p.Created)
 	it.Expires, _ = parseTime(p.Expires)
 	var d extraFields
