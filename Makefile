@@ -38,8 +38,8 @@ test-pg: build
 	if [ -z "$$url" ]; then url=$$(.ci/pgtest.sh start 55433); trap '.ci/pgtest.sh stop 55433' EXIT; fi; \
 	echo "PostgreSQL suites on $${url%%\?*}"; \
 	MAILGATE_TEST_POSTGRES="$$url" MAILGATE_BIN=$(CURDIR)/$(BIN) $(GO) test -race -count=1 -timeout 20m $(PG_PACKAGES); \
-	MAILGATE_TEST_POSTGRES="$$url" MAILGATE_BIN=$(CURDIR)/$(BIN) $(GO) test -race -count=1 -timeout 20m -run 'TestGate|TestMultiServer' -v ./cmd/mailgate 2>&1 \
-		| grep -E '^(=== RUN|--- |PASS|FAIL|ok|panic)|multiserver_test|gate_procs_test' 
+	MAILGATE_TEST_POSTGRES="$$url" MAILGATE_BIN=$(CURDIR)/$(BIN) $(GO) test -race -count=1 -timeout 20m -run 'TestGate|TestMultiServer|TestGuard' -v ./cmd/mailgate 2>&1 \
+		| grep -E '^(=== RUN|--- |PASS|FAIL|ok|panic)|multiserver_test|gate_procs_test|guard_test' 
 
 # External MCP clients (MCP Inspector CLI, TypeScript SDK) against the built binary.
 test-clients: build tools

@@ -54,6 +54,7 @@ Usage:
   mailgate home [--migrate-from DIR]   show the home, or move an older home (a folder used before) into it
   mailgate agents-snippet              print the lines for a project's AGENTS.md / CLAUDE.md (agent teams)
   mailgate watch [--once]              follow agent-mail traffic and file reservations in the terminal
+  mailgate guard install|uninstall     the git pre-commit hook refusing commits to files another agent holds
   mailgate demo [--keep]               walk through the email tools on the sandbox mailbox
   mailgate version, --version          print the version
 
@@ -93,6 +94,8 @@ func run(ctx context.Context, env *environment) error {
 		return agentsSnippetCmd(ctx, env, args)
 	case "watch":
 		return watchCmd(ctx, env, args)
+	case "guard":
+		return guardCmd(ctx, env, args)
 	case "version", "--version", "-version":
 		if len(args) > 0 {
 			return usageError(cmd, "unexpected argument %q", args[0])

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
@@ -153,5 +154,53 @@ func TestAgentsSnippetFromASubfolder(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("the snippet lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// TestWakeOverHTTP: the same over Streamable HTTP: a client of `serve
+// --http` subscribed to an inbox is notified (on its standalone SSE
+// stream) when a stdio server of the same home delivers mail to it.
+func TestWakeOverHTTP(t *testing.T) {
+	home := t.TempDir()
+	s := startHTTPServer(t, "AGENT_MAIL_BEARER_TOKEN="+httpToken, "MAILGATE_TOOLS=agentmail", "MAILGATE_HOME="+home)
+	w := &world{t: t, home: home, env: []string{"PATH=" + os.Getenv("PATH"), "MAILGATE_HOME=" + home, "MAILGATE_TOOLS=agentmail", "MAILGATE_LOG_LEVEL=warn"}}
+	project := t.TempDir()
+	sender := w.connect()
+	for _, step := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"ensure_project", map[string]any{"human_key": project}},
+		{"register_agent", map[string]any{"project_key": project, "name": "GreenDog", "program": "p", "model": "m"}},
+		{"register_agent", map[string]any{"project_key": project, "name": "BlueLake", "program": "p", "model": "m"}},
+	} {
+		if text, isErr := call(t, sender, step.tool, step.args); isErr {
+			t.Fatalf("%s: %s", step.tool, text)
+		}
+	}
+	updated := make(chan string, 16)
+	c := mcp.NewClient(&mcp.Implementation{Name: "http-subscriber", Version: "0"}, &mcp.ClientOptions{
+		ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) { updated <- r.Params.URI },
+	})
+	hc := &http.Client{Transport: bearerRoundTripper{httpToken}}
+	sub, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: s.url, HTTPClient: hc, MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	inbox := "resource://inbox/BlueLake?project=" + url.QueryEscape(project)
+	if err := sub.Subscribe(t.Context(), &mcp.SubscribeParams{URI: inbox}); err != nil {
+		t.Fatalf("subscribing over HTTP: %v", err)
+	}
+	if text, isErr := call(t, sender, "send_message", map[string]any{"project_key": project, "sender_name": "GreenDog", "to": []string{"BlueLake"}, "subject": "over HTTP", "body_md": "b"}); isErr {
+		t.Fatal(text)
+	}
+	select {
+	case got := <-updated:
+		if got != inbox {
+			t.Fatalf("notified for %q", got)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the HTTP subscriber was not notified; server log:\n%s", s.logs())
 	}
 }

@@ -6,6 +6,8 @@ package gitrepo
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -61,4 +63,53 @@ type NotAbsoluteError struct{ Path string }
 
 func (e *NotAbsoluteError) Error() string {
 	return "git answered " + e.Path + " for the top level, not an absolute path"
+}
+
+// HooksDir is the absolute folder git runs the hooks of the work tree dir
+// from (core.hooksPath when set, else .git/hooks; a worktree's are its
+// repository's).
+func HooksDir(ctx context.Context, dir string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "git", "rev-parse", "--path-format=absolute", "--git-path", "hooks")
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("asking git for the hooks folder of %s: %w", dir, gitErr(err))
+	}
+	hooks := strings.TrimSpace(string(out))
+	if !filepath.IsAbs(hooks) {
+		return "", &NotAbsoluteError{Path: hooks}
+	}
+	return hooks, nil
+}
+
+// StagedPaths are the paths the commit being made in the work tree dir
+// touches (added, changed, removed or renamed: both names of a rename),
+// relative to the work tree's top.
+func StagedPaths(ctx context.Context, dir string) ([]string, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "git", "diff", "--cached", "--name-only", "--no-renames", "-z")
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("asking git which files the commit touches: %w", gitErr(err))
+	}
+	var paths []string
+	for _, p := range strings.Split(string(out), "\x00") {
+		if p != "" {
+			paths = append(paths, p)
+		}
+	}
+	return paths, nil
+}
+
+// gitErr adds what git said on stderr to its exit error.
+func gitErr(err error) error {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && len(ee.Stderr) > 0 {
+		return fmt.Errorf("%w: %s", err, strings.TrimSpace(string(ee.Stderr)))
+	}
+	return err
 }

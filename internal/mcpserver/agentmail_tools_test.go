@@ -13,7 +13,7 @@ import (
 )
 
 var agentMailToolNames = []string{
-	"health_check", "ensure_project", "register_agent", "create_agent_identity", "whois",
+	"health_check", "ensure_project", "register_agent", "create_agent_identity", "whois", "install_precommit_guard", "uninstall_precommit_guard",
 	"send_message", "reply_message", "fetch_inbox", "mark_message_read", "acknowledge_message",
 	"search_messages", "summarize_thread",
 	"file_reservation_paths", "release_file_reservations", "renew_file_reservations", "force_release_file_reservation",
@@ -21,7 +21,8 @@ var agentMailToolNames = []string{
 	"macro_start_session", "macro_prepare_thread", "macro_file_reservation_cycle", "macro_contact_handshake",
 }
 
-// TestAgentMailToolList: the set is exactly the contract's 24 tools (their
+// TestAgentMailToolList: the set is exactly the contract's 24 tools and the
+// reference's commit guard pair (install/uninstall_precommit_guard; their
 // titles, descriptions and risk: TestToolsDeclareTheirRisk).
 func TestAgentMailToolList(t *testing.T) {
 	want := slices.Clone(agentMailToolNames)

@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"fmt"
 	"net/url"
 	"strings"
 	"testing"
@@ -126,4 +127,47 @@ func TestInboxSubscriptionWakes(t *testing.T) {
 	send("BlueLake", "after unsubscribing")
 	waitSecond("after unsubscribing")
 	noneForFirst("after unsubscribing")
+}
+
+// BenchmarkInboxWake: the time from a send through one server to the
+// subscribed client's notifications/resources/updated from another server
+// on the same store (ns/op is that latency; the read interval is
+// wakeInterval, so the mean is about half of it plus one inbox read).
+func BenchmarkInboxWake(b *testing.B) {
+	writer := newAMHarness(b)
+	writer.setup("/p/app", "GreenDog", "BlueLake")
+	svc, _ := openService(b, writer.path)
+	srv, err := New(Deps{Version: "test", Tools: []string{config.ToolsAgentMail}, AgentMail: svc, Dialects: dialects(b, svc)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	updated := make(chan string, 16)
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := srv.Connect(ctx, st, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ss.Close()
+	c := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "0"}, &mcp.ClientOptions{
+		ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) { updated <- r.Params.URI },
+	})
+	cs, err := c.Connect(ctx, ct, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cs.Close()
+	inbox := "resource://inbox/BlueLake?project=" + url.QueryEscape("/p/app")
+	if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: inbox}); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := range b.N {
+		writer.call("send_message", map[string]any{"project_key": "/p/app", "sender_name": "GreenDog", "to": []string{"BlueLake"}, "subject": fmt.Sprint("n", i), "body_md": "b"}, nil)
+		select {
+		case <-updated:
+		case <-time.After(30 * time.Second):
+			b.Fatal("no notification")
+		}
+	}
 }

@@ -272,6 +272,14 @@ var inventory = []ToolEntry{
 		Description: "Release another agent's reservation that has gone stale " +
 			"(holder inactive 30 min, no mail or file activity for 15 min); active ones are refused with the evidence. The holder is notified.",
 		Handler: typedTool[amForceReleaseIn]((*amTools).forceRelease)},
+	{Set: config.ToolsAgentMail, Name: "install_precommit_guard", Title: "Install commit guard", Risk: RiskWrites, Idempotent: true,
+		Description: "Install the git pre-commit hook that refuses a commit touching a file another agent holds exclusively " +
+			"(naming the holder and when it lapses) into code_repo_path, the project's repository. A hook already there is kept and runs first. " +
+			"Agents commit as $AGENT_NAME; MAILGATE_GUARD=off or --no-verify overrides. Answers {hook}.",
+		Handler: typedTool[amGuardInstallIn]((*amTools).installGuard)},
+	{Set: config.ToolsAgentMail, Name: "uninstall_precommit_guard", Title: "Remove commit guard", Risk: RiskWrites, Idempotent: true,
+		Description: "Remove mailgate's pre-commit hook from a repository (putting back the hook it kept). Answers {removed}.",
+		Handler:     typedTool[amGuardUninstallIn]((*amTools).uninstallGuard)},
 	{Set: config.ToolsAgentMail, Name: "macro_start_session", Title: "Start session", Risk: RiskWrites,
 		Description: "Start a session in one call: ensure_project + register_agent + optional " +
 			"file reservations + the latest inbox.",
