@@ -39,7 +39,7 @@ test-pg: build
 	echo "PostgreSQL suites on $${url%%\?*}"; \
 	MAILGATE_TEST_POSTGRES="$$url" MAILGATE_BIN=$(CURDIR)/$(BIN) $(GO) test -race -count=1 -timeout 20m $(PG_PACKAGES); \
 	MAILGATE_TEST_POSTGRES="$$url" MAILGATE_BIN=$(CURDIR)/$(BIN) $(GO) test -race -count=1 -timeout 20m -run 'TestGate|TestMultiServer|TestGuard' -v ./cmd/mailgate 2>&1 \
-		| grep -E '^(=== RUN|--- |PASS|FAIL|ok|panic)|multiserver_test|gate_procs_test|guard_test' 
+		| grep -E '^(=== RUN|--- |PASS|FAIL|ok|panic)|multiserver_test|gate_procs_test|guard_test|crash_suite_test' 
 
 # External MCP clients (MCP Inspector CLI, TypeScript SDK) against the built binary.
 test-clients: build tools
@@ -80,6 +80,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzSummarize$$' -fuzztime $(FUZZTIME) ./internal/agentmail
 	$(GO) test -run '^$$' -fuzz '^FuzzParseMailboxLine$$' -fuzztime $(FUZZTIME) ./internal/agentmail/mailboxset
 	$(GO) test -run '^$$' -fuzz '^FuzzAttachmentPath$$' -fuzztime $(FUZZTIME) ./internal/agentmail
+	$(GO) test -run '^$$' -fuzz '^FuzzProjectTree$$' -fuzztime $(FUZZTIME) ./internal/agentmail
 	$(GO) test -run '^$$' -fuzz '^FuzzTsquery$$' -fuzztime $(FUZZTIME) ./internal/agentmail/postgres
 	$(GO) test -run '^$$' -fuzz '^FuzzOrganiseInputs$$' -fuzztime $(FUZZTIME) ./internal/mcpserver
 	$(GO) test -run '^$$' -fuzz '^FuzzParseQuery$$' -fuzztime $(FUZZTIME) ./internal/localgmail

@@ -41,7 +41,9 @@ func approvalsCmd(ctx context.Context, env *environment, args []string) error {
 	if err != nil {
 		return helpOrError(fset, err, env.stdout)
 	}
-	v, err := approval.Open(cfg.VaultPath, approval.Options{Mode: approval.Mode(cfg.ApprovalMode), TTL: cfg.ApprovalTTL})
+	ledger, closeLedger := openLedger(ctx, cfg) // approvals_settle.go
+	defer closeLedger()
+	v, err := approval.Open(cfg.VaultPath, approval.Options{Mode: approval.Mode(cfg.ApprovalMode), TTL: cfg.ApprovalTTL, Ledger: ledger})
 	if err != nil {
 		return fmt.Errorf("VAULT_PATH %s: %w", cfg.VaultPath, err)
 	}
@@ -52,11 +54,14 @@ func approvalsCmd(ctx context.Context, env *environment, args []string) error {
 	}
 	switch {
 	case verb == "list" && len(rest) <= 1:
+		settleForListing(ctx, env.stdout, cfg, v) // approvals_settle.go
 		items, err := v.List()
 		if err != nil {
 			return err
 		}
+		markDead(ctx, cfg, v, items)
 		printApprovals(env.stdout, v.Root(), items, time.Now())
+		printStoreNotice(ctx, env.stdout, cfg, time.Now())
 		printApprovalMode(ctx, env.stdout, env, cfg, false)
 		return nil
 	case verb == "show" && len(rest) == 2:
@@ -64,7 +69,9 @@ func approvalsCmd(ctx context.Context, env *environment, args []string) error {
 		if err != nil {
 			return err
 		}
-		printRequest(env.stdout, it, time.Now())
+		one := []approval.Item{*it}
+		markDead(ctx, cfg, v, one)
+		printRequest(env.stdout, &one[0], time.Now())
 		return nil
 	case (verb == "approve" || verb == "reject") && len(rest) == 2:
 		decide, moved := v.Approve, approval.DirApproved
@@ -196,6 +203,9 @@ func printRequest(w io.Writer, it *approval.Item, now time.Time) {
 	fmt.Fprintf(w, "\nFile     %s\n", it.Path)
 	if it.Invalid != "" {
 		fmt.Fprintf(w, "\nNot a readable request; mailgate ignores it: %s\n", it.Invalid)
+		if it.Dead != "" {
+			fmt.Fprintf(w, "CANNOT BE USED: %s\n", it.Dead)
+		}
 		return
 	}
 	switch it.Kind {
@@ -240,7 +250,10 @@ func printRequest(w io.Writer, it *approval.Item, now time.Time) {
 		}
 		fmt.Fprintln(w)
 	}
-	if it.Instructions != "" {
+	switch {
+	case it.Dead != "":
+		fmt.Fprintf(w, "Status   CANNOT BE USED: the gate will never send from this file: %s\n", it.Dead)
+	case it.Instructions != "":
 		fmt.Fprintf(w, "Status   %s\n", it.Instructions)
 	}
 	if it.Reason != "" {
@@ -295,6 +308,9 @@ func currentWarnings(it *approval.Item) []string {
 // masking is for the audit log, not for the owner) or thread, subject, and
 // the times or outcome that matter in its folder.
 func approvalSummary(it *approval.Item, now time.Time) string {
+	if it.Dead != "" && it.Invalid != "" {
+		return "CANNOT BE USED: " + it.Dead
+	}
 	if it.Invalid != "" {
 		return "(not a readable request, ignored by mailgate: " + it.Invalid + ")"
 	}
@@ -333,6 +349,10 @@ func approvalSummary(it *approval.Item, now time.Time) string {
 		default:
 			parts = append(parts, "claimed, outcome not recorded (check Sent before approving again)")
 		}
+		return strings.Join(parts, "  ")
+	}
+	if it.Dead != "" {
+		parts = append(parts, "CANNOT BE USED: "+it.Dead)
 		return strings.Join(parts, "  ")
 	}
 	if it.Status == approval.StatusRefused {

@@ -8,10 +8,12 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/mailgate/mailgate/internal/approval"
 	"github.com/mailgate/mailgate/internal/config"
 	"github.com/mailgate/mailgate/internal/presence"
 	"github.com/mailgate/mailgate/internal/store"
@@ -215,4 +217,46 @@ func refuseLiveServers(ctx context.Context, dsn string) error {
 			strings.TrimSuffix(describeServers(servers), ")")+")", store.Describe(dsn))
 	}
 	return nil
+}
+
+// storeNoticeDays is how long `mailgate approvals` warns about a store
+// created after emails were already in Done/.
+const storeNoticeDays = 7
+
+// printStoreNotice warns when the store is younger than the vault's
+// history: files in Done/ written before the store's first migration mean
+// the store that kept their history was lost (serve said so at WARN when it
+// created the new one; see restoreHistory).
+func printStoreNotice(ctx context.Context, w io.Writer, cfg *config.Config, now time.Time) {
+	if !store.IsURL(cfg.DB) {
+		if _, err := os.Stat(cfg.DB); err != nil {
+			return
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	db, err := store.Open(ctx, cfg.DB)
+	if err != nil {
+		fmt.Fprintf(w, "\nWARNING: %v\n", err)
+		return
+	}
+	defer db.Close()
+	created, err := db.CreatedAt(ctx)
+	if err != nil || created.IsZero() || now.Sub(created) > storeNoticeDays*24*time.Hour {
+		return
+	}
+	es, err := os.ReadDir(filepath.Join(cfg.VaultPath, approval.DirDone))
+	if err != nil {
+		return
+	}
+	older := 0
+	for _, e := range es {
+		if fi, err := e.Info(); err == nil && fi.Mode().IsRegular() && fi.ModTime().Before(created) {
+			older++
+		}
+	}
+	if older > 0 {
+		fmt.Fprintf(w, "\nWARNING: %s (It was created %s; the send-limit history was rebuilt from the audit log.)\n",
+			storeLostText(store.Describe(cfg.DB), cfg.VaultPath, older), created.Local().Format("2006-01-02 15:04"))
+	}
 }

@@ -124,6 +124,14 @@ func (g *gmailConn) HasSentTo(ctx context.Context, addr string) (bool, error) {
 	return with(ctx, g, func(c *gmail.Client) (bool, error) { return c.HasSentTo(ctx, addr) })
 }
 
+func (g *gmailConn) FindRFC822(ctx context.Context, messageID string) (gmail.MessageRef, bool, error) {
+	c, err := g.get(ctx)
+	if err != nil {
+		return gmail.MessageRef{}, false, err
+	}
+	return c.FindRFC822(ctx, messageID)
+}
+
 // with runs call on the connected client, or answers the connection error.
 func with[T any](ctx context.Context, g *gmailConn, call func(*gmail.Client) (T, error)) (T, error) {
 	c, err := g.get(ctx)

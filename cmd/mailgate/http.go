@@ -79,6 +79,7 @@ func serveHTTP(ctx context.Context, env *environment, cfg *config.Config, logger
 		Path:        cfg.HTTPPath,
 		BearerToken: cfg.BearerToken,
 		Ready:       app.DB.PingContext,
+		Notice:      func() string { return app.notice },
 		Logger:      logger,
 		Rate:        limit,
 		Burst:       burst,

@@ -94,7 +94,7 @@ func mailboxCmd(ctx context.Context, env *environment, args []string) error {
 		return fmt.Errorf("MAILGATE_DB %s: %w", cfg.DB, err)
 	}
 	defer db.Close()
-	svc, st, err := amstore.NewServiceStore(ctx, db, agentmail.Options{Logger: logger, NameMode: agentmail.NameMode(cfg.NameMode)})
+	svc, st, err := amstore.NewServiceStore(ctx, db, agentmail.Options{Logger: logger, NameMode: agentmail.NameMode(cfg.NameMode), Protected: protectedPaths(cfg)})
 	if err != nil {
 		return fmt.Errorf("opening the agent-mail store: %w", err)
 	}

@@ -196,6 +196,7 @@ type app struct {
 	Gmail   *gmail.Client // set when the email tools are served and connected (the mirror reuses it)
 	DB      *store.DB     // for readiness checks (serve --http)
 	gmail   string        // the mailbox's state for the start line; "" when the email tools are not served
+	notice  string        // a new store beside a vault with history (restoreHistory); readiness says it
 	sandbox bool          // the email tools serve the sandbox mailbox
 	closers []func() error
 }
@@ -291,7 +292,7 @@ func openDeps(ctx context.Context, cfg *config.Config, logger *slog.Logger, useS
 	}
 	// The agent-mail store backs the agentmail, channels and mailbox sets.
 	if cfg.HasTools(config.ToolsAgentMail) || cfg.HasTools(config.ToolsChannels) || cfg.HasTools(config.ToolsMailbox) {
-		if deps.AgentMail, deps.Dialects, err = amstore.NewServiceStore(ctx, db, agentmail.Options{Logger: logger, NameMode: agentmail.NameMode(cfg.NameMode), BindSenders: cfg.BindSenders}); err != nil {
+		if deps.AgentMail, deps.Dialects, err = amstore.NewServiceStore(ctx, db, agentmail.Options{Logger: logger, NameMode: agentmail.NameMode(cfg.NameMode), BindSenders: cfg.BindSenders, Protected: protectedPaths(cfg)}); err != nil {
 			return nil, mcpserver.Deps{}, fmt.Errorf("opening the agent-mail store: %w", err)
 		}
 		a.closers = append(a.closers, deps.AgentMail.Close) // before the DB: it indexes what it queued
@@ -338,10 +339,20 @@ func openEmail(ctx context.Context, cfg *config.Config, logger *slog.Logger, db 
 	if err != nil {
 		return nil, fmt.Errorf("opening the send limiter: %w", err)
 	}
+	// Slots are aged by the machine's clock since boot too, so a wall
+	// clock that steps neither blocks sends for the length of the step nor
+	// grants a new quota (ratelimit's package comment).
+	limiter.SetMonotonic(ratelimit.SystemClock)
+	if db.Fresh {
+		if a.notice, err = restoreHistory(ctx, cfg, logger, db, limiter); err != nil {
+			return nil, err
+		}
+	}
 	organizeLimiter, err := ratelimit.NewBucket(ctx, db, ratelimit.BucketOrganize, cfg.OrganizeLimit, time.Hour)
 	if err != nil {
 		return nil, fmt.Errorf("opening the organise limiter: %w", err)
 	}
+	organizeLimiter.SetMonotonic(ratelimit.SystemClock)
 	gopts := gmail.Options{
 		CredentialsFile: cfg.CredentialsFile,
 		TokenFile:       cfg.TokenFile,
@@ -384,6 +395,7 @@ func openEmail(ctx context.Context, cfg *config.Config, logger *slog.Logger, db 
 			return nil, err
 		}
 		a.Gmail, deps.Mailbox = client, client
+		settleAtStart(ctx, g, deps.Mailbox, logger, a)
 		return deps, nil
 	}
 	// A bad endpoint is a configuration error, refused at start like any
@@ -400,7 +412,27 @@ func openEmail(ctx context.Context, cfg *config.Config, logger *slog.Logger, db 
 	}
 	a.Gmail = conn.Client()
 	deps.Mailbox, deps.Connected = conn, conn.Connected
+	settleAtStart(ctx, g, deps.Mailbox, logger, a)
 	return deps, nil
+}
+
+// settleAtStart decides, in the background, the sends an earlier process
+// left without a known outcome (gate.Settle: the audit log, then Sent by
+// Message-ID). Close waits for it.
+func settleAtStart(ctx context.Context, g *gate.Gate, mb mcpserver.Mailbox, logger *slog.Logger, a *app) {
+	g.Sent = mcpserver.SentLookup(mb)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		r, err := g.Settle(ctx, "")
+		for _, t := range r.Texts {
+			logger.Info("settled an interrupted send: " + t)
+		}
+		if err != nil {
+			logger.Warn("settling interrupted sends (they are tried again on the next start, the next identical call, and by mailgate approvals)", "err", err, "still_unknown", r.Open)
+		}
+	}()
+	a.closers = append(a.closers, func() error { <-done; return nil })
 }
 
 // sandboxDir is where a sandbox server keeps its mailbox: in the home, next
@@ -453,3 +485,52 @@ func (o *optionalValue) Set(v string) error {
 	return nil
 }
 func (o *optionalValue) IsBoolFlag() bool { return true }
+
+// restoreHistory runs when the store is new (store.DB.Fresh). Beside a
+// vault whose Done/ holds emails, that means the store that kept their
+// history is gone: the server still starts (the vault and the audit log
+// are intact, and refusing would leave the human no way forward but to
+// recreate it by hand), but says so loudly, here at WARN and in the
+// readiness answer and `mailgate approvals`. Either way the send window is
+// rebuilt from the audit log, so a lost store never grants a fresh quota.
+func restoreHistory(ctx context.Context, cfg *config.Config, logger *slog.Logger, db *store.DB, limiter *ratelimit.Limiter) (string, error) {
+	restored, err := gate.RestoreSendHistory(ctx, cfg.AuditDir, limiter, time.Now())
+	if err != nil {
+		return "", fmt.Errorf("rebuilding the send-limit history of the new store %s from the audit log %s: %w", db.Where, cfg.AuditDir, err)
+	}
+	done := countDone(cfg.VaultPath)
+	if done == 0 {
+		if restored > 0 {
+			logger.Warn("new store: send-limit history rebuilt from the audit log", "store", db.Where, "sends_last_hour", restored)
+		}
+		return "", nil
+	}
+	notice := storeLostText(db.Where, cfg.VaultPath, done) +
+		fmt.Sprintf(" The send-limit history was rebuilt from the audit log (%d send(s) in the last hour).", restored)
+	logger.Warn(notice, "store", db.Where, "done_files", done, "sends_last_hour", restored)
+	// The readiness answer needs no token: it names no path.
+	return fmt.Sprintf("new store beside a vault with %d email(s) in Done/: the old store's approval ledger and agent mail are gone; "+
+		"send-limit history rebuilt from the audit log (%d send(s) in the last hour); see the server log", done, restored), nil
+}
+
+// storeLostText says that the store is newer than the vault's history.
+func storeLostText(where, vault string, done int) string {
+	return fmt.Sprintf("The store %s is new, but the vault %s holds %d email(s) in Done/: the store that kept their history is gone "+
+		"(deleted, moved or replaced). The approval ledger and the agents' mail start empty. "+
+		"If the old store still exists, stop every mailgate server and put it back.", where, vault, done)
+}
+
+// countDone counts the files in the vault's Done/ (0 when it has none).
+func countDone(vault string) int {
+	es, err := os.ReadDir(filepath.Join(vault, approval.DirDone))
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, e := range es {
+		if !e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
+			n++
+		}
+	}
+	return n
+}

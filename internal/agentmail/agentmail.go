@@ -70,6 +70,10 @@ type Options struct {
 	// (registered, or resumed with their registration token); by default
 	// sender_name is trusted as in the reference (see identity.go).
 	BindSenders bool
+	// Protected are mailgate's own files and folders (its home, the vault,
+	// the Gmail token and credentials): no project may be one, hold one or
+	// lie inside one (see projecttree.go).
+	Protected []ProtectedPath
 }
 
 // Service is the agent-mail core. It is safe for concurrent use; every write
@@ -85,6 +89,7 @@ type Service struct {
 	fsScan func(root string, pats []*Pattern) []time.Time
 
 	bindSenders bool
+	protected   []ProtectedPath
 	tokens      sync.Map // agent id → the registration token this process last answered
 
 	projects projectCache
@@ -120,7 +125,8 @@ func New(st Store, opts Options) (*Service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating agent-mail service: %w", err)
 	}
-	s := &Service{st: st, now: opts.Now, log: opts.Logger, mode: mode, rand: opts.Rand, dirOK: opts.DirExists, bindSenders: opts.BindSenders}
+	s := &Service{st: st, now: opts.Now, log: opts.Logger, mode: mode, rand: opts.Rand, dirOK: opts.DirExists, bindSenders: opts.BindSenders,
+		protected: opts.Protected}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -131,7 +137,8 @@ func New(st Store, opts Options) (*Service, error) {
 		s.rand = defaultRand
 	}
 	if s.dirOK == nil {
-		s.dirOK = ProjectTreeOK
+		// Never scan a protected folder's file times either.
+		s.dirOK = func(root string) bool { return ProjectTreeOK(root) && ProjectKeyProblem(root, s.protected) == "" }
 	}
 	s.fsScan = latestModTime
 	if l, ok := st.(interface{ SetLogger(*slog.Logger) }); ok {

@@ -22,9 +22,12 @@ import (
 // resolved, a regular file, at most MaxAttachmentBytes) and stored with the
 // message as it is: images are not converted or resized, nothing is. The
 // message resource returns them (resource://message/{id}); listings show
-// their metadata. A file is read through an os.Root of the project
-// directory, so a symlink (or a path component swapped for one) that leads
-// outside the project is refused even if it changes while being read.
+// their metadata. The project directory must be a project's own tree (see
+// projecttree.go: never /, the home folder, mailgate's home or vault, and a
+// work tree owned by the user). A file is read through an os.Root of it,
+// so a symlink (or a path component swapped for one) that leads outside
+// the project is refused even if it changes while being read, and a file
+// with several hard links is refused (it may be a file from anywhere).
 
 // Bounds: one attachment and one message's worth stay well inside an MCP
 // frame once base64-encoded (TypeScript stdio clients refuse 10 MiB).
@@ -77,8 +80,9 @@ type AttachmentTx interface {
 }
 
 // readAttachments reads and checks the files named by paths inside the
-// project directory dir.
-func readAttachments(dir string, paths []string) ([]Attachment, error) {
+// project directory dir, which must be a project's own tree (see
+// openProjectTree).
+func readAttachments(dir string, paths []string, protected []ProtectedPath) ([]Attachment, error) {
 	if len(paths) == 0 {
 		return nil, nil
 	}
@@ -86,14 +90,9 @@ func readAttachments(dir string, paths []string) ([]Attachment, error) {
 		return nil, newError("TOO_MANY_ATTACHMENTS", ErrInvalidArgument,
 			"%d attachments; the limit is %d per message: send several messages, or mention the other files by path", len(paths), MaxAttachments)
 	}
-	real, err := filepath.EvalSymlinks(dir)
+	root, real, err := openProjectTree(dir, protected)
 	if err != nil {
-		return nil, newError("INVALID_ARGUMENT", ErrInvalidArgument,
-			"attachments are read from the project directory %s, which cannot be opened on this machine (%v): mention the files by path in body_md instead", dir, unwrapPathErr(err))
-	}
-	root, err := os.OpenRoot(real)
-	if err != nil {
-		return nil, newError("INVALID_ARGUMENT", ErrInvalidArgument, "opening the project directory %s for attachments: %v", dir, unwrapPathErr(err))
+		return nil, err
 	}
 	defer root.Close()
 	out := make([]Attachment, 0, len(paths))
@@ -170,6 +169,12 @@ func readAttachment(root *os.Root, dir, real, p string) (Attachment, error) {
 	}
 	if !fi.Mode().IsRegular() {
 		return refuse("not a regular file")
+	}
+	// A hard link is a second name of a file that may live anywhere on the
+	// same file system (the Gmail token, another project's secrets): os.Root
+	// cannot tell, so a file with more than one name is not read.
+	if n := linkCount(fi); n > 1 {
+		return refuse("it has %d hard links, so it may be a file from outside the project: attach a copy of it instead", n)
 	}
 	if fi.Size() > MaxAttachmentBytes {
 		return refuse("%d bytes; the limit is %d per attachment: mention the file by path in body_md instead", fi.Size(), MaxAttachmentBytes)

@@ -16,6 +16,7 @@ func attachmentWorld(t testing.TB) (proj, outside string) {
 		filepath.Join(proj, "in.txt"):          "inside",
 		filepath.Join(proj, "sub", "deep.txt"): "deep",
 		filepath.Join(outside, "secret.txt"):   "SECRET",
+		filepath.Join(proj, ".git", "HEAD"):    "ref: refs/heads/main\n", // a work tree of its own
 	} {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)
@@ -45,13 +46,13 @@ func attachmentWorld(t testing.TB) (proj, outside string) {
 func TestReadAttachments(t *testing.T) {
 	proj, outside := attachmentWorld(t)
 	for _, p := range []string{"in.txt", "sub/deep.txt", "abs-in", "sub/rel-in", filepath.Join(proj, "in.txt"), "./sub/../in.txt"} {
-		if as, err := readAttachments(proj, []string{p}); err != nil || len(as) != 1 || len(as[0].Data) == 0 {
+		if as, err := readAttachments(proj, []string{p}, nil); err != nil || len(as) != 1 || len(as[0].Data) == 0 {
 			t.Errorf("%s refused: %v", p, err)
 		}
 	}
 	for _, p := range []string{"abs-out", "rel-out", "dir-out/secret.txt", "sub/up-out", "sub/dir-out/secret.txt", "../" + filepath.Base(outside) + "/secret.txt",
 		filepath.Join(outside, "secret.txt"), "/etc/passwd", "loop", "sub", "", "nope.txt"} {
-		if _, err := readAttachments(proj, []string{p}); err == nil {
+		if _, err := readAttachments(proj, []string{p}, nil); err == nil {
 			t.Errorf("%s accepted", p)
 		}
 	}
@@ -66,7 +67,7 @@ func FuzzAttachmentPath(f *testing.F) {
 	}
 	proj, _ := attachmentWorld(f)
 	f.Fuzz(func(t *testing.T, p string) {
-		as, err := readAttachments(proj, []string{p})
+		as, err := readAttachments(proj, []string{p}, nil)
 		if err != nil {
 			return
 		}

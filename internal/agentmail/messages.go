@@ -98,7 +98,7 @@ func (s *Service) Send(ctx context.Context, p SendParams) (SendResult, error) {
 		}); err != nil {
 			return SendResult{}, fmt.Errorf("sending message: %w", err)
 		}
-		if atts, err = readAttachments(dir, p.AttachmentPaths); err != nil {
+		if atts, err = readAttachments(dir, p.AttachmentPaths, s.protected); err != nil {
 			return SendResult{}, err
 		}
 	}

@@ -60,6 +60,9 @@ func (s *Service) EnsureProject(ctx context.Context, humanKey string) (EnsurePro
 	if err != nil {
 		return EnsureProjectResult{}, err
 	}
+	if problem := ProjectKeyProblem(key, s.protected); problem != "" {
+		return EnsureProjectResult{}, projectKeyError(key, problem)
+	}
 	var p Project
 	err = s.st.Write(ctx, func(tx Tx) error {
 		p, err = tx.ProjectByHumanKey(ctx, key)

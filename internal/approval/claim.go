@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -44,6 +45,9 @@ const (
 // approval.
 func (v *Vault) Claim(ctx context.Context, a *Approval) (*Claim, error) {
 	if err := v.verify(a.Path, a.SHA256); err != nil {
+		return nil, err
+	}
+	if err := v.checkSpace(a.Path); err != nil {
 		return nil, err
 	}
 	now := v.o.Now()
@@ -123,15 +127,25 @@ type Outcome struct {
 // replaces its notes with what happened, atomically; the email body is left
 // byte for byte as it was. Claim itself does not rewrite the file, to keep
 // the send path to one rewrite.
-func (c *Claim) Record(o Outcome) error {
+func (c *Claim) Record(o Outcome) error { return c.record(o, "") }
+
+func (c *Claim) record(o Outcome, by Settlement) error {
 	a := c.Approval
 	kvs := []kv{
 		{key: "status", value: o.Status},
-		{key: "claimed_at", value: c.ClaimedAt.UTC().Format(time.RFC3339Nano)},
 		{key: "approval_sha256", value: a.SHA256},
 	}
-	if a.Final.Kind != "" {
+	if !c.ClaimedAt.IsZero() {
+		kvs = append(kvs, kv{key: "claimed_at", value: c.ClaimedAt.UTC().Format(time.RFC3339Nano)})
+	}
+	if a.Final.Kind != "" && by == "" {
 		kvs = append(kvs, kv{key: "original_sha256", value: a.ContentSHA256}, kv{key: "final_sha256", value: a.Final.SHA256()})
+	}
+	if a.Final.OutgoingMessageID != "" {
+		kvs = append(kvs, kv{key: "outgoing_message_id", value: a.Final.OutgoingMessageID, quoted: true})
+	}
+	if by != "" {
+		kvs = append(kvs, kv{key: "settled_by", value: string(by)})
 	}
 	if len(a.Edited) > 0 {
 		kvs = append(kvs, kv{key: "edited_by_approver", value: strings.Join(a.Edited, ", "), quoted: true})
@@ -154,10 +168,16 @@ func (c *Claim) Record(o Outcome) error {
 		kvs = append(kvs, kv{key: "error", value: msg, quoted: true})
 	}
 	kvs = append(kvs, kv{key: "recorded_at", value: c.v.o.Now().UTC().Format(time.RFC3339Nano)})
-	what := outcomeText(a, o, msg)
+	what := outcomeText(a, o, msg) + settledText(by)
 	kvs = append(kvs, kv{key: "instructions", value: what, quoted: true})
 	notes := outcomeNotes(a, o, what)
-	if err := c.v.rewriteFile(c.Path, "mailgate: the record of a consumed approval (moving this file does nothing).", managedKeys, kvs, notes); err != nil {
+	drop := managedKeys
+	if by != "" {
+		// A settlement knows less than the claim did: what an earlier
+		// record of it wrote about the email stays.
+		drop = []string{"status", "sent_at", "gmail_message_id", "gmail_thread_id", "error", "recorded_at", "instructions"}
+	}
+	if err := c.v.rewriteFile(c.Path, "mailgate: the record of a consumed approval (moving this file does nothing).", drop, kvs, notes); err != nil {
 		return fmt.Errorf("recording outcome in %s: %w", c.Name, err)
 	}
 	return nil
@@ -200,4 +220,26 @@ func outcomeNotes(a *Approval, o Outcome, what string) string {
 
 // managedKeys are the frontmatter keys Record owns in Done files.
 var managedKeys = []string{"status", "claimed_at", "approval_sha256", "original_sha256", "final_sha256", "edited_by_approver",
-	"sent_at", "gmail_message_id", "gmail_thread_id", "error", "recorded_at", "instructions"}
+	"sent_at", "gmail_message_id", "gmail_thread_id", "error", "recorded_at", "instructions", "settled_by"}
+
+// minFree is the space a claim leaves for its record besides three times
+// the file's size (the rewritten copy, its temporary file, and slack).
+const minFree = 256 << 10
+
+// checkSpace refuses a claim whose outcome could not be recorded for want
+// of space (where the platform tells the free space): a send whose Done
+// file cannot be rewritten is only known from the audit log.
+func (v *Vault) checkSpace(path string) error {
+	free, ok := freeBytes(filepath.Join(v.root, DirDone))
+	if !ok {
+		return nil
+	}
+	var size int64
+	if fi, err := os.Lstat(path); err == nil {
+		size = fi.Size()
+	}
+	if need := 3*size + minFree; free < need {
+		return fmt.Errorf("claiming %s: %w: %d bytes free, %d needed to record the outcome; nothing was sent: free some space and call again", filepath.Base(path), ErrVaultFull, free, need)
+	}
+	return nil
+}

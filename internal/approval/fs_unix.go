@@ -22,3 +22,13 @@ func syncDir(dir string) error {
 	defer d.Close()
 	return d.Sync()
 }
+
+// freeBytes is the space an unprivileged writer may still use on dir's
+// filesystem; ok is false when it cannot be told.
+func freeBytes(dir string) (free int64, ok bool) {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		return 0, false
+	}
+	return int64(st.Bavail) * int64(st.Bsize), true // the field types differ between platforms
+}

@@ -42,7 +42,10 @@ type Item struct {
 	Error     string    // Done/ only: the recorded failure
 	ModTime   time.Time
 	MessageID string
-	DraftID   string // send_draft (kind_action.go)
+	// OutgoingMessageID is the Message-ID the email goes out with, fixed
+	// when the request was written (see MessageIDFor).
+	OutgoingMessageID string
+	DraftID           string // send_draft (kind_action.go)
 	// ContentSHA256 is the hash of the request as issued.
 	ContentSHA256 string
 	// Body is the email body as the file holds it, line endings as written
@@ -56,6 +59,9 @@ type Item struct {
 	Edited       string // Done/ only: what the approver corrected
 	// Moved is the name the file got in its new folder (Approve, Reject).
 	Moved string
+	// Dead, for a file in Approved/ (see MarkDead), says why the gate can
+	// never use it and what the human should do; "" when it can be used.
+	Dead string
 	// Invalid says why the file is not a readable request ("" when it is);
 	// the gate ignores such files, and the listing shows them so a human
 	// notices a broken edit.
@@ -171,7 +177,7 @@ func (v *Vault) item(dir, name string) (Item, error) {
 	it.To, it.ThreadID, it.Subject = p.To.one(), p.ThreadID, p.Subject
 	it.ToList, it.Cc, it.Bcc, it.Attachments, it.HTMLSHA256 = p.To, p.Cc, p.Bcc, p.Attachments, p.HTMLSHA256
 	it.MessageID, it.ContentSHA256, it.Body, it.Reason = p.MessageID, p.ContentSHA256, p.RawBody, p.Reason
-	it.DraftID = p.DraftID
+	it.DraftID, it.OutgoingMessageID = p.DraftID, strings.TrimSpace(p.OutgoingMsgID)
 	it.HTMLFrom, it.HTMLLinks = p.HTMLFrom, p.HTMLLinks
 	it.Created, _ = parseTime(p.Created)
 	it.Expires, _ = parseTime(p.Expires)

@@ -35,16 +35,16 @@ func (m *matcher) try(name string) (*Approval, string, *refusal, error) {
 	data, mtime, err := readRegular(m.v.path(DirApproved, name), m.v.o.MaxFileSize)
 	switch {
 	case errors.Is(err, errSkipped):
-		return nil, err.Error(), nil, nil
+		return nil, invalidText(err.Error()), nil, nil
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, "gone", nil, nil
 	case err != nil:
 		// ELOOP for a symlink (O_NOFOLLOW) lands here too.
-		return nil, "unreadable or a symlink", nil, nil
+		return nil, invalidText(err.Error()), nil, nil
 	}
 	p, err := parseApproval(data)
 	if err != nil {
-		return nil, "unparsable", nil, nil
+		return nil, invalidText(err.Error()), nil, nil
 	}
 	a := &Approval{
 		Path:          m.v.path(DirApproved, name),
@@ -55,6 +55,11 @@ func (m *matcher) try(name string) (*Approval, string, *refusal, error) {
 		SHA256:        sum(data),
 		Final:         m.req,
 	}
+	sha := a.ContentSHA256
+	if sha == "" {
+		sha = m.sha
+	}
+	a.Final.OutgoingMessageID, a.MessageIDInherited = approvalMessageID(p, a.RequestID, sha)
 	if m.v.o.Mode == ModeRecipient {
 		exp, reason := m.checkRecipientMode(p, mtime)
 		if reason != "" {
@@ -75,7 +80,10 @@ func (m *matcher) try(name string) (*Approval, string, *refusal, error) {
 			return nil, "", nil, fmt.Errorf("checking request ledger: %w", err)
 		}
 		if !ok {
-			return nil, "not a request mailgate issued, or already used", nil, nil
+			if used := m.v.usedAs(a.RequestID); used != "" {
+				return nil, "a copy of an approval already used (" + DirDone + "/" + used + ")", nil, nil
+			}
+			return nil, "mailgate has no record of issuing it (written or altered by hand)", nil, nil
 		}
 		issued = true
 	}

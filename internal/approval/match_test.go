@@ -43,7 +43,7 @@ func TestFindRefuses(t *testing.T) {
 		{name: "hash differs", file: func(t *testing.T, p string) { editField(t, p, "content_sha256", strings.Repeat("0", 64)) }, reason: "content_sha256 differs"},
 		{name: "duplicate key", file: func(t *testing.T, p string) {
 			writeFile(t, p, strings.Replace(readFile(t, p), "status: pending\n", "status: pending\nstatus: rejected\n", 1))
-		}, reason: "unparsable"},
+		}, reason: "frontmatter (the lines between the --- markers) is broken"},
 		{name: "symlink in Approved", vault: func(t *testing.T, v *Vault, n string) {
 			target := v.path(DirLogs, n)
 			if err := os.Rename(v.path(DirApproved, n), target); err != nil {
@@ -52,7 +52,7 @@ func TestFindRefuses(t *testing.T) {
 			if err := os.Symlink(target, v.path(DirApproved, n)); err != nil {
 				t.Fatal(err)
 			}
-		}, reason: "symlink"},
+		}, reason: "symbolic link"},
 		{name: "not .md", vault: func(t *testing.T, v *Vault, n string) {
 			if err := os.Rename(v.path(DirApproved, n), v.path(DirApproved, strings.TrimSuffix(n, ".md")+".txt")); err != nil {
 				t.Fatal(err)
@@ -188,7 +188,7 @@ func TestSelfApproval(t *testing.T) {
 
 	v, _ := newVault(t, Options{Ledger: newLedger(t)})
 	writeFile(t, v.path(DirApproved, name), forged)
-	if _, err := v.Find(ctx, req); !errors.Is(err, ErrNoApproval) || !strings.Contains(err.Error(), "not a request mailgate issued") {
+	if _, err := v.Find(ctx, req); !errors.Is(err, ErrNoApproval) || !strings.Contains(err.Error(), "no record of issuing it") {
 		t.Fatalf("forged approval: %v", err)
 	}
 	// Without the hash field the ledger cannot vouch for it either.

@@ -31,6 +31,7 @@ type fields struct {
 	Type          string   `yaml:"type"`
 	Status        string   `yaml:"status"`
 	RequestID     string   `yaml:"request_id"`
+	OutgoingMsgID string   `yaml:"outgoing_message_id"`
 	To            addrList `yaml:"to"`
 	Cc            addrList `yaml:"cc"`
 	Bcc           addrList `yaml:"bcc"`

@@ -68,6 +68,9 @@ type Handled struct {
 	Status string
 	SentAt time.Time
 	Count  int // consumed copies of this email in Done/
+	// MessageID is the Message-ID the copy went out with, or was to
+	// (outgoing_message_id); "" when the file has none.
+	MessageID string
 
 	modTime time.Time
 }
@@ -148,7 +151,7 @@ func (v *Vault) Request(ctx context.Context, req Request, extra []warnings.Warni
 			return nil, fmt.Errorf("writing request: %w", err)
 		}
 	}
-	data := renderRequestFile(requestFile{req: req, sha: sha, id: rid, created: now, expires: now.Add(v.o.TTL),
+	data := renderRequestFile(requestFile{req: req, sha: sha, id: rid, msgID: inheritedMessageID(earlier, id), created: now, expires: now.Add(v.o.TTL),
 		warnings: warnings.Texts(ws), note: v.history(id, earlier)})
 	p := &Pending{RequestID: rid, Warnings: warnings.Texts(ws), Earlier: earlier}
 	if stale != "" {
@@ -216,6 +219,10 @@ func repeatText(h *Handled) string {
 		when = "may already have been sent (the outcome of an earlier attempt is unknown: check Sent)"
 	default:
 		when = "may already have been sent (an earlier approval was consumed and its outcome never recorded: check Sent)"
+	}
+	if h.Status != StatusSent && h.MessageID != "" {
+		// The new request keeps the earlier Message-ID (inheritedMessageID).
+		return "REPEAT: this exact email " + when + " (" + DirDone + "/" + h.Name + "). This request keeps that email's Message-ID: if the earlier one did leave, approving this file records it as sent and sends nothing; if it did not, this file sends it once."
 	}
 	return "REPEAT: this exact email " + when + " (" + DirDone + "/" + h.Name + "). Approving this file sends it again, as a second copy."
 }
@@ -310,7 +317,7 @@ func (v *Vault) earlier(id string) *Handled {
 		if err != nil || it.Invalid != "" {
 			continue
 		}
-		h := &Handled{Name: n, Status: strings.TrimSpace(it.Status), SentAt: it.SentAt}
+		h := &Handled{Name: n, Status: strings.TrimSpace(it.Status), SentAt: it.SentAt, MessageID: it.OutgoingMessageID}
 		h.modTime = it.ModTime
 		if last == nil || h.modTime.After(last.modTime) {
 			last = h
@@ -458,6 +465,7 @@ func contentNotes(req Request) string {
 type requestFile struct {
 	req              Request
 	sha, id          string
+	msgID            string // the outgoing Message-ID; "" derives it from id
 	created, expires time.Time
 	warnings         []string
 	note             string
@@ -473,6 +481,13 @@ func renderRequestFile(r requestFile) []byte {
 		{key: "type", value: string(r.req.Kind)},
 		{key: "status", value: "pending"},
 		{key: "request_id", value: r.id},
+	}
+	if !r.req.Kind.IsAction() {
+		id := r.msgID
+		if id == "" {
+			id = MessageIDFor(r.id)
+		}
+		kvs = append(kvs, kv{key: "outgoing_message_id", value: id, quoted: true})
 	}
 	kvs = append(kvs, requestFields(r.req)...)
 	kvs = append(kvs,

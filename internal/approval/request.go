@@ -69,6 +69,11 @@ type Request struct {
 	// Attachments are the files sent with the email, each bound by name,
 	// size and SHA-256.
 	Attachments []Attachment
+	// OutgoingMessageID is the Message-ID the email goes out with (see
+	// MessageIDFor): set on an Approval's Final, "" on an agent's call. It
+	// is not part of SHA256: it names one request of the email, not the
+	// email.
+	OutgoingMessageID string
 }
 
 // Attachment is what an approval binds of one attached file.

@@ -32,6 +32,11 @@ const (
 // above BodyMarker become notes (when not ""). Every other line, and the
 // email body, stay byte for byte.
 func (v *Vault) rewriteFile(path, comment string, drop []string, kvs []kv, notes string) error {
+	if v.o.FaultWrite != nil {
+		if err := v.o.FaultWrite(path); err != nil {
+			return err
+		}
+	}
 	data, _, err := readRegular(path, v.o.MaxFileSize+64<<10)
 	if err != nil {
 		return err

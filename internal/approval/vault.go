@@ -36,12 +36,19 @@ var (
 	ErrAlreadyClaimed = errors.New("approval already claimed")
 	// ErrChanged: the approval file changed between Find and Claim.
 	ErrChanged = errors.New("approval changed since it was matched")
+	// ErrVaultFull: the vault's disk has too little space left to record
+	// a send's outcome, so nothing is claimed or sent.
+	ErrVaultFull = errors.New("the vault's disk is (nearly) full")
 )
 
 // NoMatchError is returned by Find when no approval matches. Reasons lists,
 // for the log, why the closest candidates were refused ("<name>.md: subject
 // differs"); it never holds bodies.
-type NoMatchError struct{ Reasons []string }
+//
+// Unusable, in content mode, names the files in Approved/ that are this
+// very email's request (by the id in their names) but can never be used,
+// each with why: the human made an approval that approves nothing.
+type NoMatchError struct{ Reasons, Unusable []string }
 
 func (e *NoMatchError) Error() string {
 	if len(e.Reasons) == 0 {
@@ -80,6 +87,10 @@ type Options struct {
 	// MaxPending and MaxPendingPerRecipient bound the requests waiting in
 	// Pending_Approval/ (defaults DefaultMaxPending, DefaultMaxPendingPerRecipient).
 	MaxPending, MaxPendingPerRecipient int
+	// FaultWrite, when set, is asked before every rewrite of a vault file
+	// and its error fails the write: the seam tests use to inject a full
+	// disk (ENOSPC) where the platform gives no other way.
+	FaultWrite func(path string) error
 	// Ledger, when set, records every request mailgate issues; in content
 	// mode only approvals whose request_id and content_sha256 were issued
 	// and not yet consumed are honoured. nil: no ledger.
@@ -130,6 +141,9 @@ func Open(root string, o Options) (*Vault, error) {
 // Root returns the vault's absolute path.
 func (v *Vault) Root() string { return v.root }
 
+// TTL is how long a request stays approvable.
+func (v *Vault) TTL() time.Duration { return v.o.TTL }
+
 // Mode returns the approval mode in force.
 func (v *Vault) Mode() Mode { return v.o.Mode }
 
@@ -155,6 +169,10 @@ type Approval struct {
 	// Edited lists what the approver changed ("subject", "body"); empty
 	// when Final is the agent's request.
 	Edited []string
+	// MessageIDInherited: Final.OutgoingMessageID was first fixed for an
+	// earlier request of this email whose outcome is not known, so the
+	// gate asks Sent for it before sending.
+	MessageIDInherited bool
 }
 
 // Find looks for an approval of req. It returns a *RejectedError when the
@@ -201,7 +219,7 @@ func (v *Vault) Find(ctx context.Context, req Request) (*Approval, error) {
 	if err != nil {
 		return nil, fmt.Errorf("finding approval: %w", err)
 	}
-	var reasons []string
+	var reasons, unusable []string
 	var refusals []refusal
 	for _, name := range names {
 		if !candidateName(name) {
@@ -216,6 +234,9 @@ func (v *Vault) Find(ctx context.Context, req Request) (*Approval, error) {
 		} else if len(reasons) < 3 && reason != "gone" {
 			reasons = append(reasons, name+": "+reason)
 		}
+		if ref == nil && reason != "gone" && v.o.Mode == ModeContent && len(unusable) < 3 {
+			unusable = append(unusable, DirApproved+"/"+name+": "+reason)
+		}
 	}
 	for _, r := range refusals {
 		if re, err := v.refuse(r); err != nil {
@@ -224,7 +245,7 @@ func (v *Vault) Find(ctx context.Context, req Request) (*Approval, error) {
 			return nil, re
 		}
 	}
-	return nil, &NoMatchError{Reasons: reasons}
+	return nil, &NoMatchError{Reasons: reasons, Unusable: unusable}
 }
 
 // rejected looks in Rejected/ for this exact request. A file a human moved

@@ -263,7 +263,8 @@ func TestArchiveStopCannotDrain(t *testing.T) {
 	if left == 0 {
 		t.Skip("the worker archived everything before stopping; nothing to report")
 	}
-	if want := fmt.Sprintf("pending=%d", left); !strings.Contains(logs.String(), "stopping before the queue was drained") || !strings.Contains(logs.String(), want) {
+	if want := fmt.Sprintf("stopping with %d agent-mail messages not yet archived", left); !strings.Contains(logs.String(), want) ||
+		!strings.Contains(logs.String(), fmt.Sprintf("queued=%d", left)) {
 		t.Fatalf("no log line saying %d messages are left:\n%s", left, logs.String())
 	}
 }

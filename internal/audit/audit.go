@@ -63,9 +63,12 @@ type Entry struct {
 	ApprovalSHA256 string    `json:"approval_sha256,omitempty"`
 	GmailMessageID string    `json:"gmail_message_id,omitempty"`
 	GmailThreadID  string    `json:"gmail_thread_id,omitempty"`
-	DurationMS     int64     `json:"duration_ms"`
-	Detail         string    `json:"detail,omitempty"`
-	PID            int       `json:"pid"`
+	// RFC822MessageID is the Message-ID header of the email a gate claim
+	// line is about to send: what settles an unknown outcome (in Sent).
+	RFC822MessageID string `json:"rfc822_message_id,omitempty"`
+	DurationMS      int64  `json:"duration_ms"`
+	Detail          string `json:"detail,omitempty"`
+	PID             int    `json:"pid"`
 }
 
 // Log appends entries to <dir>/<UTC YYYY-MM-DD>.jsonl. It is safe for
@@ -175,6 +178,14 @@ func (l *Log) fileFor(day string) (*os.File, error) {
 	}
 	l.file, l.day = f, day
 	return f, nil
+}
+
+// Dir is the directory the log writes to (for ReadDir).
+func (l *Log) Dir() string {
+	if l == nil {
+		return ""
+	}
+	return l.dir
 }
 
 // Close closes the current day's file. Record may still be called after

@@ -100,7 +100,7 @@ func (r *run) vault() Check {
 		return c
 	}
 	var counts []string
-	loose := ""
+	loose, deadFound := "", false
 	for _, d := range []string{approval.DirPending, approval.DirApproved, approval.DirRejected, approval.DirDone, approval.DirLogs} {
 		dir := filepath.Join(root, d)
 		exists, p := probeDir(dir, "VAULT_PATH")
@@ -116,7 +116,20 @@ func (r *run) vault() Check {
 				loose = dir
 			}
 		}
-		if d != approval.DirLogs {
+		switch d {
+		case approval.DirLogs:
+		case approval.DirApproved:
+			// Only approvals the gate can use count as approved; the dead
+			// ones are named (dead.go).
+			n := countMD(dir)
+			dead := r.deadApprovals(root)
+			entry := fmt.Sprintf("%d approved", n-len(dead))
+			if len(dead) > 0 {
+				entry += fmt.Sprintf(" (and %d in Approved/ that can never be used: %s)", len(dead), strings.Join(dead, "; "))
+				deadFound = true
+			}
+			counts = append(counts, entry)
+		default:
 			counts = append(counts, fmt.Sprintf("%d %s", countMD(dir), strings.ToLower(strings.TrimSuffix(d, "_Approval"))))
 		}
 	}
@@ -130,6 +143,10 @@ func (r *run) vault() Check {
 		c.Detail += ": " + strings.Join(counts, ", ")
 	} else {
 		c.Detail += " (its folders are created on first start)"
+	}
+	if deadFound {
+		c.Status = Warn
+		c.Fix = "delete each approval that can never be used, or let the agent ask again (its next identical call writes a fresh request); mailgate approvals lists them"
 	}
 	if loose != "" {
 		// Whoever can write Approved/ can approve emails.
@@ -187,6 +204,12 @@ func (r *run) store() Check {
 		return fail(p.msg, p.fix)
 	}
 	db, err := store.Open(r.ctx, path)
+	var damaged *store.DamagedError
+	if errors.As(err, &damaged) {
+		return fail(damaged.Path+" "+damaged.Problem+"; mailgate serve refuses it",
+			"restore it from a backup, or move it away (mv "+damaged.Path+" "+damaged.Path+".broken) to start a new store "+
+				"(the send-limit history is rebuilt from the audit log; the approval ledger and agent mail start empty)")
+	}
 	if err != nil {
 		return fail(err.Error(),
 			"point MAILGATE_DB at a file you can write; if the file is not an SQLite database, move it away")
@@ -228,4 +251,35 @@ func (r *run) postgresStore(c Check, fail func(detail, fix string) Check) Check 
 	}
 	c.Detail = where + ": connects, migrations applied"
 	return c
+}
+
+// deadApprovals names the files in Approved/ the gate can never use, each
+// with why (approval.Vault.MarkDead), checking forged ones against the
+// store's request ledger when there is a store.
+func (r *run) deadApprovals(root string) []string {
+	var ledger approval.Ledger
+	if _, err := os.Stat(r.cfg.DB); err == nil || store.IsURL(r.cfg.DB) {
+		if db, err := store.Open(r.ctx, r.cfg.DB); err == nil {
+			defer db.Close()
+			if l, err := approval.NewStoreLedger(r.ctx, db); err == nil {
+				ledger = l
+			}
+		}
+	}
+	v, err := approval.Open(root, approval.Options{Mode: approval.Mode(r.cfg.ApprovalMode), TTL: r.cfg.ApprovalTTL, Ledger: ledger})
+	if err != nil {
+		return nil
+	}
+	items, err := v.List(approval.DirApproved)
+	if err != nil {
+		return nil
+	}
+	v.MarkDead(r.ctx, items, approval.DeadCheck{AttachmentsDir: r.cfg.AttachmentsDir})
+	var out []string
+	for _, it := range items {
+		if it.Dead != "" {
+			out = append(out, it.Name+": "+it.Dead)
+		}
+	}
+	return out
 }

@@ -47,6 +47,7 @@ package gate
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -89,6 +90,7 @@ const (
 	ActionRateLimit = "gate_rate_limit"
 	ActionClaim     = "gate_claim"
 	ActionSend      = "gate_send"
+	ActionSettle    = "gate_settle" // an unknown outcome decided later (settle.go)
 )
 
 // ComposeFunc builds the email to send from the final request (the agent's,
@@ -117,6 +119,28 @@ type Gate struct {
 	DevMode bool
 	Now     func() time.Time
 	Logger  *slog.Logger
+	// Sent, when set, looks an email up in the mailbox by its Message-ID
+	// (gmail.Client.FindRFC822): how unknown outcomes are settled
+	// (Settle), and how an approval whose Message-ID an earlier,
+	// unsettled copy already carried is checked before it is sent.
+	Sent SentLookup
+	// SettleGrace is how long after its claim an email not found in Sent
+	// is still given to appear there before it is recorded as not sent
+	// (default DefaultSettleGrace).
+	SettleGrace time.Duration
+}
+
+// SentLookup finds an email in the mailbox's Sent (trash included); found
+// is false when it is not there.
+type SentLookup func(ctx context.Context, q SentQuery) (r SendResult, found bool, err error)
+
+// SentQuery is what identifies one email in Sent: its Message-ID first;
+// then, because Gmail may replace the Message-ID of an API send, the sent
+// message to the first recipient with this subject since After.
+type SentQuery struct {
+	MessageID   string
+	To, Subject string
+	After       time.Time
 }
 
 // Status is how a Submit ended.
@@ -185,7 +209,11 @@ type Outcome struct {
 	RetryAfter time.Duration
 	Limit      int
 	Result     SendResult
-	Err        error
+	// AlreadyInSent: the approval's email was found in Sent before it was
+	// sent (an earlier copy whose outcome was not known had left), so it
+	// was recorded as sent and not sent again.
+	AlreadyInSent bool
+	Err           error
 	// DEV_MODE only: what would have happened.
 	DevApprovalFound bool
 	DevRejected      bool
@@ -294,6 +322,11 @@ func (s *submission) live() Outcome {
 		return out
 	}
 	s.out.Approval = a
+	if a.Final.OutgoingMessageID == "" {
+		// A hand-written approval names no Message-ID: one is fixed now,
+		// and audited with the claim, so Sent can still settle it.
+		a.Final.OutgoingMessageID = "<" + strings.ToLower(rand.Text()) + "@mailgate.local>"
+	}
 	send, err := s.call.Compose(a.Final)
 	if err != nil {
 		return s.end(Failed, err, s.entry(ActionApproval, audit.ResultError, "Approved/"+a.Name, "composing the approved email: "+err.Error()))
@@ -308,10 +341,28 @@ func (s *submission) live() Outcome {
 		return s.end(Failed, err, s.entry(ActionRateLimit, audit.ResultError, "Approved/"+a.Name, err.Error()))
 	}
 	bg := context.WithoutCancel(ctx) // bookkeeping must finish even if the caller gave up
+	// An approval carrying the Message-ID of an earlier copy whose outcome
+	// is not known asks Sent first: if that copy left, this one is
+	// recorded as sent and nothing goes out a second time.
+	var already *SendResult
+	if a.MessageIDInherited && g.Sent != nil {
+		r, found, err := g.Sent(ctx, SentQuery{MessageID: a.Final.OutgoingMessageID, To: a.Final.Address(), Subject: a.Final.Subject,
+			After: g.now().Add(-2 * g.Vault.TTL())})
+		if err != nil {
+			s.release(bg, res)
+			err = fmt.Errorf("checking Sent for an earlier copy of this email before sending it: %w; nothing was sent and the approval stays in Approved/", err)
+			return s.end(Failed, err, s.entry(ActionApproval, audit.ResultError, "Approved/"+a.Name, err.Error()))
+		}
+		if found {
+			already = &r
+		}
+	}
 	// The attempt is audited (fsynced) before the claim, so that every
 	// consumed approval, even one whose process dies right after the
 	// rename, has its line, and no send happens without one.
-	if err := g.Audit.Record(s.stamp(s.entry(ActionClaim, audit.ResultPending, "Approved/"+a.Name, "claiming; then calling Gmail"))); err != nil {
+	claimLine := s.entry(ActionClaim, audit.ResultPending, "Approved/"+a.Name, "claiming; then calling Gmail")
+	claimLine.RFC822MessageID = a.Final.OutgoingMessageID
+	if err := g.Audit.Record(s.stamp(claimLine)); err != nil {
 		s.g.logger().Error("writing audit log before claiming; not sending", "err", err, "correlation_id", s.cid)
 		s.release(bg, res)
 		return s.end(Failed, fmt.Errorf("writing audit log before sending: %w", err), audit.Entry{})
@@ -331,13 +382,22 @@ func (s *submission) live() Outcome {
 		return s.end(Failed, err, s.entry(ActionClaim, audit.ResultError, "Approved/"+a.Name, err.Error()))
 	}
 	s.out.DoneFile = c.Name
+	if already != nil {
+		s.out.Result, s.out.AlreadyInSent = *already, true
+		s.release(bg, res) // nothing was sent now
+		s.record(c, approval.Outcome{Status: approval.StatusSent, SentAt: g.now(), GmailMessageID: already.MessageID, GmailThreadID: already.ThreadID,
+			Error: ""})
+		e := s.entry(ActionSend, audit.ResultSuccess, "Done/"+c.Name, "already in Sent (Message-ID "+a.Final.OutgoingMessageID+"): an earlier copy left; not sent again; "+hashes(a))
+		e.GmailMessageID, e.GmailThreadID, e.RFC822MessageID = already.MessageID, already.ThreadID, a.Final.OutgoingMessageID
+		return s.end(Sent, nil, e)
+	}
 	sr, err := callSend(ctx, send)
 	switch {
 	case err == nil:
 		s.out.Result = sr
 		s.record(c, approval.Outcome{Status: approval.StatusSent, SentAt: g.now(), GmailMessageID: sr.MessageID, GmailThreadID: sr.ThreadID})
 		e := s.entry(ActionSend, audit.ResultSuccess, "Done/"+c.Name, hashes(a))
-		e.GmailMessageID, e.GmailThreadID = sr.MessageID, sr.ThreadID
+		e.GmailMessageID, e.GmailThreadID, e.RFC822MessageID = sr.MessageID, sr.ThreadID, a.Final.OutgoingMessageID
 		return s.end(Sent, nil, e)
 	case is[NeverReached](err, NeverReached.NeverReached):
 		s.record(c, approval.Outcome{Status: approval.StatusFailed, Error: err.Error()})
@@ -365,6 +425,9 @@ func (s *submission) afterFind(a *approval.Approval, err error) (Outcome, bool) 
 		}
 		return s.end(RejectedByApprover, err, s.entry(ActionApproval, audit.ResultRejected, "Rejected/"+re.Name, detail)), true
 	case errors.Is(err, approval.ErrNoApproval):
+		// An earlier copy of this email whose outcome is not known is
+		// settled first, so the request (and the answer) says whether it left.
+		s.g.settleQuietly(s.ctx, s.req.SHA256())
 		p, perr := s.request()
 		var be *approval.BacklogError
 		if errors.As(perr, &be) {

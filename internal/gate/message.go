@@ -32,6 +32,10 @@ func (o Outcome) Message() string {
 			what = "Reply"
 		}
 		msg := fmt.Sprintf("%s sent successfully. Message ID: %s Thread ID: %s", what, o.Result.MessageID, o.Result.ThreadID)
+		if o.AlreadyInSent {
+			msg = fmt.Sprintf("%s already sent: an earlier approved copy of it left before mailgate could record it, and Sent holds it (Message ID: %s Thread ID: %s). It was not sent again; this approval is recorded as used for it.",
+				what, o.Result.MessageID, o.Result.ThreadID)
+		}
 		if a := o.Approval; a != nil && len(a.Edited) > 0 {
 			msg += fmt.Sprintf("\nThe approver corrected the %s before approving, so what was sent differs from your request. What was sent:\n%s",
 				strings.Join(a.Edited, " and "), fenced(o.Kind, emailBlock(a.Final, nil, false)))
@@ -47,6 +51,11 @@ func (o Outcome) Message() string {
 			fmt.Fprintf(&b, "Rejected: No matching approval file found in vault/Approved/ for sending to %s. Create an approval file with type: email_send and move it to vault/Approved/.", o.Target)
 		default:
 			fmt.Fprintf(&b, "Rejected: No matching approval file found in vault/Approved/ for replying to thread %s. Create an approval file with type: email_reply and move it to vault/Approved/.", strings.TrimPrefix(o.Target, "thread:"))
+		}
+		var nm *approval.NoMatchError
+		if errors.As(o.Err, &nm) && len(nm.Unusable) > 0 {
+			fmt.Fprintf(&b, "\nAn approval of this email is in vault/%s/ but cannot be used: %s. The human should delete it and approve the new request below instead.",
+				approval.DirApproved, strings.Join(nm.Unusable, "; "))
 		}
 		p := o.Pending
 		if p != nil && p.Earlier.Repeat() {
@@ -170,7 +179,7 @@ func earlierText(h *approval.Handled) string {
 	case h.Status == approval.StatusSent:
 		return fmt.Sprintf("This exact email was already sent (vault/%s/%s).", approval.DirDone, h.Name)
 	}
-	return fmt.Sprintf("This exact email may already have been sent: an earlier approval of it was used and its outcome is not known (vault/%s/%s); the human should check Sent.", approval.DirDone, h.Name)
+	return fmt.Sprintf("This exact email may already have been sent: an earlier approval of it was used and its outcome is not known yet (vault/%s/%s). The new request keeps that email's Message-ID, so if the earlier one did leave, approving this one sends nothing twice.", approval.DirDone, h.Name)
 }
 
 // emailBlock shows an email as the approver sees it: recipient unmasked,

@@ -8,8 +8,9 @@ import (
 
 // The health endpoints need no token: a supervisor or load balancer probes
 // them without credentials, and they reveal nothing but a status word (the
-// reason a store check failed goes to the log, not to the caller). They are
-// still rate limited like every request.
+// reason a store check failed goes to the log, not to the caller) and, when
+// the operator must know something (Options.Notice), a notice that names no
+// path. They are still rate limited like every request.
 
 func (h *Handler) liveness(w http.ResponseWriter, r *http.Request) {
 	if !healthMethod(w, r) {
@@ -35,6 +36,12 @@ func (h *Handler) readiness(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if h.opts.Notice != nil {
+		if n := h.opts.Notice(); n != "" {
+			writeJSON(w, http.StatusOK, map[string]string{"status": "ready", "notice": n})
+			return
+		}
+	}
 	writeStatus(w, http.StatusOK, "ready")
 }
 
@@ -48,8 +55,12 @@ func healthMethod(w http.ResponseWriter, r *http.Request) bool {
 }
 
 func writeStatus(w http.ResponseWriter, status int, word string) {
+	writeJSON(w, status, map[string]string{"status": word})
+}
+
+func writeJSON(w http.ResponseWriter, status int, body map[string]string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(map[string]string{"status": word})
+	json.NewEncoder(w).Encode(body)
 }

@@ -90,7 +90,11 @@ type Options struct {
 	BearerToken string
 	// Ready reports whether the backing store answers; /health/readiness
 	// calls it with ReadyTimeout. Nil means always ready.
-	Ready        func(context.Context) error
+	Ready func(context.Context) error
+	// Notice, when it returns text, is added to a ready answer as
+	// "notice": something the operator must know although the server
+	// serves (a store created beside a vault with history).
+	Notice       func() string
 	ReadyTimeout time.Duration
 	Logger       *slog.Logger
 	// Stateless serves Streamable HTTP without sessions: no Mcp-Session-Id,

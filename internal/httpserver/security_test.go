@@ -288,3 +288,17 @@ func TestHTTPClientKey(t *testing.T) {
 		}
 	}
 }
+
+// TestHTTPReadinessCarriesNotice: a server that starts on a new store
+// beside a vault with history is ready, and its readiness answer says so.
+func TestHTTPReadinessCarriesNotice(t *testing.T) {
+	notice := ""
+	srv := start(t, Options{Ready: func(ctx context.Context) error { return nil }, Notice: func() string { return notice }})
+	if code, _, body := rawRequest(t, "GET", srv.base+ReadinessPath, "", nil); code != 200 || strings.Contains(body, "notice") {
+		t.Fatalf("readiness %d %q, want 200 without a notice", code, body)
+	}
+	notice = "new store beside a vault with 3 email(s) in Done/"
+	if code, _, body := rawRequest(t, "GET", srv.base+ReadinessPath, "", nil); code != 200 || !strings.Contains(body, `"notice":"new store beside a vault`) {
+		t.Fatalf("readiness %d %q, want 200 with the notice", code, body)
+	}
+}

@@ -120,7 +120,14 @@ type Fault struct {
 	Header  http.Header // extra response headers, e.g. Retry-After
 	HTML    bool        // answer a non-JSON HTML body (as Google's 5xx sometimes are)
 	Drop    bool        // perform the operation, then close the connection without answering
-	Times   int         // matching requests it applies to; 0 means 1; -1 = until ClearFaults
+	// Stall: perform the operation, then hold the answer until the client
+	// goes away (a caller killed after Google acted, before it heard so).
+	Stall bool
+	// Hold: wait until Hold is closed (or the client goes away), then
+	// perform the operation and answer normally: a test acts while Gmail
+	// "works".
+	Hold  <-chan struct{}
+	Times int // matching requests it applies to; 0 means 1; -1 = until ClearFaults
 }
 
 // Inject queues f. Faults are FIFO: a request takes the first one matching

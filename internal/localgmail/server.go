@@ -303,14 +303,25 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f := s.takeFault(op)
-	if f != nil && !f.Drop {
+	if f != nil && f.Hold != nil {
+		select {
+		case <-f.Hold:
+		case <-r.Context().Done():
+			return
+		}
+		f = nil
+	}
+	if f != nil && !f.Drop && !f.Stall {
 		status = answerFault(w, op, f)
 		return
 	}
 	out := w
 	if f != nil {
-		out = &discardWriter{} // Drop: do the work, answer nothing
+		out = &discardWriter{} // Drop, Stall: do the work, answer nothing
 		defer dropConnection(w)
+		if f.Stall {
+			defer func() { <-r.Context().Done() }() // runs before the drop
+		}
 	}
 	switch op {
 	case "token":

@@ -33,6 +33,7 @@ func TestAgentMailAttachments(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	write(filepath.Join(proj, ".git", "HEAD"), []byte("ref: refs/heads/main\n")) // a work tree of its own
 	write(filepath.Join(proj, "docs", "arch.png"), pngBytes)
 	write(filepath.Join(proj, "notes.txt"), []byte("plan: ship it\n"))
 	write(filepath.Join(proj, "big.bin"), bytes.Repeat([]byte{1}, agentmail.MaxAttachmentBytes+1))

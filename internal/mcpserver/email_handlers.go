@@ -435,6 +435,10 @@ func (h *emailHandlers) composer(x extras, asked approval.Request, threadID stri
 		if err != nil {
 			return nil, err
 		}
+		// The Message-ID fixed when the request was written (approval
+		// MessageIDFor): what finds this email in Sent if mailgate stops
+		// before recording that it left.
+		o.MessageID = final.OutgoingMessageID
 		if parent != nil {
 			o.InReplyTo = parent.MessageID
 			o.References = mailmsg.ReplyReferences(parent.References, parent.InReplyTo, parent.MessageID)

@@ -102,7 +102,7 @@ func newEmailEnvOn(t testing.TB, gm *localgmail.Server, devMode bool, mailbox Ma
 		Mailbox: mailbox, Audit: auditLog, Logger: logger,
 		Downloads:       attach.Downloads{Dir: attach.DownloadDir(filepath.Join(dir, "home"))},
 		OrganizeLimiter: organize,
-		Gate:            &gate.Gate{Vault: vault, Limiter: limiter, Audit: auditLog, DevMode: devMode, Logger: logger},
+		Gate:            &gate.Gate{Vault: vault, Limiter: limiter, Audit: auditLog, DevMode: devMode, Logger: logger, Sent: SentLookup(mailbox)},
 	}
 	srv, err := New(Deps{Version: "test", Logger: logger, Tools: []string{"email"}, Email: deps})
 	if err != nil {

@@ -40,6 +40,56 @@ type Mailbox interface {
 	Trasher      // trash_email
 	OwnAddresses // reply_email's reply_all
 	SentHistory  // the approver's "never written to" warning
+	RFC822Finder // settling unknown outcomes (gate.Settle)
+}
+
+// RFC822Finder finds a message by its Message-ID header
+// (internal/gmail.Client.FindRFC822: rfc822msgid:, trash included).
+type RFC822Finder interface {
+	FindRFC822(ctx context.Context, messageID string) (gmail.MessageRef, bool, error)
+}
+
+// SentLookup is the gate's look-up of an email in Sent: by its Message-ID
+// (rfc822msgid:), then, since Gmail may replace the Message-ID of an API
+// send, by recipient, subject and time (in:sent to: subject: after:).
+func SentLookup(f SentFinder) gate.SentLookup {
+	return func(ctx context.Context, q gate.SentQuery) (gate.SendResult, bool, error) {
+		if q.MessageID != "" {
+			ref, found, err := f.FindRFC822(ctx, q.MessageID)
+			if err != nil || found {
+				return gate.SendResult{MessageID: ref.ID, ThreadID: ref.ThreadID}, found, err
+			}
+		}
+		subject := strings.Join(strings.Fields(strings.Map(func(r rune) rune {
+			if r == '"' || r < ' ' {
+				return ' '
+			}
+			return r
+		}, q.Subject)), " ")
+		if q.To == "" || subject == "" {
+			return gate.SendResult{}, false, nil
+		}
+		query := fmt.Sprintf(`in:sent to:%q subject:"%s"`, q.To, subject)
+		if !q.After.IsZero() {
+			query += fmt.Sprintf(" after:%d", q.After.Unix())
+		}
+		page, err := f.SearchPage(ctx, query, 5, "")
+		if err != nil {
+			return gate.SendResult{}, false, err
+		}
+		for _, m := range page.Results {
+			if strings.TrimSpace(m.Subject) == strings.TrimSpace(q.Subject) {
+				return gate.SendResult{MessageID: m.ID, ThreadID: m.ThreadID}, true, nil
+			}
+		}
+		return gate.SendResult{}, false, nil
+	}
+}
+
+// SentFinder is what SentLookup asks Gmail (internal/gmail.Client).
+type SentFinder interface {
+	RFC822Finder
+	SearchPage(ctx context.Context, query string, limit int, pageToken string) (*gmail.Page, error)
 }
 
 var _ Mailbox = (*gmail.Client)(nil)

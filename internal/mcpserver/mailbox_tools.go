@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -169,10 +168,17 @@ func (t *mbTools) identity(ctx context.Context) (name string, inTmux bool, err e
 }
 
 // ignored reads .agentmailignore at the project root: one name a line;
-// blank lines and lines starting with # are skipped.
+// blank lines and lines starting with # are skipped. It is opened through
+// an os.Root of the project folder, so a .agentmailignore that is a
+// symbolic link out of the project is not read.
 func (t *mbTools) ignored() map[string]bool {
 	out := map[string]bool{}
-	f, err := os.Open(filepath.Join(t.projectKey(), ".agentmailignore"))
+	root, err := os.OpenRoot(t.projectKey())
+	if err != nil {
+		return out
+	}
+	defer root.Close()
+	f, err := root.Open(".agentmailignore")
 	if err != nil {
 		return out
 	}

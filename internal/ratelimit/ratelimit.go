@@ -14,14 +14,34 @@
 // made before the email leaves and is kept even if the send fails, unless the
 // caller proves Google never received the request and calls Release.
 //
-// Time is always a parameter: the caller passes now, so tests fabricate time
-// and several processes agree on one clock (the wall clock).
+// Time is a parameter: the caller passes now (the wall clock), so tests
+// fabricate time and processes on several hosts agree on one clock.
 //
-// Durability: a committed reservation survives a process crash (SIGKILL). On
-// SQLite the store runs WAL with synchronous=NORMAL, so after a power loss the
-// last few commits before the loss may be rolled back; the window can then
-// undercount by those reservations. On PostgreSQL a commit is as durable as
-// the server's synchronous_commit makes it.
+// # A clock that steps
+//
+// The wall clock can step: back (a clock corrected after running ahead),
+// which made slots look taken in the future and blocked sends for as long
+// as the step (30 days: 43,321 minutes); or forward, which made the last
+// hour's slots look old and granted a new quota at once. So a slot also
+// records a reading of a monotonic clock (SetMonotonic; serve uses
+// SystemClock: on Linux the machine's clock since boot, named by the boot's
+// id, shared by every process on the machine), and a slot is aged:
+//
+//   - by that clock, when the limiter reads the same clock (same machine,
+//     same boot): its real age, whatever the wall clock did. Neither a step
+//     back nor a step forward changes it.
+//   - by its wall time otherwise (a slot from before a reboot, from another
+//     host on PostgreSQL, rebuilt from the audit log, or taken by a limiter
+//     without a monotonic clock), a time in the future counting as now.
+//     Reserve re-dates such a future slot to now, in this limiter's clock
+//     when it has one (its wall time is kept for the host whose clock it is),
+//     so a slot never holds longer than one window after it was first seen.
+//
+// So the limit never blocks longer than its window, and on one machine a
+// step forward never grants more than the limit in any real hour. What no
+// clock can give: servers on several hosts age each other's slots by wall
+// time, so a host whose clock jumps forward sees the others' slots expire
+// (their own are still counted by their own clocks).
 package ratelimit
 
 import (
@@ -30,6 +50,7 @@ import (
 	"embed"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/mailgate/mailgate/internal/store"
@@ -45,6 +66,28 @@ type Limiter struct {
 	limit  int
 	window time.Duration
 	q      queries
+	mono   Monotonic // nil: slots are aged by wall time alone
+}
+
+// SetMonotonic has the limiter record, with each slot it takes, a reading
+// of m, and age the slots that carry a reading of the same clock by it
+// rather than by the wall clock (see the package comment). Set it before
+// the limiter is used. Tests that fabricate now leave it unset or give a
+// fabricated clock.
+func (l *Limiter) SetMonotonic(m Monotonic) { l.mono = m }
+
+// noClock names no clock: a limiter without a monotonic clock treats every
+// slot as another clock's.
+const noClock = "-"
+
+// reading is the limiter's clock and its reading; ("", 0) and noClock
+// without one.
+func (l *Limiter) reading() (store, match string, ms int64) {
+	if l.mono == nil {
+		return "", noClock, 0
+	}
+	c, ms := l.mono()
+	return c, c, ms
 }
 
 // Buckets: each limit counts its own slots in the shared table, so organising
@@ -56,14 +99,21 @@ const (
 
 // queries are the limiter's statements, written once for both engines and
 // rebound to the store's placeholders.
-type queries struct{ prune, window, insert, release string }
+type queries struct{ prune, window, insert, release, adopt, redate, hasRef, restore string }
 
 func newQueries(db *store.DB) queries {
 	return queries{
-		prune:   db.Rebind(`DELETE FROM ratelimit_slots WHERE bucket = ? AND at_ms <= ?`),
-		window:  db.Rebind(`SELECT at_ms FROM ratelimit_slots WHERE bucket = ? AND at_ms > ? ORDER BY at_ms`),
-		insert:  db.Rebind(`INSERT INTO ratelimit_slots (bucket, at_ms, ref) VALUES (?, ?, ?) RETURNING id`),
+		// A slot of this limiter's clock is pruned by its reading, any
+		// other by its wall time.
+		prune: db.Rebind(`DELETE FROM ratelimit_slots WHERE bucket = ? AND ((clock = ? AND mono_ms <= ?) OR (clock <> ? AND at_ms <= ?))`),
+		window: db.Rebind(`SELECT at_ms, clock, mono_ms FROM ratelimit_slots
+			WHERE bucket = ? AND ((clock = ? AND mono_ms > ?) OR (clock <> ? AND at_ms > ?))`),
+		insert:  db.Rebind(`INSERT INTO ratelimit_slots (bucket, at_ms, ref, clock, mono_ms) VALUES (?, ?, ?, ?, ?) RETURNING id`),
 		release: db.Rebind(`DELETE FROM ratelimit_slots WHERE id = ?`),
+		adopt:   db.Rebind(`UPDATE ratelimit_slots SET clock = ?, mono_ms = ? WHERE bucket = ? AND clock <> ? AND at_ms > ?`),
+		redate:  db.Rebind(`UPDATE ratelimit_slots SET at_ms = ? WHERE bucket = ? AND at_ms > ?`),
+		hasRef:  db.Rebind(`SELECT count(*) FROM ratelimit_slots WHERE bucket = ? AND ref = ?`),
+		restore: db.Rebind(`INSERT INTO ratelimit_slots (bucket, at_ms, ref) VALUES (?, ?, ?)`),
 	}
 }
 
@@ -138,11 +188,12 @@ type Reservation struct {
 // without reserving anything. DEV_MODE uses it to say whether a send would
 // have been allowed.
 func (l *Limiter) Check(ctx context.Context, now time.Time) (time.Duration, error) {
-	rows, err := l.db.QueryContext(ctx, l.q.window, l.bucket, l.windowStart(now))
+	_, clock, ms := l.reading()
+	rows, err := l.db.QueryContext(ctx, l.q.window, l.bucket, clock, ms-l.window.Milliseconds(), clock, l.windowStart(now))
 	if err != nil {
 		return 0, fmt.Errorf("checking rate limit: %w", err)
 	}
-	retry, err := l.retryAfter(rows, now)
+	retry, err := l.retryAfter(rows, now, clock, ms)
 	if err != nil {
 		return 0, fmt.Errorf("checking rate limit: %w", err)
 	}
@@ -159,6 +210,7 @@ func (l *Limiter) Check(ctx context.Context, now time.Time) (time.Duration, erro
 func (l *Limiter) Reserve(ctx context.Context, now time.Time, ref string) (*Reservation, error) {
 	var id int64
 	var limited *LimitError
+	stored, clock, ms := l.reading()
 	err := l.db.Write(ctx, func(tx *sql.Tx) error {
 		limited = nil
 		if l.db.Dialect == store.Postgres {
@@ -174,14 +226,24 @@ func (l *Limiter) Reserve(ctx context.Context, now time.Time, ref string) (*Rese
 		// Rows far outside any window are dead weight; keeping a day (or two
 		// windows) leaves room for processes configured with longer windows.
 		keep := max(2*l.window, 24*time.Hour)
-		if _, err := tx.ExecContext(ctx, l.q.prune, l.bucket, now.Add(-keep).UnixMilli()); err != nil {
+		if _, err := tx.ExecContext(ctx, l.q.prune, l.bucket, clock, ms-keep.Milliseconds(), clock, now.Add(-keep).UnixMilli()); err != nil {
 			return err
 		}
-		rows, err := tx.QueryContext(ctx, l.q.window, l.bucket, l.windowStart(now))
+		// A slot dated in the future (the wall clock stepped back since, or
+		// another host's runs ahead) counts as taken now, and from now on:
+		// taken over by this limiter's clock, or re-dated without one.
+		if stored != "" {
+			if _, err := tx.ExecContext(ctx, l.q.adopt, stored, ms, l.bucket, stored, now.UnixMilli()); err != nil {
+				return err
+			}
+		} else if _, err := tx.ExecContext(ctx, l.q.redate, now.UnixMilli(), l.bucket, now.UnixMilli()); err != nil {
+			return err
+		}
+		rows, err := tx.QueryContext(ctx, l.q.window, l.bucket, clock, ms-l.window.Milliseconds(), clock, l.windowStart(now))
 		if err != nil {
 			return err
 		}
-		retry, err := l.retryAfter(rows, now)
+		retry, err := l.retryAfter(rows, now, clock, ms)
 		if err != nil {
 			return err
 		}
@@ -189,7 +251,7 @@ func (l *Limiter) Reserve(ctx context.Context, now time.Time, ref string) (*Rese
 			limited = &LimitError{Limit: l.limit, Window: l.window, RetryAfter: retry}
 			return nil // commit the pruning; reserve nothing
 		}
-		return tx.QueryRowContext(ctx, l.q.insert, l.bucket, now.UnixMilli(), ref).Scan(&id)
+		return tx.QueryRowContext(ctx, l.q.insert, l.bucket, now.UnixMilli(), ref, stored, ms).Scan(&id)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("reserving send slot: %w", err)
@@ -215,18 +277,25 @@ func (l *Limiter) windowStart(now time.Time) int64 {
 	return now.Add(-l.window).UnixMilli()
 }
 
-// retryAfter consumes rows (slot times in the window, oldest first) and
-// returns how long until fewer than limit remain in the window. Slots dated
-// after now (clock skew between processes) count too.
-func (l *Limiter) retryAfter(rows *sql.Rows, now time.Time) (time.Duration, error) {
+// retryAfter consumes rows (the slots in the window) and returns how long
+// until fewer than limit remain in the window. A slot of the limiter's clock
+// (clock, ms) is as old as that clock says; any other is as old as its wall
+// time says, a time after now counting as now. So no slot is younger than
+// 0, and none holds longer than one window from now.
+func (l *Limiter) retryAfter(rows *sql.Rows, now time.Time, clock string, ms int64) (time.Duration, error) {
 	defer rows.Close()
-	var ats []int64
+	nowMS := now.UnixMilli()
+	var ats []int64 // when each slot was taken, in now's terms
 	for rows.Next() {
-		var at int64
-		if err := rows.Scan(&at); err != nil {
+		var at, mono int64
+		var c string
+		if err := rows.Scan(&at, &c, &mono); err != nil {
 			return 0, err
 		}
-		ats = append(ats, at)
+		if c == clock {
+			at = nowMS - max(ms-mono, 0)
+		}
+		ats = append(ats, min(at, nowMS))
 	}
 	if err := rows.Err(); err != nil {
 		return 0, err
@@ -234,7 +303,45 @@ func (l *Limiter) retryAfter(rows *sql.Rows, now time.Time) (time.Duration, erro
 	if len(ats) < l.limit {
 		return 0, nil
 	}
+	slices.Sort(ats)
 	// Once the oldest len-limit+1 slots have left the window, one is free.
 	frees := time.UnixMilli(ats[len(ats)-l.limit]).Add(l.window)
 	return max(frees.Sub(now), time.Millisecond), nil
+}
+
+// Past is a slot taken before this store kept the window: a send the audit
+// log holds (see Restore).
+type Past struct {
+	At  time.Time
+	Ref string // unique per send, so a second Restore adds nothing
+}
+
+// Restore puts slots back into the window from another record of the sends
+// (the audit log), when the store that held them was lost: without them a
+// new store would allow a full window's quota at once. A slot whose Ref is
+// already in the bucket is skipped, so servers restoring at once, or twice,
+// add each send once. It returns how many slots it added.
+func (l *Limiter) Restore(ctx context.Context, past []Past) (int, error) {
+	added := 0
+	err := l.db.Write(ctx, func(tx *sql.Tx) error {
+		added = 0
+		for _, p := range past {
+			var n int
+			if err := tx.QueryRowContext(ctx, l.q.hasRef, l.bucket, p.Ref).Scan(&n); err != nil {
+				return err
+			}
+			if n > 0 {
+				continue
+			}
+			if _, err := tx.ExecContext(ctx, l.q.restore, l.bucket, p.At.UnixMilli(), p.Ref); err != nil {
+				return err
+			}
+			added++
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("restoring the send window: %w", err)
+	}
+	return added, nil
 }

@@ -30,11 +30,13 @@ func TestStateDBReadableByOtherUsers(t *testing.T) {
 	}
 	db.Close()
 
+	// A store an older mailgate left readable by others.
 	old := filepath.Join(t.TempDir(), "old.db")
-	if err := os.WriteFile(old, nil, 0o644); err != nil {
+	if db, err = Open(ctx, old); err != nil {
 		t.Fatal(err)
 	}
-	os.Chmod(old, 0o644) // whatever the umask
+	db.Close()
+	os.Chmod(old, 0o644)
 	db, err = Open(ctx, old)
 	if err != nil {
 		t.Fatal(err)

@@ -80,6 +80,10 @@ func openPostgres(ctx context.Context, dsn string) (*DB, error) {
 		sqldb.Close()
 		return nil, fmt.Errorf("opening store: PostgreSQL at %s: %w", where, err)
 	}
+	if db.Fresh, err = db.fresh(ctx); err != nil {
+		sqldb.Close()
+		return nil, fmt.Errorf("opening store: PostgreSQL at %s: %w", where, err)
+	}
 	return db, nil
 }
 

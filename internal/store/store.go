@@ -60,6 +60,11 @@ type DB struct {
 	// Where names the store for messages: the SQLite path, or the
 	// PostgreSQL URL without its password.
 	Where string
+	// Fresh is set when the store held no migration when it was opened: a
+	// SQLite file this Open created, or a new PostgreSQL database. Beside
+	// a vault with history, that history is not in it (cmd/mailgate says
+	// so, and rebuilds the send-limit history from the audit log).
+	Fresh bool
 }
 
 // IsPostgres reports whether dsn selects PostgreSQL rather than a SQLite
@@ -135,7 +140,22 @@ func openSQLite(ctx context.Context, path string) (*DB, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("opening store: %w", err)
 	}
+	missing, err := checkExisting(path)
+	if err != nil {
+		return nil, fmt.Errorf("opening store: %w", err)
+	}
+	if missing {
+		if err := createSQLite(ctx, path); err != nil {
+			return nil, fmt.Errorf("creating store %s: %w", path, err)
+		}
+	}
 	if err := ownerOnly(path); err != nil {
+		return nil, fmt.Errorf("opening store: %w", err)
+	}
+	// Checked on a connection that changes nothing (the store's own
+	// connections switch the file to WAL, rewriting its header), so a
+	// refused file is left exactly as found.
+	if err := verifySQLite(ctx, path); err != nil {
 		return nil, fmt.Errorf("opening store: %w", err)
 	}
 	q := url.Values{}
@@ -165,11 +185,7 @@ func openSQLite(ctx context.Context, path string) (*DB, error) {
 		return nil, fmt.Errorf("opening store %s: %w", path, err)
 	}
 	db := &DB{DB: sqldb, Dialect: SQLite, Path: path, Where: path}
-	if _, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
-		component TEXT NOT NULL,
-		version   TEXT NOT NULL,
-		applied_at TEXT NOT NULL,
-		PRIMARY KEY (component, version))`); err != nil {
+	if db.Fresh, err = db.fresh(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("opening store %s: %w", path, err)
 	}

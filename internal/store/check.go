@@ -1,0 +1,209 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// A store that lost its history must never be replaced silently: the
+// send-limit history, the approval ledger and the agents' mail live in it.
+// The original code opened whatever it found, and SQLite turns a 0-byte
+// file into a new empty database: a truncated state.db started as a fresh
+// store (rc 0, ready), and one with damaged pages started and failed every
+// send later with "database disk image is malformed". So an existing file is
+// checked before anything is written to it, and a store is created only
+// where no file exists, atomically (createSQLite), so that a 0-byte file is
+// always damage, never a first start interrupted.
+
+// DamagedError refuses a SQLite store file that exists but cannot be trusted:
+// empty, not an SQLite database, without mailgate's schema, or failing
+// SQLite's quick_check. Its text says what was found and what to do.
+type DamagedError struct {
+	Path    string
+	Problem string // "is empty (0 bytes)", …
+}
+
+func (e *DamagedError) Error() string {
+	return fmt.Sprintf("the store %s %s. mailgate does not start on it, nor replace it with a new empty store: "+
+		"it holds the send-limit history, the approval ledger and the agents' mail. "+
+		"Restore it from a backup; or, to start with a new store, move it aside (mv %s %s.broken) "+
+		"and start again: a new store is created, the send-limit history is rebuilt from the audit log, "+
+		"and the approval ledger and agent mail start empty",
+		e.Path, e.Problem, e.Path, e.Path)
+}
+
+// checkExisting refuses a file at path that is empty or not a regular file
+// before SQLite opens it (SQLite would take a 0-byte file for a new
+// database). It reports whether the file is missing.
+func checkExisting(path string) (missing bool, err error) {
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return true, nil
+	case err != nil:
+		return false, err
+	case !fi.Mode().IsRegular():
+		return false, &DamagedError{Path: path, Problem: "is not a regular file"}
+	case fi.Size() == 0:
+		// A -wal beside it may hold pages, but without the main file's
+		// header SQLite cannot use them: still a lost store.
+		return false, &DamagedError{Path: path, Problem: "is empty (0 bytes)"}
+	}
+	return false, nil
+}
+
+// verifySQLite checks an open SQLite store: it is an SQLite database, it has
+// mailgate's schema_migrations table, and quick_check finds no damaged page
+// (a scan of every page, milliseconds for a store of a few MiB).
+func verifySQLite(ctx context.Context, path string) error {
+	q := url.Values{}
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", BusyTimeout.Milliseconds()))
+	db, err := sql.Open("sqlite", "file:"+(&url.URL{Path: path}).EscapedPath()+"?"+q.Encode())
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	var n int
+	err = db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'`).Scan(&n)
+	if err != nil {
+		if isNotADB(err) {
+			return &DamagedError{Path: path, Problem: "is not an SQLite database (" + err.Error() + ")"}
+		}
+		if isCorrupt(err) {
+			return &DamagedError{Path: path, Problem: "is damaged (" + err.Error() + ")"}
+		}
+		return err
+	}
+	if n == 0 {
+		return &DamagedError{Path: path, Problem: "is an SQLite database without mailgate's schema (no schema_migrations table): it is not a mailgate store"}
+	}
+	rows, err := db.QueryContext(ctx, `PRAGMA quick_check(5)`)
+	if err != nil {
+		if isCorrupt(err) || isNotADB(err) {
+			return &DamagedError{Path: path, Problem: "is damaged (" + err.Error() + ")"}
+		}
+		return err
+	}
+	defer rows.Close()
+	var problems []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			return err
+		}
+		if s != "ok" {
+			problems = append(problems, s)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		if isCorrupt(err) || isNotADB(err) {
+			return &DamagedError{Path: path, Problem: "is damaged (" + err.Error() + ")"}
+		}
+		return err
+	}
+	if len(problems) > 0 {
+		return &DamagedError{Path: path, Problem: "is damaged (SQLite's quick_check: " + strings.Join(problems, "; ") + ")"}
+	}
+	return nil
+}
+
+// sqliteCode is the primary result code of a SQLite error, -1 for others.
+func sqliteCode(err error) int {
+	var coder interface{ Code() int }
+	if errors.As(err, &coder) {
+		return coder.Code() & 0xff
+	}
+	return -1
+}
+
+func isNotADB(err error) bool  { return sqliteCode(err) == 26 } // SQLITE_NOTADB
+func isCorrupt(err error) bool { return sqliteCode(err) == 11 } // SQLITE_CORRUPT
+
+// createSQLite creates the store at path with its schema_migrations table,
+// atomically: the database is built under a temporary name beside it and
+// linked into place only when whole, so a process killed while creating
+// leaves no 0-byte state.db (which the next start would rightly refuse). Of
+// several processes creating the store at once, one link wins; the others
+// use its file.
+func createSQLite(ctx context.Context, path string) error {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".new-"+hex.EncodeToString(b[:]))
+	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	f.Close()
+	defer os.Remove(tmp)
+	sqldb, err := sql.Open("sqlite", "file:"+(&url.URL{Path: tmp}).EscapedPath())
+	if err != nil {
+		return err
+	}
+	_, err = sqldb.ExecContext(ctx, schemaMigrationsSQLite)
+	if cerr := sqldb.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	if err := syncFile(tmp); err != nil {
+		return err
+	}
+	if err := os.Link(tmp, path); err != nil && !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	return syncFile(filepath.Dir(path))
+}
+
+func syncFile(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := f.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) { // a folder on some platforms
+		return err
+	}
+	return nil
+}
+
+const schemaMigrationsSQLite = `CREATE TABLE IF NOT EXISTS schema_migrations (
+		component TEXT NOT NULL,
+		version   TEXT NOT NULL,
+		applied_at TEXT NOT NULL,
+		PRIMARY KEY (component, version))`
+
+// fresh reports whether the store holds no migration yet: it was just
+// created (or is a new PostgreSQL database), so whatever history the vault
+// and the audit log hold is not in it.
+func (db *DB) fresh(ctx context.Context) (bool, error) {
+	var n int
+	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations`).Scan(&n); err != nil {
+		return false, err
+	}
+	return n == 0, nil
+}
+
+// CreatedAt is when the store's first migration was applied: when this
+// store began keeping history (zero if it holds none yet).
+func (db *DB) CreatedAt(ctx context.Context) (time.Time, error) {
+	var s sql.NullString
+	if err := db.QueryRowContext(ctx, `SELECT min(applied_at) FROM schema_migrations`).Scan(&s); err != nil {
+		return time.Time{}, err
+	}
+	if !s.Valid {
+		return time.Time{}, nil
+	}
+	return time.Parse(time.RFC3339Nano, s.String)
+}
