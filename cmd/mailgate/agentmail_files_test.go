@@ -143,3 +143,38 @@ func TestAgentMailFilesThroughBinary(t *testing.T) {
 		t.Fatalf("the project's own file: %s", text)
 	}
 }
+
+// TestDoctorWarnsTokenlessHTTPAndBadProjects (issue 32): doctor warns when
+// serve --http would run without a token, and when the store holds a
+// project whose folder is /, the home or a folder holding it; a clean
+// configuration gets ok lines.
+func TestDoctorWarnsTokenlessHTTPAndBadProjects(t *testing.T) {
+	w := newFilesWorld(t)
+	env := []string{"HOME=" + w.base, "MAILGATE_HOME=" + w.home, "MAILGATE_DB=" + w.db, "MAILGATE_TOOLS=agentmail"}
+
+	r := newSetupRun(env, nil, "doctor")
+	if code := r.run(t); code != 0 {
+		t.Fatalf("clean: exit %d\n%s%s", code, r.stdout, r.stderr)
+	}
+	for name, want := range map[string]string{"http auth": "the first one generates it", "agent projects": "no project is /"} {
+		if l, _, ok := doctorLine(r.stdout.String(), "ok", name); !ok || !strings.Contains(l, want) {
+			t.Errorf("no ok line for %s with %q:\n%s", name, want, r.stdout)
+		}
+	}
+
+	w.seedProjects(t, "/", w.home, w.base, w.proj)
+	r = newSetupRun(append(env, "AGENT_MAIL_HTTP_AUTH=none"), nil, "doctor", "--strict")
+	if code := r.run(t); code != 1 {
+		t.Fatalf("--strict with warnings: exit %d\n%s%s", code, r.stdout, r.stderr)
+	}
+	out := r.stdout.String()
+	if l, fix, ok := doctorLine(out, "warn", "http auth"); !ok || !strings.Contains(l, "without a bearer token") || !strings.Contains(fix, "config unset AGENT_MAIL_HTTP_AUTH") {
+		t.Errorf("no warning about the tokenless HTTP mode:\n%s", out)
+	}
+	l, fix, ok := doctorLine(out, "warn", "agent projects")
+	if !ok || !strings.Contains(l, "3 agent-mail project(s)") || !strings.Contains(l, "/ (it is the root folder") ||
+		!strings.Contains(l, w.home+" (it is mailgate's home") || !strings.Contains(l, w.base+" (it holds mailgate's home") ||
+		strings.Contains(l, w.proj) || !strings.Contains(fix, "ensure_project") {
+		t.Errorf("agent projects line:\n%s", out)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/mailgate/mailgate/internal/agentmail"
 	"github.com/mailgate/mailgate/internal/agentmail/amstore"
 	"github.com/mailgate/mailgate/internal/config"
 	"github.com/mailgate/mailgate/internal/doctor"
@@ -44,6 +45,7 @@ func doctorCmd(ctx context.Context, env *environment, args []string) error {
 	checks := doctor.Run(ctx, cfg, doctor.Options{
 		Scopes: neededScopes(cfg), ToolsLeftOut: toolsLeftOut(cfg), Migrate: serveMigrations(cfg),
 		ClientConfigs: clientConfigFiles(env.getenv), UserHome: userHomeDir(env.getenv), Live: *live,
+		BadProjects: badProjects(cfg),
 	})
 	doctor.Write(env.stdout, cfg.Home, checks)
 	fails, warns := doctor.Counts(checks)
@@ -98,5 +100,31 @@ func serveMigrations(cfg *config.Config) func(context.Context, *store.DB) error 
 			return st.Close()
 		}
 		return nil
+	}
+}
+
+// badProjects lists the store's agent-mail projects whose folder no project
+// may be (agentmail.ProjectKeyProblem), as "key (reason)".
+func badProjects(cfg *config.Config) func(context.Context, *store.DB) ([]string, error) {
+	return func(ctx context.Context, db *store.DB) ([]string, error) {
+		st, err := amstore.Open(ctx, db)
+		if err != nil {
+			return nil, err
+		}
+		defer st.Close()
+		var ps []agentmail.Project
+		if err := st.Read(ctx, func(tx agentmail.Tx) (err error) {
+			ps, err = tx.Projects(ctx)
+			return err
+		}); err != nil {
+			return nil, err
+		}
+		var bad []string
+		for _, p := range ps {
+			if problem := agentmail.ProjectKeyProblem(p.HumanKey, protectedPaths(cfg)); problem != "" {
+				bad = append(bad, fmt.Sprintf("%s (%s)", p.HumanKey, problem))
+			}
+		}
+		return bad, nil
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"strings"
 
 	"github.com/mailgate/mailgate/internal/config"
 	"github.com/mailgate/mailgate/internal/httpserver"
@@ -34,25 +35,28 @@ func setGCPercent(getenv func(string) string, percent int) (restore func()) {
 // serveHTTP serves MCP over Streamable HTTP (cfg.HTTPPath, also /api/) and
 // legacy HTTP+SSE (/sse) on addr until ctx ends (SIGINT/SIGTERM), then
 // finishes the calls in flight and closes the store. Everything it says goes
-// to the log on stderr; stdout is unused.
-func serveHTTP(ctx context.Context, env *environment, cfg *config.Config, logger *slog.Logger, addr string, useSandbox bool) error {
-	// The email tools are served over HTTP only with a token (see
-	// checkHTTPAuth). Rather than refuse to start on a fresh machine, a
-	// server that would serve them without one generates one and saves it
-	// in the home's settings, where clients' configuration finds it.
+// to the log on stderr; stdout is unused. public allows an address other
+// machines can reach (--public).
+func serveHTTP(ctx context.Context, env *environment, cfg *config.Config, logger *slog.Logger, addr string, useSandbox, public bool) error {
+	// A port is reachable by every local user and process (and, on another
+	// address, by the network), and agent mail reads project files, so HTTP
+	// needs a bearer token unless AGENT_MAIL_HTTP_AUTH=none asks otherwise
+	// by name. Rather than refuse to start on a fresh machine, a server
+	// without one generates one and saves it in the home's settings, where
+	// clients' configuration finds it.
+	if err := checkHTTPAuth(cfg, public); err != nil {
+		return err
+	}
 	savedIn := ""
-	if cfg.BearerToken == "" && cfg.HasTools(config.ToolsEmail) {
+	if cfg.HTTPAuth != httpAuthNone && cfg.BearerToken == "" {
 		var err error
 		if savedIn, err = ensureBearerToken(cfg); err != nil {
 			return err
 		}
 	}
-	if err := checkHTTPAuth(cfg); err != nil {
-		return err
-	}
 	// Bind before opening anything: a refused or busy address fails at once,
 	// with nothing to undo.
-	ln, err := httpserver.Listen(ctx, addr, cfg.BearerToken != "")
+	ln, err := httpserver.Listen(ctx, addr, public)
 	if err != nil {
 		return err
 	}
@@ -88,30 +92,58 @@ func serveHTTP(ctx context.Context, env *environment, cfg *config.Config, logger
 		return fmt.Errorf("serving HTTP: %w", err)
 	}
 	base := "http://" + ln.Addr().String()
+	switch {
+	case cfg.HTTPAuth == httpAuthNone:
+		logger.Warn("HTTP WITHOUT A BEARER TOKEN (AGENT_MAIL_HTTP_AUTH=none): every local user and process can call the "+
+			strings.Join(cfg.Tools, ", ")+" tools at "+base+cfg.HTTPPath+"; only Origin and Host are checked. "+
+			"Unset AGENT_MAIL_HTTP_AUTH to require the bearer token", "addr", ln.Addr().String())
+	case public:
+		logger.Warn("HTTP on an address other machines can reach (--public): whoever reaches "+ln.Addr().String()+
+			" and holds the bearer token can use the "+strings.Join(cfg.Tools, ", ")+" tools"+exposes(cfg), "addr", ln.Addr().String())
+	}
 	logger.Info("mailgate serving over HTTP", app.startAttrs(cfg, "url", base+cfg.HTTPPath, "sse", base+httpserver.SSEPath, "auth", authMode(cfg, savedIn))...)
 	return httpserver.Serve(ctx, ln, h, httpserver.DefaultGrace)
 }
 
+// httpAuthNone is AGENT_MAIL_HTTP_AUTH's tokenless mode.
+const httpAuthNone = "none"
+
 // checkHTTPAuth refuses, before anything is opened, a bearer token too weak
 // to be one (whitespace, a short password: see httpserver.CheckToken), and
-// the email tools over HTTP without a token. On loopback every local user
-// and process can reach the port; without a token each of them could read
-// the mailbox and ask for sends, so the mailbox is served only to whoever
-// holds the token. The agent-mail tool sets stay available without one on
-// loopback, as before.
-func checkHTTPAuth(cfg *config.Config) error {
+// the tokenless mode anywhere but where it was meant for: clients of the
+// agent-mail contract that cannot send a token, on loopback. Without a
+// token every local user and process could use the mailbox, so the email
+// tools never go without one; and a public server never does.
+func checkHTTPAuth(cfg *config.Config, public bool) error {
+	if cfg.HTTPAuth == httpAuthNone {
+		switch {
+		case cfg.BearerToken != "":
+			return &config.Error{Var: "AGENT_MAIL_HTTP_AUTH", Msg: "none, but AGENT_MAIL_BEARER_TOKEN is set: a tokenless server would accept requests without it; " +
+				"unset one of them (mailgate config unset AGENT_MAIL_BEARER_TOKEN, or unset AGENT_MAIL_HTTP_AUTH to keep the token)"}
+		case cfg.HasTools(config.ToolsEmail):
+			return &config.Error{Var: "AGENT_MAIL_HTTP_AUTH", Msg: "none serves only the agent-mail tool sets (agentmail, channels, mailbox), and MAILGATE_TOOLS has email: " +
+				"every local user and process could use the mailbox; set MAILGATE_TOOLS=agentmail, or unset AGENT_MAIL_HTTP_AUTH to use the bearer token"}
+		case public:
+			return &config.Error{Var: "AGENT_MAIL_HTTP_AUTH", Msg: "none is for loopback only, and --public asks for an address other machines can reach: " +
+				"unset AGENT_MAIL_HTTP_AUTH (the first serve --http generates and saves a bearer token)"}
+		}
+		return nil
+	}
 	if cfg.BearerToken != "" {
 		if err := httpserver.CheckToken(cfg.BearerToken); err != nil {
 			return &config.Error{Var: "AGENT_MAIL_BEARER_TOKEN", Msg: err.Error()}
 		}
-		return nil
-	}
-	if cfg.HasTools(config.ToolsEmail) {
-		return &config.Error{Var: "AGENT_MAIL_BEARER_TOKEN", Msg: "the email tools are served over HTTP only with a bearer token, " +
-			"even on loopback (every local user and process could otherwise use the mailbox): " +
-			"set AGENT_MAIL_BEARER_TOKEN (generate one with `openssl rand -hex 32`), or serve only the agent-mail tools with MAILGATE_TOOLS=agentmail"}
 	}
 	return nil
+}
+
+// exposes says what the email tools give whoever holds the token, for the
+// --public start line.
+func exposes(cfg *config.Config) string {
+	if cfg.HasTools(config.ToolsEmail) {
+		return " (the email tools read the mailbox and ask for sends through the approval gate)"
+	}
+	return ""
 }
 
 // authMode names the authentication in the startup log, never the token.
@@ -123,5 +155,5 @@ func authMode(cfg *config.Config, savedIn string) string {
 	case cfg.BearerToken != "":
 		return "bearer token (AGENT_MAIL_BEARER_TOKEN)"
 	}
-	return "none (loopback only)"
+	return "none (AGENT_MAIL_HTTP_AUTH=none: loopback only, agent-mail tools only)"
 }

@@ -233,8 +233,10 @@ func TestHTTPBinary(t *testing.T) {
 	}
 }
 
-// TestHTTPRefusesNonLoopbackWithoutToken: the binary exits 1 with one line.
-func TestHTTPRefusesNonLoopbackWithoutToken(t *testing.T) {
+// TestHTTPRefusesNonLoopbackWithoutPublic (issue 33 item 4): an address
+// other machines can reach is served only with --public, whatever the tool
+// sets and even with a token; the binary exits 1 with one line naming it.
+func TestHTTPRefusesNonLoopbackWithoutPublic(t *testing.T) {
 	tests := []struct {
 		name string
 		args []string
@@ -243,21 +245,104 @@ func TestHTTPRefusesNonLoopbackWithoutToken(t *testing.T) {
 		{"flag", []string{"--http", "0.0.0.0:0"}, nil},
 		{"flag with =", []string{"--http=:0"}, nil},
 		{"AGENT_MAIL_HTTP_ADDR", []string{"--http"}, []string{"AGENT_MAIL_HTTP_ADDR=0.0.0.0:8765"}},
+		{"with a token", []string{"--http", "0.0.0.0:0"}, []string{"AGENT_MAIL_BEARER_TOKEN=" + httpToken}},
+		{"email tools with a token", []string{"--http", "0.0.0.0:0"}, []string{"AGENT_MAIL_BEARER_TOKEN=" + httpToken, "MAILGATE_TOOLS=email"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			cmd := exec.Command(builtBinary(t), append([]string{"serve", "--sandbox"}, tc.args...)...)
-			// Agent-mail tools only: the email tools need a token even on
-			// loopback (TestHTTPEmailToolsOnLoopbackWithoutToken).
-			cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "MAILGATE_HOME=" + t.TempDir(), "MAILGATE_TOOLS=agentmail"}, tc.env...)
-			out, err := cmd.CombinedOutput()
-			var ee *exec.ExitError
-			if !errors.As(err, &ee) || ee.ExitCode() != 1 {
-				t.Fatalf("exit: %v, want status 1\n%s", err, out)
+			line := runServeRefused(t, append([]string{"--sandbox"}, tc.args...), append([]string{"MAILGATE_TOOLS=agentmail"}, tc.env...)...)
+			if !strings.Contains(line, "refusing to serve HTTP") || !strings.Contains(line, "--public") {
+				t.Fatalf("want one line naming --public, got:\n%s", line)
 			}
-			line := strings.TrimSuffix(string(out), "\n")
-			if strings.Contains(line, "\n") || !strings.Contains(line, "refusing to serve HTTP") || !strings.Contains(line, "AGENT_MAIL_BEARER_TOKEN") {
-				t.Fatalf("want one line naming AGENT_MAIL_BEARER_TOKEN, got:\n%s", out)
+		})
+	}
+}
+
+// TestHTTPPublic: with --public, a non-loopback address is served, with the
+// bearer token (generated when unset, as on loopback), and the start says
+// in a WARN line what it exposes to whom.
+func TestHTTPPublic(t *testing.T) {
+	home := t.TempDir()
+	cmd := exec.Command(builtBinary(t), "serve", "--sandbox", "--public", "--http", "0.0.0.0:0")
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "MAILGATE_HOME=" + home, "MAILGATE_LOG_LEVEL=info"}
+	s := runHTTPServer(t, cmd, nil, func(s *httpServer, err error) {})
+	logs := s.logs()
+	if !strings.Contains(logs, "level=WARN") || !strings.Contains(logs, "--public") || !strings.Contains(logs, "email, agentmail tools") ||
+		!strings.Contains(logs, "read the mailbox") {
+		t.Fatalf("no WARN line saying what --public exposes:\n%s", logs)
+	}
+	settings, _ := os.ReadFile(filepath.Join(home, ".env"))
+	if !strings.Contains(string(settings), "AGENT_MAIL_BEARER_TOKEN=") {
+		t.Fatalf("a public server without a generated token:\n%s", settings)
+	}
+	port := s.base[strings.LastIndex(s.base, ":"):]
+	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`
+	if code, _ := httpDo(t, "POST", "http://127.0.0.1"+port+"/mcp/", init, map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}); code != http.StatusUnauthorized {
+		t.Fatalf("initialize without the token on a public server: %d, want 401", code)
+	}
+	// --public means nothing without --http.
+	if out, err := exec.Command(builtBinary(t), "serve", "--public").CombinedOutput(); err == nil || !strings.Contains(string(out), "--public is for serve --http") {
+		t.Fatalf("serve --public over stdio: %v\n%s", err, out)
+	}
+}
+
+// TestHTTPTokenlessMode: AGENT_MAIL_HTTP_AUTH=none is the one way to serve
+// HTTP without a token, for the contract's clients that cannot send one:
+// the agent-mail sets only, on loopback only, with Origin and Host checked
+// and a WARN line at start. With the email tools, a token set, --public or
+// a non-loopback address it refuses to start.
+func TestHTTPTokenlessMode(t *testing.T) {
+	for _, tools := range []string{"agentmail", "channels,mailbox"} {
+		t.Run(tools, func(t *testing.T) {
+			home := t.TempDir()
+			s := startHTTPServer(t, "MAILGATE_TOOLS="+tools, "AGENT_MAIL_HTTP_AUTH=none", "MAILGATE_HOME="+home)
+			if !regexp.MustCompile(`level=WARN msg="HTTP WITHOUT A BEARER TOKEN \(AGENT_MAIL_HTTP_AUTH=none\): every local user and process can call`).MatchString(s.logs()) {
+				t.Errorf("no WARN line at start:\n%s", s.logs())
+			}
+			if b, _ := os.ReadFile(filepath.Join(home, ".env")); strings.Contains(string(b), "AGENT_MAIL_BEARER_TOKEN") {
+				t.Errorf("a token was generated in the tokenless mode")
+			}
+			init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`
+			h := func(kv ...string) map[string]string {
+				m := map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+				for i := 0; i+1 < len(kv); i += 2 {
+					m[kv[i]] = kv[i+1]
+				}
+				return m
+			}
+			for _, c := range []struct {
+				name string
+				hdr  map[string]string
+				want int
+			}{
+				{"no token", h(), 200},
+				{"cross-site Origin", h("Origin", "https://evil.example", "Sec-Fetch-Site", "cross-site"), 403},
+				{"foreign Origin", h("Origin", "http://evil.example"), 403},
+				{"foreign Host (DNS rebinding)", h("Host", "attacker.example:80"), 403},
+			} {
+				if code, _ := httpDo(t, "POST", s.url, init, c.hdr); code != c.want {
+					t.Errorf("%s: status %d, want %d", c.name, code, c.want)
+				}
+			}
+		})
+	}
+	for _, c := range []struct {
+		name string
+		args []string
+		env  []string
+		want string
+	}{
+		{"default tool sets (email)", []string{"--http", "127.0.0.1:0"}, nil, "MAILGATE_TOOLS has email"},
+		{"email tools", []string{"--http", "127.0.0.1:0"}, []string{"MAILGATE_TOOLS=email"}, "MAILGATE_TOOLS has email"},
+		{"email beside agentmail", []string{"--http", "127.0.0.1:0"}, []string{"MAILGATE_TOOLS=agentmail,email"}, "MAILGATE_TOOLS has email"},
+		{"a token set", []string{"--http", "127.0.0.1:0"}, []string{"MAILGATE_TOOLS=agentmail", "AGENT_MAIL_BEARER_TOKEN=" + httpToken}, "AGENT_MAIL_BEARER_TOKEN is set"},
+		{"--public", []string{"--public", "--http", "0.0.0.0:0"}, []string{"MAILGATE_TOOLS=agentmail"}, "none is for loopback only"},
+		{"not loopback", []string{"--http", "0.0.0.0:0"}, []string{"MAILGATE_TOOLS=agentmail"}, "not a loopback address"},
+	} {
+		t.Run("refused: "+c.name, func(t *testing.T) {
+			line := runServeRefused(t, append([]string{"--sandbox"}, c.args...), append([]string{"AGENT_MAIL_HTTP_AUTH=none"}, c.env...)...)
+			if !strings.Contains(line, c.want) {
+				t.Fatalf("got %q, want %q", line, c.want)
 			}
 		})
 	}
@@ -358,14 +443,29 @@ func TestHTTPExternalClients(t *testing.T) {
 	if n := strings.Count(s.logs(), "status=401"); n != 0 {
 		t.Fatalf("%d requests were refused: a client did not send the token", n)
 	}
+
+	// The contract's clients that cannot send a token: the agent-mail tools
+	// in the tokenless mode asked for by name.
+	t.Run("typescript sdk without a token (AGENT_MAIL_HTTP_AUTH=none)", func(t *testing.T) {
+		open := startHTTPServer(t, "MAILGATE_TOOLS=agentmail", "AGENT_MAIL_HTTP_AUTH=none")
+		script, _ := filepath.Abs("../../.ci/ts-http-client.mjs")
+		cmd := exec.Command("node", script, open.url, "", "health_check", `{}`)
+		cmd.Env, cmd.Dir = append(env, "NODE_PATH="+modules), filepath.Dir(script)
+		out, err := cmd.Output()
+		if err != nil || !strings.Contains(string(out), `\"status\":\"ready\"`) {
+			t.Fatalf("ts client without a token: %v %s\n%s", err, out, stderrOf(err))
+		}
+	})
 }
 
 // TestHTTPRateLimitSetting: AGENT_MAIL_HTTP_RATE_LIMIT reaches the server's
 // per-client bucket (1 per second, bursts of 2: the third request at once
 // is refused), and 0 turns the limit off rather than refusing everything.
+// The servers run without a token (AGENT_MAIL_HTTP_AUTH=none): with one,
+// requests without it have their own small bucket whatever the setting.
 func TestHTTPRateLimitSetting(t *testing.T) {
 	t.Run("1", func(t *testing.T) {
-		s := startHTTPServer(t, "AGENT_MAIL_HTTP_RATE_LIMIT=1", "MAILGATE_TOOLS=agentmail")
+		s := startHTTPServer(t, "AGENT_MAIL_HTTP_RATE_LIMIT=1", "MAILGATE_TOOLS=agentmail", "AGENT_MAIL_HTTP_AUTH=none")
 		var codes []int
 		for range 3 {
 			code, _ := httpDo(t, "GET", s.base+"/health/liveness", "", nil)
@@ -376,7 +476,7 @@ func TestHTTPRateLimitSetting(t *testing.T) {
 		}
 	})
 	t.Run("0", func(t *testing.T) {
-		s := startHTTPServer(t, "AGENT_MAIL_HTTP_RATE_LIMIT=0", "MAILGATE_TOOLS=agentmail")
+		s := startHTTPServer(t, "AGENT_MAIL_HTTP_RATE_LIMIT=0", "MAILGATE_TOOLS=agentmail", "AGENT_MAIL_HTTP_AUTH=none")
 		for i := range 500 {
 			if code, _ := httpDo(t, "GET", s.base+"/health/liveness", "", nil); code != 200 {
 				t.Fatalf("request %d: status %d with the limit off", i, code)
@@ -477,7 +577,10 @@ func TestHTTPEmailToolsOnLoopbackWithoutToken(t *testing.T) {
 		}
 		return h
 	}
-	for _, tools := range []string{"", "MAILGATE_TOOLS=email", "MAILGATE_TOOLS=agentmail,email"} {
+	// Issue 32: the agent-mail tools alone too (they read project files);
+	// only AGENT_MAIL_HTTP_AUTH=none serves without a token
+	// (TestHTTPTokenlessMode).
+	for _, tools := range []string{"", "MAILGATE_TOOLS=email", "MAILGATE_TOOLS=agentmail,email", "MAILGATE_TOOLS=agentmail", "MAILGATE_TOOLS=channels,mailbox"} {
 		t.Run("tools "+tools, func(t *testing.T) {
 			home := t.TempDir()
 			var token string
@@ -508,16 +611,6 @@ func TestHTTPEmailToolsOnLoopbackWithoutToken(t *testing.T) {
 			}
 		})
 	}
-	t.Run("agent-mail tools alone", func(t *testing.T) {
-		home := t.TempDir()
-		s := startHTTPServer(t, "MAILGATE_TOOLS=agentmail", "MAILGATE_HOME="+home)
-		if code, _ := httpDo(t, "POST", s.url, init, hdr("")); code != 200 {
-			t.Fatalf("initialize without a token, agent-mail tools on loopback: %d", code)
-		}
-		if b, _ := os.ReadFile(filepath.Join(home, ".env")); strings.Contains(string(b), "AGENT_MAIL_BEARER_TOKEN") {
-			t.Errorf("a token was generated for agent mail alone on loopback")
-		}
-	})
 }
 
 // TestKeywordPostgresPasswordNeverLogged is issue 18 item 8 through the

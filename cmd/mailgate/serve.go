@@ -39,6 +39,7 @@ func serve(ctx context.Context, env *environment, args []string) error {
 	logLevel := fs.String("log-level", "", "debug, info, warn or error (MAILGATE_LOG_LEVEL; default "+logVar.DefaultText()+")")
 	var httpMode optionalValue
 	fs.Var(&httpMode, "http", "serve MCP over HTTP instead of stdio, on ADDR (--http=ADDR or --http ADDR; default AGENT_MAIL_HTTP_ADDR)")
+	public := fs.Bool("public", false, "with --http: allow an address other machines can reach (never without the bearer token)")
 	cfg, err := loadConfig(fs, joinHTTPAddr(args), env)
 	if err != nil {
 		return helpOrError(fs, err, env.stdout)
@@ -54,12 +55,15 @@ func serve(ctx context.Context, env *environment, args []string) error {
 		return err
 	}
 
+	if *public && !httpMode.set {
+		return usageError("serve", "--public is for serve --http: a stdio server has no address")
+	}
 	if httpMode.set {
 		addr := httpMode.value
 		if addr == "" {
 			addr = cfg.HTTPAddr
 		}
-		return serveHTTP(ctx, env, cfg, logger, addr, *useSandbox)
+		return serveHTTP(ctx, env, cfg, logger, addr, *useSandbox, *public)
 	}
 
 	// Claim stdout for the protocol before anything else can print.

@@ -66,6 +66,7 @@ type Config struct {
 	HTTPAddr        string        `setting:"AGENT_MAIL_HTTP_ADDR"`
 	HTTPPath        string        `setting:"AGENT_MAIL_PATH"`
 	BearerToken     string        `setting:"AGENT_MAIL_BEARER_TOKEN"`    // never logged
+	HTTPAuth        string        `setting:"AGENT_MAIL_HTTP_AUTH"`       // token | none
 	HTTPRateLimit   int           `setting:"AGENT_MAIL_HTTP_RATE_LIMIT"` // requests per second per client; 0 = off
 	Mirror          string        `setting:"AGENT_MAIL_MIRROR"`
 	NameMode        string        `setting:"AGENT_NAME_ENFORCEMENT_MODE"`

@@ -110,7 +110,10 @@ var Vars = []Var{
 			return ""
 		}},
 	{Name: "AGENT_MAIL_BEARER_TOKEN", Flag: "bearer-token", Shown: "none", Kind: KindString, Section: SectionServing,
-		Meaning: "required on every HTTP request when set; at least 32 characters (`openssl rand -hex 32`); needed to serve the email tools over HTTP, or to bind a non-loopback address"},
+		Meaning: "required on every HTTP request (unless `AGENT_MAIL_HTTP_AUTH=none`); at least 32 characters (`openssl rand -hex 32`); when unset, the first `serve --http` generates one and saves it in the home's settings file"},
+	{Name: "AGENT_MAIL_HTTP_AUTH", Flag: "http-auth", Default: "token", Kind: KindChoice, Section: SectionServing,
+		Choices: []string{"token", "none"},
+		Meaning: "`token`: every HTTP request needs `AGENT_MAIL_BEARER_TOKEN` (generated and saved by the first `serve --http` when unset); `none`: no token, for clients that cannot send one, only on a loopback address, only for the agent-mail tool sets (never `email`), Origin and Host still checked, with a WARN line at start"},
 	{Name: "AGENT_MAIL_HTTP_RATE_LIMIT", Flag: "http-rate-limit", Default: "2000", Kind: KindInt, Section: SectionServing,
 		Min: 0, Max: 1_000_000, MinNote: " (no limit)", MaxNote: " requests per second",
 		Meaning: "HTTP requests per second per client IP (bursts of twice that), answered 429 beyond; `0` turns it off (requests without a valid token keep their own 10 per second)"},

@@ -79,6 +79,9 @@ type Options struct {
 	ClientConfigs []ClientConfig
 	// UserHome expands "~" in those files; default os.UserHomeDir.
 	UserHome string
+	// BadProjects lists the store's agent-mail projects whose folder no
+	// project may be, each with the reason; nil skips the check.
+	BadProjects func(ctx context.Context, db *store.DB) ([]string, error)
 	// Live adds the live checks (live.go): read calls and one deleted
 	// draft on the real account.
 	Live bool
@@ -101,6 +104,10 @@ func Run(ctx context.Context, cfg *config.Config, o Options) []Check {
 	}
 	r.add(r.auditDir())
 	r.add(r.store())
+	if r.o.BadProjects != nil && (cfg.HasTools(config.ToolsAgentMail) || cfg.HasTools(config.ToolsChannels) || cfg.HasTools(config.ToolsMailbox)) {
+		r.add(r.agentProjects())
+	}
+	r.add(httpAuth(cfg))
 	if !cfg.HasTools(config.ToolsEmail) && cfg.Mirror != "gmail" {
 		r.add(Check{Name: "gmail", Detail: "not used (MAILGATE_TOOLS has no email and AGENT_MAIL_MIRROR is off)"})
 		return r.checks

@@ -322,7 +322,7 @@ func (s *submission) live() Outcome {
 		return out
 	}
 	s.out.Approval = a
-	if a.Final.OutgoingMessageID == "" {
+	if a.Final.OutgoingMessageID == "" && !a.Final.Kind.IsAction() {
 		// A hand-written approval names no Message-ID: one is fixed now,
 		// and audited with the claim, so Sent can still settle it.
 		a.Final.OutgoingMessageID = "<" + strings.ToLower(rand.Text()) + "@mailgate.local>"

@@ -59,7 +59,9 @@ func (g *Gate) Settle(ctx context.Context, sha string) (Settled, error) {
 				u.MessageID = claimedMessageID(u, entries)
 				u.Final.OutgoingMessageID = u.MessageID
 			}
-			if u.MessageID == "" || g.Sent == nil {
+			// A trash or send_draft action has no Message-ID of mailgate's:
+			// only the audit log can settle it.
+			if u.MessageID == "" || g.Sent == nil || u.Final.Kind.IsAction() {
 				out.Open++
 				continue
 			}

@@ -219,12 +219,13 @@ func TestHTTPReadinessFollowsStore(t *testing.T) {
 	}
 }
 
-// TestHTTPListenRefusesNonLoopback: without a token only loopback binds.
+// TestHTTPListenRefusesNonLoopback: unless asked for as public (serve
+// --public), only loopback binds.
 func TestHTTPListenRefusesNonLoopback(t *testing.T) {
 	tests := []struct {
 		addr     string
-		token    bool
-		wantLoop bool // refused with ErrNotLoopback when false and no token
+		public   bool
+		wantLoop bool // refused with ErrNotLoopback when false and not public
 	}{
 		{"127.0.0.1:0", false, true},
 		{"localhost:0", false, true},
@@ -233,17 +234,17 @@ func TestHTTPListenRefusesNonLoopback(t *testing.T) {
 		{"0.0.0.0:0", true, true},
 	}
 	for _, tc := range tests {
-		ln, err := Listen(t.Context(), tc.addr, tc.token)
+		ln, err := Listen(t.Context(), tc.addr, tc.public)
 		if tc.wantLoop {
 			if err != nil {
-				t.Errorf("Listen(%q, token=%v): %v", tc.addr, tc.token, err)
+				t.Errorf("Listen(%q, public=%v): %v", tc.addr, tc.public, err)
 				continue
 			}
 			ln.Close()
 			continue
 		}
 		if !errors.Is(err, ErrNotLoopback) {
-			t.Errorf("Listen(%q) without token: %v, want ErrNotLoopback", tc.addr, err)
+			t.Errorf("Listen(%q) not public: %v, want ErrNotLoopback", tc.addr, err)
 		}
 		if err != nil && strings.Contains(err.Error(), "\n") {
 			t.Errorf("error is not one line: %q", err)

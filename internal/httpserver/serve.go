@@ -25,21 +25,21 @@ const (
 	MaxHeaderBytes    = 64 << 10
 )
 
-// ErrNotLoopback is returned by Listen for a non-loopback address without a
-// bearer token.
+// ErrNotLoopback is returned by Listen for a non-loopback address that was
+// not asked for as public.
 var ErrNotLoopback = errors.New("not a loopback address")
 
-// Listen binds addr for HTTP. Without a bearer token only loopback addresses
-// are accepted: anyone who can reach the port would otherwise have every
-// tool, including the mailbox.
-func Listen(ctx context.Context, addr string, haveToken bool) (net.Listener, error) {
-	if !haveToken {
+// Listen binds addr for HTTP. Only loopback addresses are accepted unless
+// public: a server other machines can reach is a decision to name
+// (serve --public), never the side effect of an address setting.
+func Listen(ctx context.Context, addr string, public bool) (net.Listener, error) {
+	if !public {
 		loop, err := isLoopback(ctx, addr)
 		if err != nil {
 			return nil, fmt.Errorf("checking the HTTP address %s: %w", addr, err)
 		}
 		if !loop {
-			return nil, fmt.Errorf("refusing to serve HTTP on %s: %w and AGENT_MAIL_BEARER_TOKEN is not set (set a token to serve other machines, or bind 127.0.0.1)",
+			return nil, fmt.Errorf("refusing to serve HTTP on %s: %w; pass --public to serve other machines (with the bearer token), or bind 127.0.0.1",
 				addr, ErrNotLoopback)
 		}
 	}
