@@ -32,7 +32,7 @@ test-go: build
 # one database): on the database MAILGATE_TEST_POSTGRES names, else on a
 # throwaway cluster on loopback (.ci/pgtest.sh; needs Debian's postgresql).
 PG_PACKAGES := ./internal/store/... ./internal/agentmail/... ./internal/ratelimit ./internal/approval \
-	./internal/gate ./internal/mirror ./internal/mcpserver ./internal/presence ./cmd/mailgate-load
+	./internal/gate ./internal/mirror ./internal/mcpserver ./internal/presence ./internal/drafts ./cmd/mailgate-load
 test-pg: build
 	@set -eo pipefail; url="$$MAILGATE_TEST_POSTGRES"; \
 	if [ -z "$$url" ]; then url=$$(.ci/pgtest.sh start 55433); trap '.ci/pgtest.sh stop 55433' EXIT; fi; \
@@ -82,6 +82,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzAttachmentPath$$' -fuzztime $(FUZZTIME) ./internal/agentmail
 	$(GO) test -run '^$$' -fuzz '^FuzzProjectTree$$' -fuzztime $(FUZZTIME) ./internal/agentmail
 	$(GO) test -run '^$$' -fuzz '^FuzzTsquery$$' -fuzztime $(FUZZTIME) ./internal/agentmail/postgres
+	$(GO) test -run '^$$' -fuzz '^FuzzReach$$' -fuzztime $(FUZZTIME) ./internal/mcpserver
 	$(GO) test -run '^$$' -fuzz '^FuzzOrganiseInputs$$' -fuzztime $(FUZZTIME) ./internal/mcpserver
 	$(GO) test -run '^$$' -fuzz '^FuzzParseQuery$$' -fuzztime $(FUZZTIME) ./internal/localgmail
 	$(GO) test -run '^$$' -fuzz '^FuzzParseMessage$$' -fuzztime $(FUZZTIME) ./internal/localgmail

@@ -21,6 +21,7 @@ import (
 	"github.com/mailgate/mailgate/internal/attach"
 	"github.com/mailgate/mailgate/internal/audit"
 	"github.com/mailgate/mailgate/internal/config"
+	"github.com/mailgate/mailgate/internal/drafts"
 	"github.com/mailgate/mailgate/internal/gate"
 	"github.com/mailgate/mailgate/internal/gmail"
 	"github.com/mailgate/mailgate/internal/mcpserver"
@@ -357,6 +358,10 @@ func openEmail(ctx context.Context, cfg *config.Config, logger *slog.Logger, db 
 		return nil, fmt.Errorf("opening the organise limiter: %w", err)
 	}
 	organizeLimiter.SetMonotonic(ratelimit.SystemClock)
+	myDrafts, err := drafts.New(ctx, db)
+	if err != nil {
+		return nil, fmt.Errorf("opening the drafts record: %w", err)
+	}
 	gopts := gmail.Options{
 		CredentialsFile: cfg.CredentialsFile,
 		TokenFile:       cfg.TokenFile,
@@ -386,7 +391,7 @@ func openEmail(ctx context.Context, cfg *config.Config, logger *slog.Logger, db 
 	g := &gate.Gate{Vault: vault, Limiter: limiter, Audit: auditLog, DevMode: cfg.DevMode && !useSandbox, Logger: logger}
 	deps := &mcpserver.EmailDeps{Gate: g, Audit: auditLog, Logger: logger,
 		Downloads: attach.Downloads{Dir: attach.DownloadDir(cfg.Home)}, OrganizeLimiter: organizeLimiter,
-		Attachments: attach.Folder{Dir: cfg.AttachmentsDir}}
+		Attachments: attach.Folder{Dir: cfg.AttachmentsDir}, Drafts: myDrafts}
 	// The one folder attachments may come from exists, private, from the
 	// first start; a failure only leaves attachments refused (their error
 	// names the folder).

@@ -56,3 +56,19 @@ func (s *Service) CommitConflicts(ctx context.Context, projectKey, committer str
 	}
 	return out, nil
 }
+
+// ProjectFolderProblem says why the project folder dir may not be written
+// to on an agent's behalf (the commit guard's hook goes there): the rule of
+// ensure_project (ProjectKeyProblem: never /, the user's home, mailgate's
+// own folders, nor a folder holding or inside one) and a project's own tree
+// (ProjectTreeOK: a real directory of the user's with .git at its top).
+// A store made before the rule may hold such a project; "" when dir is fine.
+func (s *Service) ProjectFolderProblem(dir string) string {
+	if p := ProjectKeyProblem(dir, s.protected); p != "" {
+		return p
+	}
+	if !ProjectTreeOK(dir) {
+		return "it is not a project's own tree (a directory of yours with .git at its top)"
+	}
+	return ""
+}

@@ -14,6 +14,10 @@ var (
 	ErrNotFound   = errors.New("no such file")
 	ErrDirectory  = errors.New("a directory, not a file")
 	ErrNotRegular = errors.New("not a regular file")
+	// ErrHardLinked: the file has other names (hard links), one of which
+	// may be outside the folder (a token, a key): its bytes are not the
+	// folder's to send. A copy is.
+	ErrHardLinked = errors.New("it has other hard links, one of which may be outside the folder; put a copy in the folder instead")
 )
 
 // PathError reports a path refused for sending.

@@ -32,6 +32,10 @@ type Downloads struct {
 	MaxBytes int64  // 0 means DefaultMaxDownloadBytes
 }
 
+// saveHook, when set (tests only), runs before each file is created:
+// where a racing process would swap the folder for a symlink.
+var saveHook func()
+
 // Save writes data under the sanitized name into the download folder and
 // returns the path written. It never overwrites: when the name is taken it
 // tries "name-2.ext", "name-3.ext", …. The file is created 0600 with
@@ -48,6 +52,21 @@ func (d Downloads) Save(name string, data []byte) (string, error) {
 	if err := os.MkdirAll(d.Dir, 0o700); err != nil {
 		return "", fmt.Errorf("creating download folder: %w", err)
 	}
+	// Files are created through an os.Root of the folder, and the folder
+	// must be a real directory, not a symlink to elsewhere: a folder
+	// swapped for one after this check is refused by the root (it was
+	// opened before, and a name never holds a separator).
+	if fi, err := os.Lstat(d.Dir); err != nil || !fi.IsDir() {
+		return "", fmt.Errorf("saving attachment: the download folder %s is not a directory (a symlink is refused)", d.Dir)
+	}
+	root, err := os.OpenRoot(d.Dir)
+	if err != nil {
+		return "", fmt.Errorf("opening download folder: %w", err)
+	}
+	defer root.Close()
+	if fi, err := os.Lstat(d.Dir); err != nil || !fi.IsDir() {
+		return "", fmt.Errorf("saving attachment: the download folder %s was replaced while opening it", d.Dir)
+	}
 	ext := filepath.Ext(name)
 	if ext == name {
 		ext = ""
@@ -58,8 +77,11 @@ func (d Downloads) Save(name string, data []byte) (string, error) {
 		if i > 1 {
 			candidate = stem + "-" + strconv.Itoa(i) + ext
 		}
+		if saveHook != nil {
+			saveHook()
+		}
 		path := filepath.Join(d.Dir, candidate)
-		fh, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		fh, err := root.OpenFile(candidate, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 		if errors.Is(err, os.ErrExist) {
 			continue
 		}
@@ -74,7 +96,7 @@ func (d Downloads) Save(name string, data []byte) (string, error) {
 			err = cerr
 		}
 		if err != nil {
-			os.Remove(path)
+			root.Remove(candidate)
 			return "", fmt.Errorf("saving attachment: %w", err)
 		}
 		return path, nil

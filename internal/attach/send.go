@@ -111,38 +111,58 @@ func orDefault(v, d int64) int64 {
 	return d
 }
 
-// resolve returns the real path of p and checks it lies inside the
-// folder's real path.
-func (f Folder) resolve(p string) (string, error) {
+// resolve returns the folder's real path, and the real path of p checked
+// to lie inside it. The answer only decides which refusal the agent reads
+// (outside, not found): the file itself is opened through an os.Root of
+// the folder (read), so a component swapped for a symlink after this check
+// cannot lead outside.
+func (f Folder) resolve(p string) (dir, real string, err error) {
 	if strings.TrimSpace(f.Dir) == "" {
-		return "", ErrDisabled
+		return "", "", ErrDisabled
 	}
 	if p == "" || strings.ContainsRune(p, 0) {
-		return "", ErrNotFound
+		return "", "", ErrNotFound
 	}
-	dir, err := filepath.Abs(f.Dir)
-	if err != nil {
-		return "", err
+	if dir, err = filepath.Abs(f.Dir); err != nil {
+		return "", "", err
 	}
 	if dir, err = filepath.EvalSymlinks(dir); err != nil {
-		return "", fmt.Errorf("attachment folder: %w", err)
+		return "", "", fmt.Errorf("attachment folder: %w", err)
 	}
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(dir, p)
 	}
-	real, err := filepath.EvalSymlinks(p)
+	real, err = filepath.EvalSymlinks(p)
 	if errors.Is(err, os.ErrNotExist) {
-		return "", ErrNotFound
+		return "", "", ErrNotFound
 	} else if err != nil {
-		return "", err
+		return "", "", err
 	}
 	if real, err = filepath.Abs(real); err != nil {
-		return "", err
+		return "", "", err
 	}
 	if !within(dir, real) {
-		return "", ErrOutside
+		return "", "", ErrOutside
 	}
-	return real, nil
+	return dir, real, nil
+}
+
+// beforeOpen, when set (tests only), runs between the path check and the
+// open: where a racing process would swap a folder for a symlink.
+var beforeOpen func(real string)
+
+// rootError is the refusal for an os.Root access that failed: a path
+// that escapes the root (a component swapped for a symlink leading out)
+// is outside; a missing one not found.
+func rootError(err error) error {
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return ErrNotFound
+	case strings.Contains(err.Error(), "escapes"):
+		// os.Root's escape error is not exported (errPathEscapes).
+		return ErrOutside
+	}
+	return err
 }
 
 // within reports whether path is dir or lies below it (both absolute and
@@ -161,13 +181,28 @@ func (f Folder) read(p string, want *File) (File, []byte, error) {
 	refuse := func(err error) (File, []byte, error) {
 		return File{}, nil, &PathError{Path: p, Folder: f.Dir, Err: err}
 	}
-	real, err := f.resolve(p)
+	dir, real, err := f.resolve(p)
 	if err != nil {
 		return refuse(err)
 	}
-	fi, err := os.Lstat(real)
+	rel, err := filepath.Rel(dir, real)
 	if err != nil {
-		return refuse(ErrNotFound)
+		return refuse(ErrOutside)
+	}
+	if beforeOpen != nil {
+		beforeOpen(real)
+	}
+	// Every access from here is through the folder's os.Root: no path
+	// component, whatever it has become since resolve, can lead outside
+	// it (a symlink that does is refused as outside).
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return refuse(fmt.Errorf("attachment folder: %w", err))
+	}
+	defer root.Close()
+	fi, err := root.Lstat(rel)
+	if err != nil {
+		return refuse(rootError(err))
 	}
 	switch {
 	case fi.IsDir():
@@ -182,9 +217,9 @@ func (f Folder) read(p string, want *File) (File, []byte, error) {
 	if fi.Size() > f.maxFile() {
 		return File{}, nil, &TooLargeError{Name: name, Size: fi.Size(), Limit: f.maxFile()}
 	}
-	fh, err := os.OpenFile(real, readFlags, 0)
+	fh, err := root.OpenFile(rel, readFlags, 0)
 	if err != nil {
-		return refuse(err)
+		return refuse(rootError(err))
 	}
 	defer fh.Close()
 	// The file opened must be the one checked: a swap between Lstat and
@@ -195,6 +230,9 @@ func (f Folder) read(p string, want *File) (File, []byte, error) {
 	}
 	if !ofi.Mode().IsRegular() || !os.SameFile(fi, ofi) {
 		return refuse(ErrNotRegular)
+	}
+	if hardLinked(ofi) {
+		return refuse(ErrHardLinked)
 	}
 	// Read whole (the cap bounds it): hashing, sniffing and Load's bytes
 	// all come from this one read, so they describe the same content.

@@ -57,6 +57,9 @@ func (t *amTools) installGuard(ctx context.Context, in amGuardInstallIn) (amGuar
 	if err != nil {
 		return amGuardInstallOut{}, err
 	}
+	if problem := t.svc.ProjectFolderProblem(proj.HumanKey); problem != "" {
+		return amGuardInstallOut{}, agentmail.Invalid("the project folder %s cannot take the guard: %s", proj.HumanKey, problem)
+	}
 	if !within(repo, proj.HumanKey) {
 		return amGuardInstallOut{}, agentmail.Invalid("code_repo_path %q is not the project's folder %s nor inside it: the guard is installed only into the project's own repositories", repo, proj.HumanKey)
 	}

@@ -19,8 +19,44 @@ import (
 // Drafts beyond draft_email: list_drafts (read-only, paged like
 // search_email) and update_draft (replaces a draft's content; nothing is
 // sent, so it needs no approval, but it goes through Gate.Direct like
-// draft_email, so DEV_MODE logs it and changes nothing). Sending a draft is
-// send_draft, behind the gate.
+// draft_email, so DEV_MODE logs it and changes nothing). update_draft
+// changes only drafts mailgate created (EmailDeps.Drafts, recorded by
+// draft_email): a draft the user wrote in Gmail is theirs, and a change to
+// it (a Bcc added) would leave with it when they send it from Gmail, no
+// approval asked. Sending any draft is send_draft, behind the gate.
+
+// draftNotMineText is update_draft's refusal of a draft mailgate did not
+// create.
+const draftNotMineText = "Error: draft %s was not created by mailgate (draft_email), so update_draft does not change it: " +
+	"a draft the user wrote is theirs. Create a new draft with draft_email instead; sending any draft needs the user's approval (send_draft)."
+
+// notMine answers update_draft's refusal when draftID is not a draft
+// mailgate created (or the record cannot be read: refused, not assumed).
+func (h *emailHandlers) notMine(ctx context.Context, draftID string) (*mcp.CallToolResult, bool) {
+	if h.d.Drafts == nil {
+		return errorResult(fmt.Sprintf(draftNotMineText, draftID)), true
+	}
+	mine, err := h.d.Drafts.Created(ctx, draftID)
+	if err != nil {
+		h.d.Logger.Warn("reading the drafts record", "err", err)
+		return errorResult("Error: cannot tell whether mailgate created draft " + draftID + " (its record is unreadable), so it is not changed."), true
+	}
+	if !mine {
+		return errorResult(fmt.Sprintf(draftNotMineText, draftID)), true
+	}
+	return nil, false
+}
+
+// recordDraft notes a draft draft_email created. A failure leaves the
+// draft usable but not updatable by update_draft: logged, not fatal.
+func (h *emailHandlers) recordDraft(ctx context.Context, id string) {
+	if h.d.Drafts == nil {
+		return
+	}
+	if err := h.d.Drafts.Record(ctx, id); err != nil {
+		h.d.Logger.Warn("recording a created draft", "draft", id, "err", err)
+	}
+}
 
 type emailListDraftsIn struct {
 	Query      string `json:"query,omitempty" jsonschema:"Gmail search query to filter drafts (default: every draft)"`
@@ -31,7 +67,7 @@ type emailListDraftsIn struct {
 // emailUpdateDraftIn is draft_email's input (emailComposeIn: recipients,
 // subject, body, body_format, attachments) and the draft to replace.
 type emailUpdateDraftIn struct {
-	DraftID string `json:"draft_id" jsonschema:"Gmail draft ID (from list_drafts or draft_email)"`
+	DraftID string `json:"draft_id" jsonschema:"Gmail draft ID of a draft mailgate created (from draft_email)"`
 	emailComposeIn
 }
 
@@ -87,6 +123,9 @@ func (h *emailHandlers) updateDraft(ctx context.Context, _ *mcp.CallToolRequest,
 		draftID, err := gmailID("draft_id", in.DraftID)
 		if err != nil {
 			return invalid(err)
+		}
+		if res, refused := h.notMine(ctx, draftID); refused {
+			return res, gate.Outcome{Status: gate.Invalid, Err: errors.New("not a draft mailgate created")}
 		}
 		// The email is checked as draft_email checks it, by the same code.
 		return h.composed(ctx, in.emailComposeIn, func(ctx context.Context, req approval.Request, x extras) (*mcp.CallToolResult, gate.Outcome) {

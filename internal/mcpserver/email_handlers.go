@@ -246,6 +246,9 @@ func (h *emailHandlers) doDraft(ctx context.Context, req approval.Request, x ext
 		Note: "draft_email in DEV_MODE: no draft was created",
 		Do: func(ctx context.Context) (gate.SendResult, error) {
 			id, err := h.d.Mailbox.CreateDraft(ctx, raw, "")
+			if err == nil {
+				h.recordDraft(ctx, id)
+			}
 			return gate.SendResult{MessageID: id}, err
 		}})
 	switch out.Status {

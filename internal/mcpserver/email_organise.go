@@ -44,6 +44,16 @@ var labelActions = map[string]gmail.LabelChange{
 	"unstar":    {Remove: []string{"STARRED"}},
 }
 
+// gatedLabels are the system labels modify_labels never adds or removes,
+// with the refusal's text: adding TRASH or SPAM takes mail out of the
+// user's sight (one call could trash 5,000 messages without approval), so
+// trashing goes through trash_email's gate; removing them is refused too,
+// so the label tool is never a way around trash_email/untrash_email.
+var gatedLabels = map[string]string{
+	"TRASH": "modify_labels does not add or remove TRASH: use trash_email to move mail to the trash (it needs the user's approval) and untrash_email to take it out",
+	"SPAM":  "modify_labels does not add or remove SPAM: marking mail as spam hides it like trashing does; use trash_email (it needs the user's approval) to remove mail, untrash_email to take it out of the trash",
+}
+
 type emailListLabelsIn struct{}
 
 type emailModifyLabelsIn struct {
@@ -286,6 +296,11 @@ func (h *emailHandlers) labelChange(ctx context.Context, in emailModifyLabelsIn)
 		}
 	}
 	ch.Add, ch.Remove = uniq(ch.Add), uniq(ch.Remove)
+	for _, id := range slices.Concat(ch.Add, ch.Remove) {
+		if msg, ok := gatedLabels[id]; ok {
+			return ch, invalidField("labels", msg)
+		}
+	}
 	for _, id := range ch.Add {
 		if slices.Contains(ch.Remove, id) {
 			return ch, invalidField("labels", fmt.Sprintf("label %s is both added and removed", id))

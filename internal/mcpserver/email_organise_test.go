@@ -34,10 +34,16 @@ func TestListAndUpdateDraft(t *testing.T) {
 	if isErr || m == nil || !strings.Contains(text, "Topics for the Atlas design review") || !strings.HasPrefix(text, "Found 1 draft:\n--- BEGIN UNTRUSTED EMAIL DATA") {
 		t.Fatalf("list_drafts: (%v) %q", isErr, text)
 	}
-	id := m[1]
 	if text, _ := callTool(t, e.cs, "list_drafts", map[string]any{"query": "zebra"}); text != "No drafts found matching: zebra" {
 		t.Fatalf("no match: %q", text)
 	}
+	// update_draft changes only drafts mailgate created: one of draft_email's.
+	text, isErr = callTool(t, e.cs, "draft_email", map[string]any{"to": "priya@example.com", "subject": "Atlas review: topics", "body": "Old list."})
+	m = regexp.MustCompile(`Draft ID: (\S+)\.`).FindStringSubmatch(text)
+	if isErr || m == nil {
+		t.Fatalf("draft_email: (%v) %q", isErr, text)
+	}
+	id := m[1]
 
 	text, isErr = callTool(t, e.cs, "update_draft", map[string]any{"draft_id": id, "to": "priya@example.com", "subject": "Atlas review: topics v2", "body": "New list."})
 	if isErr || text != "Draft "+id+" updated. Review it in your Gmail drafts folder." {
@@ -73,6 +79,10 @@ func TestListAndUpdateDraft(t *testing.T) {
 	if e.gm.TotalCalls() != before {
 		t.Fatal("invalid update_draft reached Gmail")
 	}
+	// A draft mailgate created, since deleted in Gmail: not found.
+	if err := e.deps.Drafts.Record(context.Background(), "r0000000000000000"); err != nil {
+		t.Fatal(err)
+	}
 	if text, isErr := callTool(t, e.cs, "update_draft", map[string]any{"draft_id": "r0000000000000000", "to": "a@example.com", "subject": "s", "body": "b"}); !isErr || !strings.Contains(text, "not found") {
 		t.Fatalf("unknown draft: (%v) %q", isErr, text)
 	}
@@ -83,6 +93,10 @@ func TestUpdateDraftDevMode(t *testing.T) {
 	e := newSandboxEnv(t, true)
 	text, _ := callTool(t, e.cs, "list_drafts", map[string]any{})
 	id := draftIDRe.FindStringSubmatch(text)[1]
+	// As if draft_email had created it (in DEV_MODE it creates none).
+	if err := e.deps.Drafts.Record(context.Background(), id); err != nil {
+		t.Fatal(err)
+	}
 	d0, _ := e.gm.Draft(id)
 	text, isErr := callTool(t, e.cs, "update_draft", map[string]any{"draft_id": id, "to": "priya@example.com", "subject": "v2", "body": "b"})
 	if isErr || !strings.HasPrefix(text, "[DEV_MODE] Draft update logged but not made.") {
@@ -285,5 +299,79 @@ func TestUntrashEmail(t *testing.T) {
 	}
 	if lines := auditLines(t, e, "untrash_email"); len(lines) != 5 || lines[0].Detail != "1 message; 1 untrashed" {
 		t.Fatalf("audit: %+v", lines)
+	}
+}
+
+// TestModifyLabelsRefusesTrashAndSpam is issue 32's reproduction: one
+// modify_labels call with add_labels ["TRASH"] moved every inbox message
+// of the sandbox to the trash (18 there), no approval asked. Now TRASH and SPAM,
+// added or removed, by id or by name, on messages or a thread, are refused
+// before Gmail is asked anything, and the answer points to trash_email.
+func TestModifyLabelsRefusesTrashAndSpam(t *testing.T) {
+	e := newSandboxEnv(t, false)
+	text, _ := callTool(t, e.cs, "search_email", map[string]any{"query": "in:inbox", "max_results": 50})
+	var inbox []string
+	for _, m := range regexp.MustCompile(`Message ID: (\S+)`).FindAllStringSubmatch(text, -1) {
+		inbox = append(inbox, strings.TrimSuffix(m[1], ","))
+	}
+	if len(inbox) < 10 {
+		t.Fatalf("the sandbox inbox has %d messages", len(inbox))
+	}
+	thread := regexp.MustCompile(`Thread ID: (\S+)`).FindStringSubmatch(text)[1]
+	before := e.gm.Calls("messages.batchModify") + e.gm.Calls("threads.modify")
+	for _, args := range []map[string]any{
+		{"message_ids": inbox, "add_labels": []string{"TRASH"}},
+		{"message_ids": inbox, "add_labels": []string{"trash"}},
+		{"message_ids": inbox, "add_labels": []string{"SPAM"}},
+		{"message_ids": inbox, "remove_labels": []string{"TRASH"}},
+		{"message_ids": inbox, "remove_labels": []string{"SPAM"}, "actions": []string{"read"}},
+		{"thread_id": thread, "add_labels": []string{"TRASH"}},
+	} {
+		text, isErr := callTool(t, e.cs, "modify_labels", args)
+		if !isErr || !strings.Contains(text, "modify_labels does not add or remove") || !strings.Contains(text, "trash_email") {
+			t.Errorf("%v: (%v) %q", args, isErr, text)
+		}
+	}
+	if n := e.gm.Calls("messages.batchModify") + e.gm.Calls("threads.modify") - before; n != 0 {
+		t.Fatalf("%d label changes reached Gmail", n)
+	}
+	for _, id := range inbox {
+		if got := labelsOf(t, e, id); slices.Contains(got, "TRASH") || slices.Contains(got, "SPAM") || !slices.Contains(got, "INBOX") {
+			t.Fatalf("message %s: labels %v", id, got)
+		}
+	}
+}
+
+// TestUpdateDraftRefusesUsersDraft is issue 32's item 5: update_draft
+// rewrote a draft the user wrote in Gmail (a Bcc added: a copy leaks when
+// they send it from Gmail, no approval involved). A draft mailgate did not
+// create is now refused with a clear text and left as it was; send_draft
+// of it stays behind the approval gate.
+func TestUpdateDraftRefusesUsersDraft(t *testing.T) {
+	e := newSandboxEnv(t, false)
+	text, _ := callTool(t, e.cs, "list_drafts", map[string]any{})
+	id := draftIDRe.FindStringSubmatch(text)[1] // the sandbox user's own draft
+	d0, _ := e.gm.Draft(id)
+	raw0, _ := e.gm.RawMessage(d0.Message.Id)
+
+	text, isErr := callTool(t, e.cs, "update_draft", map[string]any{"draft_id": id, "to": "priya@example.com",
+		"bcc": []string{"leak@evil.test"}, "subject": "Topics for the Atlas design review", "body": "Same text."})
+	if !isErr || text != fmt.Sprintf(draftNotMineText, id) {
+		t.Fatalf("update_draft of the user's draft: (%v) %q", isErr, text)
+	}
+	if n := e.gm.Calls("drafts.update"); n != 0 {
+		t.Fatalf("%d drafts.update calls", n)
+	}
+	d1, _ := e.gm.Draft(id)
+	if raw1, _ := e.gm.RawMessage(d1.Message.Id); string(raw1) != string(raw0) || strings.Contains(string(raw1), "leak@evil.test") {
+		t.Fatalf("the user's draft changed:\n%s", raw1)
+	}
+	// Sending it is still the gate's: a request file, nothing sent.
+	text, isErr = callTool(t, e.cs, "send_draft", map[string]any{"draft_id": id})
+	if !isErr || !strings.Contains(text, "approval") {
+		t.Fatalf("send_draft: (%v) %q", isErr, text)
+	}
+	if n := e.gm.Calls("drafts.send") + e.gm.Calls("messages.send"); n != 0 {
+		t.Fatalf("send_draft sent without approval (%d calls)", n)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/mailgate/mailgate/internal/approval"
 	"github.com/mailgate/mailgate/internal/attach"
 	"github.com/mailgate/mailgate/internal/audit"
+	"github.com/mailgate/mailgate/internal/drafts"
 	"github.com/mailgate/mailgate/internal/gate"
 	"github.com/mailgate/mailgate/internal/gmail"
 	"github.com/mailgate/mailgate/internal/localgmail"
@@ -92,6 +93,10 @@ func newEmailEnvOn(t testing.TB, gm *localgmail.Server, devMode bool, mailbox Ma
 	if err != nil {
 		t.Fatal(err)
 	}
+	myDrafts, err := drafts.New(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
 	auditLog, err := audit.Open(filepath.Join(dir, "audit"))
 	if err != nil {
 		t.Fatal(err)
@@ -101,8 +106,8 @@ func newEmailEnvOn(t testing.TB, gm *localgmail.Server, devMode bool, mailbox Ma
 	deps := &EmailDeps{
 		Mailbox: mailbox, Audit: auditLog, Logger: logger,
 		Downloads:       attach.Downloads{Dir: attach.DownloadDir(filepath.Join(dir, "home"))},
-		OrganizeLimiter: organize,
-		Gate:            &gate.Gate{Vault: vault, Limiter: limiter, Audit: auditLog, DevMode: devMode, Logger: logger, Sent: SentLookup(mailbox)},
+		OrganizeLimiter: organize, Drafts: myDrafts,
+		Gate: &gate.Gate{Vault: vault, Limiter: limiter, Audit: auditLog, DevMode: devMode, Logger: logger, Sent: SentLookup(mailbox)},
 	}
 	srv, err := New(Deps{Version: "test", Logger: logger, Tools: []string{"email"}, Email: deps})
 	if err != nil {

@@ -118,6 +118,16 @@ type EmailDeps struct {
 	// Attachments is the one folder files may be sent from
 	// (ATTACHMENTS_DIR); its zero value refuses every attachment.
 	Attachments attach.Folder
+	// Drafts records the drafts draft_email created: the only ones
+	// update_draft changes (drafts.Registry). nil: update_draft refuses
+	// every draft.
+	Drafts DraftRecord
+}
+
+// DraftRecord is the record of the drafts mailgate created.
+type DraftRecord interface {
+	Record(ctx context.Context, id string) error
+	Created(ctx context.Context, id string) (bool, error)
 }
 
 // Size bounds on what an agent may submit or receive.

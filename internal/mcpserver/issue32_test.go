@@ -74,15 +74,19 @@ func splitFences(t *testing.T, text string) (inside, outside string) {
 }
 
 // senderTextTools classifies every email tool: whether its answer can
-// carry text an email's sender wrote. TestEverySenderFieldFenced fails for
-// a tool of the email set missing here, so a new tool cannot be added
-// without saying whether it needs the fence (and being walked if it does).
-var senderTextTools = map[string]bool{
-	"search_email": true, "read_email": true, "get_attachment": true, "reply_email": true,
-	"forward_email": true, "send_draft": true, "trash_email": true, "list_drafts": true,
-	"draft_email": false, "send_email": false, "update_draft": false, "list_labels": false,
-	"modify_labels": false, "untrash_email": false,
-}
+// carry text an email's sender wrote. It is the inventory's declaration
+// (ToolEntry.Reach.SenderText, required for every row by
+// TestInventoryReachDeclared), so a new tool cannot be added without
+// saying whether it needs the fence (and being walked if it does).
+var senderTextTools = func() map[string]bool {
+	m := map[string]bool{}
+	for _, e := range inventory {
+		if e.Set == config.ToolsEmail {
+			m[e.Name] = e.Reach.SenderText
+		}
+	}
+	return m
+}()
 
 // TestEverySenderFieldFenced (item 4): a message whose From name, Subject,
 // body, attachment name and attachment text each carry a forged end line
