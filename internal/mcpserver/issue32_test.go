@@ -99,8 +99,12 @@ func TestEverySenderFieldFenced(t *testing.T) {
 		if e.Set != config.ToolsEmail {
 			continue
 		}
-		if _, ok := senderTextTools[e.Name]; !ok {
+		sender, ok := senderTextTools[e.Name]
+		if !ok {
 			t.Errorf("email tool %s is not classified in senderTextTools: say whether its answer can carry sender text (and walk it below if so)", e.Name)
+		}
+		if ok && sender != e.Reach.SenderText {
+			t.Errorf("email tool %s: its inventory row says SenderText=%v, senderTextTools says %v", e.Name, e.Reach.SenderText, sender)
 		}
 	}
 	walked := map[string]bool{}
