@@ -144,16 +144,19 @@ func bench(ctx context.Context, cfg config, w io.Writer) error {
 	}
 	results := make([]result, len(subjects))
 	for i, s := range subjects {
-		dir := filepath.Join(tmp, strconv.Itoa(i))
-		if err := os.MkdirAll(filepath.Join(dir, "home"), 0o700); err != nil {
+		// The project (a git work tree, where both servers keep their
+		// mailboxes) and the home side by side: mailgate refuses a project
+		// folder that holds its home.
+		home, dir := filepath.Join(tmp, strconv.Itoa(i), "home"), filepath.Join(tmp, strconv.Itoa(i), "project")
+		if err := os.MkdirAll(home, 0o700); err != nil {
 			return err
 		}
 		if out, err := exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil {
 			return fmt.Errorf("git init: %v: %s", err, out)
 		}
 		env := func(win string) []string {
-			return append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + filepath.Join(dir, "home"),
-				"MAILGATE_HOME=" + filepath.Join(dir, "home"), "TMUX=" + tmuxVar, "TMUX_PANE=" + panes[win]}, s.env...)
+			return append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + home,
+				"MAILGATE_HOME=" + home, "TMUX=" + tmuxVar, "TMUX_PANE=" + panes[win]}, s.env...)
 		}
 		if results[i], err = measure(ctx, s, dir, env, cfg.calls); err != nil {
 			return fmt.Errorf("%s: %w", s.name, err)

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/mailgate/mailgate/internal/localgmail"
+	"github.com/mailgate/mailgate/internal/localgmail/gmailschema"
 	"github.com/mailgate/mailgate/internal/store/storetest"
 	"github.com/mailgate/mailgate/internal/testutil"
 )
@@ -31,6 +32,12 @@ func TestMain(m *testing.M) {
 	// reach the real one. Subprocesses that inherit this environment, and
 	// in-process runs that read it, get a throwaway HOME (after the build
 	// above, which needs the real one for Go's caches).
+	// Gmail's discovery document is found through Go's module cache, under
+	// the real HOME: loaded now, kept for every test (gmailschema.Serve).
+	if _, err := gmailschema.Load(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	fakeHome, err := os.MkdirTemp("", "mailgate-test-home-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -74,10 +81,9 @@ const (
 func newWorld(t testing.TB, devMode bool, extraEnv ...string) *world {
 	t.Helper()
 	gm := localgmail.New(localgmail.Options{Email: userEmail, RequireAuth: true})
-	if _, err := gm.Start("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { gm.Close() })
+	// Every answer the binary gets is held to Gmail's discovery document.
+	base, _ := gmailschema.Serve(t, gm)
+	gm.SetBaseURL(base)
 	gm.AddClient(testClientID, testClientSecret)
 	rt := gm.IssueRefreshToken(testClientID, "https://www.googleapis.com/auth/gmail.readonly", "https://www.googleapis.com/auth/gmail.compose",
 		"https://www.googleapis.com/auth/gmail.send", "https://www.googleapis.com/auth/gmail.modify")

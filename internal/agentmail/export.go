@@ -71,3 +71,42 @@ func (s *Service) ThreadBefore(ctx context.Context, projectID int64, threadID st
 
 // maxThreadRead bounds ThreadBefore's read; no thread comes near it.
 const maxThreadRead = math.MaxInt32
+
+// AgentByID returns agent id and its project, for the vault archive's
+// profile.json. A missing agent is ErrNotFound.
+func (s *Service) AgentByID(ctx context.Context, id int64) (Agent, Project, error) {
+	var a Agent
+	var p Project
+	err := s.st.Read(ctx, func(tx Tx) error {
+		var err error
+		if a, err = tx.AgentByID(ctx, id); err != nil {
+			return err
+		}
+		p, err = s.projectByID(ctx, tx, a.ProjectID)
+		return err
+	})
+	if err != nil {
+		return Agent{}, Project{}, fmt.Errorf("reading agent %d: %w", id, err)
+	}
+	return a, p, nil
+}
+
+// ReservationByID returns reservation id (with its holder's name) and its
+// project, for the vault archive's file_reservations/<id>.json. A missing
+// reservation is ErrNotFound.
+func (s *Service) ReservationByID(ctx context.Context, id int64) (Reservation, Project, error) {
+	var r Reservation
+	var p Project
+	err := s.st.Read(ctx, func(tx Tx) error {
+		var err error
+		if r, err = tx.ReservationByID(ctx, id); err != nil {
+			return err
+		}
+		p, err = s.projectByID(ctx, tx, r.ProjectID)
+		return err
+	})
+	if err != nil {
+		return Reservation{}, Project{}, fmt.Errorf("reading file reservation %d: %w", id, err)
+	}
+	return r, p, nil
+}

@@ -5,6 +5,11 @@
 //	<vault>/AgentMail/<project-slug>/messages/YYYY/MM/<created>__<id>.md
 //	<vault>/AgentMail/<project-slug>/threads/<thread>.md
 //
+// and, for agents and file reservations (state.go),
+//
+//	<vault>/AgentMail/<project-slug>/agents/<Name>/profile.json
+//	<vault>/AgentMail/<project-slug>/file_reservations/<id>.json
+//
 // (after the reference's messages/YYYY/MM layout), so that a person reads
 // and searches agent conversations in the vault where they approve email.
 // It is fed by the mirror outbox (sink "archive"): every message is written
@@ -24,6 +29,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -220,24 +226,34 @@ func neverWritable(err error) bool {
 // still queued before its last commit.
 var DrainOnStop = 10 * time.Second
 
-// Start archives every agent-mail message msgs reads into vault until stop
+// Start archives every agent-mail message src reads, and every agent
+// profile and file reservation (state.go), into vault until stop
 // is called. When the vault folder is the top of a git work tree, the
 // archive is also committed in batches (CommitInterval). stop archives every message still
 // queued (within DrainOnStop, with a log line when it cannot) and then
 // makes the last commit, so a clean stop leaves everything sent archived
 // and committed.
-func Start(ctx context.Context, db *store.DB, msgs mirror.Messages, vault string, o mirror.WorkerOptions) (func() error, error) {
+func Start(ctx context.Context, db *store.DB, src Source, vault string, o mirror.WorkerOptions) (func() error, error) {
 	log := o.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	sink := &Sink{Messages: msgs, Archive: &Archive{Root: vault}}
+	sink := &Sink{Messages: src, Archive: &Archive{Root: vault}}
 	if o.DrainOnStop <= 0 {
 		o.DrainOnStop = DrainOnStop
 	}
+	poll := o.Poll
+	if poll <= 0 {
+		poll = 200 * time.Millisecond
+	}
+	if err := openState(ctx, db); err != nil {
+		return nil, fmt.Errorf("starting the agent-mail archive: %w", err)
+	}
+	state := &stateSync{db: db, src: src, archive: sink.Archive}
 	git := startCommitter(vault, log)
 	if git != nil {
 		sink.written = git.mark
+		state.written = git.mark
 	}
 	stop, err := mirror.Start(ctx, db, sink, 0, o)
 	if err != nil {
@@ -246,11 +262,30 @@ func Start(ctx context.Context, db *store.DB, msgs mirror.Messages, vault string
 		}
 		return nil, fmt.Errorf("starting the agent-mail archive: %w", err)
 	}
+	sctx, scancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { state.run(sctx, poll, log) })
 	return func() error {
 		err := stop()
+		scancel()
+		wg.Wait()
+		// As for messages: what changed before the stop is written (within
+		// DrainOnStop) and committed.
+		dctx, dcancel := context.WithTimeout(context.WithoutCancel(ctx), o.DrainOnStop)
+		if serr := state.sync(dctx); serr != nil {
+			log.Warn("archive: stopping before every profile and reservation was written; the next mailgate process will finish", "err", serr)
+		}
+		dcancel()
 		if git != nil {
 			git.close()
 		}
 		return err
 	}, nil
+}
+
+// Source is what the archive reads: messages and their threads, agents
+// and reservations (*agentmail.Service).
+type Source interface {
+	mirror.Messages
+	State
 }

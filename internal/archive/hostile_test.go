@@ -268,3 +268,26 @@ func TestArchiveStopCannotDrain(t *testing.T) {
 		t.Fatalf("no log line saying %d messages are left:\n%s", left, logs.String())
 	}
 }
+
+// TestProfilePathStaysInside: an agent name (the compatibility sets take a
+// tmux window or AGENT_NAME as it is) never leaves the project's agents
+// folder, and two names that clean up alike never share a profile.
+func TestProfilePathStaysInside(t *testing.T) {
+	a := &archive.Archive{Root: "/vault"}
+	agentsDir := filepath.Join("/vault", "AgentMail", "p-app", "agents")
+	seen := map[string]string{}
+	for i, name := range []string{"BlueLake", "../../etc", "..", ".", "a/b", `a\b`, "a b", "a_b", "win\r\nX", strings.Repeat("é", 300), ""} {
+		p := a.ProfilePath("p-app", name, int64(i+1))
+		dir := filepath.Dir(p)
+		if filepath.Dir(dir) != agentsDir || filepath.Base(p) != "profile.json" {
+			t.Errorf("%q archived at %s, outside %s", name, p, agentsDir)
+		}
+		if other, ok := seen[dir]; ok {
+			t.Errorf("%q and %q share %s", name, other, dir)
+		}
+		seen[dir] = name
+	}
+	if got := a.ProfilePath("p-app", "BlueLake", 1); got != filepath.Join(agentsDir, "BlueLake", "profile.json") {
+		t.Errorf("a plain name is archived at %s", got)
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/mailgate/mailgate/internal/localgmail"
+	"github.com/mailgate/mailgate/internal/localgmail/gmailschema"
 	"github.com/mailgate/mailgate/internal/testutil"
 )
 
@@ -21,6 +22,7 @@ import (
 // credential and token files.
 type env struct {
 	srv       *localgmail.Server
+	rec       *gmailschema.Recorder
 	base      string
 	credFile  string
 	tokFile   string
@@ -43,12 +45,10 @@ func newEnvWith(t testing.TB, so localgmail.Options, scopes []string, mod ...fun
 	t.Helper()
 	so.Email, so.RequireAuth = "me@example.com", true
 	srv := localgmail.New(so)
-	base, err := srv.Start("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
-	e := &env{srv: srv, base: base, logs: &testutil.Buffer{}, clientID: "client-1", clientSec: "secret-1"}
+	// Every answer the client gets is held to Gmail's discovery document.
+	base, rec := gmailschema.Serve(t, srv)
+	srv.SetBaseURL(base)
+	e := &env{srv: srv, base: base, rec: rec, logs: &testutil.Buffer{}, clientID: "client-1", clientSec: "secret-1"}
 	srv.AddClient(e.clientID, e.clientSec)
 	if scopes == nil {
 		scopes = []string{ScopeReadonly, ScopeCompose}

@@ -95,6 +95,8 @@ func (s *Server) sendDraft(c *call) (any, error) {
 	defer s.mu.Unlock()
 	old := s.st.drafts[d.Id]
 	if old == nil {
+		// A draft sent or deleted is gone: 404 notFound (users.drafts/send:
+		// "Sends the specified, existing draft"; handle-errors' 404).
 		return nil, notFound()
 	}
 	raw, tid := old.raw, old.threadID

@@ -205,6 +205,11 @@ func defaultReason(status int) string {
 	return "failedPrecondition"
 }
 
+// defaultMessage words an injected error as Gmail does ("Resolve errors",
+// developers.google.com/workspace/gmail/api/guides/handle-errors: 403
+// userRateLimitExceeded "User Rate Limit Exceeded", 429 rateLimitExceeded
+// (Too Many Requests), 403 insufficientPermissions when the token lacks a
+// scope; gmail-api.md §4 for the texts seen in the field).
 func defaultMessage(status int, reason string) string {
 	switch reason {
 	case "userRateLimitExceeded":

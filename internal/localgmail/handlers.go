@@ -20,6 +20,8 @@ import (
 // The Gmail operations. Each handler validates its input the way Gmail does
 // (so the client sees the same 400s), then works on the store under s.mu.
 
+// The upload limits are the discovery document's mediaUpload.maxSize of
+// each method (gmail-api.json; TestUploadSizeLimits reads them from it).
 const (
 	maxSendSize   = 36_700_160 // 35 MB: messages.send / drafts
 	maxInsertSize = 150 << 20  // messages.insert
@@ -159,6 +161,11 @@ func (s *Server) listMessages(c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Ids only: "each message resource contains only an id and a threadId.
+	// Additional message details can be fetched using the messages.get
+	// method" (developers.google.com/workspace/gmail/api/reference/rest/v1/
+	// users.messages/list); resultSizeEstimate always, nextPageToken until
+	// the last page.
 	resp := &gmail.ListMessagesResponse{ResultSizeEstimate: total, NextPageToken: next, ForceSendFields: []string{"ResultSizeEstimate"}}
 	for _, m := range page {
 		resp.Messages = append(resp.Messages, &gmail.Message{Id: m.id, ThreadId: m.threadID})
@@ -393,6 +400,10 @@ func sentLabels(p *parsed, owner string) []string {
 	return []string{"SENT"}
 }
 
+// getThread is users.threads.get (developers.google.com/workspace/gmail/api/
+// reference/rest/v1/users.threads/get): the thread's messages in the
+// format asked (raw is refused), oldest first, the thread's historyId its
+// latest message's.
 func (s *Server) getThread(c *call) (any, error) {
 	id := c.params["id"]
 	format, err := c.format(false)

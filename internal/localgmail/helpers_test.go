@@ -13,6 +13,8 @@ import (
 	"google.golang.org/api/gmail/v1"
 	"google.golang.org/api/googleapi"
 	"google.golang.org/api/option"
+
+	"github.com/mailgate/mailgate/internal/localgmail/gmailschema"
 )
 
 // Test helpers: every test talks to the server through the real Gmail client
@@ -35,14 +37,16 @@ func startServer(t testing.TB, s *Server) string {
 }
 
 // newService returns a started server and a Gmail client for it that sends
-// no credentials.
+// no credentials. The server answers through gmailschema's Recorder, so
+// every answer of every test is held to Gmail's discovery document.
 func newService(t testing.TB, o Options) (*Server, *gmail.Service) {
 	t.Helper()
 	if o.Now == nil {
 		o.Now = fixedClock
 	}
 	s := New(o)
-	base := startServer(t, s)
+	base, _ := gmailschema.Serve(t, s)
+	s.SetBaseURL(base)
 	tr := &http.Transport{}
 	t.Cleanup(tr.CloseIdleConnections)
 	svc, err := gmail.NewService(context.Background(), option.WithEndpoint(base),

@@ -11,7 +11,9 @@ import (
 // batchModify), trash and untrash, one label's counts, and the send-as
 // aliases. None of these touch a message's bytes, only its labels.
 
-// maxBatchIDs is Gmail's limit on ids in one messages.batchModify call.
+// maxBatchIDs is Gmail's limit on ids in one messages.batchModify call:
+// "There is a limit of 1000 ids per request" (BatchModifyMessagesRequest,
+// users.messages/batchModify).
 const maxBatchIDs = 1000
 
 // unmodifiable labels mark what a message is, not where it is filed: Gmail

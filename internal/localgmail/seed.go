@@ -110,7 +110,8 @@ type Delivery struct {
 // Delivered returns the delivery of a message created by messages.send or
 // drafts.send; false for any other id. The sender's own copy (Message,
 // RawMessage) keeps Bcc, as Gmail's Sent folder does; recipients never see
-// it.
+// it (RFC 5322 §3.6.3: the Bcc line is removed from the copies sent to the
+// To and Cc recipients; Gmail's Sent message shows the sender its Bcc).
 func (s *Server) Delivered(id string) (Delivery, bool) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()

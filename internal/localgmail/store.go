@@ -47,16 +47,20 @@ func (m *storedMsg) newer(o *storedMsg) bool {
 }
 
 type store struct {
-	msgs     map[string]*storedMsg
-	order    []*storedMsg            // newest first
-	threads  map[string][]*storedMsg // thread id → messages, insertion order
-	byMsgID  map[string][]*storedMsg // RFC 5322 Message-ID (bare) → messages
-	labels   map[string]*gmail.Label // id → label
-	drafts   map[string]*storedMsg   // draft id → its message
-	sent     []*storedMsg            // messages.send / drafts.send results, oldest first
-	history  uint64                  // mailbox historyId, bumped on every change
-	lastID   uint64                  // last message id handed out
-	labelSeq int                     // user label counter (Label_<n>)
+	msgs    map[string]*storedMsg
+	order   []*storedMsg            // newest first
+	threads map[string][]*storedMsg // thread id → messages, insertion order
+	byMsgID map[string][]*storedMsg // RFC 5322 Message-ID (bare) → messages
+	labels  map[string]*gmail.Label // id → label
+	drafts  map[string]*storedMsg   // draft id → its message
+	sent    []*storedMsg            // messages.send / drafts.send results, oldest first
+	// history is the mailbox historyId, bumped on every change; the changed
+	// message takes the new value ("History IDs increase chronologically",
+	// users.history.list; Message.historyId: "The ID of the last history
+	// record that modified this message").
+	history  uint64
+	lastID   uint64 // last message id handed out
+	labelSeq int    // user label counter (Label_<n>)
 	draftSeq uint64
 }
 
@@ -153,7 +157,11 @@ func without(list []*storedMsg, m *storedMsg) []*storedMsg {
 }
 
 // explicitThread applies Gmail's rule for send/insert/drafts with a threadId
-// (gmail-api.md §8): the message joins only when the thread exists, one of
+// ("Managing threads", developers.google.com/workspace/gmail/api/guides/
+// threads: "The requested threadId must be specified on the Message …
+// The References and In-Reply-To headers must be set in compliance with
+// the RFC 2822 standard. The Subject headers must match."; gmail-api.md
+// §8): the message joins only when the thread exists, one of
 // its In-Reply-To/References ids is the Message-ID of a message in that
 // thread, and the subjects match once Re:/Fwd: are stripped. Otherwise it
 // silently starts a new thread (returned as ""). ok is false for a threadId
@@ -250,6 +258,8 @@ func (st *store) createLabel(in *gmail.Label) (*gmail.Label, error) {
 			return nil, apiErr(409, "duplicate", "Label name exists or conflicts")
 		}
 	}
+	// User labels are "Label_<n>", as every labels.list answer shows (the
+	// reference only says "The immutable ID of the label"); names are free.
 	st.labelSeq++
 	l := &gmail.Label{
 		Id: fmt.Sprintf("Label_%d", st.labelSeq), Name: name, Type: "user",

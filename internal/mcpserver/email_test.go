@@ -20,6 +20,7 @@ import (
 	"github.com/mailgate/mailgate/internal/gate"
 	"github.com/mailgate/mailgate/internal/gmail"
 	"github.com/mailgate/mailgate/internal/localgmail"
+	"github.com/mailgate/mailgate/internal/localgmail/gmailschema"
 	"github.com/mailgate/mailgate/internal/ratelimit"
 	"github.com/mailgate/mailgate/internal/sandbox"
 	"github.com/mailgate/mailgate/internal/store"
@@ -61,10 +62,9 @@ func newEmailEnvOn(t testing.TB, gm *localgmail.Server, devMode bool, mailbox Ma
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
-	if _, err := gm.Start("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { gm.Close() })
+	// Every answer the tools get is held to Gmail's discovery document.
+	base, _ := gmailschema.Serve(t, gm)
+	gm.SetBaseURL(base)
 	if mailbox == nil {
 		c, err := gmail.New(ctx, gmail.Options{
 			Endpoint:     gm.URL(),

@@ -14,6 +14,7 @@ import (
 	"github.com/mailgate/mailgate/internal/agentmail"
 	"github.com/mailgate/mailgate/internal/gmail"
 	"github.com/mailgate/mailgate/internal/localgmail"
+	"github.com/mailgate/mailgate/internal/localgmail/gmailschema"
 	"github.com/mailgate/mailgate/internal/mirror"
 	"github.com/mailgate/mailgate/internal/store"
 	"github.com/mailgate/mailgate/internal/store/storetest"
@@ -37,11 +38,9 @@ func newEnv(t testing.TB) *env {
 	e := &env{path: storetest.DSN(t)}
 	e.db, e.svc = openStore(t, e.path)
 	e.gm = localgmail.New(localgmail.Options{})
-	base, err := e.gm.Start("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.gm.Close() })
+	// Every answer the mirror gets is held to Gmail's discovery document.
+	base, _ := gmailschema.Serve(t, e.gm)
+	e.gm.SetBaseURL(base)
 	e.mb = newMailbox(t, base)
 	ctx := context.Background()
 	if _, err := e.svc.EnsureProject(ctx, project); err != nil {

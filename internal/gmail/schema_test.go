@@ -1,0 +1,142 @@
+package gmail
+
+import (
+	"context"
+	"reflect"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// TestEveryMethodAnswersGmailShapes drives every method of Client against
+// the local server behind gmailschema's Recorder (newEnv puts it there for
+// every test of this package): each request mailgate's Gmail adapter makes
+// is answered, and each answer holds to Google's discovery document. The
+// list of methods is checked against Client's own, so a new method must be
+// added here.
+func TestEveryMethodAnswersGmailShapes(t *testing.T) {
+	e := newEnv(t, []string{ScopeReadonly, ScopeCompose, ScopeModify, ScopeLabels, ScopeInsert})
+	ctx := context.Background()
+	c := e.c
+	files := "--mix\r\nContent-Type: text/plain\r\n\r\nsee the files\r\n" +
+		"--mix\r\nContent-Type: text/csv\r\nContent-Disposition: attachment; filename=big.csv\r\n\r\n" + strings.Repeat("a,b\r\n", 100) +
+		"--mix\r\nContent-Type: text/plain\r\nContent-Disposition: attachment; filename=small.txt\r\n\r\nsmall\r\n--mix--\r\n"
+	id, tid := e.insert(t, "Alice <alice@example.org>", "files", files, "Message-ID: <files@example.org>",
+		"MIME-Version: 1.0", "Content-Type: multipart/mixed; boundary=mix")
+	reply := []byte("To: alice@example.org\r\nSubject: Re: files\r\nIn-Reply-To: <files@example.org>\r\nReferences: <files@example.org>\r\n\r\nthanks\r\n")
+	must := func(what string, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	var draftID string
+	var label string
+	calls := map[string]func(){
+		"HTTPClient": func() { _ = c.HTTPClient() },
+		"Endpoint":   func() { _ = c.Endpoint() },
+		"GetProfile": func() { _, err := c.GetProfile(ctx); must("GetProfile", err) },
+		"Profile":    func() { _, err := c.Profile(ctx); must("Profile", err) },
+		"SendAsAliases": func() {
+			_, err := c.SendAsAliases(ctx)
+			must("SendAsAliases", err)
+		},
+		"OwnAddresses": func() { _, err := c.OwnAddresses(ctx); must("OwnAddresses", err) },
+		"Search":       func() { _, err := c.Search(ctx, "files", 10); must("Search", err) },
+		"SearchPage":   func() { _, err := c.SearchPage(ctx, "", 1, ""); must("SearchPage", err) },
+		"Message":      func() { _, err := c.Message(ctx, id); must("Message", err) },
+		"Thread":       func() { _, err := c.Thread(ctx, tid); must("Thread", err) },
+		"ReplyParent":  func() { _, err := c.ReplyParent(ctx, tid, ""); must("ReplyParent", err) },
+		"GetAttachment": func() {
+			m, err := c.Message(ctx, id)
+			must("Message", err)
+			for _, f := range m.Files {
+				if f.ID != "" {
+					_, err := c.GetAttachment(ctx, id, f.ID)
+					must("GetAttachment", err)
+				}
+			}
+		},
+		"CreateDraft": func() {
+			var err error
+			draftID, err = c.CreateDraft(ctx, reply, tid)
+			must("CreateDraft", err)
+		},
+		"ListDrafts":  func() { _, err := c.ListDrafts(ctx, "", 10, ""); must("ListDrafts", err) },
+		"GetDraft":    func() { _, err := c.GetDraft(ctx, draftID); must("GetDraft", err) },
+		"DraftRaw":    func() { _, _, err := c.DraftRaw(ctx, draftID); must("DraftRaw", err) },
+		"UpdateDraft": func() { _, err := c.UpdateDraft(ctx, draftID, reply, tid); must("UpdateDraft", err) },
+		"SendDraft":   func() { _, err := c.SendDraft(ctx, draftID, reply, tid); must("SendDraft", err) },
+		"Send":        func() { _, err := c.Send(ctx, reply, tid); must("Send", err) },
+		"DeleteDraft": func() {
+			d, err := c.CreateDraft(ctx, reply, tid)
+			must("CreateDraft", err)
+			must("DeleteDraft", c.DeleteDraft(ctx, d))
+		},
+		"HasSentTo": func() { _, err := c.HasSentTo(ctx, "alice@example.org"); must("HasSentTo", err) },
+		"Insert": func() {
+			_, err := c.Insert(ctx, []byte("From: a@example.org\r\nSubject: copy\r\nMessage-ID: <copy@example.org>\r\n\r\nx"), "", []string{"INBOX"})
+			must("Insert", err)
+		},
+		"FindRFC822": func() { _, _, err := c.FindRFC822(ctx, "<copy@example.org>"); must("FindRFC822", err) },
+		"CreateLabel": func() {
+			var err error
+			label, err = c.CreateLabel(ctx, "Agents/Mail")
+			must("CreateLabel", err)
+		},
+		"ListLabels": func() { _, err := c.ListLabels(ctx); must("ListLabels", err) },
+		"LabelID":    func() { _, err := c.LabelID(ctx, "Agents/Mail"); must("LabelID", err) },
+		"ModifyMessages": func() {
+			_, err := c.ModifyMessages(ctx, []string{id}, LabelChange{Add: []string{label}})
+			must("ModifyMessages", err)
+		},
+		"ModifyThread": func() {
+			_, err := c.ModifyThread(ctx, tid, LabelChange{Add: []string{"STARRED"}})
+			must("ModifyThread", err)
+		},
+		"TrashMessage":   func() { _, err := c.TrashMessage(ctx, id); must("TrashMessage", err) },
+		"UntrashMessage": func() { _, err := c.UntrashMessage(ctx, id); must("UntrashMessage", err) },
+		"TrashThread":    func() { _, err := c.TrashThread(ctx, tid); must("TrashThread", err) },
+		"UntrashThread":  func() { _, err := c.UntrashThread(ctx, tid); must("UntrashThread", err) },
+	}
+	var have []string
+	ct := reflect.TypeOf(c)
+	for i := range ct.NumMethod() {
+		have = append(have, ct.Method(i).Name)
+	}
+	var listed []string
+	for name := range calls {
+		listed = append(listed, name)
+	}
+	sort.Strings(listed)
+	if !slices.Equal(have, listed) {
+		t.Fatalf("Client's methods %v\nthis test calls %v: add the new one here", have, listed)
+	}
+	// In an order where each finds what it needs.
+	for _, name := range []string{"HTTPClient", "Endpoint", "GetProfile", "Profile", "SendAsAliases", "OwnAddresses",
+		"Search", "SearchPage", "Message", "Thread", "ReplyParent", "GetAttachment",
+		"CreateDraft", "ListDrafts", "GetDraft", "DraftRaw", "UpdateDraft", "SendDraft", "Send", "DeleteDraft", "HasSentTo",
+		"Insert", "FindRFC822", "CreateLabel", "ListLabels", "LabelID",
+		"ModifyMessages", "ModifyThread", "TrashMessage", "UntrashMessage", "TrashThread", "UntrashThread"} {
+		calls[name]()
+		delete(calls, name)
+	}
+	if len(calls) > 0 {
+		t.Fatalf("not called: %v", calls)
+	}
+	answered := e.rec.Answered()
+	for _, m := range []string{
+		"gmail.users.getProfile", "gmail.users.settings.sendAs.list", "gmail.users.messages.list", "gmail.users.messages.get",
+		"gmail.users.threads.get", "gmail.users.messages.attachments.get", "gmail.users.drafts.create", "gmail.users.drafts.list",
+		"gmail.users.drafts.get", "gmail.users.drafts.update", "gmail.users.drafts.send", "gmail.users.drafts.delete", "gmail.users.messages.send",
+		"gmail.users.messages.insert", "gmail.users.labels.create", "gmail.users.labels.list", "gmail.users.messages.batchModify",
+		"gmail.users.threads.modify", "gmail.users.messages.trash", "gmail.users.messages.untrash", "gmail.users.threads.trash",
+		"gmail.users.threads.untrash",
+	} {
+		if answered[m] == 0 {
+			t.Errorf("%s never answered: %v", m, answered)
+		}
+	}
+	// The Recorder's verdict on all of it comes when the test ends.
+}
