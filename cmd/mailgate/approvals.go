@@ -264,7 +264,10 @@ func printRequest(w io.Writer, it *approval.Item, now time.Time) {
 		}
 	}
 	if it.HTMLSHA256 != "" {
-		fmt.Fprintf(w, "HTML     an HTML part goes too, rendered from the body below (sha256 %s)\n", it.HTMLSHA256)
+		fmt.Fprintf(w, "HTML     %s (sha256 %s)\n", approval.HTMLDescription(it.HTMLFrom), it.HTMLSHA256)
+		for _, l := range approval.HTMLLinkLines(it.HTMLLinks) {
+			fmt.Fprintf(w, "         %s\n", warnings.Escape(l))
+		}
 	}
 	fmt.Fprintf(w, "Subject  %s\n", warnings.Escape(it.Subject))
 	if !it.Created.IsZero() {

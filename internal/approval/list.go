@@ -30,14 +30,18 @@ type Item struct {
 	// with the text.
 	ToList, Cc, Bcc, Attachments []string
 	HTMLSHA256                   string
-	ThreadID                     string
-	Subject                      string
-	Created                      time.Time // zero when absent or unparsable
-	Expires                      time.Time // zero when absent or unparsable
-	SentAt                       time.Time // Done/ only
-	Error                        string    // Done/ only: the recorded failure
-	ModTime                      time.Time
-	MessageID                    string
+	// HTMLFrom and HTMLLinks describe the HTML part (html_from,
+	// html_links): where it came from and every link it holds.
+	HTMLFrom  string
+	HTMLLinks []string
+	ThreadID  string
+	Subject   string
+	Created   time.Time // zero when absent or unparsable
+	Expires   time.Time // zero when absent or unparsable
+	SentAt    time.Time // Done/ only
+	Error     string    // Done/ only: the recorded failure
+	ModTime   time.Time
+	MessageID string
 	// OutgoingMessageID is the Message-ID the email goes out with, fixed
 	// when the request was written (see MessageIDFor).
 	OutgoingMessageID string
@@ -174,6 +178,7 @@ func (v *Vault) item(dir, name string) (Item, error) {
 	it.ToList, it.Cc, it.Bcc, it.Attachments, it.HTMLSHA256 = p.To, p.Cc, p.Bcc, p.Attachments, p.HTMLSHA256
 	it.MessageID, it.ContentSHA256, it.Body, it.Reason = p.MessageID, p.ContentSHA256, p.RawBody, p.Reason
 	it.DraftID, it.OutgoingMessageID = p.DraftID, strings.TrimSpace(p.OutgoingMsgID)
+	it.HTMLFrom, it.HTMLLinks = p.HTMLFrom, p.HTMLLinks
 	it.Created, _ = parseTime(p.Created)
 	it.Expires, _ = parseTime(p.Expires)
 	var d extraFields

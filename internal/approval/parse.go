@@ -45,6 +45,8 @@ type fields struct {
 	Format        string   `yaml:"format"`
 	Reason        string   `yaml:"reason"`
 	HTMLSHA256    string   `yaml:"html_sha256"`
+	HTMLFrom      string   `yaml:"html_from"`
+	HTMLLinks     []string `yaml:"html_links"`
 	Attachments   []string `yaml:"attachments"`
 }
 

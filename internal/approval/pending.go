@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/mailgate/mailgate/internal/mailmsg"
 	"github.com/mailgate/mailgate/internal/warnings"
 )
 
@@ -197,6 +199,12 @@ func requestWarnings(req Request, extra []warnings.Warning) []warnings.Warning {
 		}
 	}
 	ws = append(ws, warnings.Text("The subject", req.Subject)...)
+	for _, l := range req.HTMLLinks {
+		if l.Misleading {
+			ws = append(ws, warnings.Warning{Code: "misleading_link",
+				Text: "A link in the HTML part shows " + strconv.Quote(l.Text) + " but goes to " + strconv.Quote(l.Target) + "."})
+		}
+	}
 	return append(ws, warnings.Body(req.Body)...)
 }
 
@@ -394,6 +402,12 @@ func requestFields(req Request) []kv {
 	kvs = append(kvs, kv{key: "subject", value: req.Subject, quoted: true})
 	if req.HTMLSHA256 != "" {
 		kvs = append(kvs, kv{key: "html_sha256", value: req.HTMLSHA256})
+		if req.HTMLFrom != "" {
+			kvs = append(kvs, kv{key: "html_from", value: string(req.HTMLFrom)})
+		}
+		if links := linkStrings(req.HTMLLinks); len(links) > 0 {
+			kvs = append(kvs, kv{key: "html_links", list: links})
+		}
 	}
 	if len(req.Attachments) > 0 {
 		list := make([]string, len(req.Attachments))
@@ -424,7 +438,18 @@ func contentNotes(req Request) string {
 		b.WriteString("\n")
 	}
 	if req.HTMLSHA256 != "" {
-		b.WriteString("**An HTML part goes too**, rendered from the text below (sha256 " + req.HTMLSHA256 + "); this approval binds both. Correcting the body re-renders a Markdown body; an email written in HTML cannot be corrected here.\n\n")
+		fix := " Correcting the body re-renders a Markdown body; an email written in HTML cannot be corrected here."
+		switch req.HTMLFrom {
+		case mailmsg.FormatMarkdown:
+			fix = " Correcting the body re-renders the HTML from your text."
+		case mailmsg.FormatHTML:
+			fix = " It cannot be corrected here (the HTML would not follow): reject it and ask for a new one instead."
+		}
+		b.WriteString("**" + HTMLDescription(string(req.HTMLFrom)) + "** (sha256 " + req.HTMLSHA256 + ")" + fix + "\n\n")
+		for _, l := range HTMLLinkLines(linkStrings(req.HTMLLinks)) {
+			b.WriteString(oneLineMD(warnings.Escape(l)) + "\n")
+		}
+		b.WriteString("\n")
 	}
 	if len(req.Attachments) > 0 {
 		b.WriteString("**Attachments** (each bound by name, size and SHA-256: a file changed after approval is refused):\n")

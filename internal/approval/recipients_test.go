@@ -96,7 +96,7 @@ func TestRequestFileListsEveryRecipientAndAttachment(t *testing.T) {
 			"cc:\n  - \"carol@example.com\"\n", "bcc:\n  - \"boss@example.com\"\n",
 			"html_sha256: " + req.HTMLSHA256 + "\n",
 			"attachments:\n  - \"report.pdf (12.3 KB, 12345 bytes, sha256 " + req.Attachments[0].SHA256 + ")\"\n",
-			"- Bcc: boss@example.com (blind copy", "**An HTML part goes too**", "- report.pdf (12.3 KB",
+			"- Bcc: boss@example.com (blind copy", "**An HTML part goes too", "- report.pdf (12.3 KB",
 		} {
 			if !strings.Contains(data, want) {
 				t.Fatalf("request file lacks %q:\n%s", want, data)

@@ -58,6 +58,14 @@ type Request struct {
 	// (mailmsg.Digest), "" when the email is text only: the human reads the
 	// text and is told an HTML part goes too, and the approval binds it.
 	HTMLSHA256 string
+	// HTMLFrom says where the HTML part came from (mailmsg.FormatMarkdown:
+	// rendered from the Markdown body the approver reads; FormatHTML:
+	// written in HTML by the agent, the body being its text converted for
+	// reading), and HTMLLinks lists its every link. Both describe the HTML
+	// part to the approver and the agent; they are not hashed (HTMLSHA256
+	// binds the HTML itself, and they derive from it).
+	HTMLFrom  mailmsg.BodyFormat
+	HTMLLinks []mailmsg.Link
 	// Attachments are the files sent with the email, each bound by name,
 	// size and SHA-256.
 	Attachments []Attachment
@@ -289,3 +297,38 @@ func normalizeNewlines(s string) string {
 }
 
 func printable(s string) string { return mailmsg.Quote(s) }
+
+// HTMLDescription is how every view of a request (the request file,
+// mailgate approvals show, the agent's answer) says what the HTML part is,
+// from where it came (a request's HTMLFrom, or a file's html_from).
+func HTMLDescription(from string) string {
+	switch mailmsg.BodyFormat(from) {
+	case mailmsg.FormatMarkdown:
+		return "An HTML part goes too, rendered from the Markdown below; this approval binds both."
+	case mailmsg.FormatHTML:
+		return "An HTML part goes too, written in HTML by the agent: the text below is that HTML converted to text for reading, and this approval binds the HTML. Images, scripts, forms, hidden or struck text and direction changes are never sent."
+	}
+	return "An HTML part goes too; this approval binds both."
+}
+
+// HTMLLinkLines are the lines listing an HTML part's links, or one saying
+// it has none.
+func HTMLLinkLines(links []string) []string {
+	if len(links) == 0 {
+		return []string{"Links in the HTML part: none (and no images: mailgate never sends them)."}
+	}
+	out := []string{fmt.Sprintf("Links in the HTML part (%d; no images: mailgate never sends them):", len(links))}
+	for _, l := range links {
+		out = append(out, "- "+l)
+	}
+	return out
+}
+
+// linkStrings renders links as the request file lists them.
+func linkStrings(links []mailmsg.Link) []string {
+	out := make([]string, len(links))
+	for i, l := range links {
+		out[i] = l.String()
+	}
+	return out
+}

@@ -203,12 +203,23 @@ func emailBlock(r approval.Request, ws []string, showWarnings bool) string {
 	b.WriteString(strings.TrimRight(warnings.Escape(r.Body), "\n"))
 	b.WriteString("\n--- end of body ---")
 	if r.HTMLSHA256 != "" {
-		b.WriteString("\nAn HTML part goes too, rendered from this text; the approval binds both.")
+		b.WriteString("\n" + approval.HTMLDescription(string(r.HTMLFrom)))
+		for _, l := range approval.HTMLLinkLines(htmlLinks(r.HTMLLinks)) {
+			b.WriteString("\n" + warnings.Escape(l))
+		}
 	}
 	for _, a := range r.Attachments {
 		fmt.Fprintf(&b, "\nAttachment: %s (%s, sha256 %s)", warnings.Escape(a.Name), mailmsg.FormatSize(a.Size), a.SHA256)
 	}
 	return b.String()
+}
+
+func htmlLinks(links []mailmsg.Link) []string {
+	out := make([]string, len(links))
+	for i, l := range links {
+		out[i] = l.String()
+	}
+	return out
 }
 
 func toolName(k approval.Kind) string {

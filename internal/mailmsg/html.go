@@ -7,7 +7,6 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	"github.com/microcosm-cc/bluemonday"
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/extension"
 	gmhtml "github.com/yuin/goldmark/renderer/html"
@@ -27,8 +26,9 @@ import (
 //     links are dropped. The text part is the Markdown as written, which
 //     reads well as text. The HTML is then also run through the sanitizer,
 //     so the guarantee does not rest on the renderer's defaults.
-//   - HTML given directly is sanitized with bluemonday's UGC policy (links,
-//     images, tables, formatting; no script, style, iframe, form, on*
+//   - HTML given directly is sanitized with the email-HTML policy
+//     (html_policy.go: links, tables, formatting; no images, no direction
+//     changes, nothing hidden or struck, no script, style, form or on*
 //     attributes; only http, https and mailto URLs), and the text part is
 //     derived from the sanitized HTML with HTMLToText (a tokenizer over
 //     golang.org/x/net/html: no html→text library is available on the
@@ -67,9 +67,6 @@ var markdown = sync.OnceValue(func() goldmark.Markdown {
 	)
 })
 
-// htmlPolicy is safe for concurrent use once built.
-var htmlPolicy = sync.OnceValue(bluemonday.UGCPolicy)
-
 // RenderBody turns body, written in format ("" means text), into the parts
 // to send.
 func RenderBody(format BodyFormat, body string) (Parts, error) {
@@ -84,16 +81,23 @@ func RenderBody(format BodyFormat, body string) (Parts, error) {
 		if err := markdown().Convert([]byte(body), &buf); err != nil {
 			return Parts{}, fmt.Errorf("rendering markdown: %w", err)
 		}
+		// A Markdown image renders as <img>: refused like one in HTML.
+		if err := checkNoMedia(buf.String()); err != nil {
+			return Parts{}, err
+		}
 		return Parts{Text: body, HTML: SanitizeHTML(buf.String())}, nil
 	case FormatHTML:
+		if err := checkNoMedia(body); err != nil {
+			return Parts{}, err
+		}
 		h := SanitizeHTML(body)
 		return Parts{Text: HTMLToText(h), HTML: h}, nil
 	}
 	return Parts{}, fmt.Errorf("%w %q: want text, markdown or html", ErrBodyFormat, format)
 }
 
-// SanitizeHTML returns html with everything but safe formatting removed
-// (bluemonday's UGC policy).
+// SanitizeHTML returns html with everything the email-HTML policy does not
+// allow removed (emailHTMLPolicy).
 func SanitizeHTML(html string) string {
 	return htmlPolicy().Sanitize(html)
 }

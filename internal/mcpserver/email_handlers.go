@@ -343,6 +343,11 @@ func (x extras) bind(req approval.Request) (approval.Request, error) {
 		return req, err
 	}
 	req.HTMLSHA256 = d.HTMLSHA256
+	if o.HTML != "" {
+		// What the approver and the agent are told of the HTML part: where
+		// it came from and every link in it.
+		req.HTMLFrom, req.HTMLLinks = x.format, mailmsg.HTMLLinks(o.HTML)
+	}
 	for _, a := range d.Attachments {
 		req.Attachments = append(req.Attachments, approval.Attachment{Name: a.Name, Size: a.Size, SHA256: a.SHA256})
 	}
@@ -368,12 +373,20 @@ func (x extras) outgoing(final, asked approval.Request) (mailmsg.Outgoing, error
 			return o, err
 		}
 		o.Body, o.HTML = parts.Text, parts.HTML
+		if err := sameHTML(o, final); err != nil {
+			return o, err
+		}
 	case mailmsg.FormatMarkdown:
 		parts, err := mailmsg.RenderBody(x.format, final.Body)
 		if err != nil {
 			return o, err
 		}
 		o.HTML = parts.HTML
+		if final.Body == asked.Body {
+			if err := sameHTML(o, final); err != nil {
+				return o, err
+			}
+		}
 	}
 	o.Attachments = x.carried
 	if len(x.files) > 0 {
@@ -384,6 +397,25 @@ func (x extras) outgoing(final, asked approval.Request) (mailmsg.Outgoing, error
 		o.Attachments = atts
 	}
 	return o, nil
+}
+
+// sameHTML checks that the HTML part about to go is the one the approval
+// bound (final.HTMLSHA256; "" before anything was bound): the renderer and
+// the policy are deterministic, so a difference means a bug, and sending
+// HTML nobody approved must not be its outcome. A Markdown body the
+// approver corrected is re-rendered from their text and not checked here.
+func sameHTML(o mailmsg.Outgoing, final approval.Request) error {
+	if final.HTMLSHA256 == "" {
+		return nil
+	}
+	d, err := mailmsg.Digest(o)
+	if err != nil {
+		return err
+	}
+	if !strings.EqualFold(d.HTMLSHA256, final.HTMLSHA256) {
+		return errors.New("the HTML part rendered now differs from the one approved; nothing was sent: ask for a new request")
+	}
+	return nil
 }
 
 func bare(list []string) []*mail.Address {

@@ -251,7 +251,7 @@ func TestMarkdownBodyArrivesAsAlternative(t *testing.T) {
 	args := map[string]any{"to": "alice@example.com", "subject": "Notes", "body": "Hello **Alice**,\n\n- one\n- two\n", "body_format": "markdown"}
 	text, file := request(t, e, "send_email", args)
 	mustContain(t, "answer", text, "An HTML part goes too")
-	mustContain(t, "request file", readVault(t, e, "Pending_Approval", file), "html_sha256: ", "**An HTML part goes too**", "Hello **Alice**")
+	mustContain(t, "request file", readVault(t, e, "Pending_Approval", file), "html_sha256: ", "**An HTML part goes too", "Hello **Alice**")
 	approveAndResend(t, e, "send_email", file, args)
 	m, _ := delivered(t, e)
 	mt, params, _ := mime.ParseMediaType(m.Header.Get("Content-Type"))

