@@ -15,7 +15,7 @@ import (
 // the one list, .ci/test-packages), which CI's .ci/run calls too instead of
 // a list of its own; with everything installed it does nothing, and when it
 // may not install it stops with the one command that does. The list names
-// every tool a test skips without (and chromium, for browser tests to come).
+// every tool a test skips without.
 func TestMakeTestDeps(t *testing.T) {
 	read := func(p string) string {
 		b, err := os.ReadFile(filepath.Join("..", "..", p))
@@ -32,7 +32,7 @@ func TestMakeTestDeps(t *testing.T) {
 		t.Error(".ci/run does not call make deps, or keeps its own apt-get list")
 	}
 	list := read(".ci/test-packages")
-	for _, pkg := range []string{"tmux", "postgresql", "curl", "git", "nodejs", "npm", "chromium"} {
+	for _, pkg := range []string{"tmux", "postgresql", "curl", "git", "nodejs", "npm"} {
 		if !regexp.MustCompile(`(?m)^` + pkg + `\s`).MatchString(list) {
 			t.Errorf(".ci/test-packages lacks %s", pkg)
 		}
