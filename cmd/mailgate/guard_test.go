@@ -143,4 +143,8 @@ func TestGuardCommit(t *testing.T) {
 	if text := must("uninstall_precommit_guard", map[string]any{"code_repo_path": repo}); !strings.Contains(text, `"removed":false`) {
 		t.Errorf("uninstalling again: %s", text)
 	}
+	// A repository outside every project is not the agents' to touch.
+	if text, isErr := call(t, cs, "uninstall_precommit_guard", map[string]any{"code_repo_path": other}); !isErr || !strings.Contains(text, "not the folder of a project") {
+		t.Errorf("uninstall outside the projects: (%v) %s", isErr, text)
+	}
 }

@@ -83,6 +83,11 @@ func (t *amTools) uninstallGuard(ctx context.Context, in amGuardUninstallIn) (am
 	if err != nil {
 		return amGuardUninstallOut{}, err
 	}
+	// The contract names no project here: the repository must lie in one
+	// the store knows whose folder passes the project rule, as for install.
+	if err := t.inSomeProject(ctx, repo); err != nil {
+		return amGuardUninstallOut{}, err
+	}
 	removed, err := guard.Uninstall(ctx, repo)
 	if errors.Is(err, guard.ErrNotOurs) {
 		return amGuardUninstallOut{Removed: false}, nil // someone else's hook: left alone
@@ -120,4 +125,19 @@ func within(dir, root string) bool {
 	}
 	rel, err := filepath.Rel(root, dir)
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
+
+// inSomeProject checks that repo is the folder of a project in the store,
+// or inside one, and that the project's folder passes the project rule.
+func (t *amTools) inSomeProject(ctx context.Context, repo string) error {
+	projects, err := t.svc.ListProjects(ctx)
+	if err != nil {
+		return err
+	}
+	for _, p := range projects {
+		if filepath.IsAbs(p.HumanKey) && within(repo, p.HumanKey) && t.svc.ProjectFolderProblem(p.HumanKey) == "" {
+			return nil
+		}
+	}
+	return agentmail.Invalid("code_repo_path %q is not the folder of a project (ensure_project) nor inside one: the guard is removed only from the projects' own repositories", repo)
 }

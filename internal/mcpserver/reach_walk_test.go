@@ -258,7 +258,7 @@ var noPathArg = map[string]string{
 	"send":                           "reads .agentmailignore at the project root, a name mailgate fixes",
 	"list-recipients":                "reads .agentmailignore at the project root, a name mailgate fixes",
 	"install_precommit_guard":        "writes only mailgate's pre-commit hook, into a git repository inside the project (guard's and agentmail_guard's tests)",
-	"uninstall_precommit_guard":      "removes only mailgate's own pre-commit hook from a git repository (guard's and agentmail_guard's tests)",
+	"uninstall_precommit_guard":      "removes only mailgate's own pre-commit hook, from a git repository inside a known project (TestGuardCommit)",
 }
 
 // TestReachPaths: every tool that reads files from a path an agent gives
