@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mailgate/mailgate/internal/editdist"
 	"github.com/mailgate/mailgate/internal/config"
 )
 
@@ -216,7 +217,7 @@ func nearest(name string, candidates []string) string {
 	n := norm(name)
 	best, bestD := "", 0
 	for _, c := range candidates {
-		d := editDistance(n, norm(c))
+		d := editdist.Levenshtein(n, norm(c))
 		if d == 0 {
 			return c
 		}
@@ -228,27 +229,6 @@ func nearest(name string, candidates []string) string {
 		}
 	}
 	return best
-}
-
-// editDistance is the Levenshtein distance of a and b, in bytes (names are ASCII).
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // isHelpFlag reports -h, -help and --help, which every command answers with

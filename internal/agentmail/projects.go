@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/mailgate/mailgate/internal/editdist"
 )
 
 var nonSlug = lazyRegexp(`[^a-z0-9]+`)
@@ -220,7 +222,7 @@ func closeNames(name string, agents []Agent) []string {
 	ln := strings.ToLower(name)
 	for _, a := range agents {
 		la := strings.ToLower(a.Name)
-		d := editDistance(ln, la)
+		d := editdist.Levenshtein(ln, la)
 		if d <= 3 || (len(ln) >= 3 && strings.HasPrefix(la, ln)) {
 			cs = append(cs, cand{a.Name, d})
 		}
@@ -231,26 +233,6 @@ func closeNames(name string, agents []Agent) []string {
 		out = append(out, "'"+cs[i].name+"'")
 	}
 	return out
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			c := prev[j-1]
-			if a[i-1] != b[j-1] {
-				c++
-			}
-			cur[j] = min(c, prev[j]+1, cur[j-1]+1)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // ListProjects returns every project.
