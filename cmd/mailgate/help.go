@@ -8,8 +8,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/mailgate/mailgate/internal/editdist"
 	"github.com/mailgate/mailgate/internal/config"
+	"github.com/mailgate/mailgate/internal/editdist"
 )
 
 // commandHelp is each command's synopsis and what it does, printed above

@@ -26,22 +26,7 @@ import (
 // command only as data: a subject holding a command substitution is not run.
 func TestWakeAcrossProcesses(t *testing.T) {
 	home := t.TempDir()
-	w := &world{t: t, home: home, env: []string{"PATH=" + os.Getenv("PATH"), "MAILGATE_HOME=" + home, "MAILGATE_TOOLS=agentmail", "MAILGATE_LOG_LEVEL=warn"}}
-	project := t.TempDir()
-	sender := w.connect()
-	for _, step := range []struct {
-		tool string
-		args map[string]any
-	}{
-		{"ensure_project", map[string]any{"human_key": project}},
-		{"register_agent", map[string]any{"project_key": project, "name": "GreenDog", "program": "p", "model": "m"}},
-		{"register_agent", map[string]any{"project_key": project, "name": "BlueLake", "program": "p", "model": "m"}},
-		{"register_agent", map[string]any{"project_key": project, "name": "RedFox", "program": "p", "model": "m"}},
-	} {
-		if text, isErr := call(t, sender, step.tool, step.args); isErr {
-			t.Fatalf("%s: %s", step.tool, text)
-		}
-	}
+	w, project, sender := agentMailWorld(t, home, "GreenDog", "BlueLake", "RedFox")
 
 	// The subscriber: a second server process, as the busy agent's client
 	// runs it.
@@ -163,21 +148,7 @@ func TestAgentsSnippetFromASubfolder(t *testing.T) {
 func TestWakeOverHTTP(t *testing.T) {
 	home := t.TempDir()
 	s := startHTTPServer(t, "AGENT_MAIL_BEARER_TOKEN="+httpToken, "MAILGATE_TOOLS=agentmail", "MAILGATE_HOME="+home)
-	w := &world{t: t, home: home, env: []string{"PATH=" + os.Getenv("PATH"), "MAILGATE_HOME=" + home, "MAILGATE_TOOLS=agentmail", "MAILGATE_LOG_LEVEL=warn"}}
-	project := t.TempDir()
-	sender := w.connect()
-	for _, step := range []struct {
-		tool string
-		args map[string]any
-	}{
-		{"ensure_project", map[string]any{"human_key": project}},
-		{"register_agent", map[string]any{"project_key": project, "name": "GreenDog", "program": "p", "model": "m"}},
-		{"register_agent", map[string]any{"project_key": project, "name": "BlueLake", "program": "p", "model": "m"}},
-	} {
-		if text, isErr := call(t, sender, step.tool, step.args); isErr {
-			t.Fatalf("%s: %s", step.tool, text)
-		}
-	}
+	_, project, sender := agentMailWorld(t, home, "GreenDog", "BlueLake")
 	updated := make(chan string, 16)
 	c := mcp.NewClient(&mcp.Implementation{Name: "http-subscriber", Version: "0"}, &mcp.ClientOptions{
 		ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) { updated <- r.Params.URI },
@@ -203,4 +174,23 @@ func TestWakeOverHTTP(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatalf("the HTTP subscriber was not notified; server log:\n%s", s.logs())
 	}
+}
+
+// agentMailWorld is an agent-mail home with a project (a folder of its own)
+// and the agents registered in it, through a `mailgate serve` (the sender,
+// returned with the world).
+func agentMailWorld(t *testing.T, home string, agents ...string) (*world, string, *mcp.ClientSession) {
+	t.Helper()
+	w := &world{t: t, home: home, env: []string{"PATH=" + os.Getenv("PATH"), "MAILGATE_HOME=" + home, "MAILGATE_TOOLS=agentmail", "MAILGATE_LOG_LEVEL=warn"}}
+	project := t.TempDir()
+	sender := w.connect()
+	if text, isErr := call(t, sender, "ensure_project", map[string]any{"human_key": project}); isErr {
+		t.Fatalf("ensure_project: %s", text)
+	}
+	for _, a := range agents {
+		if text, isErr := call(t, sender, "register_agent", map[string]any{"project_key": project, "name": a, "program": "p", "model": "m"}); isErr {
+			t.Fatalf("register_agent %s: %s", a, text)
+		}
+	}
+	return w, project, sender
 }

@@ -8,32 +8,42 @@ import (
 	"testing"
 )
 
-// TestTopLevelOf: inside a work tree, from a subdirectory, the answer is
-// the tree's root; outside any, an error.
-func TestTopLevelOf(t *testing.T) {
+// tree is a temporary folder holding a git work tree (repo, with a
+// subfolder sub) and a plain folder outside it; git looks no higher than
+// the temporary folder.
+type tree struct{ outside, repo, sub string }
+
+func newTree(t *testing.T) tree {
+	t.Helper()
 	root, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	outside := filepath.Join(root, "plain")
-	repo := filepath.Join(root, "repo")
-	sub := filepath.Join(repo, "a", "b")
-	for _, d := range []string{outside, sub} {
+	tr := tree{outside: filepath.Join(root, "plain"), repo: filepath.Join(root, "repo")}
+	tr.sub = filepath.Join(tr.repo, "a", "b")
+	for _, d := range []string{tr.outside, tr.sub} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			t.Fatal(err)
 		}
 	}
-	init := exec.Command("git", "init", "-q", repo)
+	init := exec.Command("git", "init", "-q", tr.repo)
 	init.Env = append(os.Environ(), "HOME="+root, "GIT_CONFIG_NOSYSTEM=1")
 	if out, err := init.CombinedOutput(); err != nil {
 		t.Fatalf("git init: %v: %s", err, out)
 	}
 	t.Setenv("GIT_CEILING_DIRECTORIES", root) // never the tree holding the temporary folder
-	got, err := TopLevelOf(context.Background(), sub)
-	if err != nil || got != repo {
-		t.Fatalf("TopLevelOf(%s) = %q, %v; want %q", sub, got, err, repo)
+	return tr
+}
+
+// TestTopLevelOf: inside a work tree, from a subdirectory, the answer is
+// the tree's root; outside any, an error.
+func TestTopLevelOf(t *testing.T) {
+	tr := newTree(t)
+	got, err := TopLevelOf(context.Background(), tr.sub)
+	if err != nil || got != tr.repo {
+		t.Fatalf("TopLevelOf(%s) = %q, %v; want %q", tr.sub, got, err, tr.repo)
 	}
-	if got, err := TopLevelOf(context.Background(), outside); err == nil {
+	if got, err := TopLevelOf(context.Background(), tr.outside); err == nil {
 		t.Fatalf("outside a work tree: %q, want an error", got)
 	}
 }
@@ -41,31 +51,14 @@ func TestTopLevelOf(t *testing.T) {
 // TestProjectKey: the one project key rule: from a subfolder of a work
 // tree, the tree's root; outside any, the folder itself.
 func TestProjectKey(t *testing.T) {
-	root, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	outside := filepath.Join(root, "plain")
-	repo := filepath.Join(root, "repo")
-	sub := filepath.Join(repo, "a", "b")
-	for _, d := range []string{outside, sub} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			t.Fatal(err)
-		}
-	}
-	init := exec.Command("git", "init", "-q", repo)
-	init.Env = append(os.Environ(), "HOME="+root, "GIT_CONFIG_NOSYSTEM=1")
-	if out, err := init.CombinedOutput(); err != nil {
-		t.Fatalf("git init: %v: %s", err, out)
-	}
-	t.Setenv("GIT_CEILING_DIRECTORIES", root)
-	for dir, want := range map[string]string{sub: repo, repo: repo, outside: outside} {
+	tr := newTree(t)
+	for dir, want := range map[string]string{tr.sub: tr.repo, tr.repo: tr.repo, tr.outside: tr.outside} {
 		if got, err := ProjectKey(context.Background(), dir); err != nil || got != want {
 			t.Errorf("ProjectKey(%s) = %q, %v; want %q", dir, got, err, want)
 		}
 	}
-	t.Chdir(sub)
-	if got, err := ProjectKey(context.Background(), ""); err != nil || got != repo {
-		t.Errorf("ProjectKey of the working directory %s = %q, %v; want %q", sub, got, err, repo)
+	t.Chdir(tr.sub)
+	if got, err := ProjectKey(context.Background(), ""); err != nil || got != tr.repo {
+		t.Errorf("ProjectKey of the working directory %s = %q, %v; want %q", tr.sub, got, err, tr.repo)
 	}
 }
