@@ -49,6 +49,7 @@ type Store struct {
 	mu        sync.Mutex
 	stmts     map[string]*sql.Stmt
 	preparing map[string]bool // queries being prepared store-wide in the background
+	prep      sync.WaitGroup  // those background preparations: Close waits for them
 	closed    bool
 	log       *slog.Logger
 	idx       *indexer
@@ -84,8 +85,15 @@ func (s *Store) SetLogger(l *slog.Logger) { s.log = l }
 func (s *Store) Close() error {
 	s.stopIndexer()
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.closed = true
+	s.mu.Unlock()
+	// A statement still being prepared in the background holds a pool
+	// connection; it must be done (and closed, s.closed) before the caller
+	// closes the DB, or that connection outlives it and touches the files
+	// (-wal, -shm) after the store was closed.
+	s.prep.Wait()
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	for q, st := range s.stmts {
 		st.Close()
 		delete(s.stmts, q)
@@ -274,8 +282,10 @@ func (s *Store) prepareLater(query string) {
 		return
 	}
 	s.preparing[query] = true
+	s.prep.Add(1)
 	s.mu.Unlock()
 	go func() {
+		defer s.prep.Done()
 		st, err := s.db.PrepareContext(context.Background(), query)
 		s.mu.Lock()
 		defer s.mu.Unlock()
