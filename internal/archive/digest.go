@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mailgate/mailgate/internal/filelock"
 	"github.com/mailgate/mailgate/internal/mirror"
 )
 
@@ -40,7 +41,7 @@ type entry struct {
 
 func (a *Archive) addToDigest(m *mirror.Message) error {
 	path := a.ThreadPath(m)
-	unlock, err := lockFile(filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".lock"))
+	unlock, err := filelock.Lock(filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".lock"))
 	if err != nil {
 		return err
 	}

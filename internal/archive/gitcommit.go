@@ -13,6 +13,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/mailgate/mailgate/internal/filelock"
 )
 
 // CommitInterval is how often, at most, the archive is committed when the
@@ -109,7 +111,7 @@ func (c *committer) flush() {
 // commit adds and commits AgentMail/ under a lock in the git directory, so
 // that several mailgate processes sharing the vault commit one at a time.
 func (c *committer) commit() error {
-	unlock, err := lockFile(filepath.Join(c.gitDir, "mailgate-archive.lock"))
+	unlock, err := filelock.Lock(filepath.Join(c.gitDir, "mailgate-archive.lock"))
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mailgate/mailgate/internal/agentmail"
+	"github.com/mailgate/mailgate/internal/filelock"
 	"github.com/mailgate/mailgate/internal/store"
 )
 
@@ -224,7 +225,7 @@ func (s *stateSync) pass(ctx context.Context) (int, error) {
 // lock keeps two processes from writing an older state over a newer one:
 // each reads the state under it.
 func (s *stateSync) one(ctx context.Context, p pendingRow) error {
-	unlock, err := lockFile(filepath.Join(s.archive.Root, "AgentMail", "state.lock"))
+	unlock, err := filelock.Lock(filepath.Join(s.archive.Root, "AgentMail", "state.lock"))
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mailgate/mailgate/internal/filelock"
 	"github.com/mailgate/mailgate/internal/localgmail"
 )
 
@@ -52,7 +53,7 @@ func Open(dir string, logger *slog.Logger) (*Mailbox, error) {
 		return nil, fmt.Errorf("the sandbox mailbox's folder: %w", err)
 	}
 	mb := &Mailbox{srv: localgmail.New(localgmail.Options{Email: Email, Aliases: []string{Alias}, Logger: logger}), dir: dir, log: logger}
-	unlock, err := lockFile(mb.lockPath())
+	unlock, err := filelock.Lock(mb.lockPath())
 	if err != nil {
 		return nil, fmt.Errorf("the sandbox mailbox: %w", err)
 	}
@@ -102,7 +103,7 @@ func (mb *Mailbox) lockPath() string { return filepath.Join(mb.dir, ".lock") }
 func (mb *Mailbox) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	mb.mu.Lock()
 	defer mb.mu.Unlock()
-	unlock, err := lockFile(mb.lockPath())
+	unlock, err := filelock.Lock(mb.lockPath())
 	if err != nil {
 		mb.log.Error("sandbox mailbox: locking", "err", err)
 		http.Error(w, "the sandbox mailbox is locked: "+err.Error(), http.StatusServiceUnavailable)

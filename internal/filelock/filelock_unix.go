@@ -1,6 +1,10 @@
 //go:build unix
 
-package archive
+// Package filelock is the one cross-process lock on a file that mailgate's
+// read-merge-write files use (the archive's digests and state, the
+// sandbox's mailbox): an exclusive flock, so every process on the machine
+// takes turns.
+package filelock
 
 import (
 	"fmt"
@@ -9,10 +13,9 @@ import (
 	"syscall"
 )
 
-// lockFile takes an exclusive advisory lock on path (created if needed),
-// shared by every process on the machine: the per-thread digest is a
-// read-merge-write, and two processes merging at once would lose an entry.
-func lockFile(path string) (unlock func(), err error) {
+// Lock takes an exclusive advisory lock on path (created, with its folder,
+// if needed) and returns its release.
+func Lock(path string) (unlock func(), err error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, err
 	}
