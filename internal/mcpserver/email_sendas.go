@@ -24,7 +24,6 @@ type SendAsLister interface {
 
 var _ SendAsLister = (*gmail.Client)(nil)
 
-
 // sendAs checks from against the account's send-as addresses and returns
 // the bare address to bind ("" when from is ""). An address that is not
 // one of them, or not verified, is refused before any request is written.
