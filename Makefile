@@ -39,7 +39,7 @@ test-go: build
 # one database): on the database MAILGATE_TEST_POSTGRES names, else on a
 # throwaway cluster on loopback (.ci/pgtest.sh; needs Debian's postgresql).
 PG_PACKAGES := ./internal/store/... ./internal/agentmail/... ./internal/ratelimit ./internal/approval \
-	./internal/gate ./internal/mirror ./internal/mcpserver ./internal/presence ./internal/drafts ./cmd/mailgate-load
+	./internal/gate ./internal/mirror ./internal/mcpserver ./internal/presence ./internal/drafts ./internal/schedule ./cmd/mailgate-load
 test-pg: build
 	@set -eo pipefail; url="$$MAILGATE_TEST_POSTGRES"; \
 	if [ -z "$$url" ]; then url=$$(.ci/pgtest.sh start 55433); trap '.ci/pgtest.sh stop 55433' EXIT; fi; \

@@ -26,6 +26,8 @@ const approvalsUsage = `Usage:
                                        show the request, ask for confirmation, and move it to
                                        Approved/ (--yes: no question, for scripts)
   mailgate approvals reject ID         move a pending (or approved, unused) request to Rejected/
+  mailgate approvals cancel ID         withdraw an approved email scheduled for later (send_at)
+                                       before its time: it is never sent, its file goes to Rejected/
 
 ID is the name shown in the list, the request_id, or any unique start of either
 (or of the 32-hex id at the end of the name). Configuration flags (--vault,
@@ -66,9 +68,12 @@ func approvalsCmd(ctx context.Context, env *environment, args []string) error {
 		}
 		markDead(ctx, cfg, v, items)
 		printApprovals(env.stdout, v.Root(), items, time.Now())
+		printScheduled(ctx, env.stdout, cfg) // approvals_later.go
 		printStoreNotice(ctx, env.stdout, cfg, time.Now())
 		printApprovalMode(ctx, env.stdout, env, cfg, false)
 		return nil
+	case verb == "cancel" && len(rest) == 2:
+		return cancelScheduled(ctx, env.stdout, cfg, v, rest[1]) // approvals_later.go
 	case verb == "show" && len(rest) == 2:
 		it, err := v.Resolve(rest[1])
 		if err != nil {
@@ -117,13 +122,13 @@ func approvalsArgsError(verb string, rest []string) error {
 	switch verb {
 	case "list":
 		return usageError("approvals", "unexpected argument %q: list takes none", rest[1])
-	case "show", "approve", "reject":
+	case "show", "approve", "reject", "cancel":
 		if len(rest) < 2 {
 			return usageError("approvals", "%s needs an ID: a name as \"mailgate approvals\" lists it, a request_id, or a unique start of either", verb)
 		}
 		return usageError("approvals", "%s takes one ID, not %d (unexpected %q)", verb, len(rest)-1, rest[2])
 	}
-	return usageError("approvals", "unknown subcommand %q: use show ID, approve [--yes] ID, reject ID, or none to list the requests", verb)
+	return usageError("approvals", "unknown subcommand %q: use show ID, approve [--yes] ID, reject ID, cancel ID, or none to list the requests", verb)
 }
 
 // unknownID adds to an ID that matches no request file (or several) what an

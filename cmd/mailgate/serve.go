@@ -392,6 +392,10 @@ func openEmail(ctx context.Context, cfg *config.Config, logger *slog.Logger, db 
 	deps := &mcpserver.EmailDeps{Gate: g, Audit: auditLog, Logger: logger,
 		Downloads: attach.Downloads{Dir: attach.DownloadDir(cfg.Home)}, OrganizeLimiter: organizeLimiter,
 		Attachments: attach.Folder{Dir: cfg.AttachmentsDir}, Drafts: myDrafts}
+	later, err := newLater(ctx, cfg, db, g, logger) // later.go: send_at
+	if err != nil {
+		return nil, err
+	}
 	// The one folder attachments may come from exists, private, from the
 	// first start; a failure only leaves attachments refused (their error
 	// names the folder).
@@ -405,6 +409,7 @@ func openEmail(ctx context.Context, cfg *config.Config, logger *slog.Logger, db 
 		}
 		a.Gmail, deps.Mailbox = client, client
 		settleAtStart(ctx, g, deps.Mailbox, logger, a)
+		runLater(ctx, later, deps, a)
 		return deps, nil
 	}
 	// A bad endpoint is a configuration error, refused at start like any
@@ -422,6 +427,7 @@ func openEmail(ctx context.Context, cfg *config.Config, logger *slog.Logger, db 
 	a.Gmail = conn.Client()
 	deps.Mailbox, deps.Connected = conn, conn.Connected
 	settleAtStart(ctx, g, deps.Mailbox, logger, a)
+	runLater(ctx, later, deps, a)
 	return deps, nil
 }
 

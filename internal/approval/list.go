@@ -33,6 +33,8 @@ type Item struct {
 	// From is the send-as address the email goes out from ("": the
 	// account's default).
 	From string
+	// SendAt is the time a scheduled email is sent (zero: when approved).
+	SendAt time.Time
 	// HTMLFrom and HTMLLinks describe the HTML part (html_from,
 	// html_links): where it came from and every link it holds.
 	HTMLFrom  string
@@ -180,6 +182,7 @@ func (v *Vault) item(dir, name string) (Item, error) {
 	it.To, it.ThreadID, it.Subject = p.To.one(), p.ThreadID, p.Subject
 	it.ToList, it.Cc, it.Bcc, it.Attachments, it.HTMLSHA256 = p.To, p.Cc, p.Bcc, p.Attachments, p.HTMLSHA256
 	it.From = strings.TrimSpace(p.From)
+	it.SendAt, _ = parseTime(p.SendAt)
 	it.MessageID, it.ContentSHA256, it.Body, it.Reason = p.MessageID, p.ContentSHA256, p.RawBody, p.Reason
 	it.DraftID, it.OutgoingMessageID = p.DraftID, strings.TrimSpace(p.OutgoingMsgID)
 	it.HTMLFrom, it.HTMLLinks = p.HTMLFrom, p.HTMLLinks

@@ -187,6 +187,9 @@ func bindingChange(p *parsedFile, req Request) string {
 	if r := fromChange(p, req); r != "" {
 		return r
 	}
+	if r := sendAtChange(p, req); r != "" {
+		return r
+	}
 	if req.Kind == KindReply {
 		if t := strings.TrimSpace(p.ThreadID); t != req.ThreadID {
 			return fmt.Sprintf("the thread was changed from %s to %s: an approval cannot move a reply to another thread", req.ThreadID, shown(t))
@@ -252,6 +255,9 @@ func bindingReason(p *parsedFile, req Request, addr string) string {
 	if fromChange(p, req) != "" {
 		return "from differs"
 	}
+	if sendAtChange(p, req) != "" {
+		return "send_at differs"
+	}
 	switch req.Kind {
 	case KindReply:
 		if strings.TrimSpace(p.ThreadID) != req.ThreadID {
@@ -282,6 +288,9 @@ func contentReason(p *parsedFile, req Request) string {
 	addr := strings.ToLower(req.Address())
 	if fromChange(p, req) != "" {
 		return "from differs"
+	}
+	if sendAtChange(p, req) != "" {
+		return "send_at differs"
 	}
 	if req.Kind == KindSend {
 		// The first To here, every recipient below (recipientsChange).
@@ -377,4 +386,28 @@ func fromChange(p *parsedFile, req Request) string {
 		want = "the account's default address"
 	}
 	return fmt.Sprintf("the sender was changed from %s to %s: an approval cannot change who an email comes from", shown(want), shown(have))
+}
+
+// sendAtChange compares the file's send time with the call's (both unset:
+// send when approved).
+func sendAtChange(p *parsedFile, req Request) string {
+	have := strings.TrimSpace(p.SendAt)
+	want := ""
+	if !req.SendAt.IsZero() {
+		want = FormatSendAt(req.SendAt)
+	}
+	if have == want {
+		return ""
+	}
+	if t, err := parseTime(have); err == nil && want != "" && FormatSendAt(t) == want {
+		return ""
+	}
+	return fmt.Sprintf("the send time was changed from %s to %s: an approval cannot change when an email is sent", orNow(want), orNow(shown(have)))
+}
+
+func orNow(s string) string {
+	if s == "" || s == `""` {
+		return "when approved"
+	}
+	return s
 }

@@ -33,6 +33,7 @@ type fields struct {
 	RequestID     string   `yaml:"request_id"`
 	OutgoingMsgID string   `yaml:"outgoing_message_id"`
 	From          string   `yaml:"from"`
+	SendAt        string   `yaml:"send_at"`
 	To            addrList `yaml:"to"`
 	Cc            addrList `yaml:"cc"`
 	Bcc           addrList `yaml:"bcc"`

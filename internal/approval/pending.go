@@ -383,6 +383,9 @@ func requestFields(req Request) []kv {
 		// First: who the email comes from (a send-as address).
 		kvs = append(kvs, kv{key: "from", value: req.From, quoted: true})
 	}
+	if !req.SendAt.IsZero() {
+		kvs = append(kvs, kv{key: "send_at", value: FormatSendAt(req.SendAt)})
+	}
 	if req.Kind == KindReply {
 		kvs = append(kvs, kv{key: "thread_id", value: req.ThreadID, quoted: true}, kv{key: "message_id", value: req.MessageID, quoted: true})
 	}
@@ -428,6 +431,9 @@ func requestFields(req Request) []kv {
 // attachment. Empty for a plain email to one recipient.
 func contentNotes(req Request) string {
 	var b strings.Builder
+	if !req.SendAt.IsZero() {
+		b.WriteString("**Scheduled: sent at " + FormatSendAt(req.SendAt) + " (UTC)**, not when approved: the time is part of this approval. Until then `mailgate approvals cancel` withdraws it.\n\n")
+	}
 	if req.From != "" {
 		b.WriteString("**From: " + oneLineMD(warnings.Escape(req.From)) + "** (a send-as address of the account, verified in Gmail; part of this approval)\n\n")
 	}

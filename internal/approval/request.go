@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/mailgate/mailgate/internal/mailmsg"
@@ -75,6 +76,10 @@ type Request struct {
 	// bound (an approval cannot change who an email comes from) and shown
 	// first in the request.
 	From string
+	// SendAt, when set, is the time the email is to be sent (send later,
+	// later.go): bound like the content, so the approval approves the
+	// time too; zero sends it when the approval is used.
+	SendAt time.Time
 	// OutgoingMessageID is the Message-ID the email goes out with (see
 	// MessageIDFor): set on an Approval's Final, "" on an agent's call. It
 	// is not part of SHA256: it names one request of the email, not the
@@ -237,7 +242,7 @@ func (r Request) Address() string {
 // where to is the bare address in lower case ("" when absent) and body has
 // CRLF and CR turned into LF; then, only when present, so that a request
 // without them hashes as it always did: to_more, cc, bcc (the lower-cased
-// bare addresses, one per line), from (the same), html_sha256, and attachments (their
+// bare addresses, one per line), from (the same), send_at (RFC 3339 UTC), html_sha256, and attachments (their
 // count, then name, size and sha256 of each). Length prefixes make the
 // encoding unambiguous.
 func (r Request) SHA256() string {
@@ -271,6 +276,9 @@ func (r Request) SHA256() string {
 	}
 	if r.From != "" {
 		field("from", strings.Join(bound([]string{r.From}), ""))
+	}
+	if !r.SendAt.IsZero() {
+		field("send_at", FormatSendAt(r.SendAt))
 	}
 	if r.HTMLSHA256 != "" {
 		field("html_sha256", strings.ToLower(r.HTMLSHA256))

@@ -38,7 +38,8 @@ var claimStampRe = regexp.MustCompile(`\.(\d{8}T\d{6}Z)-[0-9a-f]{6}\.md$`)
 // IsUnsettled reports whether a Done file's status is not an outcome.
 func IsUnsettled(status string) bool {
 	s := strings.ToLower(strings.TrimSpace(status))
-	return s != StatusSent && s != StatusFailed
+	// A scheduled email (later.go) was not handed to Gmail yet.
+	return s != StatusSent && s != StatusFailed && s != StatusScheduled
 }
 
 // Unsettled lists the Done files whose outcome is not known: all of them

@@ -59,6 +59,7 @@ type Config struct {
 	DevMode         bool          `setting:"DEV_MODE"`
 	ApprovalMode    string        `setting:"APPROVAL_MODE"`
 	ApprovalTTL     time.Duration `setting:"APPROVAL_TTL"`
+	SendLaterGrace  time.Duration `setting:"SEND_LATER_GRACE"`
 	SendLimit       int           `setting:"SEND_LIMIT_PER_HOUR"`
 	OrganizeLimit   int           `setting:"ORGANIZE_LIMIT"`
 	AttachmentsDir  string        `setting:"ATTACHMENTS_DIR"`

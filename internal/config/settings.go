@@ -88,6 +88,8 @@ var Vars = []Var{
 		Meaning: "`content`: the approval must match the exact content; `recipient`: match on `to` / `thread_id` alone"},
 	{Name: "APPROVAL_TTL", Flag: "approval-ttl", Default: "24h", Kind: KindDuration, Section: SectionEmail,
 		Meaning: "expiry written into new requests"},
+	{Name: "SEND_LATER_GRACE", Flag: "send-later-grace", Default: "1h", Kind: KindDuration, Section: SectionEmail,
+		Meaning: "a scheduled email (`send_at`) whose time passed while no server ran is still sent at the next start within this long after its time; later, it is moved to `Rejected/` with the reason"},
 	{Name: "SEND_LIMIT_PER_HOUR", Flag: "send-limit", Default: "10", Kind: KindInt, Section: SectionEmail,
 		Min: 1, Max: 10000, MaxNote: " (to send nothing, keep DEV_MODE=true)",
 		Meaning: "rolling one-hour limit over sends and replies, shared by every process on the store"},

@@ -108,6 +108,9 @@ type Call struct {
 	// Reply-To elsewhere, a recipient never written to) to a new request
 	// file. It is called only when a request file is written.
 	Warnings func(ctx context.Context) []warnings.Warning
+	// Prepare builds the final email whole, for a request with a send
+	// time that is kept for later (later.go); nil: it cannot be.
+	Prepare func(final approval.Request) (Prepared, error)
 }
 
 // Gate runs sends and replies through the approval protocol. Vault and
@@ -128,6 +131,11 @@ type Gate struct {
 	// is still given to appear there before it is recorded as not sent
 	// (default DefaultSettleGrace).
 	SettleGrace time.Duration
+	// Scheduler keeps approved emails with a send time ahead (later.go);
+	// LateGrace is how long after its time one is still sent
+	// (DefaultLateGrace when 0).
+	Scheduler Scheduler
+	LateGrace time.Duration
 }
 
 // SentLookup finds an email in the mailbox's Sent (trash included); found
@@ -157,21 +165,22 @@ const (
 	Conflict                             // another call claimed the approval first, or it changed
 	Invalid                              // the request failed validation
 	Backlog                              // too many requests are waiting; none written
+	Scheduled                            // approved and kept to be sent at its time (later.go)
 )
 
 var statusNames = [...]string{"unset", "sent", "awaiting_approval", "rejected_by_approver", "rate_limited",
-	"dev_mode", "failed", "unknown", "conflict", "invalid", "backlog"}
+	"dev_mode", "failed", "unknown", "conflict", "invalid", "backlog", "scheduled"}
 
 // OK reports an outcome the agent is not told to stop at: the email was sent,
 // or DEV_MODE checked it. Every other status is a refusal or an error.
-func (s Status) OK() bool { return s == Sent || s == DevMode }
+func (s Status) OK() bool { return s == Sent || s == DevMode || s == Scheduled }
 
 // AuditResult is the result the tool call's own audit line records for an
 // outcome of this status: derived from the typed outcome, never from the
 // text the agent is given, so rewording an answer cannot change the log.
 func (s Status) AuditResult() string {
 	switch s {
-	case Sent:
+	case Sent, Scheduled:
 		return audit.ResultSuccess
 	case DevMode:
 		return audit.ResultDevMode
@@ -331,6 +340,11 @@ func (s *submission) live() Outcome {
 	send, err := s.call.Compose(a.Final)
 	if err != nil {
 		return s.end(Failed, err, s.entry(ActionApproval, audit.ResultError, "Approved/"+a.Name, "composing the approved email: "+err.Error()))
+	}
+	if !a.Final.SendAt.IsZero() {
+		if out, done := s.later(a); done { // later.go
+			return out
+		}
 	}
 	res, err := g.reserve(ctx, a)
 	var le *ratelimit.LimitError

@@ -42,6 +42,15 @@ func (o Outcome) Message() string {
 		}
 		return msg
 
+	case Scheduled:
+		at := approval.FormatSendAt(o.Request.SendAt)
+		if a := o.Approval; a != nil {
+			at = approval.FormatSendAt(a.Final.SendAt)
+		}
+		return fmt.Sprintf("Approved and scheduled: this email will be sent once at %s (UTC) by whichever mailgate server runs then; nothing was sent yet. "+
+			"Do not call again for it. The user can withdraw it before then with: mailgate approvals cancel %s (vault/%s/%s).",
+			at, strings.TrimSuffix(o.DoneFile, ".md"), approval.DirDone, o.DoneFile)
+
 	case AwaitingApproval:
 		what := "for sending to " + o.Target
 		switch {
@@ -199,6 +208,9 @@ func emailBlock(r approval.Request, ws []string, showWarnings bool) string {
 		fmt.Fprintf(&b, "Bcc: %s\n", strings.Join(bcc, ", "))
 	}
 	fmt.Fprintf(&b, "Subject: %s\n", warnings.Escape(r.Subject))
+	if !r.SendAt.IsZero() {
+		fmt.Fprintf(&b, "Send at: %s (UTC), not when approved (send later)\n", approval.FormatSendAt(r.SendAt))
+	}
 	if showWarnings {
 		writeWarnings(&b, ws) // action.go
 	}

@@ -231,6 +231,9 @@ func (h *emailHandlers) composed(ctx context.Context, in emailComposeIn,
 	if req.From, err = h.sendAs(ctx, in.From); err != nil { // email_sendas.go
 		return invalid(err)
 	}
+	if req.SendAt, err = sendAtArg(in.SendAt, h.now()); err != nil { // email_schedule.go
+		return invalid(err)
+	}
 	if req, err = x.bind(req); err != nil {
 		return invalid(err)
 	}
@@ -280,7 +283,7 @@ func failed(text string) (*mcp.CallToolResult, gate.Outcome) {
 }
 
 func (h *emailHandlers) doSend(ctx context.Context, req approval.Request, x extras) (*mcp.CallToolResult, gate.Outcome) {
-	return h.submit(ctx, gate.Call{Tool: "send_email", Request: req, Compose: h.composer(x, req, "", nil),
+	return h.submit(ctx, gate.Call{Tool: "send_email", Request: req, Compose: h.composer(x, req, "", nil), Prepare: preparer(x, req, "", nil),
 		Warnings: func(ctx context.Context) []warnings.Warning { return h.warnNew(ctx, req) }})
 }
 
@@ -440,19 +443,7 @@ func bare(list []string) []*mail.Address {
 // approval here, the last moment before the claim.
 func (h *emailHandlers) composer(x extras, asked approval.Request, threadID string, parent *gmail.ReplyParent) gate.ComposeFunc {
 	return func(final approval.Request) (gate.SendFunc, error) {
-		o, err := x.outgoing(final, asked)
-		if err != nil {
-			return nil, err
-		}
-		// The Message-ID fixed when the request was written (approval
-		// MessageIDFor): what finds this email in Sent if mailgate stops
-		// before recording that it left.
-		o.MessageID = final.OutgoingMessageID
-		if parent != nil {
-			o.InReplyTo = parent.MessageID
-			o.References = mailmsg.ReplyReferences(parent.References, parent.InReplyTo, parent.MessageID)
-		}
-		raw, err := mailmsg.Build(o)
+		raw, err := buildRaw(x, asked, final, parent)
 		if err != nil {
 			return nil, err
 		}
@@ -468,6 +459,24 @@ func (h *emailHandlers) composer(x extras, asked approval.Request, threadID stri
 			return gate.SendResult{MessageID: sent.ID, ThreadID: sent.ThreadID}, nil
 		}, nil
 	}
+}
+
+// buildRaw builds the email for final (the approved request; asked is the
+// agent's), as it goes to Gmail.
+func buildRaw(x extras, asked, final approval.Request, parent *gmail.ReplyParent) ([]byte, error) {
+	o, err := x.outgoing(final, asked)
+	if err != nil {
+		return nil, err
+	}
+	// The Message-ID fixed when the request was written (approval
+	// MessageIDFor): what finds this email in Sent if mailgate stops
+	// before recording that it left.
+	o.MessageID = final.OutgoingMessageID
+	if parent != nil {
+		o.InReplyTo = parent.MessageID
+		o.References = mailmsg.ReplyReferences(parent.References, parent.InReplyTo, parent.MessageID)
+	}
+	return mailmsg.Build(o)
 }
 
 // submit runs c through the gate and answers with the text rendered from its
@@ -529,6 +538,9 @@ func (h *emailHandlers) doReply(ctx context.Context, in emailReplyIn) (*mcp.Call
 	if req.From, err = h.sendAs(ctx, in.From); err != nil { // email_sendas.go
 		return invalid(err)
 	}
+	if req.SendAt, err = sendAtArg(in.SendAt, h.now()); err != nil { // email_schedule.go
+		return invalid(err)
+	}
 	if in.ReplyAll {
 		if req.ToList, req.Cc, err = h.replyAll(ctx, parent, to.Address); err != nil {
 			return failed("Error: cannot reply to all: " + userError(err))
@@ -542,7 +554,7 @@ func (h *emailHandlers) doReply(ctx context.Context, in emailReplyIn) (*mcp.Call
 	}
 	// The approver sees where the reply really goes: Reply-To, when the
 	// message has one, and how it differs from the sender.
-	return h.submit(ctx, gate.Call{Tool: "reply_email", Request: req, Compose: h.composer(x, req, threadID, parent),
+	return h.submit(ctx, gate.Call{Tool: "reply_email", Request: req, Compose: h.composer(x, req, threadID, parent), Prepare: preparer(x, req, threadID, parent),
 		Warnings: func(ctx context.Context) []warnings.Warning {
 			ws := warnings.ReplyTo(parent.From, parent.ReplyTo)
 			ws = append(ws, warnings.DisplayName("Reply-To", toHeader)...)

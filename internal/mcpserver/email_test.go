@@ -60,11 +60,18 @@ func newSandboxEnv(t testing.TB, devMode bool) *emailEnv {
 // newEmailEnvOn starts gm (seeded) and serves the email tools over it.
 func newEmailEnvOn(t testing.TB, gm *localgmail.Server, devMode bool, mailbox Mailbox) *emailEnv {
 	t.Helper()
-	ctx := context.Background()
-	dir := t.TempDir()
 	// Every answer the tools get is held to Gmail's discovery document.
 	base, _ := gmailschema.Serve(t, gm)
 	gm.SetBaseURL(base)
+	return newEmailEnvAt(t, gm, devMode, mailbox, storetest.DSN(t), t.TempDir())
+}
+
+// newEmailEnvAt is one server's email tools over gm (already serving), the
+// store at dsn and the home dir: several share one store and vault as
+// several processes do.
+func newEmailEnvAt(t testing.TB, gm *localgmail.Server, devMode bool, mailbox Mailbox, dsn, dir string) *emailEnv {
+	t.Helper()
+	ctx := context.Background()
 	if mailbox == nil {
 		c, err := gmail.New(ctx, gmail.Options{
 			Endpoint:     gm.URL(),
@@ -76,7 +83,7 @@ func newEmailEnvOn(t testing.TB, gm *localgmail.Server, devMode bool, mailbox Ma
 		}
 		mailbox = c
 	}
-	db := storetest.Open(t)
+	db := storetest.OpenDSN(t, dsn)
 	ledger, err := approval.NewStoreLedger(ctx, db)
 	if err != nil {
 		t.Fatal(err)

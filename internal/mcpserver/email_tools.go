@@ -161,6 +161,7 @@ type emailComposeIn struct {
 	BodyFormat  string        `json:"body_format,omitempty" jsonschema:"text (default), markdown or html: markdown and html also send an HTML part"`
 	Attachments []string      `json:"attachments,omitempty" jsonschema:"Files to attach: paths inside the attachment folder (ATTACHMENTS_DIR; a relative path is taken inside it)"`
 	From        string        `json:"from,omitempty" jsonschema:"Send from this address: one of your Gmail send-as addresses, verified in Gmail (omit for your default address)"`
+	SendAt      string        `json:"send_at,omitempty" jsonschema:"Send later: the time to send it, RFC 3339 with a zone (2026-12-01T09:00:00+01:00). The approval binds the time; once approved and called again, the email is kept and sent once at that time. Omit to send as soon as it is approved"`
 }
 
 type emailReplyIn struct {
@@ -171,6 +172,7 @@ type emailReplyIn struct {
 	BodyFormat  string   `json:"body_format,omitempty" jsonschema:"text (default), markdown or html: markdown and html also send an HTML part"`
 	Attachments []string `json:"attachments,omitempty" jsonschema:"Files to attach: paths inside the attachment folder (ATTACHMENTS_DIR; a relative path is taken inside it)"`
 	From        string   `json:"from,omitempty" jsonschema:"Send from this address: one of your Gmail send-as addresses, verified in Gmail (omit for your default address)"`
+	SendAt      string   `json:"send_at,omitempty" jsonschema:"Send later: the time to send it, RFC 3339 with a zone (2026-12-01T09:00:00+01:00). The approval binds the time; once approved and called again, the email is kept and sent once at that time. Omit to send as soon as it is approved"`
 }
 
 // recipientsArg is a `to` given as one address (the contract's string) or
