@@ -211,6 +211,8 @@ func requestWarnings(req Request, extra []warnings.Warning) []warnings.Warning {
 func repeatText(h *Handled) string {
 	when := "was already handled"
 	switch {
+	case h.Status == StatusScheduled:
+		return "REPEAT: this exact email is already approved and scheduled (" + DirDone + "/" + h.Name + "): it is sent at its time. Approving this file sends a second copy."
 	case h.Status == StatusSent && !h.SentAt.IsZero():
 		when = "was already sent at " + h.SentAt.UTC().Format(time.RFC3339)
 	case h.Status == StatusSent:

@@ -170,6 +170,8 @@ func fenced(k approval.Kind, block string) string {
 // earlierText says what became of the last consumed copy of this email.
 func earlierText(h *approval.Handled) string {
 	switch {
+	case h.Status == approval.StatusScheduled:
+		return fmt.Sprintf("This exact email is already approved and scheduled (vault/%s/%s): it will be sent at its time. Do not ask again; approving this new request would send a second copy.", approval.DirDone, h.Name)
 	case h.Status == approval.StatusSent && !h.SentAt.IsZero():
 		return fmt.Sprintf("This exact email was already sent at %s (vault/%s/%s).", h.SentAt.UTC().Format(time.RFC3339), approval.DirDone, h.Name)
 	case h.Status == approval.StatusSent:

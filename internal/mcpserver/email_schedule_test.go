@@ -142,6 +142,11 @@ func TestSendLaterOnceAcrossServers(t *testing.T) {
 		t.Fatalf("pending: %v, %v", p, err)
 	}
 
+	// Called again while it waits: told it is scheduled; the new request
+	// says approving it would send a second copy.
+	text, _ = callTool(t, servers[2].cs, "send_email", args)
+	mustContain(t, "call while scheduled", text, "This exact email is already approved and scheduled")
+
 	for _, now := range []time.Time{start, start.Add(time.Hour), at.Add(-time.Second)} {
 		clock.Set(now)
 		if n := runDueTogether(t, servers); n != 0 || len(gm.Sent()) != 0 {
