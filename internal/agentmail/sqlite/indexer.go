@@ -24,6 +24,13 @@ import (
 // next search or indexer run of any process indexes them. (FTS5's
 // 'integrity-check' against the messages counts queued ones as missing from
 // the index: run IndexPending before it.)
+//
+// Each indexing transaction flushes one small segment; FTS5 does not merge
+// segments on writes here (automerge 0, migrations/0007_fts_prefix.sql), so
+// a search bringing the index up to date never waits for a merge. The
+// indexer merges them instead, after it indexed, in short transactions of
+// their own (mergeSegments), keeping the index at a few segments a level
+// as live sends add them.
 
 // indexDelay is how long new messages gather before the indexer takes them.
 // Nothing waits for it (searches index the queue themselves); it only sets
@@ -90,6 +97,46 @@ func (s *Store) runIndexer() {
 		if err := s.IndexPending(context.Background()); err != nil {
 			s.log.Warn("indexing new messages for search failed; the next search or send retries", "err", err)
 		}
+		if err := s.mergeSegments(context.Background(), s.idx.stop); err != nil {
+			s.log.Warn("merging the full-text index's segments failed; the next indexer run retries", "err", err)
+		}
+	}
+}
+
+// mergePages is the work of one merge transaction: about this many pages
+// written (FTS5's 'merge' command), a few milliseconds, so sends waiting
+// for the write lock wait little.
+const mergePages = 128
+
+// mergeSegments merges the full-text index's segments, one transaction of
+// mergePages at a time, until FTS5 has nothing to merge (no level holds
+// 'usermerge', 4, segments) or stop is closed.
+func (s *Store) mergeSegments(ctx context.Context, stop <-chan struct{}) error {
+	for {
+		select {
+		case <-stop:
+			return nil
+		default:
+		}
+		var worked bool
+		err := s.write(ctx, func(t *tx) error {
+			var before, after int64
+			if err := t.QueryRow(ctx, `SELECT total_changes()`).Scan(&before); err != nil {
+				return err
+			}
+			if _, err := t.exec(ctx, `INSERT INTO am_messages_fts(am_messages_fts, rank) VALUES ('merge', ?)`, mergePages); err != nil {
+				return err
+			}
+			if err := t.QueryRow(ctx, `SELECT total_changes()`).Scan(&after); err != nil {
+				return err
+			}
+			// FTS5's documented test: fewer than two changes, no merge.
+			worked = after-before >= 2
+			return nil
+		})
+		if err != nil || !worked {
+			return err
+		}
 	}
 }
 
@@ -114,8 +161,15 @@ func (s *Store) stopIndexer() {
 
 // IndexPending indexes every queued message, in transactions of at most
 // indexChunk messages. With nothing queued it only reads, taking no write
-// lock.
+// lock. Having indexed, it leaves the merging of the new segments to the
+// indexer (started if need be).
 func (s *Store) IndexPending(ctx context.Context) error {
+	indexed := false
+	defer func() {
+		if indexed {
+			s.indexSoon()
+		}
+	}()
 	for {
 		var queued bool
 		if err := s.db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM am_fts_pending)`).Scan(&queued); err != nil {
@@ -132,6 +186,7 @@ func (s *Store) IndexPending(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("indexing new messages: %w", err)
 		}
+		indexed = indexed || n > 0
 		if n < indexChunk {
 			return nil
 		}
