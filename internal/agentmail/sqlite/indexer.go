@@ -16,9 +16,10 @@ import (
 //   - by the process that stored it, indexDelay after its commit (so a burst
 //     of sends costs one FTS5 flush, not one per send), and when its Store
 //     closes;
-//   - by any search, before it reads (IndexPending, called by
-//     agentmail.Service.Search), so a search sees every message stored
-//     before it began, by whichever process.
+//   - by any search, before it reads, when a queued message may match its
+//     query (IndexPendingFor, called by agentmail.Service.Search; see
+//     queued.go), so a search sees every message stored before it began,
+//     by whichever process.
 //
 // A process killed before indexing leaves its messages queued, not lost: the
 // next search or indexer run of any process indexes them. (FTS5's
@@ -171,15 +172,15 @@ func (s *Store) IndexPending(ctx context.Context) error {
 		}
 	}()
 	for {
-		var queued bool
-		if err := s.db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM am_fts_pending)`).Scan(&queued); err != nil {
+		queued, err := s.queued(ctx)
+		if err != nil {
 			return fmt.Errorf("indexing new messages: %w", err)
 		}
 		if !queued {
 			return nil
 		}
 		var n int64
-		err := s.Write(ctx, func(x agentmail.Tx) (err error) {
+		err = s.Write(ctx, func(x agentmail.Tx) (err error) {
 			n, err = x.(*tx).indexQueued(ctx)
 			return err
 		})
@@ -191,6 +192,16 @@ func (s *Store) IndexPending(ctx context.Context) error {
 			return nil
 		}
 	}
+}
+
+// queued reports whether a message waits in the queue.
+func (s *Store) queued(ctx context.Context) (bool, error) {
+	rows, err := s.queryDB(ctx, `SELECT 1 FROM am_fts_pending LIMIT 1`)
+	if err != nil {
+		return false, err
+	}
+	defer rows.Close()
+	return rows.Next(), rows.Err()
 }
 
 // indexQueued moves the oldest indexChunk queued messages into the

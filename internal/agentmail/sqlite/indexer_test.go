@@ -355,3 +355,44 @@ func TestWritesDoNotMergeTheIndex(t *testing.T) {
 		t.Errorf("search(merg*) = %d hits, %v; want %d", len(res.Result), err, flushes)
 	}
 }
+
+// TestSearchLeavesQueueItCannotMatch: a search none of whose terms occurs
+// in the queued messages answers from the index as it is, leaving the queue
+// to the indexer (no write on its read path); one that may match a queued
+// message indexes the queue first and finds it.
+func TestSearchLeavesQueueItCannotMatch(t *testing.T) {
+	ctx := context.Background()
+	db, st, svc := handle(t, filepath.Join(t.TempDir(), "state.db"), time.Hour)
+	testutil.Register(t, svc, "/p", "Alice", "Bob")
+	old := send(t, svc, "Deploy notes", "the canary rollout")
+	if err := st.IndexPending(ctx); err != nil {
+		t.Fatal(err)
+	}
+	fresh := send(t, svc, "Schema review", "Café migration: naïve résumé")
+	search := func(q string) []int64 {
+		t.Helper()
+		res, err := svc.Search(ctx, agentmail.SearchParams{ProjectKey: "/p", Query: q})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []int64
+		for _, h := range res.Result {
+			ids = append(ids, h.ID)
+		}
+		return ids
+	}
+	for _, q := range []string{"canary", "deploy NOT schema", "roll*", `"canary rollout"`} {
+		if got := search(q); !slices.Equal(got, []int64{old}) {
+			t.Errorf("search(%s) = %v, want [%d]", q, got, old)
+		}
+		if n := queued(t, db); n != 1 {
+			t.Fatalf("search(%s) indexed the queue (%d left), which it cannot match", q, n)
+		}
+	}
+	if got := search("cafe OR nothing"); !slices.Equal(got, []int64{fresh}) {
+		t.Errorf("search(cafe OR nothing) = %v, want [%d]", got, fresh)
+	}
+	if n := queued(t, db); n != 0 {
+		t.Errorf("%d messages still queued after a search that may match them", n)
+	}
+}
