@@ -220,8 +220,16 @@ func (t *tx) indexQueued(ctx context.Context) (int64, error) {
 		WHERE p.message_id <= ? ORDER BY p.message_id`, last.Int64); err != nil {
 		return 0, err
 	}
+	// The delete also writes the messages to am_fts_batch (a trigger), whose
+	// words then join the index's word list (see Search's prefixes).
 	res, err := t.exec(ctx, `DELETE FROM am_fts_pending WHERE message_id <= ?`, last.Int64)
 	if err != nil {
+		return 0, err
+	}
+	if _, err := t.exec(ctx, `INSERT OR IGNORE INTO am_fts_terms (term) SELECT term FROM am_fts_batch_terms`); err != nil {
+		return 0, err
+	}
+	if _, err := t.exec(ctx, `INSERT INTO am_fts_batch (am_fts_batch) VALUES ('delete-all')`); err != nil {
 		return 0, err
 	}
 	return res.RowsAffected()

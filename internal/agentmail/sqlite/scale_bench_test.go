@@ -52,6 +52,7 @@ var scaleQueries = []struct{ name, q string }{
 	{"phrase", `"deploy migration"`},
 	{"prefix", "retr*"},
 	{"prefix2", "mig*"},
+	{"prefix5", "migra*"},
 	{"or", "schema OR latency"},
 	{"not", "api NOT docs"},
 	{"rare", "w0100x"},
