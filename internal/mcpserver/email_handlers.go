@@ -41,6 +41,9 @@ func (h *emailHandlers) doSearch(ctx context.Context, in emailSearchIn) *mcp.Cal
 	if strings.TrimSpace(in.Query) == "" {
 		return errorResult("Error: query must not be empty")
 	}
+	if in.ByThread {
+		return h.doSearchThreads(ctx, in, max) // email_threads.go
+	}
 	page, err := h.d.Mailbox.SearchPage(ctx, in.Query, max, in.PageToken)
 	if errors.Is(err, gmail.ErrBadPageToken) {
 		return errorResult("Error: page_token " + gmail.ErrBadPageToken.Error() + "; repeat the search without page_token to start again")
@@ -225,6 +228,9 @@ func (h *emailHandlers) composed(ctx context.Context, in emailComposeIn,
 	}
 	req := approval.Request{Kind: approval.KindSend, To: in.To[0], ToList: in.To[1:], Cc: in.Cc, Bcc: in.Bcc,
 		Subject: email.Subject, Body: in.Body}
+	if req.From, err = h.sendAs(ctx, in.From); err != nil { // email_sendas.go
+		return invalid(err)
+	}
 	if req, err = x.bind(req); err != nil {
 		return invalid(err)
 	}
@@ -359,7 +365,7 @@ func (x extras) bind(req approval.Request) (approval.Request, error) {
 // rendered in its format, the attachments loaded (a file changed since it
 // was bound is refused: attach.ChangedError).
 func (x extras) outgoing(final, asked approval.Request) (mailmsg.Outgoing, error) {
-	o := mailmsg.Outgoing{Subject: final.Subject, Body: final.Body}
+	o := mailmsg.Outgoing{Subject: final.Subject, Body: final.Body, From: final.From}
 	to, cc, bcc := final.Recipients()
 	o.ToList, o.Cc, o.Bcc = bare(to), bare(cc), bare(bcc)
 	switch x.format {
@@ -520,6 +526,9 @@ func (h *emailHandlers) doReply(ctx context.Context, in emailReplyIn) (*mcp.Call
 	}
 	req := approval.Request{Kind: approval.KindReply, To: to.Address, ThreadID: threadID, MessageID: msgID,
 		Subject: mailmsg.ReplySubject(parent.Subject), Body: in.Body}
+	if req.From, err = h.sendAs(ctx, in.From); err != nil { // email_sendas.go
+		return invalid(err)
+	}
 	if in.ReplyAll {
 		if req.ToList, req.Cc, err = h.replyAll(ctx, parent, to.Address); err != nil {
 			return failed("Error: cannot reply to all: " + userError(err))
