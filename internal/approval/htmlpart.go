@@ -36,9 +36,9 @@ const DirHTML = "html"
 type HTMLSource string
 
 const (
-	HTMLRendered  HTMLSource = "rendered from the Markdown body"
-	HTMLCorrected HTMLSource = "rendered from the corrected Markdown body (what is sent)"
-	HTMLKept      HTMLSource = "as written by the agent and sanitized (kept when the request was written)"
+	HTMLRendered  HTMLSource = "Rendered from the Markdown body"
+	HTMLCorrected HTMLSource = "Rendered from the corrected Markdown body (what is sent)"
+	HTMLKept      HTMLSource = "As written by the agent and sanitized (kept when the request was written)"
 )
 
 // ErrNoHTML: the request has no HTML part, or its bytes are not available
