@@ -109,6 +109,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzMergeMCPServers$$' -fuzztime $(FUZZTIME) ./cmd/mailgate
 	$(GO) test -run '^$$' -fuzz '^FuzzMergeCodex$$' -fuzztime $(FUZZTIME) ./cmd/mailgate
 	$(GO) test -run '^$$' -fuzz '^FuzzFollowerLines$$' -fuzztime $(FUZZTIME) ./internal/tmux
+	$(GO) test -run '^$$' -fuzz '^FuzzRemoteResources$$' -fuzztime $(FUZZTIME) ./internal/approvalweb
 
 # Release binaries for every platform README lists, with SHA-256 checksums.
 # The store is pure Go (modernc.org/sqlite), so every target cross-compiles
