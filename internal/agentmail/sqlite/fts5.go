@@ -54,7 +54,7 @@ func writeFTS5(b *strings.Builder, n *agentmail.QueryNode) {
 }
 
 // Prefixes up to maxIndexedPrefix characters have an index of their own
-// (migrations/0007_fts_prefix.sql), which FTS5 reads lazily, newest first.
+// (migrations/0008_fts_prefix.sql), which FTS5 reads lazily, newest first.
 // A longer one FTS5 answers by gathering the whole posting list of every
 // word it names from every segment before the first row (100 ms and more
 // for migra* at a million messages); so expandPrefixes names those words

@@ -27,7 +27,7 @@ import (
 // the index: run IndexPending before it.)
 //
 // Each indexing transaction flushes one small segment; FTS5 does not merge
-// segments on writes here (automerge 0, migrations/0007_fts_prefix.sql), so
+// segments on writes here (automerge 0, migrations/0008_fts_prefix.sql), so
 // a search bringing the index up to date never waits for a merge. The
 // indexer merges them instead, after it indexed, in short transactions of
 // their own (mergeSegments), keeping the index at a few segments a level
