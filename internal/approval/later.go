@@ -125,7 +125,7 @@ func (v *Vault) Unschedule(name, why string) (string, error) {
 	if !strings.EqualFold(strings.TrimSpace(f.Status), StatusScheduled) {
 		return "", fmt.Errorf("Done/%s: %w", name, ErrNotScheduled)
 	}
-	if err := v.markRejected(v.path(DirDone, name), why); err != nil {
+	if err := v.markRejected(v.path(DirDone, name), "mailgate (send later)", why); err != nil {
 		return "", fmt.Errorf("withdrawing %s: %w", name, err)
 	}
 	base := strings.TrimSuffix(name, ".md")

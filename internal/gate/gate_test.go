@@ -382,6 +382,7 @@ func TestAuditResultPerStatus(t *testing.T) {
 		AwaitingApproval: audit.ResultRejected, RejectedByApprover: audit.ResultRejected,
 		Backlog: audit.ResultRejected, Conflict: audit.ResultRejected,
 		Unknown: audit.ResultUnknown, Invalid: audit.ResultError, Failed: audit.ResultError, 0: audit.ResultError,
+		Scheduled: audit.ResultSuccess,
 	}
 	for s := Status(0); int(s) < len(statusNames); s++ {
 		w, ok := want[s]
@@ -391,7 +392,7 @@ func TestAuditResultPerStatus(t *testing.T) {
 		if got := s.AuditResult(); got != w {
 			t.Errorf("%s.AuditResult() = %q, want %q", s, got, w)
 		}
-		if ok := s == Sent || s == DevMode; s.OK() != ok {
+		if ok := s == Sent || s == DevMode || s == Scheduled; s.OK() != ok {
 			t.Errorf("%s.OK() = %v", s, s.OK())
 		}
 	}
