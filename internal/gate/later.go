@@ -25,7 +25,8 @@ import (
 //
 //	after                    state                                         consequence
 //	Claim (scheduling)       Done file as moved, no row                    an unknown outcome (settled "not sent")
-//	Schedule (row stored)    Done file as moved, row scheduled             sent at its time; the Done file is recorded then
+//	Schedule (row stored)    Done file as moved, row scheduled             never sent (the Done file does not say
+//	                                                                       scheduled); settled "not sent" like any claim cut short
 //	RecordScheduled          Done scheduled, row scheduled                 sent at its time
 //	store claim (sending)    row sending, Done scheduled                   never sent (a stale sending row is reported)
 //	MarkSending              Done sending (unknown), row sending           settled from Sent like any unknown outcome
