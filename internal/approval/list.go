@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/mailgate/mailgate/internal/atomicfile"
 )
 
 // Listing and deciding from a terminal (mailgate approvals). A decision is
@@ -315,7 +317,7 @@ func (v *Vault) decide(id, to string, from ...string) (*Item, error) {
 		if attempt > 1 {
 			name = fmt.Sprintf("%s-%d.md", base, attempt)
 		}
-		err := renameNoReplace(it.Path, v.path(to, name))
+		err := atomicfile.RenameNoReplace(it.Path, v.path(to, name))
 		if err == nil {
 			it.Moved = name
 			return it, nil
