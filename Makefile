@@ -88,6 +88,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseMailboxLine$$' -fuzztime $(FUZZTIME) ./internal/agentmail/mailboxset
 	$(GO) test -run '^$$' -fuzz '^FuzzAttachmentPath$$' -fuzztime $(FUZZTIME) ./internal/agentmail
 	$(GO) test -run '^$$' -fuzz '^FuzzProjectTree$$' -fuzztime $(FUZZTIME) ./internal/agentmail
+	$(GO) test -run '^$$' -fuzz '^FuzzReservablePaths$$' -fuzztime $(FUZZTIME) ./internal/agentmail
 	$(GO) test -run '^$$' -fuzz '^FuzzTsquery$$' -fuzztime $(FUZZTIME) ./internal/agentmail/postgres
 	$(GO) test -run '^$$' -fuzz '^FuzzReach$$' -fuzztime $(FUZZTIME) ./internal/mcpserver
 	$(GO) test -run '^$$' -fuzz '^FuzzOrganiseInputs$$' -fuzztime $(FUZZTIME) ./internal/mcpserver
