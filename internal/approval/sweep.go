@@ -12,8 +12,9 @@ import (
 	"github.com/mailgate/mailgate/internal/atomicfile"
 )
 
-// tmpPrefix named the temporary files of the writer before atomicfile;
-// atomicfile.IsTemp recognises today's. Readers skip both (every dot file is
+// tmpPrefix names the files a decision holds aside while it moves a
+// request (decide.go), and named the temporary files of the writer before
+// atomicfile; atomicfile.IsTemp recognises today's. Readers skip both (every dot file is
 // skipped), so a leftover is harmless to the protocol; it only clutters the
 // folder a human looks at.
 const tmpPrefix = ".tmp-"
