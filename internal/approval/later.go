@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"strings"
 	"time"
+
+	"github.com/mailgate/mailgate/internal/atomicfile"
 )
 
 // Send later (issue 27 item 7). A request with a send time (Request.SendAt)
@@ -134,7 +136,7 @@ func (v *Vault) Unschedule(name, why string) (string, error) {
 		if attempt > 1 {
 			to = fmt.Sprintf("%s-%d.md", base, attempt)
 		}
-		err := renameNoReplace(v.path(DirDone, name), v.path(DirRejected, to))
+		err := atomicfile.RenameNoReplace(v.path(DirDone, name), v.path(DirRejected, to))
 		if err == nil {
 			return to, nil
 		}
