@@ -86,6 +86,7 @@ func (db *DB) Retry(ctx context.Context, f func() error) error {
 	b.MaxElapsedTime = RetryBudget
 	var last error
 	err := backoff.Retry(func() error {
+		CountRetry()
 		last = f()
 		if last != nil && !db.Retryable(last) {
 			return backoff.Permanent(last)

@@ -241,6 +241,7 @@ func (s *Store) retry(ctx context.Context, f func() error) error {
 		d := time.Duration(attempt*20+rand.IntN(30)) * time.Millisecond
 		select {
 		case <-time.After(d):
+			store.CountRetry()
 		case <-ctx.Done():
 			return err
 		}
