@@ -220,6 +220,18 @@ func TestJWTRefusalIsHTTP403(t *testing.T) {
 	if code, _, got := rawRequest(t, "POST", r.base+DefaultPath, batch, mcpHeaders(key.sign(t, claims("agent")))); code != http.StatusForbidden {
 		t.Fatalf("batch: got %d %s", code, got)
 	}
+	// Keys as go-sdk reads them: exactly, and never twice.
+	for name, body := range map[string]string{
+		"Method shadowing method": `{"jsonrpc":"2.0","id":7,"method":"tools/call","Method":"ping","params":{"name":"send_email","arguments":{}}}`,
+		"method twice":            `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"send_email","arguments":{}},"method":"ping"}`,
+		"name twice":              `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"send_email","name":"fetch_inbox","arguments":{}}}`,
+		"not JSON":                `{"jsonrpc":"2.0","id":7,"method":"tools/call",`,
+	} {
+		code, _, got := rawRequest(t, "POST", r.base+DefaultPath, body, mcpHeaders(key.sign(t, claims("read"))))
+		if code != http.StatusForbidden {
+			t.Errorf("%s: got %d %s", name, code, got)
+		}
+	}
 	// /metrics is an admin's.
 	for role, want := range map[string]int{"read": 403, "agent": 403, "admin": 200} {
 		code, _, got := rawRequest(t, "GET", r.base+MetricsPath, "", map[string]string{"Authorization": "Bearer " + key.sign(t, claims(role))})

@@ -91,113 +91,184 @@ type ToolRule struct {
 // fails for a key that names no project.
 type ProjectKeyFunc func(ctx context.Context, key string) (string, error)
 
-// rpcMessage is the part of a JSON-RPC message authorization reads.
-type rpcMessage struct {
-	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
-	Params json.RawMessage `json:"params"`
-}
-
 // authorize checks an MCP request's body against a JWT principal's role
 // and projects. It returns "" when every message in it is allowed, else
 // the refusal's text (answered 403) and the refused message's id.
+//
+// The body is read as go-sdk reads it: its JSON-RPC keys ("method",
+// "params", "name", "arguments", "uri") matched exactly (go-sdk's decoder
+// ignores "Method"); a message repeating one of them is refused, so no
+// decoder can take another value than the one checked. The tools' own
+// arguments are decoded by encoding/json, without regard to case: every
+// key matching a project argument that way is checked.
 func (h *Handler) authorize(ctx context.Context, p *Principal, body []byte) (string, json.RawMessage) {
 	body = bytes.TrimSpace(body)
-	var msgs []rpcMessage
+	// What cannot be read here is refused rather than passed on: another
+	// decoder might make something of it.
+	const unreadable = "forbidden: the request body is not a JSON-RPC message this server can check"
+	msgs := []json.RawMessage{body}
 	if len(body) > 0 && body[0] == '[' {
 		if err := json.Unmarshal(body, &msgs); err != nil {
-			return "", nil // not JSON-RPC: the transport refuses it
+			return unreadable, nil
 		}
-	} else {
-		var m rpcMessage
-		if err := json.Unmarshal(body, &m); err != nil {
-			return "", nil
-		}
-		msgs = []rpcMessage{m}
 	}
-	for _, m := range msgs {
+	for _, raw := range msgs {
+		m, ok := objectFields(raw)
+		if !ok {
+			return unreadable, nil
+		}
+		id, _ := m.one("id")
 		if why := h.authorizeOne(ctx, p, m); why != "" {
-			return why, m.ID
+			return why, id
 		}
 	}
 	return "", nil
 }
 
-func (h *Handler) authorizeOne(ctx context.Context, p *Principal, m rpcMessage) string {
-	switch m.Method {
+func (h *Handler) authorizeOne(ctx context.Context, p *Principal, m fields) string {
+	rawMethod, ok := m.one("method")
+	if !ok {
+		return dupRefusal("method")
+	}
+	var method string
+	json.Unmarshal(rawMethod, &method) // absent or not a string: not a call
+	rawParams, ok := m.one("params")
+	if !ok {
+		return dupRefusal("params")
+	}
+	params, _ := objectFields(rawParams)
+	switch method {
 	case "tools/call":
-		var params struct {
-			Name      string                     `json:"name"`
-			Arguments map[string]json.RawMessage `json:"arguments"`
-		}
-		if err := json.Unmarshal(m.Params, &params); err != nil {
-			return "" // malformed: the MCP layer refuses it
-		}
-		rule, ok := h.opts.Tools[params.Name]
+		rawName, ok := params.one("name")
 		if !ok {
-			rule = ToolRule{Role: RoleAdmin} // not in the inventory: only an admin may try it
+			return dupRefusal("name")
 		}
-		if p.Role < rule.Role {
-			return fmt.Sprintf("forbidden: %s needs the %s role; this token has %s (%s)", params.Name, rule.Role, p.Role, roleMeaning(rule.Role))
+		var name string
+		json.Unmarshal(rawName, &name)
+		rawArgs, ok := params.one("arguments")
+		if !ok {
+			return dupRefusal("arguments")
 		}
-		if p.Projects == nil {
-			return ""
-		}
-		if rule.Project != "" {
-			if why := h.checkProject(ctx, p, params.Name, rule.Project); why != "" {
-				return why
-			}
-		}
-		// Argument names are matched as encoding/json matches them to the
-		// tools' input fields: without regard to case, every duplicate seen.
-		for name, raw := range params.Arguments {
-			switch {
-			case slices.ContainsFunc(rule.ProjectArgs, func(a string) bool { return strings.EqualFold(a, name) }):
-				var key string
-				if json.Unmarshal(raw, &key) != nil || strings.TrimSpace(key) == "" {
-					continue // absent, or not a string: the tool refuses a bad one
-				}
-				if why := h.checkProject(ctx, p, params.Name, key); why != "" {
-					return why
-				}
-			case slices.ContainsFunc(rule.PathArgs, func(a string) bool { return strings.EqualFold(a, name) }):
-				var dir string
-				if json.Unmarshal(raw, &dir) != nil || strings.TrimSpace(dir) == "" {
-					continue
-				}
-				if why := h.checkInProject(ctx, p, params.Name, dir); why != "" {
-					return why
-				}
-			case slices.ContainsFunc(rule.AddressArgs, func(a string) bool { return strings.EqualFold(a, name) }):
-				for _, addr := range addresses(raw) {
-					if _, project, ok := strings.Cut(addr, "@"); ok && strings.TrimSpace(project) != "" {
-						if why := h.checkProject(ctx, p, params.Name, strings.TrimSpace(project)); why != "" {
-							return why
-						}
-					}
-				}
-			}
-		}
+		args, _ := objectFields(rawArgs)
+		return h.authorizeTool(ctx, p, name, args)
 	case "resources/read", "resources/subscribe", "resources/unsubscribe":
-		var params struct {
-			URI string `json:"uri"`
+		rawURI, ok := params.one("uri")
+		if !ok {
+			return dupRefusal("uri")
 		}
-		if err := json.Unmarshal(m.Params, &params); err != nil {
-			return ""
-		}
+		var uri string
+		json.Unmarshal(rawURI, &uri)
 		if p.Role < RoleRead {
 			return fmt.Sprintf("forbidden: reading resources needs the read role; this token has %s", p.Role)
 		}
 		if p.Projects == nil {
 			return ""
 		}
-		project := resourceProject(params.URI)
+		project := resourceProject(uri)
 		if project == "" {
-			return fmt.Sprintf("forbidden: this token is limited to the projects %s, and the resource %s names no project", strings.Join(p.Projects, ", "), params.URI)
+			return fmt.Sprintf("forbidden: this token is limited to the projects %s, and the resource %s names no project", strings.Join(p.Projects, ", "), uri)
 		}
-		return h.checkProject(ctx, p, params.URI, project)
+		return h.checkProject(ctx, p, uri, project)
 	}
 	return ""
+}
+
+func dupRefusal(key string) string {
+	return fmt.Sprintf("forbidden: the request gives %q more than once", key)
+}
+
+func (h *Handler) authorizeTool(ctx context.Context, p *Principal, name string, args fields) string {
+	rule, ok := h.opts.Tools[name]
+	if !ok {
+		rule = ToolRule{Role: RoleAdmin} // not in the inventory: only an admin may try it
+	}
+	if p.Role < rule.Role {
+		return fmt.Sprintf("forbidden: %s needs the %s role; this token has %s (%s)", name, rule.Role, p.Role, roleMeaning(rule.Role))
+	}
+	if p.Projects == nil {
+		return ""
+	}
+	if rule.Project != "" {
+		if why := h.checkProject(ctx, p, name, rule.Project); why != "" {
+			return why
+		}
+	}
+	matches := func(list []string, key string) bool {
+		return slices.ContainsFunc(list, func(a string) bool { return strings.EqualFold(a, key) })
+	}
+	for _, f := range args {
+		switch {
+		case matches(rule.ProjectArgs, f.key):
+			var key string
+			if json.Unmarshal(f.val, &key) != nil || strings.TrimSpace(key) == "" {
+				continue // absent, or not a string: the tool refuses a bad one
+			}
+			if why := h.checkProject(ctx, p, name, key); why != "" {
+				return why
+			}
+		case matches(rule.PathArgs, f.key):
+			var dir string
+			if json.Unmarshal(f.val, &dir) != nil || strings.TrimSpace(dir) == "" {
+				continue
+			}
+			if why := h.checkInProject(ctx, p, name, dir); why != "" {
+				return why
+			}
+		case matches(rule.AddressArgs, f.key):
+			for _, addr := range addresses(f.val) {
+				if _, project, ok := strings.Cut(addr, "@"); ok && strings.TrimSpace(project) != "" {
+					if why := h.checkProject(ctx, p, name, strings.TrimSpace(project)); why != "" {
+						return why
+					}
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// fields are a JSON object's members in order, duplicates kept.
+type fields []field
+
+type field struct {
+	key string
+	val json.RawMessage
+}
+
+// one is the value of the member named exactly key (nil when absent); ok
+// is false when the object has more than one.
+func (fs fields) one(key string) (json.RawMessage, bool) {
+	var v json.RawMessage
+	n := 0
+	for _, f := range fs {
+		if f.key == key {
+			v, n = f.val, n+1
+		}
+	}
+	return v, n <= 1
+}
+
+// objectFields reads raw as a JSON object's members; ok is false when it is
+// not an object.
+func objectFields(raw []byte) (fields, bool) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, false
+	}
+	var fs fields
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, false
+		}
+		key, _ := tok.(string)
+		var val json.RawMessage
+		if err := dec.Decode(&val); err != nil {
+			return nil, false
+		}
+		fs = append(fs, field{key, val})
+	}
+	return fs, true
 }
 
 func roleMeaning(r Role) string {
