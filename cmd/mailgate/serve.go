@@ -25,10 +25,12 @@ import (
 	"github.com/mailgate/mailgate/internal/gate"
 	"github.com/mailgate/mailgate/internal/gmail"
 	"github.com/mailgate/mailgate/internal/mcpserver"
+	"github.com/mailgate/mailgate/internal/mcpstdio"
 	"github.com/mailgate/mailgate/internal/presence"
 	"github.com/mailgate/mailgate/internal/ratelimit"
 	"github.com/mailgate/mailgate/internal/sandbox"
 	"github.com/mailgate/mailgate/internal/store"
+	"github.com/mailgate/mailgate/internal/tmux"
 )
 
 // serve runs the MCP server over stdio until stdin closes or a signal
@@ -132,18 +134,18 @@ func serve(ctx context.Context, env *environment, args []string) error {
 	// ends, the server must end too (exit status 1), not linger.
 	if cfg.HasTools(config.ToolsMailbox) {
 		go func() {
-			if err := mcpserver.WatchTmuxSession(runCtx, env.getenv, 0); err != nil {
+			if err := tmux.WatchSession(runCtx, env.getenv, 0); err != nil {
 				logger.Error("tmux session ended; exiting", "err", err)
 				cancel(err)
 			}
 		}()
 	}
-	runErr := srv.Run(runCtx, &mcpserver.StdioTransport{Reader: env.stdin, Writer: out, Logger: logger})
+	runErr := srv.Run(runCtx, &mcpstdio.Transport{Reader: env.stdin, Writer: out, Logger: logger})
 	// A client that left before the store opened does not hide a store
 	// that cannot open: the process still ends with its error.
 	<-opened
 	var opening errOpening
-	if cause := context.Cause(runCtx); errors.Is(cause, mcpserver.ErrTmuxSessionEnded) {
+	if cause := context.Cause(runCtx); errors.Is(cause, tmux.ErrWatchedSessionEnded) {
 		return cause
 	} else if errors.As(cause, &opening) {
 		return opening.err

@@ -17,7 +17,7 @@ import (
 
 // How an inventory row becomes a registered tool: the handler constructors
 // the inventory names, the one call path of the agent-mail, channels and
-// mailbox sets (rawTool), the one error mapper (failureText) and the result
+// mailbox sets (rawTool), the one error mapper (agentmail.FailureText) and the result
 // builders every set answers with.
 
 // toolHandler registers one tool: its handler bound to the set's receiver.
@@ -164,7 +164,7 @@ func resultTool[In, R any](call func(R, context.Context, In) (*mcp.CallToolResul
 // checked by argDecoder in the set's dialect (any refusal, malformed
 // arguments included, is a tool error), the call runs with the MCP session
 // (agent-mail binds identities to it), and an error is a tool error worded
-// by failureText, except a *jsonrpc.Error, which a contract wants as a
+// by agentmail.FailureText, except a *jsonrpc.Error, which a contract wants as a
 // protocol error (the mailbox set's oversized message, FR-013).
 func rawTool[In any](s *mcp.Server, t *mcp.Tool, b binding, call func(context.Context, In) (*mcp.CallToolResult, error)) {
 	args := newArgDecoder[In](t, b.args)
@@ -179,7 +179,7 @@ func rawTool[In any](s *mcp.Server, t *mcp.Tool, b binding, call func(context.Co
 			if errors.As(err, &wire) {
 				return nil, wire
 			}
-			return errorResult(failureText(b.log, t.Name, err)), nil
+			return errorResult(agentmail.FailureText(b.log, t.Name, err)), nil
 		}
 		return res, nil
 	})
@@ -199,25 +199,6 @@ func outputSchema[Out any](set, tool string) any {
 	sch := explicitAny(out)
 	schemaBuilt(key, sch)
 	return sch
-}
-
-// failureText is the text of a tool error from a handler's error:
-// refusals verbatim (they say what to do), a cancelled call as such, and
-// anything else as a generic retryable failure with the details in the
-// server log.
-func failureText(log *slog.Logger, tool string, err error) string {
-	var e *agentmail.Error
-	var local *mbError
-	switch {
-	case errors.As(err, &e):
-		return e.Message
-	case errors.As(err, &local):
-		return local.msg
-	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
-		return fmt.Sprintf("%s was cancelled before it finished; nothing is lost, call it again", tool)
-	}
-	log.Error("tool failed", "tool", tool, "err", err)
-	return fmt.Sprintf("internal error in %s: the store could not complete the call (details are in the server log); it is safe to retry", tool)
 }
 
 // The result builders every set answers with.
