@@ -405,33 +405,33 @@ func openEmail(ctx context.Context, cfg *config.Config, logger *slog.Logger, db 
 		if err != nil {
 			return nil, err
 		}
-		a.Gmail, deps.Mailbox = client, client
-		settleAtStart(ctx, g, deps.Mailbox, logger, a)
+		a.Gmail, deps.Gmail = client, mcpserver.GmailOf(client)
+		settleAtStart(ctx, g, deps.Gmail, logger, a)
 		return deps, nil
 	}
 	// A bad endpoint is a configuration error, refused at start like any
 	// other; missing or unusable OAuth files are not: the server starts,
-	// and the email tools say how to connect Gmail (gmailConn).
+	// and the email tools say how to connect Gmail (gmail.Connector).
 	if _, err := gmail.New(ctx, gmail.Options{Endpoint: gopts.Endpoint, TokenSource: oauth2.StaticTokenSource(&oauth2.Token{})}); err != nil {
 		return nil, &config.Error{Var: "GMAIL_API_ENDPOINT", Msg: err.Error()}
 	}
-	conn := newGmailConn(ctx, gopts, cfg.Home)
+	conn := gmail.NewConnector(ctx, gopts, cfg.Home)
 	a.gmail = "connected"
-	if err := conn.Connected(ctx); err != nil {
+	if _, err := conn.Get(ctx); err != nil {
 		a.gmail = "not connected yet: run mailgate auth (the email tools say so until it has saved " + cfg.TokenFile + "; no restart needed)"
 		logger.Debug("Gmail is not connected", "reason", errors.Unwrap(err))
 	}
 	a.Gmail = conn.Client()
-	deps.Mailbox, deps.Connected = conn, conn.Connected
-	settleAtStart(ctx, g, deps.Mailbox, logger, a)
+	deps.Gmail = mcpserver.GmailConnector(conn)
+	settleAtStart(ctx, g, deps.Gmail, logger, a)
 	return deps, nil
 }
 
 // settleAtStart decides, in the background, the sends an earlier process
 // left without a known outcome (gate.Settle: the audit log, then Sent by
 // Message-ID). Close waits for it.
-func settleAtStart(ctx context.Context, g *gate.Gate, mb mcpserver.Mailbox, logger *slog.Logger, a *app) {
-	g.Sent = mcpserver.SentLookup(mb)
+func settleAtStart(ctx context.Context, g *gate.Gate, gm func(context.Context) (mcpserver.Mailbox, error), logger *slog.Logger, a *app) {
+	g.Sent = mcpserver.SentLookup(gm)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
