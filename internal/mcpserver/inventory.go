@@ -9,7 +9,7 @@ import (
 
 // The inventory: every tool and resource of every tool set, in one list.
 // Registration (New), the minimal profile (TOOLS_FILTER_PROFILE), the
-// tools/list snapshot (testdata/tools_list.golden.json) and the invariant
+// per-tool snapshots (testdata/toolsnaps/<set>/<tool>.json) and the invariant
 // tests (inventory_test.go) all read it, so a tool cannot be registered,
 // listed or checked in one place and forgotten in another.
 //
@@ -48,9 +48,9 @@ import (
 //
 // and for every tool
 //
-//	go test ./internal/mcpserver -run TestToolsListSnapshot -args -update
+//	go test ./internal/mcpserver -run TestToolSnapshots -update
 //
-// review the golden file's difference, and run the package's tests: the
+// review the difference (one file per tool), and run the package's tests: the
 // invariant tests (inventory_test.go) check the new row like every other.
 
 // Risk is what a tool may do to the world, as a named level: the one fact
