@@ -181,7 +181,7 @@ func TestSearchEmail(t *testing.T) {
 		{"none", map[string]any{"query": "zebra"}, "No emails found matching: zebra", false},
 		{"max 0 refused by schema", map[string]any{"query": "x", "max_results": 0}, "", true},
 		{"max 51 refused by schema", map[string]any{"query": "x", "max_results": 51}, "", true},
-		{"extra field refused", map[string]any{"query": "x", "limit": 3}, "", true},
+		{"extra field ignored and named", map[string]any{"query": "zebra", "limit": 3}, "No emails found matching: zebra\n\nNote: search_email does not take \"limit\"; ignored.", false},
 		{"missing query", map[string]any{}, "", true},
 	}
 	for _, tt := range tests {

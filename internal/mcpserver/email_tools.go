@@ -184,20 +184,6 @@ func recipientSchema(s *jsonschema.Schema) {
 	}
 }
 
-// withSchema infers T's input schema and lets edits add the constraints Go
-// struct tags cannot express (bounds, defaults).
-func withSchema[T any](t *mcp.Tool, edits ...func(*jsonschema.Schema)) *mcp.Tool {
-	sch, err := jsonschema.For[T](nil)
-	if err != nil {
-		panic(fmt.Sprintf("inferring schema for %s: %v", t.Name, err)) // a programming error, caught by every test
-	}
-	for _, edit := range edits {
-		edit(sch)
-	}
-	t.InputSchema = sch
-	return t
-}
-
 func boundMaxResults(s *jsonschema.Schema) {
 	p := s.Properties["max_results"]
 	p.Minimum, p.Maximum = ptr(1.0), ptr(50.0)

@@ -135,11 +135,11 @@ func (e ToolEntry) tool() *mcp.Tool {
 // setKind is what the tools of a set share.
 type setKind struct {
 	openWorld bool     // its tools reach outside this machine (Gmail)
-	args      argStyle // how its argument errors are worded (not the email set: go-sdk checks those)
+	args      argStyle // how its argument errors are worded
 }
 
 var toolSets = map[string]setKind{
-	config.ToolsEmail:     {openWorld: true},
+	config.ToolsEmail:     {openWorld: true, args: argsEmail},
 	config.ToolsAgentMail: {args: argsAgentMail},
 	config.ToolsChannels:  {args: argsChannels},
 	config.ToolsMailbox:   {args: argsMailbox},

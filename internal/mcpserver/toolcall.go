@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"log/slog"
 	"reflect"
+	"strconv"
+	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -45,82 +47,59 @@ func registerSet(s *mcp.Server, set string, recv func() any, log *slog.Logger, o
 	}
 }
 
-// emailTool is a typed tool of the email set: its input schema is inferred
-// from In (edited by edits, for the bounds struct tags cannot say), and its
-// arguments are checked as go-sdk's typed AddTool would (defaults applied,
-// then the schema), except that a missing required argument is refused in
-// the project's words ("Error: thread_id is required: reply_email needs
-// thread_id and body"), not the validator's ("validating root: required:
-// missing properties: [\"thread_id\"]").
+// emailTool is a tool of the email set: its arguments are checked by the
+// one argument decoder, in the email set's words (argsEmail), with the
+// row's schema edits (the bounds struct tags cannot say); the handler
+// builds its own text answer, and the keys the tool does not take, which
+// the contract's schemas allow, are ignored and named at its end.
 func emailTool[In any](h func(*emailHandlers, context.Context, *mcp.CallToolRequest, In) (*mcp.CallToolResult, any, error), edits ...func(*jsonschema.Schema)) toolHandler {
 	return toolHandler{in: reflect.TypeFor[In](), add: func(s *mcp.Server, t *mcp.Tool, b binding) {
-		t = withSchema[In](t, edits...)
-		sch := t.InputSchema.(*jsonschema.Schema)
-		resolved, err := sch.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
-		if err != nil {
-			panic(fmt.Sprintf("input schema of %s: %v", t.Name, err)) // a programming error, caught by every test
-		}
+		args := newArgDecoder[In](t, b.args, edits...)
 		s.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			var in In
-			if msg := emailArgs(t.Name, sch, resolved, req.Params.Arguments, &in); msg != "" {
-				return errorResult(msg), nil
+			in, ignored, err := args.decodeKeys(req.Params.Arguments)
+			if err != nil {
+				return noteIgnored(errorResult(err.Error()), t.Name, ignored), nil
 			}
-			res, out, err := h(b.recv().(*emailHandlers), ctx, req, in)
+			res, _, err := h(b.recv().(*emailHandlers), ctx, req, in)
 			if err != nil {
 				var wire *jsonrpc.Error
 				if errors.As(err, &wire) {
 					return nil, wire
 				}
-				return errorResult(err.Error()), nil
+				res = errorResult(err.Error())
 			}
 			if res == nil {
 				res = &mcp.CallToolResult{}
 			}
-			if out != nil {
-				raw, err := json.Marshal(out)
-				if err != nil {
-					return nil, fmt.Errorf("marshaling output: %w", err)
-				}
-				res.StructuredContent = json.RawMessage(raw)
-				if res.Content == nil {
-					res.Content = []mcp.Content{&mcp.TextContent{Text: string(raw)}}
-				}
-			}
-			return res, nil
+			return noteIgnored(res, t.Name, ignored), nil
 		})
 	}}
 }
 
-// emailArgs decodes an email tool's arguments into in ("" when they are
-// fine, else the refusal): a missing required argument in the project's
-// words, anything else the schema refuses in the validator's.
-func emailArgs(tool string, sch *jsonschema.Schema, resolved *jsonschema.Resolved, raw json.RawMessage, in any) string {
-	args := map[string]any{}
-	if len(raw) > 0 && string(raw) != "null" {
-		if err := json.Unmarshal(raw, &args); err != nil {
-			return fmt.Sprintf("Error: the arguments of %s are not a JSON object: %v", tool, err)
+// noteIgnored ends res's text with the arguments tool ignored, so an agent
+// that passed a key by mistake (a misspelt one, say) learns it had no
+// effect.
+func noteIgnored(res *mcp.CallToolResult, tool string, ignored []string) *mcp.CallToolResult {
+	if len(ignored) == 0 {
+		return res
+	}
+	note := fmt.Sprintf("Note: %s does not take %s; ignored.", tool, andList(quoteAll(ignored)))
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			tc.Text = strings.TrimRight(tc.Text, "\n") + "\n\n" + note
+			return res
 		}
 	}
-	for _, name := range sch.Required {
-		if _, ok := args[name]; !ok {
-			return fmt.Sprintf("Error: %s is required: %s needs %s", name, tool, andList(sch.Required))
-		}
+	res.Content = append(res.Content, &mcp.TextContent{Text: note})
+	return res
+}
+
+func quoteAll(names []string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = strconv.Quote(n)
 	}
-	var v any = args // as go-sdk's typed AddTool checks them
-	if err := resolved.ApplyDefaults(&v); err != nil {
-		return `validating "arguments": applying schema defaults: ` + err.Error()
-	}
-	if err := resolved.Validate(&v); err != nil {
-		return `validating "arguments": ` + err.Error()
-	}
-	b, err := json.Marshal(v)
-	if err == nil {
-		err = json.Unmarshal(b, in)
-	}
-	if err != nil {
-		return err.Error()
-	}
-	return ""
+	return out
 }
 
 // typedTool is a tool whose answer is one JSON object (Out). Its output
