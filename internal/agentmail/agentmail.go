@@ -74,6 +74,9 @@ type Options struct {
 	// the Gmail token and credentials): no project may be one, hold one or
 	// lie inside one (see projecttree.go).
 	Protected []ProtectedPath
+	// Escalation configures the ACK escalation (escalation.go); the zero
+	// value escalates nothing.
+	Escalation EscalationOptions
 }
 
 // Service is the agent-mail core. It is safe for concurrent use; every write
@@ -93,6 +96,7 @@ type Service struct {
 	tokens      sync.Map // agent id → the registration token this process last answered
 
 	projects projectCache
+	esc      EscalationOptions
 }
 
 // writeIn is st.Write, queued on scope where the store can (ScopedWriter).
@@ -126,7 +130,7 @@ func New(st Store, opts Options) (*Service, error) {
 		return nil, fmt.Errorf("creating agent-mail service: %w", err)
 	}
 	s := &Service{st: st, now: opts.Now, log: opts.Logger, mode: mode, rand: opts.Rand, dirOK: opts.DirExists, bindSenders: opts.BindSenders,
-		protected: opts.Protected}
+		protected: opts.Protected, esc: opts.Escalation}
 	if s.now == nil {
 		s.now = time.Now
 	}

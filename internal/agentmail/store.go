@@ -51,6 +51,7 @@ type Tx interface {
 	ReservationTx
 	AttachmentTx
 	HoldersTx
+	EscalationTx
 }
 
 // ProjectTx reads and writes projects and agents.

@@ -151,6 +151,11 @@ func (v *Vault) Request(ctx context.Context, req Request, extra []warnings.Warni
 			return nil, fmt.Errorf("writing request: %w", err)
 		}
 	}
+	if req.HTMLFrom == mailmsg.FormatHTML {
+		// For the approval page (htmlpart.go); a failure only means the
+		// page cannot show this HTML part.
+		_ = v.keepHTML(req.HTML, req.HTMLSHA256)
+	}
 	data := renderRequestFile(requestFile{req: req, sha: sha, id: rid, msgID: inheritedMessageID(earlier, id), created: now, expires: now.Add(v.o.TTL),
 		warnings: warnings.Texts(ws), note: v.history(id, earlier)})
 	p := &Pending{RequestID: rid, Warnings: warnings.Texts(ws), Earlier: earlier}
@@ -379,6 +384,10 @@ func requestFields(req Request) []kv {
 		return actionFields(req) // kind_action.go
 	}
 	var kvs []kv
+	if req.From != "" {
+		// First: who the email comes from (a send-as address).
+		kvs = append(kvs, kv{key: "from", value: req.From, quoted: true})
+	}
 	if req.Kind == KindReply {
 		kvs = append(kvs, kv{key: "thread_id", value: req.ThreadID, quoted: true}, kv{key: "message_id", value: req.MessageID, quoted: true})
 	}
@@ -424,6 +433,9 @@ func requestFields(req Request) []kv {
 // attachment. Empty for a plain email to one recipient.
 func contentNotes(req Request) string {
 	var b strings.Builder
+	if req.From != "" {
+		b.WriteString("**From: " + oneLineMD(warnings.Escape(req.From)) + "** (a send-as address of the account, verified in Gmail; part of this approval)\n\n")
+	}
 	if req.RecipientCount() > 1 || len(req.Cc)+len(req.Bcc) > 0 {
 		b.WriteString("**Recipients** (every one is part of this approval):\n")
 		for _, l := range req.recipients() {

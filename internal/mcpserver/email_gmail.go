@@ -42,6 +42,7 @@ type GmailReader interface {
 	OwnAddresses(ctx context.Context) ([]string, error)
 	HasSentTo(ctx context.Context, addr string) (bool, error)
 	FindRFC822(ctx context.Context, messageID string) (gmail.MessageRef, bool, error)
+	SendAsAliases(ctx context.Context) ([]gmail.SendAs, error) // the from of a send, draft, reply or forward
 }
 
 // GmailDrafts writes and reads drafts: draft_email, list_drafts,

@@ -230,6 +230,9 @@ func (h *emailCall) composed(ctx context.Context, in emailComposeIn,
 	}
 	req := approval.Request{Kind: approval.KindSend, To: in.To[0], ToList: in.To[1:], Cc: in.Cc, Bcc: in.Bcc,
 		Subject: email.Subject, Body: in.Body}
+	if req.From, err = h.sendAs(ctx, in.From); err != nil { // email_sendas.go
+		return invalid(err)
+	}
 	if req, err = x.bind(req); err != nil {
 		return invalid(err)
 	}
@@ -352,6 +355,9 @@ func (x extras) bind(req approval.Request) (approval.Request, error) {
 		// What the approver and the agent are told of the HTML part: where
 		// it came from and every link in it.
 		req.HTMLFrom, req.HTMLLinks = x.format, mailmsg.HTMLLinks(o.HTML)
+		if x.format == mailmsg.FormatHTML {
+			req.HTML = o.HTML // kept for the approval page (approval/htmlpart.go)
+		}
 	}
 	for _, a := range d.Attachments {
 		req.Attachments = append(req.Attachments, approval.Attachment{Name: a.Name, Size: a.Size, SHA256: a.SHA256})
@@ -364,7 +370,7 @@ func (x extras) bind(req approval.Request) (approval.Request, error) {
 // rendered in its format, the attachments loaded (a file changed since it
 // was bound is refused: attach.ChangedError).
 func (x extras) outgoing(final, asked approval.Request) (mailmsg.Outgoing, error) {
-	o := mailmsg.Outgoing{Subject: final.Subject, Body: final.Body}
+	o := mailmsg.Outgoing{Subject: final.Subject, Body: final.Body, From: final.From}
 	to, cc, bcc := final.Recipients()
 	o.ToList, o.Cc, o.Bcc = bare(to), bare(cc), bare(bcc)
 	switch x.format {
@@ -525,6 +531,9 @@ func (h *emailCall) doReply(ctx context.Context, in emailReplyIn) (*mcp.CallTool
 	}
 	req := approval.Request{Kind: approval.KindReply, To: to.Address, ThreadID: threadID, MessageID: msgID,
 		Subject: mailmsg.ReplySubject(parent.Subject), Body: in.Body}
+	if req.From, err = h.sendAs(ctx, in.From); err != nil { // email_sendas.go
+		return invalid(err)
+	}
 	if in.ReplyAll {
 		if req.ToList, req.Cc, err = h.replyAll(ctx, parent, to.Address); err != nil {
 			return failed("Error: cannot reply to all: " + userError(err))
