@@ -324,7 +324,7 @@ func openEmail(ctx context.Context, cfg *config.Config, logger *slog.Logger, db 
 	if err != nil {
 		return nil, fmt.Errorf("VAULT_PATH %s: %w", cfg.VaultPath, err)
 	}
-	// A process killed mid-write leaves a hidden ".tmp-" file in the vault.
+	// A process killed mid-write leaves a hidden temporary file in the vault.
 	// Old ones are swept in the background: listing a large Done/ must not
 	// delay the first answer. Close waits for the sweep.
 	swept := make(chan struct{})
