@@ -26,6 +26,7 @@ import (
 	"github.com/mailgate/mailgate/internal/gmail"
 	"github.com/mailgate/mailgate/internal/mcpserver"
 	"github.com/mailgate/mailgate/internal/mcpstdio"
+	"github.com/mailgate/mailgate/internal/metrics"
 	"github.com/mailgate/mailgate/internal/presence"
 	"github.com/mailgate/mailgate/internal/ratelimit"
 	"github.com/mailgate/mailgate/internal/sandbox"
@@ -194,7 +195,8 @@ func newLogger(w io.Writer, level string) (*slog.Logger, error) {
 			return nil, &config.Error{Var: "MAILGATE_LOG_LEVEL", Msg: fmt.Sprintf("%q is not one of debug, info, warn, error", level)}
 		}
 	}
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})), nil
+	// A line logged with a tool call's context carries its request_id.
+	return slog.New(metrics.LogHandler(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l}))), nil
 }
 
 // app is everything a serving process holds open.
@@ -255,21 +257,6 @@ func (a *app) announce(ctx context.Context, cfg *config.Config, logger *slog.Log
 	}
 	a.closers = append(a.closers, reg.Close)
 	return nil
-}
-
-// open builds every dependency the configuration asks for and the server
-// on them, failing fast with a message that names the path or variable at
-// fault.
-func open(ctx context.Context, cfg *config.Config, logger *slog.Logger, useSandbox bool) (*app, error) {
-	a, deps, err := openDeps(ctx, cfg, logger, useSandbox)
-	if err != nil {
-		return nil, err
-	}
-	if a.Server, err = mcpserver.New(deps); err != nil {
-		a.Close()
-		return nil, err
-	}
-	return a, nil
 }
 
 // openDeps opens every dependency the configuration asks for: the store,
