@@ -60,7 +60,7 @@ func emailTool[In any](h func(*emailHandlers, context.Context, *mcp.CallToolRequ
 			if err != nil {
 				return noteIgnored(errorResult(err.Error()), t.Name, ignored), nil
 			}
-			res, out, err := h(b.recv().(*emailHandlers), ctx, req, in)
+			res, out, err := h(b.recv().(*emailHandlers), withElicitSession(ctx, req.Session), req, in)
 			if err != nil {
 				var wire *jsonrpc.Error
 				if errors.As(err, &wire) {
