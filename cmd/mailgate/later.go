@@ -44,9 +44,13 @@ func runLater(ctx context.Context, l *gate.Later, deps *mcpserver.EmailDeps, a *
 	if l == nil {
 		return
 	}
-	mb, connected := deps.Mailbox, deps.Connected
-	l.Ready = connected
+	getGmail := deps.Gmail
+	l.Ready = func(ctx context.Context) error { _, err := getGmail(ctx); return err }
 	l.Send = func(ctx context.Context, raw []byte, threadID string) (gate.SendResult, error) {
+		mb, err := getGmail(ctx)
+		if err != nil {
+			return gate.SendResult{}, err
+		}
 		s, err := mb.Send(ctx, raw, threadID)
 		if err != nil {
 			return gate.SendResult{}, err

@@ -57,10 +57,14 @@ func laterServers(t *testing.T, n int, grace time.Duration) ([]*laterServer, *fa
 		}
 		g := e.deps.Gate
 		g.Scheduler, g.Now, g.LateGrace = st, clock.Now, grace
-		mb := e.deps.Mailbox
+		getGmail := e.deps.Gmail
 		out = append(out, &laterServer{emailEnv: e, sched: st, later: &gate.Later{
 			Store: st, Vault: g.Vault, Limiter: g.Limiter, Audit: e.deps.Audit, Grace: grace, Now: clock.Now, Owner: fmt.Sprintf("server-%d", i),
 			Send: func(ctx context.Context, raw []byte, threadID string) (gate.SendResult, error) {
+				mb, err := getGmail(ctx)
+				if err != nil {
+					return gate.SendResult{}, err
+				}
 				s, err := mb.Send(ctx, raw, threadID)
 				if err != nil {
 					return gate.SendResult{}, err
