@@ -241,7 +241,7 @@ func TestOrganizeLimit(t *testing.T) {
 	}
 }
 
-func TestOrganizeDevMode(t *testing.T) {
+func TestOrganiseDevMode(t *testing.T) {
 	e := newSandboxEnv(t, true)
 	travel := firstID(t, e, `subject:"Travel documents for Lisbon"`)
 	before := labelsOf(t, e, travel)

@@ -26,7 +26,7 @@ import (
 //   - resultTool: the handler builds the answer itself (the mailbox set's
 //     sentences such as "Message #12 sent").
 //
-// The last three are checked by one argument decoder in the set's dialect
+// The last three are checked by one argument decoder in the set's style
 // (argDecoder) and fail through one error mapper (failureText), so every
 // set answers a refusal and malformed arguments the same way: a tool error
 // (isError), not a protocol error (the one exception is a contract's: the

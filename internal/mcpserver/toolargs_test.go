@@ -14,7 +14,7 @@ import (
 func TestArgumentErrorsAsContractsWordThem(t *testing.T) {
 	am := newAMHarness(t)
 	am.setup("/p/app", "GreenDog", "BlueLake")
-	ch, _ := newChannels(t, nil, CompatOptions{})
+	ch, _ := newChannels(t, nil, SetOptions{})
 	chID := chRegister(t, ch, "coder-1", "coder")
 	mb, _, _, _ := mbPair(t)
 
@@ -88,7 +88,7 @@ func TestArgumentErrorsAsContractsWordThem(t *testing.T) {
 // required arguments (only the refusal's words changed).
 func TestArgumentSchemasStayHonest(t *testing.T) {
 	svc := compatService(t, storetest.DSN(t), nil)
-	h := connectCompat(t, svc, []string{config.ToolsChannels, config.ToolsMailbox}, CompatOptions{ProjectKey: t.TempDir(), AgentName: "a", Getenv: noTmux})
+	h := connectCompat(t, svc, []string{config.ToolsChannels, config.ToolsMailbox}, SetOptions{ProjectKey: t.TempDir(), AgentName: "a", Getenv: noTmux})
 	want := map[string][]any{"register": {"name", "role"}, "send": {"recipient", "message"}, "status": {"status"}}
 	for tool, err := range h.cs.Tools(h.ctx, nil) {
 		if err != nil {
