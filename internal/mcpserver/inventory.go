@@ -27,7 +27,7 @@ import (
 //     sentences such as "Message #12 sent").
 //
 // The last three are checked by one argument decoder in the set's style
-// (argDecoder) and fail through one error mapper (failureText), so every
+// (argDecoder) and fail through one error mapper (agentmail.FailureText), so every
 // set answers a refusal and malformed arguments the same way: a tool error
 // (isError), not a protocol error (the one exception is a contract's: the
 // mailbox set's oversized message, FR-013, is a JSON-RPC error).

@@ -60,7 +60,7 @@ func emailTool[In any](h func(*emailHandlers, context.Context, *mcp.CallToolRequ
 			if err != nil {
 				return noteIgnored(errorResult(err.Error()), t.Name, ignored), nil
 			}
-			res, _, err := h(b.recv().(*emailHandlers), ctx, req, in)
+			res, out, err := h(b.recv().(*emailHandlers), withElicitSession(ctx, req.Session), req, in)
 			if err != nil {
 				var wire *jsonrpc.Error
 				if errors.As(err, &wire) {
@@ -70,6 +70,16 @@ func emailTool[In any](h func(*emailHandlers, context.Context, *mcp.CallToolRequ
 			}
 			if res == nil {
 				res = &mcp.CallToolResult{}
+			}
+			if out != nil {
+				raw, err := json.Marshal(out)
+				if err != nil {
+					return nil, fmt.Errorf("marshaling output: %w", err)
+				}
+				res.StructuredContent = json.RawMessage(raw)
+				if res.Content == nil {
+					res.Content = []mcp.Content{&mcp.TextContent{Text: string(raw)}}
+				}
 			}
 			return noteIgnored(res, t.Name, ignored), nil
 		})
@@ -158,7 +168,7 @@ func rawTool[In any](s *mcp.Server, t *mcp.Tool, b binding, call func(context.Co
 			if errors.As(err, &wire) {
 				return nil, wire
 			}
-			return errorResult(agentmail.FailureText(b.log, t.Name, err)), nil
+			return errorResult(agentmail.FailureText(ctx, b.log, t.Name, err)), nil
 		}
 		return res, nil
 	})

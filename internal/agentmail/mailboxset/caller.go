@@ -92,7 +92,7 @@ func (c *Caller) ProjectKey() string {
 // ErrorText is what a refusal or failure of the operations says (as the
 // tools' error answers do).
 func (c *Caller) ErrorText(op string, err error) string {
-	return agentmail.FailureText(c.svc.Logger(), op, err)
+	return agentmail.FailureText(context.Background(), c.svc.Logger(), op, err)
 }
 
 // Recipient is one list-recipients entry.
