@@ -52,6 +52,7 @@ type Tx interface {
 	AttachmentTx
 	HoldersTx
 	EscalationTx
+	ProductTx
 }
 
 // ProjectTx reads and writes projects and agents.
