@@ -94,7 +94,7 @@ func (o Outcome) actionMessage() string {
 		if re != nil {
 			name = re.Name
 		}
-		return fmt.Sprintf("Rejected: The approver rejected this request to %s %s (vault/%s/%s). Nothing was done; do not retry it.", w.verb, w.what, approval.DirRejected, name)
+		return fmt.Sprintf("Rejected: The approver rejected this request to %s %s (vault/%s/%s). Nothing was done; do not retry it.", w.verb, w.what, approval.DirRejected, name) + approverReason(re)
 
 	case DevMode:
 		var b strings.Builder
