@@ -267,7 +267,7 @@ func TestOrganizeDevMode(t *testing.T) {
 func TestUntrashEmail(t *testing.T) {
 	e := newSandboxEnv(t, false)
 	travel := firstID(t, e, `subject:"Travel documents for Lisbon"`)
-	c := e.deps.Mailbox.(*gmail.Client)
+	c := e.client.(*gmail.Client)
 	if _, err := c.TrashMessage(context.Background(), travel); err != nil {
 		t.Fatal(err)
 	}
