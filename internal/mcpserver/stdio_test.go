@@ -57,6 +57,7 @@ const initLine = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"proto
 	`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n"
 
 func TestStdioMalformedLinesAnsweredAndSessionGoesOn(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		line     string
@@ -91,6 +92,7 @@ func TestStdioMalformedLinesAnsweredAndSessionGoesOn(t *testing.T) {
 }
 
 func TestStdioEOFWaitsForInFlightReplies(t *testing.T) {
+	t.Parallel()
 	s := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "0"}, nil)
 	mcp.AddTool(s, &mcp.Tool{Name: "slow"}, func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 		time.Sleep(300 * time.Millisecond)
@@ -107,6 +109,7 @@ func TestStdioEOFWaitsForInFlightReplies(t *testing.T) {
 }
 
 func TestStdioOversizedLine(t *testing.T) {
+	t.Parallel()
 	s := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "0"}, nil)
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
@@ -142,6 +145,7 @@ func mustJSON(v any) string {
 // TestUnknownToolIsProtocolError: calling a tool that does not exist is a
 // JSON-RPC -32602 error, not a recovered panic.
 func TestUnknownToolIsProtocolError(t *testing.T) {
+	t.Parallel()
 	s, err := New(Deps{Version: "t"})
 	if err != nil {
 		t.Fatal(err)
