@@ -62,7 +62,6 @@ func child(path string) int {
 // first one's leases lapse) finishes the job with no message lost and none
 // inserted twice.
 func TestCrash(t *testing.T) {
-	t.Parallel()
 	if testing.Short() {
 		t.Skip("re-executes the test binary")
 	}
