@@ -25,6 +25,7 @@ import (
 	"github.com/mailgate/mailgate/internal/gate"
 	"github.com/mailgate/mailgate/internal/gmail"
 	"github.com/mailgate/mailgate/internal/mcpserver"
+	"github.com/mailgate/mailgate/internal/metrics"
 	"github.com/mailgate/mailgate/internal/presence"
 	"github.com/mailgate/mailgate/internal/ratelimit"
 	"github.com/mailgate/mailgate/internal/sandbox"
@@ -192,7 +193,8 @@ func newLogger(w io.Writer, level string) (*slog.Logger, error) {
 			return nil, &config.Error{Var: "MAILGATE_LOG_LEVEL", Msg: fmt.Sprintf("%q is not one of debug, info, warn, error", level)}
 		}
 	}
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})), nil
+	// A line logged with a tool call's context carries its request_id.
+	return slog.New(metrics.LogHandler(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l}))), nil
 }
 
 // app is everything a serving process holds open.
@@ -253,21 +255,6 @@ func (a *app) announce(ctx context.Context, cfg *config.Config, logger *slog.Log
 	}
 	a.closers = append(a.closers, reg.Close)
 	return nil
-}
-
-// open builds every dependency the configuration asks for and the server
-// on them, failing fast with a message that names the path or variable at
-// fault.
-func open(ctx context.Context, cfg *config.Config, logger *slog.Logger, useSandbox bool) (*app, error) {
-	a, deps, err := openDeps(ctx, cfg, logger, useSandbox)
-	if err != nil {
-		return nil, err
-	}
-	if a.Server, err = mcpserver.New(deps); err != nil {
-		a.Close()
-		return nil, err
-	}
-	return a, nil
 }
 
 // openDeps opens every dependency the configuration asks for: the store,
@@ -391,7 +378,7 @@ func openEmail(ctx context.Context, cfg *config.Config, logger *slog.Logger, db 
 	// must not need DEV_MODE=false in the home's settings, which would
 	// then send for real once the user switches to Gmail.
 	g := &gate.Gate{Vault: vault, Limiter: limiter, Audit: auditLog, DevMode: cfg.DevMode && !useSandbox, Logger: logger}
-	deps := &mcpserver.EmailDeps{Gate: g, Audit: auditLog, Logger: logger,
+	deps := &mcpserver.EmailDeps{Gate: g, Audit: auditLog, Logger: logger, Elicit: cfg.ApprovalElicit,
 		Downloads: attach.Downloads{Dir: attach.DownloadDir(cfg.Home)}, OrganizeLimiter: organizeLimiter,
 		Attachments: attach.Folder{Dir: cfg.AttachmentsDir}, Drafts: myDrafts}
 	// The one folder attachments may come from exists, private, from the

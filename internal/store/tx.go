@@ -74,7 +74,13 @@ func (db *DB) run(ctx context.Context, opts *sql.TxOptions, fn func(*sql.Tx) err
 // jittered pause (2 ms up to 250 ms). It returns f's last error, never a
 // bare context error.
 func (db *DB) Retry(ctx context.Context, f func() error) error {
-	return retry.Do(ctx, txRetry, db.Retryable, f)
+	runs := 0
+	return retry.Do(ctx, txRetry, db.Retryable, func() error {
+		if runs++; runs > 1 {
+			CountRetry() // the metric mailgate_store_tx_retries_total
+		}
+		return f()
+	})
 }
 
 // txRetry is the policy of Retry: short waits, as the race is with a
