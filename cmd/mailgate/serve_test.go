@@ -290,7 +290,7 @@ func readAudit(t *testing.T, home string) string {
 }
 
 // TestServeNewToolsOnTheRealConnection: the tools added after the first
-// five reach Gmail through the connection a real server uses (gmailConn,
+// five reach Gmail through the connection a real server uses (gmail.Connector,
 // OAuth token, GMAIL_API_ENDPOINT), not only through the sandbox's client:
 // send_draft and trash_email write their request files, reply_all finds
 // the thread's other recipients, list_labels and modify_labels answer.

@@ -36,7 +36,7 @@ func draftRaw(subject, bcc string) []byte {
 		"TWVldGluZyBub3RlczogYnVkZ2V0IGFwcHJvdmVkLgo=\r\n--MIX--\r\n")
 }
 
-func actClient(e *emailEnv) *gmail.Client { return e.deps.Mailbox.(*gmail.Client) }
+func actClient(e *emailEnv) *gmail.Client { return e.client.(*gmail.Client) }
 
 func actDraft(t *testing.T, e *emailEnv) string {
 	t.Helper()
@@ -176,7 +176,7 @@ func sendApprovedDraft(t *testing.T, wrap func(*gmail.Client) Mailbox) (e *email
 	t.Helper()
 	e = newEmailEnv(t, false, nil)
 	id = actDraft(t, e)
-	e.deps.Mailbox = wrap(actClient(e))
+	e.deps.Gmail = GmailOf(wrap(actClient(e)))
 	_, file := request(t, e, "send_draft", map[string]any{"draft_id": id})
 	approve(t, e.vault, file)
 	text, isErr = callTool(t, e.cs, "send_draft", map[string]any{"draft_id": id})

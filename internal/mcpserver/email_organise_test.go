@@ -275,7 +275,7 @@ func TestUntrashEmail(t *testing.T) {
 	t.Parallel()
 	e := newSandboxEnv(t, false)
 	travel := firstID(t, e, `subject:"Travel documents for Lisbon"`)
-	c := e.deps.Mailbox.(*gmail.Client)
+	c := e.client.(*gmail.Client)
 	if _, err := c.TrashMessage(context.Background(), travel); err != nil {
 		t.Fatal(err)
 	}

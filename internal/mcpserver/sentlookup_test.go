@@ -39,7 +39,7 @@ func TestSentLookupFindsEmailEvenWhenGmailRewritesMessageID(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		look := SentLookup(c)
+		look := SentLookup(GmailOf(c))
 		got, found, err := look(ctx, gate.SentQuery{MessageID: "<0123abcd-89abcdef@mailgate.local>", To: "bob@example.com", Subject: "Plans for Friday", After: start})
 		if err != nil || !found || got.MessageID != sent.ID {
 			t.Errorf("rewrite=%t: lookup of the sent email = %+v, %t, %v; want %s", rewrite, got, found, err, sent.ID)
