@@ -76,7 +76,7 @@ func toolRules(ctx context.Context, cfg *config.Config) map[string]httpserver.To
 		if !cfg.HasTools(a.Set) {
 			continue
 		}
-		r := httpserver.ToolRule{Role: httpserver.RoleAgent, ProjectArgs: a.ProjectArgs, AddressArgs: a.AddressArgs, PathArgs: a.PathArgs}
+		r := httpserver.ToolRule{Role: httpserver.RoleAgent, ProjectArgs: a.ProjectArgs, AddressArgs: a.AddressArgs, PathArgs: a.PathArgs, Products: a.Products}
 		switch {
 		case a.Set == config.ToolsEmail:
 			r.Role = httpserver.RoleAdmin

@@ -55,6 +55,7 @@ type Tx interface {
 	AttachmentTx
 	HoldersTx
 	EscalationTx
+	ProductTx
 }
 
 // ProjectTx reads and writes projects and agents.

@@ -170,6 +170,7 @@ func callTool(t *testing.T, cs *mcp.ClientSession, name string, args map[string]
 }
 
 func TestSearchEmail(t *testing.T) {
+	t.Parallel()
 	e := newEmailEnv(t, true, nil)
 	tests := []struct {
 		name    string
@@ -206,6 +207,7 @@ func TestSearchEmail(t *testing.T) {
 }
 
 func TestReadEmail(t *testing.T) {
+	t.Parallel()
 	e := newEmailEnv(t, true, nil)
 	text, _ := callTool(t, e.cs, "search_email", map[string]any{"query": "invoice"})
 	id := strings.Fields(text[strings.Index(text, "Message ID: ")+len("Message ID: "):])[0]
@@ -248,6 +250,7 @@ func TestReadEmail(t *testing.T) {
 // TestValidationBeforeAnyRequest: bad input is refused with the contract's
 // texts before Gmail, the vault or the limiter are touched.
 func TestValidationBeforeAnyRequest(t *testing.T) {
+	t.Parallel()
 	e := newEmailEnv(t, false, nil)
 	before := e.gm.TotalCalls()
 	tests := []struct {
@@ -287,6 +290,7 @@ func (panicky) SearchPage(context.Context, string, int, string) (*gmail.Page, er
 }
 
 func TestPanicBecomesToolErrorAndSessionGoesOn(t *testing.T) {
+	t.Parallel()
 	e := newEmailEnv(t, true, panicky{})
 	text, isErr := callTool(t, e.cs, "search_email", map[string]any{"query": "x"})
 	if !isErr || !strings.HasPrefix(text, "internal error") {

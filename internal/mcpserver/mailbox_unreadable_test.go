@@ -17,6 +17,7 @@ import (
 // agents are not listed as recipients. Once that name uses the mailbox
 // itself, it is a recipient like any other.
 func TestMailboxSendToChannelsAgentRefused(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	svc := compatService(t, storetest.DSN(t), nil)
 	ch := connectCompat(t, svc, []string{config.ToolsChannels}, SetOptions{ProjectKey: dir})
