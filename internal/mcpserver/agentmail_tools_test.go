@@ -16,15 +16,19 @@ var agentMailToolNames = []string{
 	"health_check", "ensure_project", "register_agent", "create_agent_identity", "whois", "install_precommit_guard", "uninstall_precommit_guard",
 	"send_message", "reply_message", "fetch_inbox", "mark_message_read", "acknowledge_message",
 	"search_messages", "summarize_thread",
+	"ensure_product", "products_link", "fetch_inbox_product", "search_messages_product", "summarize_thread_product",
 	"file_reservation_paths", "release_file_reservations", "renew_file_reservations", "force_release_file_reservation",
 	"request_contact", "respond_contact", "list_contacts", "set_contact_policy",
 	"macro_start_session", "macro_prepare_thread", "macro_file_reservation_cycle", "macro_contact_handshake",
 }
 
-// TestAgentMailToolList: the set is exactly the contract's 24 tools and the
+// TestAgentMailToolList: the set is exactly the contract's 24 tools, the
 // reference's commit guard pair (install/uninstall_precommit_guard; their
-// titles, descriptions and risk: TestToolsDeclareTheirRisk).
+// titles, descriptions and risk: TestToolsDeclareTheirRisk) and its product
+// tools (ensure_product, products_link, fetch_inbox_product,
+// search_messages_product, summarize_thread_product).
 func TestAgentMailToolList(t *testing.T) {
+	t.Parallel()
 	want := slices.Clone(agentMailToolNames)
 	slices.Sort(want)
 	if got := toolNames(t, newAMHarness(t)); !slices.Equal(got, want) {
@@ -70,6 +74,7 @@ func (h *amHarness) setup(project string, agents ...string) {
 // agents: health, project, identities, reservations with a conflict,
 // messages, replies, read and ack, release.
 func TestAgentMailTypicalWorkflow(t *testing.T) {
+	t.Parallel()
 	h := newAMHarness(t)
 	const proj = "/data/projects/brenner_bot"
 	var health agentmail.HealthResult
@@ -155,6 +160,7 @@ func TestAgentMailTypicalWorkflow(t *testing.T) {
 // TestAgentMailRefusals: every refusal is a tool error (isError) whose text
 // names the problem as the contract does; none is a protocol error.
 func TestAgentMailRefusals(t *testing.T) {
+	t.Parallel()
 	h := newAMHarness(t)
 	h.setup("/p/app", "GreenDog", "BlueLake")
 	cases := []struct {
@@ -213,6 +219,7 @@ func manyPaths(n int) []string {
 // strict types still works (a single string for a list, a quoted id,
 // compatibility-only arguments).
 func TestAgentMailFlexibleArguments(t *testing.T) {
+	t.Parallel()
 	h := newAMHarness(t)
 	h.setup("/p/app", "GreenDog", "BlueLake", "RedFox")
 	var sent agentmail.SendResult
@@ -230,6 +237,7 @@ func TestAgentMailFlexibleArguments(t *testing.T) {
 
 // TestAgentMailInboxFilters covers fetch_inbox's filters and ordering.
 func TestAgentMailInboxFilters(t *testing.T) {
+	t.Parallel()
 	clock := newFakeClock()
 	h := newAMHarness(t, func(o *agentmail.Options) { o.Now = clock.Now })
 	h.setup("/p/app", "GreenDog", "BlueLake")
@@ -296,6 +304,7 @@ func newFakeClock() *testutil.Clock {
 // TestAgentMailProfileUnknown: a profile New does not know is refused, not
 // taken for the full set.
 func TestAgentMailProfileUnknown(t *testing.T) {
+	t.Parallel()
 	h := newAMHarness(t)
 	_, err := New(Deps{Version: "test", Tools: []string{config.ToolsAgentMail}, AgentMail: h.svc, AgentMailProfile: "core"})
 	if err == nil || !strings.Contains(err.Error(), `"core"`) {
@@ -307,6 +316,7 @@ func TestAgentMailProfileUnknown(t *testing.T) {
 // attachments_policy (inline, attach, deny), auto and the earlier file are
 // accepted and kept as given.
 func TestAttachmentsPolicyValues(t *testing.T) {
+	t.Parallel()
 	h := newAMHarness(t)
 	h.setup("/p/app")
 	for _, v := range []string{"attach", "inline", "deny", "auto", "file"} {

@@ -177,6 +177,7 @@ func callTool(t *testing.T, cs *mcp.ClientSession, name string, args map[string]
 }
 
 func TestSearchEmail(t *testing.T) {
+	t.Parallel()
 	e := newEmailEnv(t, true, nil)
 	tests := []struct {
 		name    string
@@ -213,6 +214,7 @@ func TestSearchEmail(t *testing.T) {
 }
 
 func TestReadEmail(t *testing.T) {
+	t.Parallel()
 	e := newEmailEnv(t, true, nil)
 	text, _ := callTool(t, e.cs, "search_email", map[string]any{"query": "invoice"})
 	id := strings.Fields(text[strings.Index(text, "Message ID: ")+len("Message ID: "):])[0]
@@ -255,6 +257,7 @@ func TestReadEmail(t *testing.T) {
 // TestValidationBeforeAnyRequest: bad input is refused with the contract's
 // texts before Gmail, the vault or the limiter are touched.
 func TestValidationBeforeAnyRequest(t *testing.T) {
+	t.Parallel()
 	e := newEmailEnv(t, false, nil)
 	before := e.gm.TotalCalls()
 	tests := []struct {
@@ -294,6 +297,7 @@ func (panicky) SearchPage(context.Context, string, int, string) (*gmail.Page, er
 }
 
 func TestPanicBecomesToolErrorAndSessionGoesOn(t *testing.T) {
+	t.Parallel()
 	e := newEmailEnv(t, true, panicky{})
 	text, isErr := callTool(t, e.cs, "search_email", map[string]any{"query": "x"})
 	if !isErr || !strings.HasPrefix(text, "internal error") {

@@ -32,7 +32,7 @@ func setClient(t *testing.T, set string) *mcp.ClientSession {
 	t.Helper()
 	if set != config.ToolsEmail {
 		svc := compatService(t, filepath.Join(t.TempDir(), "s.db"), nil)
-		return connectCompat(t, svc, []string{set}, CompatOptions{ProjectKey: t.TempDir(), AgentName: "alice", Getenv: noTmux}).cs
+		return connectCompat(t, svc, []string{set}, SetOptions{ProjectKey: t.TempDir(), AgentName: "alice", Getenv: noTmux}).cs
 	}
 	srv, err := New(Deps{Version: "test", Tools: []string{set}, Email: &EmailDeps{}})
 	if err != nil {
@@ -45,6 +45,7 @@ func setClient(t *testing.T, set string) *mcp.ClientSession {
 // risk as one of the named levels (no hint is written by hand anywhere
 // else, so a row is all there is to check).
 func TestInventoryRows(t *testing.T) {
+	t.Parallel()
 	seen := map[string]bool{}
 	for _, e := range inventory {
 		key := e.Set + "/" + e.Name
@@ -85,6 +86,7 @@ func TestInventoryRows(t *testing.T) {
 // destructive and sending tools say destructiveHint, and only the email set
 // (Gmail) is open-world.
 func TestToolsDeclareTheirRisk(t *testing.T) {
+	t.Parallel()
 	for _, set := range allSets {
 		t.Run(set, func(t *testing.T) {
 			cs := setClient(t, set)
@@ -156,6 +158,7 @@ func TestToolsDeclareTheirRisk(t *testing.T) {
 // TestMinimalProfileFromInventory: TOOLS_FILTER_PROFILE=minimal lists
 // exactly the rows marked Minimal.
 func TestMinimalProfileFromInventory(t *testing.T) {
+	t.Parallel()
 	svc := compatService(t, filepath.Join(t.TempDir(), "s.db"), nil)
 	srv, err := New(Deps{Version: "test", Tools: []string{config.ToolsAgentMail}, AgentMail: svc, AgentMailProfile: "minimal"})
 	if err != nil {
@@ -184,6 +187,7 @@ func TestMinimalProfileFromInventory(t *testing.T) {
 // set answered malformed arguments with a JSON-RPC error until the
 // inventory gave every set one call path.)
 func TestMalformedArgumentsAreToolErrors(t *testing.T) {
+	t.Parallel()
 	for _, set := range allSets {
 		t.Run(set, func(t *testing.T) {
 			cs := setClient(t, set)
@@ -216,6 +220,7 @@ func TestMalformedArgumentsAreToolErrors(t *testing.T) {
 // agentmail's send_message advertised channels' {message_id}, which a
 // client that validates structuredContent (the TypeScript SDK) refuses.
 func TestOutputSchemaIsTheAnswers(t *testing.T) {
+	t.Parallel()
 	h := newAMHarness(t)
 	h.setup("/p/app", "GreenDog", "BlueLake")
 	var schema any
@@ -253,6 +258,7 @@ func TestOutputSchemaIsTheAnswers(t *testing.T) {
 // is a JSON-RPC error by contract (the mailbox set's oversized message,
 // FR-013) still is, through the shared call path.
 func TestProtocolErrorsStayWhereContractsWantThem(t *testing.T) {
+	t.Parallel()
 	cs := setClient(t, config.ToolsMailbox)
 	_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "send",
 		Arguments: map[string]any{"recipient": "bob", "message": strings.Repeat("x", 70000)}})
@@ -300,6 +306,7 @@ func boundsOf(t reflect.Type) []bound {
 // over it is refused, naming that limit ("the limit is N"). A new bound
 // without a case here fails the test.
 func TestBoundsAdvertisedAndEnforced(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	// Valid arguments of every tool with a bound, to put one value over.
 	base := map[string]func(id string) map[string]any{
@@ -430,6 +437,7 @@ func TestBoundsAdvertisedAndEnforced(t *testing.T) {
 // annotations are written only by inventory.go (from a risk level), so a
 // new tool cannot take a fifth way to answer or declare its risk by hand.
 func TestOnePlaceEach(t *testing.T) {
+	t.Parallel()
 	only := map[string]string{ // what → the one file that may do it
 		"mcp.CallToolResult{}":  "toolcall.go",
 		"mcp.ToolAnnotations{}": "inventory.go",

@@ -11,6 +11,7 @@ import (
 // TestEveryEmailToolHasAScope: a new email tool cannot be served without
 // saying which OAuth scope it needs.
 func TestEveryEmailToolHasAScope(t *testing.T) {
+	t.Parallel()
 	for _, e := range inventory {
 		if e.Set == config.ToolsEmail && e.Scope == "" {
 			t.Errorf("email tool %s has no Scope in its inventory row", e.Name)
@@ -19,6 +20,7 @@ func TestEveryEmailToolHasAScope(t *testing.T) {
 }
 
 func TestEmailScopes(t *testing.T) {
+	t.Parallel()
 	want := []string{gmail.ScopeReadonly, gmail.ScopeCompose, gmail.ScopeSend, gmail.ScopeModify}
 	if got := EmailScopes(); !slices.Equal(got, want) {
 		t.Fatalf("EmailScopes = %v, want %v", got, want)

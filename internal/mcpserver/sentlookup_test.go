@@ -17,6 +17,7 @@ import (
 // and, where Gmail replaced that Message-ID (as it may for API sends), by
 // recipient, subject and time; an email never sent is not found.
 func TestSentLookupFindsEmailEvenWhenGmailRewritesMessageID(t *testing.T) {
+	t.Parallel()
 	for _, rewrite := range []bool{false, true} {
 		gm := localgmail.New(localgmail.Options{Email: "me@example.com", RewriteMessageID: rewrite})
 		if _, err := gm.Start("127.0.0.1:0"); err != nil {
