@@ -36,11 +36,12 @@ type Mailbox interface {
 	// never work in tests (on *gmail.Client) and fail on the connection a
 	// real server uses (cmd/mailgate's gmailConn): the compiler checks both.
 	Organiser
-	DraftSender  // send_draft
-	Trasher      // trash_email
-	OwnAddresses // reply_email's reply_all
-	SentHistory  // the approver's "never written to" warning
-	RFC822Finder // settling unknown outcomes (gate.Settle)
+	DraftSender   // send_draft
+	Trasher       // trash_email
+	OwnAddresses  // reply_email's reply_all
+	SentHistory   // the approver's "never written to" warning
+	RFC822Finder  // settling unknown outcomes (gate.Settle)
+	SettingsAdmin // labels, filters, vacation (email_settings.go)
 }
 
 // RFC822Finder finds a message by its Message-ID header

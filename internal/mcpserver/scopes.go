@@ -30,10 +30,22 @@ var emailToolScopes = map[string]string{
 	"modify_labels":  gmail.ScopeModify,
 	"untrash_email":  gmail.ScopeModify,
 	"trash_email":    gmail.ScopeModify,
+	// Issue 27. Labels: gmail.labels would do, but gmail.modify (asked
+	// for modify_labels) permits them too, so no scope is added. Filters
+	// and the vacation responder are read with gmail.readonly and changed
+	// with gmail.settings.basic, which nothing else grants.
+	"create_label":  gmail.ScopeModify,
+	"rename_label":  gmail.ScopeModify,
+	"delete_label":  gmail.ScopeModify,
+	"list_filters":  gmail.ScopeReadonly,
+	"create_filter": gmail.ScopeSettingsBasic,
+	"delete_filter": gmail.ScopeSettingsBasic,
+	"get_vacation":  gmail.ScopeReadonly,
+	"set_vacation":  gmail.ScopeSettingsBasic,
 }
 
 // scopeOrder is the order scopes are asked for and listed in.
-var scopeOrder = []string{gmail.ScopeReadonly, gmail.ScopeCompose, gmail.ScopeSend, gmail.ScopeModify}
+var scopeOrder = []string{gmail.ScopeReadonly, gmail.ScopeCompose, gmail.ScopeSend, gmail.ScopeModify, gmail.ScopeSettingsBasic}
 
 // EmailScopes are the scopes the email tool set needs: one per kind of
 // tool it serves, narrowest first.
