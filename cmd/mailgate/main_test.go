@@ -90,7 +90,7 @@ func newWorld(t testing.TB, devMode bool, extraEnv ...string) *world {
 	gm.SetBaseURL(base)
 	gm.AddClient(testClientID, testClientSecret)
 	rt := gm.IssueRefreshToken(testClientID, "https://www.googleapis.com/auth/gmail.readonly", "https://www.googleapis.com/auth/gmail.compose",
-		"https://www.googleapis.com/auth/gmail.send", "https://www.googleapis.com/auth/gmail.modify")
+		"https://www.googleapis.com/auth/gmail.send", "https://www.googleapis.com/auth/gmail.modify", "https://www.googleapis.com/auth/gmail.settings.basic")
 	home := t.TempDir()
 	writeJSON(t, filepath.Join(home, "auth", "credentials.json"), map[string]any{"installed": map[string]any{
 		"client_id": testClientID, "client_secret": testClientSecret,

@@ -221,6 +221,9 @@ var inventory = []ToolEntry{
 	{Set: config.ToolsEmail, Name: "set_vacation", Title: "Set vacation responder (needs the user's approval)", Risk: RiskSends, Reach: Reach{Reads: NoFiles, Writes: RootVault, Gmail: GmailGated},
 		Description: "Turn Gmail's vacation responder on (enabled, subject, text, start and end as RFC 3339 times or dates, contacts_only, domain_only) or off, only after the user approved exactly this setting: an enabled responder answers senders automatically on the user's behalf. The first call is rejected and writes a request file showing the text, the period and who it answers; once the user has moved it to Approved/, call again with the same arguments and it is set once. Any other text is a new request. Not counted against the send limit.",
 		Handler:     emailTool[emailSetVacationIn]((*emailHandlers).setVacation)},
+	{Set: config.ToolsEmail, Name: "find_contact", Title: "Find contact", Risk: RiskReadOnly, Reach: reachSenderText,
+		Description: "Find the addresses the user has written to or received from (query: part of a name or address; omit for the top ones), ranked by how recently and how often, from the headers of the newest sent and received mail (no contacts access). An address that looks like one of the user's frequent contacts without being it is marked WARNING. Fenced like search_email. Read-only.",
+		Handler:     emailTool[emailFindContactIn]((*emailHandlers).findContact)},
 
 	// The agent-mail set (agentmail_tools.go): the mcp_agent_mail contract over agentmail.Service.
 	{Set: config.ToolsAgentMail, Name: "health_check", Title: "Health check", Risk: RiskReadOnly, Reach: reachNone, Minimal: true,

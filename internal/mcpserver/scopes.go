@@ -42,6 +42,7 @@ var emailToolScopes = map[string]string{
 	"delete_filter": gmail.ScopeSettingsBasic,
 	"get_vacation":  gmail.ScopeReadonly,
 	"set_vacation":  gmail.ScopeSettingsBasic,
+	"find_contact":  gmail.ScopeReadonly, // the headers search_email reads: no contacts scope
 }
 
 // scopeOrder is the order scopes are asked for and listed in.
