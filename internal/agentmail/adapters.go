@@ -16,8 +16,8 @@ import (
 // Port is a dialect's storage port: the guarantees of Store (Write may run
 // fn again, so fn must have no effect outside its transaction; Read sees
 // one snapshot) for the dialect's transactions T, which are the core's Tx
-// with the dialect's tables. Each engine's store implements the port of
-// every dialect (amstore.Store).
+// with the dialect's tables. A dialect builds it on any engine's
+// amsql.Runner (its SQLStore); amstore wires them.
 type Port[T Tx] interface {
 	Write(ctx context.Context, fn func(T) error) error
 	Read(ctx context.Context, fn func(T) error) error

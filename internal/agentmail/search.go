@@ -56,7 +56,7 @@ type pendingIndexer interface {
 }
 
 // Search finds messages of a project by full text, best match first. Odd
-// queries are repaired (see SanitizeQuery) and, should FTS5 still refuse
+// queries are repaired (see ParseQuery) and, should the engine still refuse
 // one, answered with a plain LIKE search; both are reported in diagnostics.
 // A query is never a protocol error.
 //
@@ -74,8 +74,8 @@ func (s *Service) Search(ctx context.Context, p SearchParams) (SearchResult, err
 	case limit > maxInboxLimit:
 		limit = maxInboxLimit
 	}
-	match, notes := SanitizeQuery(p.Query)
-	if ix, ok := s.st.(pendingIndexer); ok && match != "" {
+	match, notes := ParseQuery(p.Query)
+	if ix, ok := s.st.(pendingIndexer); ok && match != nil {
 		if err := ix.IndexPending(ctx); err != nil {
 			s.log.Warn("bringing the full-text index up to date before a search failed; searching what is indexed", "err", err)
 			notes = append(notes, "the newest messages may be missing: the full-text index could not be brought up to date")
@@ -95,7 +95,7 @@ func (s *Service) Search(ctx context.Context, p SearchParams) (SearchResult, err
 			}
 			q.ViewerID = a.ID
 		}
-		if match == "" {
+		if match == nil {
 			if strings.TrimSpace(p.Query) != "" {
 				out.Diagnostics = &SearchDiagnostics{Query: p.Query, Mode: "none", Notes: append(notes, "nothing searchable in the query")}
 			}
@@ -107,8 +107,8 @@ func (s *Service) Search(ctx context.Context, p SearchParams) (SearchResult, err
 			ms = RankRecent(ms, q.Terms, limit)
 		}
 		if err != nil {
-			s.log.Warn("full-text search failed; falling back to LIKE", "query", match, "err", err)
-			mode, q.Match = "like", ""
+			s.log.Warn("full-text search failed; falling back to LIKE", "query", match.String(), "err", err)
+			mode, q.Match = "like", nil
 			notes = append(notes, "the full-text index refused the query; used a plain substring search")
 			if len(q.Terms) == 0 {
 				ms, err = nil, nil
@@ -120,7 +120,7 @@ func (s *Service) Search(ctx context.Context, p SearchParams) (SearchResult, err
 			}
 		}
 		if len(notes) > 0 {
-			out.Diagnostics = &SearchDiagnostics{Query: p.Query, FTSQuery: match, Mode: mode, Notes: notes}
+			out.Diagnostics = &SearchDiagnostics{Query: p.Query, FTSQuery: match.String(), Mode: mode, Notes: notes}
 		}
 		if err := s.withRecipients(ctx, tx, ms); err != nil {
 			return err

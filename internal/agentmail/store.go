@@ -94,9 +94,9 @@ type InboxQuery struct {
 // SearchQuery is a full-text search within a project.
 type SearchQuery struct {
 	ProjectID int64
-	Match     string   // a sanitised FTS5 expression (see SanitizeQuery)
-	Terms     []string // the query's words: LIKE terms when Match is empty or fails; what a store ranks the newest Window matches by (RankRecent)
-	ViewerID  int64    // 0 = the whole project; else messages sent or delivered to this agent
+	Match     *QueryNode // the parsed query (see ParseQuery), which the engine renders in its syntax; nil for LIKE
+	Terms     []string   // the query's words: LIKE terms when Match is nil or fails; what a store ranks the newest Window matches by (RankRecent)
+	ViewerID  int64      // 0 = the whole project; else messages sent or delivered to this agent
 	Limit     int
 	Window    int // see MessageTx.Search
 }
@@ -127,7 +127,7 @@ type MessageTx interface {
 	// Deliver releases a held copy at at.
 	Deliver(ctx context.Context, messageID, agentID int64, at time.Time) error
 	// Search runs q.Match through the full-text index, or q.Terms through
-	// LIKE when Match is "". When at most q.Window messages match, they come
+	// LIKE when Match is nil. When at most q.Window messages match, they come
 	// ranked by relevance (bm25) and ranked is true; otherwise the newest
 	// q.Window matches come newest first, with bodies, for the caller to
 	// rank (bm25 over a match set that large reads whole posting lists),

@@ -43,12 +43,15 @@ func TestEveryMethodAnswersGmailShapes(t *testing.T) {
 			_, err := c.SendAsAliases(ctx)
 			must("SendAsAliases", err)
 		},
-		"OwnAddresses": func() { _, err := c.OwnAddresses(ctx); must("OwnAddresses", err) },
-		"Search":       func() { _, err := c.Search(ctx, "files", 10); must("Search", err) },
-		"SearchPage":   func() { _, err := c.SearchPage(ctx, "", 1, ""); must("SearchPage", err) },
-		"Message":      func() { _, err := c.Message(ctx, id); must("Message", err) },
-		"Thread":       func() { _, err := c.Thread(ctx, tid); must("Thread", err) },
-		"ReplyParent":  func() { _, err := c.ReplyParent(ctx, tid, ""); must("ReplyParent", err) },
+		"OwnAddresses":     func() { _, err := c.OwnAddresses(ctx); must("OwnAddresses", err) },
+		"Search":           func() { _, err := c.Search(ctx, "files", 10); must("Search", err) },
+		"SearchPage":       func() { _, err := c.SearchPage(ctx, "", 1, ""); must("SearchPage", err) },
+		"Message":          func() { _, err := c.Message(ctx, id); must("Message", err) },
+		"Thread":           func() { _, err := c.Thread(ctx, tid); must("Thread", err) },
+		"SearchThreads":    func() { _, err := c.SearchThreads(ctx, "files", 10, ""); must("SearchThreads", err) },
+		"ThreadMessageIDs": func() { _, err := c.ThreadMessageIDs(ctx, tid); must("ThreadMessageIDs", err) },
+		"Messages":         func() { _, err := c.Messages(ctx, []string{id}); must("Messages", err) },
+		"ReplyParent":      func() { _, err := c.ReplyParent(ctx, tid, ""); must("ReplyParent", err) },
 		"GetAttachment": func() {
 			m, err := c.Message(ctx, id)
 			must("Message", err)
@@ -142,7 +145,7 @@ func TestEveryMethodAnswersGmailShapes(t *testing.T) {
 	}
 	// In an order where each finds what it needs.
 	for _, name := range []string{"HTTPClient", "Endpoint", "GetProfile", "Profile", "SendAsAliases", "OwnAddresses",
-		"Search", "SearchPage", "Message", "Thread", "ReplyParent", "GetAttachment",
+		"Search", "SearchPage", "Message", "Thread", "SearchThreads", "ThreadMessageIDs", "Messages", "ReplyParent", "GetAttachment",
 		"CreateDraft", "ListDrafts", "GetDraft", "DraftRaw", "UpdateDraft", "SendDraft", "Send", "DeleteDraft", "HasSentTo",
 		"Insert", "FindRFC822", "CreateLabel", "ListLabels", "LabelID",
 		"ModifyMessages", "ModifyThread", "TrashMessage", "UntrashMessage", "TrashThread", "UntrashThread",
@@ -161,7 +164,7 @@ func TestEveryMethodAnswersGmailShapes(t *testing.T) {
 		"gmail.users.drafts.get", "gmail.users.drafts.update", "gmail.users.drafts.send", "gmail.users.drafts.delete", "gmail.users.messages.send",
 		"gmail.users.messages.insert", "gmail.users.labels.create", "gmail.users.labels.list", "gmail.users.messages.batchModify",
 		"gmail.users.threads.modify", "gmail.users.messages.trash", "gmail.users.messages.untrash", "gmail.users.threads.trash",
-		"gmail.users.threads.untrash",
+		"gmail.users.threads.untrash", "gmail.users.threads.list",
 		"gmail.users.labels.get", "gmail.users.labels.patch", "gmail.users.labels.delete", "gmail.users.settings.filters.list",
 		"gmail.users.settings.filters.create", "gmail.users.settings.filters.delete", "gmail.users.settings.getVacation",
 		"gmail.users.settings.updateVacation",

@@ -83,6 +83,7 @@ func normScopes(in []string) []string {
 var opScopes = map[string][]string{
 	"messages.list": {"gmail.readonly", "gmail.metadata"}, "messages.get": {"gmail.readonly", "gmail.metadata"},
 	"threads.get": {"gmail.readonly", "gmail.metadata"}, "attachments.get": {"gmail.readonly"},
+	"threads.list":  {"gmail.readonly", "gmail.metadata"},
 	"messages.send": {"gmail.send", "gmail.compose"}, "messages.insert": {"gmail.insert"},
 	"drafts.create": {"gmail.compose"}, "drafts.send": {"gmail.compose"}, "drafts.delete": {"gmail.compose"},
 	"drafts.get":  {"gmail.compose", "gmail.readonly"},

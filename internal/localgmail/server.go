@@ -181,6 +181,7 @@ var routes = []route{
 	{"POST", "messages/{id}/modify", "messages.modify", organize(false, actModify), false},
 	{"POST", "messages/{id}/trash", "messages.trash", organize(false, actTrash), false},
 	{"POST", "messages/{id}/untrash", "messages.untrash", organize(false, actUntrash), false},
+	{"GET", "threads", "threads.list", (*Server).listThreads, false},
 	{"GET", "threads/{id}", "threads.get", (*Server).getThread, false},
 	{"POST", "threads/{id}/modify", "threads.modify", organize(true, actModify), false},
 	{"POST", "threads/{id}/trash", "threads.trash", organize(true, actTrash), false},
@@ -209,7 +210,7 @@ var routes = []route{
 // quotaUnits per operation, from gmail-api.md §3 (and Gmail's published table
 // for the ones the notes do not list).
 var quotaUnits = map[string]int{
-	"messages.list": 5, "messages.get": 5, "attachments.get": 5, "threads.get": 10,
+	"messages.list": 5, "messages.get": 5, "attachments.get": 5, "threads.get": 10, "threads.list": 10,
 	"drafts.create": 10, "drafts.send": 100, "drafts.get": 5, "drafts.delete": 10,
 	"messages.send": 100, "messages.insert": 25, "labels.list": 1, "labels.create": 5, "profile": 1,
 	"drafts.list": 5, "drafts.update": 15, "labels.get": 1, "settings.sendAs.list": 1,

@@ -41,6 +41,9 @@ func (h *emailHandlers) doSearch(ctx context.Context, in emailSearchIn) *mcp.Cal
 	if strings.TrimSpace(in.Query) == "" {
 		return errorResult("Error: query must not be empty")
 	}
+	if in.ByThread {
+		return h.doSearchThreads(ctx, in, max) // email_threads.go
+	}
 	page, err := h.d.Mailbox.SearchPage(ctx, in.Query, max, in.PageToken)
 	if errors.Is(err, gmail.ErrBadPageToken) {
 		return errorResult("Error: page_token " + gmail.ErrBadPageToken.Error() + "; repeat the search without page_token to start again")

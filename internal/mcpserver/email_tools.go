@@ -41,6 +41,7 @@ type Mailbox interface {
 	OwnAddresses  // reply_email's reply_all
 	SentHistory   // the approver's "never written to" warning
 	RFC822Finder  // settling unknown outcomes (gate.Settle)
+	ThreadReader  // read_thread, search_email by_thread (email_threads.go)
 	SettingsAdmin // labels, filters, vacation (email_settings.go)
 }
 
@@ -143,6 +144,7 @@ type emailSearchIn struct {
 	Query      string `json:"query" jsonschema:"Gmail search query (e.g. 'from:user@example.com subject:invoice after:2026/01/01')"`
 	MaxResults int    `json:"max_results,omitempty" jsonschema:"Maximum number of results to return (1-50, default 5)"`
 	PageToken  string `json:"page_token,omitempty" jsonschema:"The next page's token, from the last line of a previous search_email answer with the same query; omit for the first page"`
+	ByThread   bool   `json:"by_thread,omitempty" jsonschema:"One line per conversation (its subject, senders, message count and newest message) instead of one per message"`
 }
 
 type emailReadIn struct {

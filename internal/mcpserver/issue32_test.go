@@ -151,6 +151,8 @@ func TestEverySenderFieldFenced(t *testing.T) {
 			{"search_email", map[string]any{"query": "fencewalk"}, []string{"PWNED-from", "PWNED-subject", "PWNED-body"}},
 			{"read_email", map[string]any{"message_id": id}, []string{"PWNED-from", "PWNED-subject", "PWNED-body", "PWNED-textname", "PWNED-binname"}},
 			{"read_email", map[string]any{"thread_id": tid}, []string{"PWNED-from", "PWNED-subject", "PWNED-body"}},
+			{"read_thread", map[string]any{"thread_id": tid}, []string{"PWNED-from", "PWNED-subject", "PWNED-body", "PWNED-textname", "PWNED-binname"}},
+			{"search_email", map[string]any{"query": "fencewalk", "by_thread": true}, []string{"PWNED-from", "PWNED-subject", "PWNED-body"}},
 			{"get_attachment", map[string]any{"message_id": id, "attachment_id": files[0][1]}, []string{"PWNED-textname", "PWNED-attachtext"}},
 			{"get_attachment", map[string]any{"message_id": id, "attachment_id": files[0][1], "save": true}, []string{"PWNED-textname"}},
 			{"get_attachment", map[string]any{"message_id": id, "attachment_id": files[1][1]}, []string{"PWNED-binname"}},

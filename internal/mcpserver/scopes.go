@@ -18,6 +18,7 @@ import (
 var emailToolScopes = map[string]string{
 	"search_email":   gmail.ScopeReadonly,
 	"read_email":     gmail.ScopeReadonly,
+	"read_thread":    gmail.ScopeReadonly,
 	"get_attachment": gmail.ScopeReadonly,
 	"list_labels":    gmail.ScopeReadonly,
 	"draft_email":    gmail.ScopeCompose,

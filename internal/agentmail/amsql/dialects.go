@@ -10,31 +10,41 @@ import (
 	"github.com/mailgate/mailgate/internal/store"
 )
 
-// The dialects' SQL (agentmail/channels, agentmail/mailboxset) runs on the
-// same Querier: each dialect writes its statements once, in SQLite's
-// placeholders, and an engine plugs its ports with NewPort. Their queries
-// are rebound per query on first use (PostgresRebind), as they are not
-// among this package's Queries.
+// The tool sets beside the core (agentmail/channels, agentmail/mailboxset)
+// keep their own tables and write their SQL once, in their packages, in
+// SQLite's placeholders. An engine runs it through one small port, Runner,
+// and knows nothing of the sets: the opening code (amstore) hands each set
+// the engine as its Runner. The sets' queries are rebound per query on
+// first use (PostgresRebind), as they are not among this package's Queries.
 
-// NewPort is a dialect's agentmail.Port on an engine's store: write and
-// read run the store's own transactions (E), q gives one's Querier, and on
-// makes it the dialect's transaction (T), as the dialect's On does.
-func NewPort[E agentmail.Tx, T agentmail.Tx](write, read func(context.Context, func(E) error) error,
-	q func(E) Querier, on func(agentmail.Tx, Querier) T) agentmail.Port[T] {
-	return port[E, T]{write, read, func(e E) T { return on(e, q(e)) }}
+// Runner is an engine's port for the tool sets' SQL: WriteSQL and ReadSQL
+// run fn in one of the engine's own transactions, with the guarantees of
+// its Write (fn may run again) and Read, handing fn the core's Tx and a
+// Querier that runs the set's statements in that transaction (through the
+// engine's statement handling: its prepared statement cache, its error
+// notes, its placeholders).
+type Runner interface {
+	WriteSQL(ctx context.Context, fn func(agentmail.Tx, Querier) error) error
+	ReadSQL(ctx context.Context, fn func(agentmail.Tx, Querier) error) error
 }
 
-type port[E, T any] struct {
-	write, read func(context.Context, func(E) error) error
-	wrap        func(E) T
+// NewPort is a tool set's agentmail.Port on an engine's Runner: on makes
+// the set's transaction (T) of the engine's, as the set's On does.
+func NewPort[T agentmail.Tx](r Runner, on func(agentmail.Tx, Querier) T) agentmail.Port[T] {
+	return port[T]{r, on}
 }
 
-func (p port[E, T]) Write(ctx context.Context, fn func(T) error) error {
-	return p.write(ctx, func(e E) error { return fn(p.wrap(e)) })
+type port[T agentmail.Tx] struct {
+	r  Runner
+	on func(agentmail.Tx, Querier) T
 }
 
-func (p port[E, T]) Read(ctx context.Context, fn func(T) error) error {
-	return p.read(ctx, func(e E) error { return fn(p.wrap(e)) })
+func (p port[T]) Write(ctx context.Context, fn func(T) error) error {
+	return p.r.WriteSQL(ctx, func(tx agentmail.Tx, q Querier) error { return fn(p.on(tx, q)) })
+}
+
+func (p port[T]) Read(ctx context.Context, fn func(T) error) error {
+	return p.r.ReadSQL(ctx, func(tx agentmail.Tx, q Querier) error { return fn(p.on(tx, q)) })
 }
 
 // Statements is the Querier of an engine's transaction, made of its own

@@ -7,6 +7,7 @@ import (
 	"context"
 
 	"github.com/mailgate/mailgate/internal/agentmail"
+	"github.com/mailgate/mailgate/internal/agentmail/amsql"
 	"github.com/mailgate/mailgate/internal/agentmail/channels"
 	"github.com/mailgate/mailgate/internal/agentmail/mailboxset"
 	"github.com/mailgate/mailgate/internal/agentmail/postgres"
@@ -15,8 +16,10 @@ import (
 )
 
 // Store is an engine's agent-mail store: the core's port, and the storage
-// ports of the dialects beside the core, on the same database. Both engines
-// implement all of it (checked here, at compile time).
+// ports of the tool sets beside the core, on the same database. The
+// engines know nothing of the sets: each implements the core's port and
+// amsql.Runner, on which this package wires the sets' ports (each set's
+// SQLStore).
 type Store interface {
 	agentmail.Store
 	// Channels is the channels set's port (agentmail/channels).
@@ -25,9 +28,35 @@ type Store interface {
 	Mailboxes() mailboxset.Store
 }
 
+// engine is what each engine implements (checked here, at compile time).
+type engine interface {
+	agentmail.Store
+	amsql.Runner
+}
+
 var (
-	_ Store = (*sqlite.Store)(nil)
-	_ Store = (*postgres.Store)(nil)
+	_ engine = (*sqlite.Store)(nil)
+	_ engine = (*postgres.Store)(nil)
+)
+
+// sets adds the tool sets' ports to an engine.
+type sets struct{ r amsql.Runner }
+
+func (s sets) Channels() channels.Store    { return channels.SQLStore(s.r) }
+func (s sets) Mailboxes() mailboxset.Store { return mailboxset.SQLStore(s.r) }
+
+// The engines' stores with the sets: embedding the engine keeps all of its
+// methods (the core asks a store for optional ones, such as
+// agentmail.ScopedWriter).
+type (
+	sqliteStore struct {
+		*sqlite.Store
+		sets
+	}
+	postgresStore struct {
+		*postgres.Store
+		sets
+	}
 )
 
 // Open migrates the agent-mail schema on db and returns its store. The
@@ -38,13 +67,13 @@ func Open(ctx context.Context, db *store.DB) (Store, error) {
 		if err != nil {
 			return nil, err // not a typed nil in the interface
 		}
-		return st, nil
+		return postgresStore{st, sets{st}}, nil
 	}
 	st, err := sqlite.Open(ctx, db)
 	if err != nil {
 		return nil, err
 	}
-	return st, nil
+	return sqliteStore{st, sets{st}}, nil
 }
 
 // NewService opens the store on db and builds the Service over it.

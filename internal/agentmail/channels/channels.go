@@ -110,7 +110,7 @@ type Tx interface {
 }
 
 // Store is the set's storage port (see agentmail.Port), on the same
-// database as the core's store (amstore.Store.Channels).
+// database as the core's store (SQLStore; amstore.Store.Channels).
 type Store = agentmail.Port[Tx]
 
 // Options configure the set.

@@ -15,6 +15,11 @@ import (
 // a amsql.Querier that runs these statements in it, rebinding the
 // placeholders on PostgreSQL.
 
+// SQLStore is the set's storage port on an engine (an amsql.Runner: both
+// engines' stores are, and amstore hands them over), its tables reached by
+// the SQL of this file.
+func SQLStore(r amsql.Runner) Store { return amsql.NewPort(r, On) }
+
 // On is the set's transaction on tx, one transaction of an engine's store,
 // whose statements q runs.
 func On(tx agentmail.Tx, q amsql.Querier) Tx { return sqlTx{tx, q} }

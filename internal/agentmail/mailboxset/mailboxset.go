@@ -78,7 +78,7 @@ type Tx interface {
 }
 
 // Store is the set's storage port (see agentmail.Port), on the same
-// database as the core's store (amstore.Store.Mailboxes).
+// database as the core's store (SQLStore; amstore.Store.Mailboxes).
 type Store = agentmail.Port[Tx]
 
 // Set is the mailbox set over a Service, for one project.

@@ -13,6 +13,11 @@ import (
 // both engines) in one body of SQL: see channels/sql.go, which does the
 // same for its tables.
 
+// SQLStore is the set's storage port on an engine (an amsql.Runner: both
+// engines' stores are, and amstore hands them over), its tables reached by
+// the SQL of this file.
+func SQLStore(r amsql.Runner) Store { return amsql.NewPort(r, On) }
+
 // On is the set's transaction on tx (an engine's), whose statements q runs.
 func On(tx agentmail.Tx, q amsql.Querier) Tx { return sqlTx{Tx: tx, q: q} }
 

@@ -67,14 +67,14 @@ func searchSQL(viewer string) string {
 		WHERE m.project_id = ? AND querytree(q.q) <> 'T'` + viewer + ` ORDER BY m.id DESC LIMIT ?`
 }
 
-// Search runs q.Match, translated to a tsquery (see Tsquery), against the
+// Search runs q.Match, rendered as a tsquery (see Tsquery), against the
 // GIN index on am_messages.fts. One statement serves both halves of the
 // contract: it returns the newest Window matches with bodies and their
 // ts_rank_cd; when fewer matched, that is every match, and they are ranked
 // here (best first, older first among equals, as SQLite's ORDER BY rank,
 // id) without bodies.
 func (t *tx) Search(ctx context.Context, q agentmail.SearchQuery) ([]agentmail.Message, bool, error) {
-	if q.Match == "" {
+	if q.Match == nil {
 		ms, err := t.SearchLike(ctx, q)
 		return ms, false, err
 	}

@@ -59,8 +59,6 @@ import (
 
 	"github.com/mailgate/mailgate/internal/agentmail"
 	"github.com/mailgate/mailgate/internal/agentmail/amsql"
-	"github.com/mailgate/mailgate/internal/agentmail/channels"
-	"github.com/mailgate/mailgate/internal/agentmail/mailboxset"
 	"github.com/mailgate/mailgate/internal/store"
 )
 
@@ -130,7 +128,7 @@ func (s *Store) Write(ctx context.Context, fn func(agentmail.Tx) error) error {
 // own is fn on the store's own transaction.
 func own(fn func(agentmail.Tx) error) func(*tx) error { return func(t *tx) error { return fn(t) } }
 
-// write is Write with the store's own transaction (the dialects' ports use it).
+// write is Write with the store's own transaction (WriteSQL uses it).
 func (s *Store) write(ctx context.Context, fn func(*tx) error) error {
 	s.lane.RLock()
 	err := s.attempt(ctx, fn)
@@ -334,7 +332,7 @@ func (s *Store) Read(ctx context.Context, fn func(agentmail.Tx) error) error {
 	return s.read(ctx, own(fn))
 }
 
-// read is Read with the store's own transaction (the dialects' ports use it).
+// read is Read with the store's own transaction (ReadSQL uses it).
 func (s *Store) read(ctx context.Context, fn func(*tx) error) error {
 	return s.db.Read(ctx, func(sqltx *sql.Tx) error { return run(sqltx, fn) })
 }
@@ -365,8 +363,8 @@ func runTx(sqltx *sql.Tx, fn func(*tx) error) (*tx, error) {
 
 // tx implements agentmail.Tx on one transaction: the statements both
 // engines share through amsql.Tx, run by the Querier below, and the ones
-// that are PostgreSQL's own (InsertMessage, Search, TouchAgent); the
-// dialects' ports are in channels.go.
+// that are PostgreSQL's own (InsertMessage, Search, TouchAgent); the tool
+// sets' statements run on it too (WriteSQL).
 type tx struct {
 	amsql.Tx
 	tx     *sql.Tx
@@ -461,20 +459,20 @@ type execer interface {
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
 }
 
-// The dialects' storage ports on this store (agentmail/channels and
-// agentmail/mailboxset write their SQL once, in their packages), run by
-// the same Write (serializable, retried) and Read as the store's own
-// transactions. Their queries are written in SQLite's placeholders, which
-// PostgreSQL does not take: each is rebound to $N. Every statement goes
-// through tx's own methods, so a failure is noted on the transaction (see
-// run).
-func (s *Store) Channels() channels.Store {
-	return amsql.NewPort(s.write, s.read, statements, channels.On)
+// WriteSQL and ReadSQL are the store's amsql.Runner, on which the tool
+// sets beside the core (agentmail/channels, agentmail/mailboxset) run the
+// SQL of their own tables, by the same Write (serializable, retried) and
+// Read as the store's own transactions. Their queries are written in
+// SQLite's placeholders, which PostgreSQL does not take: each is rebound
+// to $N. Every statement goes through tx's own methods, so a failure is
+// noted on the transaction (see run).
+func (s *Store) WriteSQL(ctx context.Context, fn func(agentmail.Tx, amsql.Querier) error) error {
+	return s.write(ctx, func(t *tx) error { return fn(t, statements(t)) })
 }
 
-// Mailboxes is the mailbox set's port (see Channels).
-func (s *Store) Mailboxes() mailboxset.Store {
-	return amsql.NewPort(s.write, s.read, statements, mailboxset.On)
+// ReadSQL: see WriteSQL.
+func (s *Store) ReadSQL(ctx context.Context, fn func(agentmail.Tx, amsql.Querier) error) error {
+	return s.read(ctx, func(t *tx) error { return fn(t, statements(t)) })
 }
 
 func statements(t *tx) amsql.Querier {

@@ -10,56 +10,69 @@ import (
 	"github.com/mailgate/mailgate/internal/store/storetest"
 )
 
+// TestTsquery renders what agents type, parsed by agentmail.ParseQuery.
 func TestTsquery(t *testing.T) {
 	cases := []struct{ in, want string }{
 		{``, ``},
-		{`"Hello"`, `'Hello'`},
-		{`("hello" AND "world")`, `('hello' & 'world')`},
+		{`Hello`, `'Hello'`},
+		{`hello world`, `('hello' & 'world')`},
 		{`"build failed"`, `'build failed'`},
-		{`"mig"*`, `'mig':*`},
-		{`("a" OR "b")`, `('a' | 'b')`},
-		{`(("a" AND "b") OR "c")`, `(('a' & 'b') | 'c')`},
-		{`("a" NOT "b")`, `('a' & !'b')`},
-		{`("a" NOT ("b" OR "c"))`, `('a' & !('b' | 'c'))`},
-		{`"POL-358"`, `'POL-358'`},
-		{`subject : "deploy"`, `'deploy':A`},
-		{`body_md : "x"*`, `'x':*B`},
-		{`(subject : "a b" AND body_md : "c")`, `('a b':A & 'c':B)`},
-		{`"it""s"`, `'it"s'`},
+		{`mig*`, `'mig':*`},
+		{`a OR b`, `('a' | 'b')`},
+		{`a AND b OR c`, `(('a' & 'b') | 'c')`},
+		{`a NOT b`, `('a' & !'b')`},
+		{`a NOT (b OR c)`, `('a' & !('b' | 'c'))`},
+		{`POL-358`, `'POL-358'`},
+		{`subject:deploy`, `'deploy':A`},
+		{`body:x*`, `'x':*B`},
+		{`subject:"a b" body_md:c`, `('a b':A & 'c':B)`},
 		{`"O'Brien \ x"`, `'O''Brien \\ x'`},
-		// Not SanitizeQuery's output, but still a valid tsquery.
-		{`a b`, `('a' & 'b')`},
-		{`NOT "b"`, ``},
-		{`"a" AND`, `'a'`},
-		{`) "a" (`, `'a'`},
-		{`(("a"`, `'a'`},
-		{`subject : ("a" OR "b")`, `('a':A | 'b':A)`},
+		{`NOT b`, ``},
+		{`a AND`, `'a'`},
+		{`) a (`, `'a'`},
 		{`"" AND "  "`, ``},
-		{`"a`, `'a'`},
-		{`x*`, `'x':*`},
-		{`: : "a"`, `'a'`},
 		{"\"a\x00b\"", `'a b'`},
 	}
 	for _, c := range cases {
-		if got := Tsquery(c.in); got != c.want {
-			t.Errorf("Tsquery(%q) = %q, want %q", c.in, got, c.want)
+		tree, _ := agentmail.ParseQuery(c.in)
+		if got := Tsquery(tree); got != c.want {
+			t.Errorf("Tsquery(ParseQuery(%q)) = %q, want %q", c.in, got, c.want)
 		}
 	}
 }
 
+// TestTsqueryLimits: trees no parse gives (the renderer takes any tree)
+// stay within the limits.
 func TestTsqueryLimits(t *testing.T) {
+	term := func(text string, prefix bool) *agentmail.QueryNode {
+		return &agentmail.QueryNode{Op: agentmail.QueryTerm, Text: text, Prefix: prefix}
+	}
 	long := strings.Repeat("word ", 2000)
-	got := Tsquery(`"` + long + `"*`)
+	got := Tsquery(term(long, true))
 	if len(got) > maxOperandBytes+8 || strings.HasSuffix(got, ":*") {
 		t.Errorf("a long phrase is not cut: %d bytes, %q…", len(got), got[len(got)-20:])
 	}
-	many := strings.Repeat(`"t" AND `, 500) + `"t"`
-	if n := strings.Count(Tsquery(many), "'t'"); n != maxOperands {
+	many := term("t", false)
+	for range 500 {
+		many = &agentmail.QueryNode{Op: agentmail.QueryAnd, Left: many, Right: term("t", false)}
+	}
+	if n := strings.Count(Tsquery(many), "'t'"); n != maxDepth {
+		t.Errorf("%d operands kept of a 500-deep tree, want %d", n, maxDepth)
+	}
+	wide := term("t", false)
+	for range 7 { // 128 operands, depth 7
+		wide = &agentmail.QueryNode{Op: agentmail.QueryOr, Left: wide, Right: wide}
+	}
+	q := Tsquery(wide)
+	if n := strings.Count(q, "'t'"); n != maxOperands {
 		t.Errorf("%d operands kept, want %d", n, maxOperands)
 	}
-	deep := strings.Repeat("(", 10000) + `"x"` + strings.Repeat(")", 10000)
-	if got := Tsquery(deep); got != `'x'` && got != "" {
-		t.Errorf("deep nesting gives %q", got)
+	checkTsquery(t, "wide", q)
+	if got := Tsquery(term("a\x00b\n", false)); got != `'a b'` {
+		t.Errorf("NUL and control characters: %q", got)
+	}
+	if got := Tsquery(&agentmail.QueryNode{Op: agentmail.QueryNot, Left: nil, Right: term("x", false)}); got != "" {
+		t.Errorf("NOT with nothing to exclude from: %q", got)
 	}
 }
 
@@ -121,20 +134,20 @@ var tsquerySeeds = []string{"", "Hello", `"a b" OR c*`, "NOT", "((a", `"`, "a:b"
 	"col:x OR", "^a", "a + b", "\x00", "\xff\xfe", "{a b}: c", "é*", "a\"b", "-x", "AND OR NOT", ") (", "subject:\"x y\"*",
 	`O'Brien`, `back\slash`, `'quoted'`, "it's", `"a''b"`, "a & b | !c", "a <-> b", "x:*A", "body:\"é ü\"* NOT subject:z"}
 
-// FuzzTsquery: for any input, the translation of SanitizeQuery's output,
-// and of the raw input itself, does not panic and is well formed.
+// FuzzTsquery: for any input, the rendering of its parse does not panic,
+// is well formed, and is empty exactly when the parse is. (FuzzSearchQuery,
+// in agentmail, checks that FTS5's rendering agrees.)
 func FuzzTsquery(f *testing.F) {
 	for _, s := range tsquerySeeds {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		match, _ := agentmail.SanitizeQuery(s)
-		q := Tsquery(match)
-		if match == "" && q != "" {
-			t.Fatalf("Tsquery(%q) = %q from an empty match", match, q)
+		tree, _ := agentmail.ParseQuery(s)
+		q := Tsquery(tree)
+		if (tree == nil) != (q == "") {
+			t.Fatalf("Tsquery(ParseQuery(%q) = %s) = %q", s, tree, q)
 		}
-		checkTsquery(t, match, q)
-		checkTsquery(t, s, Tsquery(s))
+		checkTsquery(t, s, q)
 	})
 }
 
@@ -177,14 +190,14 @@ func TestTsqueryAcceptedByPostgres(t *testing.T) {
 	inputs := oddQueries(400)
 	inputs = append(inputs, `"`+strings.Repeat("a ", 5000)+`"`, strings.Repeat(`"x y z" OR `, 40), strings.Repeat("(", 300)+"a"+strings.Repeat(")", 300))
 	for _, in := range inputs {
-		match, _ := agentmail.SanitizeQuery(in)
-		q := Tsquery(match)
+		tree, _ := agentmail.ParseQuery(in)
+		q := Tsquery(tree)
 		if q == "" {
 			continue
 		}
 		var ok bool
 		if err := stmt.QueryRowContext(ctx, q).Scan(&ok); err != nil {
-			t.Errorf("SanitizeQuery(%q) = %q → %q: PostgreSQL refuses it: %v", in, match, q, err)
+			t.Errorf("ParseQuery(%q) = %s → %q: PostgreSQL refuses it: %v", in, tree, q, err)
 		}
 	}
 }

@@ -49,11 +49,11 @@ func TestChannelsMigrationUpgrade(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { svc.Close() }) // before the DB's: it stops the indexer
-	mb := mailboxset.New(svc, st.Mailboxes(), dir)
+	mb := mailboxset.New(svc, mailboxset.SQLStore(st), dir)
 	if _, err := mb.Send(ctx, "alice", "bob", "hello"); err != nil {
 		t.Fatal(err)
 	}
-	ch := channels.New(svc, st.Channels(), channels.Options{ProjectKey: dir})
+	ch := channels.New(svc, channels.SQLStore(st), channels.Options{ProjectKey: dir})
 	r, err := ch.Register(ctx, "alice", "coder") // the mailbox's alice is free: she acts as that agent
 	if err != nil {
 		t.Fatal(err)

@@ -39,18 +39,20 @@ func (t *tx) InsertMessage(ctx context.Context, m *agentmail.Message) error {
 
 var viewerClause = amsql.Viewer("?", "?")
 
-// Search runs q.Match through FTS5 (am_messages_fts, whose rowid is the
-// message id, and its bm25 rank), or q.Terms through LIKE when Match is "".
+// Search runs q.Match, rendered for FTS5 (see FTS5), through
+// am_messages_fts (whose rowid is the message id, and its bm25 rank), or
+// q.Terms through LIKE when Match is nil.
 // It always answers ranked: when more than q.Window messages match, it
 // ranks the newest q.Window itself (agentmail.RankRecent by q.Terms),
 // reading only their subjects and bodies, and reads whole messages for the
 // q.Limit it keeps; a broad search used to read q.Window whole messages
 // (sender, thread, dates: 200 joined rows) to answer 20 of them.
 func (t *tx) Search(ctx context.Context, q agentmail.SearchQuery) ([]agentmail.Message, bool, error) {
-	if q.Match == "" {
+	if q.Match == nil {
 		ms, err := t.SearchLike(ctx, q)
 		return ms, false, err
 	}
+	match := FTS5(q.Match)
 	viewer, vargs := "", []any{}
 	if q.ViewerID != 0 {
 		viewer, vargs = viewerClause, []any{q.ViewerID, q.ViewerID}
@@ -58,7 +60,7 @@ func (t *tx) Search(ctx context.Context, q agentmail.SearchQuery) ([]agentmail.M
 	// The newest Window matches: FTS5 walks rowids newest first and stops
 	// after Window rows, so this is cheap however common the terms are.
 	rows, err := t.query(ctx, `SELECT m.id, m.subject, m.body_md FROM am_messages_fts f JOIN am_messages m ON m.id = f.rowid
-		WHERE am_messages_fts MATCH ? AND m.project_id = ?`+viewer+` ORDER BY f.rowid DESC LIMIT `+strconv.Itoa(q.Window), append([]any{q.Match, q.ProjectID}, vargs...)...)
+		WHERE am_messages_fts MATCH ? AND m.project_id = ?`+viewer+` ORDER BY f.rowid DESC LIMIT `+strconv.Itoa(q.Window), append([]any{match, q.ProjectID}, vargs...)...)
 	if err != nil {
 		return nil, false, err
 	}
@@ -78,7 +80,7 @@ func (t *tx) Search(ctx context.Context, q agentmail.SearchQuery) ([]agentmail.M
 		return ms, true, err
 	}
 	// A selective query: rank every match by bm25.
-	args := append([]any{false, q.Match, q.ProjectID}, vargs...)
+	args := append([]any{false, match, q.ProjectID}, vargs...)
 	rows, err = t.query(ctx, `SELECT `+amsql.MsgCols+` FROM am_messages_fts f JOIN am_messages m ON m.id = f.rowid JOIN am_agents a ON a.id = m.sender_id
 		WHERE am_messages_fts MATCH ? AND m.project_id = ?`+viewer+` ORDER BY f.rank, m.id LIMIT ?`, append(args, q.Limit)...)
 	if err != nil {

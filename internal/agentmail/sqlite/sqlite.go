@@ -31,8 +31,6 @@ import (
 
 	"github.com/mailgate/mailgate/internal/agentmail"
 	"github.com/mailgate/mailgate/internal/agentmail/amsql"
-	"github.com/mailgate/mailgate/internal/agentmail/channels"
-	"github.com/mailgate/mailgate/internal/agentmail/mailboxset"
 	"github.com/mailgate/mailgate/internal/store"
 )
 
@@ -113,7 +111,7 @@ func (s *Store) Write(ctx context.Context, fn func(agentmail.Tx) error) error {
 	return s.write(ctx, func(t *tx) error { return fn(t) })
 }
 
-// write is Write with the store's own transaction (the dialects' ports use it).
+// write is Write with the store's own transaction (WriteSQL uses it).
 func (s *Store) write(ctx context.Context, fn func(*tx) error) error {
 	req := &writeReq{ctx: ctx, fn: fn, done: make(chan error, 1)}
 	s.qmu.Lock()
@@ -227,7 +225,7 @@ func (s *Store) Read(ctx context.Context, fn func(agentmail.Tx) error) error {
 	return s.read(ctx, func(t *tx) error { return fn(t) })
 }
 
-// read is Read with the store's own transaction (the dialects' ports use it).
+// read is Read with the store's own transaction (ReadSQL uses it).
 func (s *Store) read(ctx context.Context, fn func(*tx) error) error {
 	return s.retry(ctx, func() error { return s.run(ctx, &sql.TxOptions{ReadOnly: true}, fn) })
 }
@@ -303,8 +301,8 @@ func (s *Store) prepareLater(query string) {
 
 // tx implements agentmail.Tx on one SQL transaction: the statements both
 // engines share through amsql.Tx, run by the Querier below, and the ones
-// that are SQLite's own (InsertMessage, Search, the channels and mailbox
-// sets).
+// that are SQLite's own (InsertMessage, Search); it is also the Querier of
+// the tool sets' statements (WriteSQL).
 type tx struct {
 	amsql.Tx
 	s  *Store
@@ -422,23 +420,17 @@ func jsonIDs(ids []int64) any {
 	return b.String()
 }
 
-// The dialects' storage ports on this store (agentmail/channels and
-// agentmail/mailboxset write their SQL once, in their packages): a
-// dialect's transaction is this store's transaction with the dialect's
-// tables on it, run by the same Write (group commit) and Read. Their
-// queries are written in SQLite's placeholders and go through the store's
-// prepared statements as its own do (see tx.stmt).
-
-// Channels is the channels set's storage port on this store.
-func (s *Store) Channels() channels.Store {
-	return amsql.NewPort(s.write, s.read, statements, channels.On)
+// WriteSQL and ReadSQL are the store's amsql.Runner, on which the tool
+// sets beside the core (agentmail/channels, agentmail/mailboxset) run the
+// SQL of their own tables: in this store's own transactions, by the same
+// Write (group commit) and Read, their statements (in SQLite's
+// placeholders) going through the store's prepared statements as its own
+// do (see tx.stmt).
+func (s *Store) WriteSQL(ctx context.Context, fn func(agentmail.Tx, amsql.Querier) error) error {
+	return s.write(ctx, func(t *tx) error { return fn(t, t) })
 }
 
-// Mailboxes is the mailbox set's storage port on this store.
-func (s *Store) Mailboxes() mailboxset.Store {
-	return amsql.NewPort(s.write, s.read, statements, mailboxset.On)
+// ReadSQL: see WriteSQL.
+func (s *Store) ReadSQL(ctx context.Context, fn func(agentmail.Tx, amsql.Querier) error) error {
+	return s.read(ctx, func(t *tx) error { return fn(t, t) })
 }
-
-// statements is the transaction itself: its Querier runs the store's
-// prepared statements, and the dialects' queries are in its placeholders.
-func statements(t *tx) amsql.Querier { return t }

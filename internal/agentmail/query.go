@@ -8,13 +8,78 @@ import (
 
 // Agents type search queries freely: plain words, "quoted phrases", mig*
 // prefixes, AND/OR/NOT, parentheses, ticket ids like POL-358, and a fair
-// amount of noise (a lone *, an unclosed quote, a dangling OR). FTS5 answers
-// much of that with a syntax error. SanitizeQuery therefore parses the input
-// leniently and re-emits it as an expression that FTS5 always accepts: every
-// term and phrase quoted, operators only between operands, parentheses
-// balanced. What it had to drop or repair is reported in notes.
+// amount of noise (a lone *, an unclosed quote, a dangling OR). ParseQuery
+// reads the input once, leniently, into a tree that every engine can search
+// as it is: every operand a term or phrase with something searchable in it,
+// operators only between operands, at most maxQueryTerms terms. What it had
+// to drop or repair is reported in notes. Each engine renders the tree in
+// its own syntax (agentmail/sqlite: an FTS5 MATCH expression;
+// agentmail/postgres: a tsquery); the tree's String is the query as
+// understood, which search diagnostics show.
 
 const maxQueryTerms = 32
+
+// QueryOp is what a QueryNode is.
+type QueryOp uint8
+
+const (
+	QueryTerm QueryOp = iota // a word or a phrase (Text)
+	QueryAnd                 // Left and Right
+	QueryOr                  // Left or Right
+	QueryNot                 // Left and not Right
+)
+
+// QueryField is the part of a message a term is looked for in.
+type QueryField uint8
+
+const (
+	FieldAny     QueryField = iota
+	FieldSubject            // subject:term
+	FieldBody               // body:term (or body_md:term)
+)
+
+// QueryNode is a parsed search: a term, or an operator over two non-nil
+// nodes. A nil *QueryNode is the empty query (nothing searchable).
+type QueryNode struct {
+	Op          QueryOp
+	Left, Right *QueryNode // the operands of QueryAnd, QueryOr and QueryNot
+	// Text is a term's word or phrase as typed (trimmed, valid UTF-8, no
+	// control characters, at least one letter or digit): the engine's
+	// tokenizer splits a phrase into its words, as it split the messages.
+	Text   string
+	Prefix bool // match words starting with Text (mig*)
+	Field  QueryField
+}
+
+// String is the query as understood, in the syntax search_messages reads
+// (ParseQuery(n.String()) gives n back): terms quoted, field filters as
+// subject:"…" and body:"…", every operator parenthesised. "" for nil.
+func (n *QueryNode) String() string {
+	if n == nil {
+		return ""
+	}
+	if n.Op == QueryTerm {
+		s := fieldPrefix[n.Field] + `"` + n.Text + `"`
+		if n.Prefix {
+			s += "*"
+		}
+		return s
+	}
+	return "(" + n.Left.String() + " " + opName[n.Op] + " " + n.Right.String() + ")"
+}
+
+var fieldPrefix = [...]string{FieldAny: "", FieldSubject: "subject:", FieldBody: "body:"}
+
+// Terms returns the term nodes of n, left to right.
+func (n *QueryNode) Terms() []*QueryNode {
+	if n == nil {
+		return nil
+	}
+	if n.Op == QueryTerm {
+		return []*QueryNode{n}
+	}
+	return append(n.Left.Terms(), n.Right.Terms()...)
+}
 
 type qkind uint8
 
@@ -32,12 +97,12 @@ type qtok struct {
 	kind   qkind
 	text   string
 	prefix bool
-	column string // "subject" or "body_md" for a column filter
+	field  QueryField
 }
 
-// SanitizeQuery returns an FTS5 MATCH expression for q ("" when nothing is
-// searchable) and notes on what was changed.
-func SanitizeQuery(q string) (string, []string) {
+// ParseQuery parses q into a tree (nil when nothing is searchable) and
+// notes on what was changed.
+func ParseQuery(q string) (*QueryNode, []string) {
 	toks, notes := lexQuery(q)
 	p := &qparser{toks: toks}
 	out := p.expr(0)
@@ -48,7 +113,7 @@ func SanitizeQuery(q string) (string, []string) {
 	return out, notes
 }
 
-var columnAliases = map[string]string{"subject": "subject", "body": "body_md", "body_md": "body_md"}
+var columnAliases = map[string]QueryField{"subject": FieldSubject, "body": FieldBody, "body_md": FieldBody}
 
 func lexQuery(q string) ([]qtok, []string) {
 	var notes []string
@@ -60,7 +125,7 @@ func lexQuery(q string) ([]qtok, []string) {
 		return r
 	}, q)
 	var toks []qtok
-	column := ""
+	column := FieldAny
 	for i := 0; i < len(q); {
 		c := q[i]
 		switch {
@@ -85,8 +150,8 @@ func lexQuery(q string) ([]qtok, []string) {
 			if i < len(q) && q[i] == '*' {
 				prefix, i = true, i+1
 			}
-			toks = append(toks, qtok{kind: qPhrase, text: text, prefix: prefix, column: column})
-			column = ""
+			toks = append(toks, qtok{kind: qPhrase, text: text, prefix: prefix, field: column})
+			column = FieldAny
 		default:
 			j := i
 			for j < len(q) && !strings.ContainsRune(` ()"`, rune(q[j])) {
@@ -105,7 +170,7 @@ func lexQuery(q string) ([]qtok, []string) {
 				toks = append(toks, qtok{kind: qNot})
 				continue
 			}
-			if name, rest, ok := strings.Cut(word, ":"); ok && columnAliases[strings.ToLower(name)] != "" {
+			if name, rest, ok := strings.Cut(word, ":"); ok && columnAliases[strings.ToLower(name)] != FieldAny {
 				col := columnAliases[strings.ToLower(name)]
 				if rest == "" {
 					column = col // "subject: foo" or subject:"a phrase"
@@ -122,11 +187,11 @@ func lexQuery(q string) ([]qtok, []string) {
 				if word != "" {
 					notes = append(notes, "dropped "+quoteNote(word)+" (nothing searchable in it)")
 				}
-				column = ""
+				column = FieldAny
 				continue
 			}
-			toks = append(toks, qtok{kind: qTerm, text: trimmed, prefix: prefix, column: column})
-			column = ""
+			toks = append(toks, qtok{kind: qTerm, text: trimmed, prefix: prefix, field: column})
+			column = FieldAny
 		}
 	}
 	return toks, notes
@@ -166,7 +231,7 @@ func (p *qparser) peek() (qtok, bool) {
 }
 
 // expr parses at level 0 = OR, 1 = AND, 2 = NOT, 3 = primary.
-func (p *qparser) expr(level int) string {
+func (p *qparser) expr(level int) *QueryNode {
 	if level == 3 {
 		return p.primary()
 	}
@@ -176,16 +241,16 @@ func (p *qparser) expr(level int) string {
 		if !ok || t.kind == qClose && p.depth > 0 {
 			return left
 		}
-		var op string
+		var op QueryOp
 		switch {
 		case level == 0 && t.kind == qOr:
-			op = "OR"
+			op = QueryOr
 		case level == 1 && t.kind == qAnd:
-			op = "AND"
+			op = QueryAnd
 		case level <= 1 && (t.kind == qTerm || t.kind == qPhrase || t.kind == qOpen):
-			op = "AND" // implied (at level 0 only after a dropped ')')
+			op = QueryAnd // implied (at level 0 only after a dropped ')')
 		case level == 2 && t.kind == qNot:
-			op = "NOT"
+			op = QueryNot
 		case level == 0 && t.kind == qClose: // unbalanced ")"
 			p.pos++
 			p.notes = append(p.notes, "dropped an unbalanced ')'")
@@ -197,55 +262,50 @@ func (p *qparser) expr(level int) string {
 		default:
 			return left
 		}
-		if op != "AND" || t.kind == qAnd {
+		if op != QueryAnd || t.kind == qAnd {
 			p.pos++
 		}
 		right := p.expr(level + 1)
 		switch {
-		case right == "":
+		case right == nil:
 			if t.kind != qTerm && t.kind != qPhrase && t.kind != qOpen {
-				p.notes = append(p.notes, "dropped a dangling "+op)
+				p.notes = append(p.notes, "dropped a dangling "+opName[op])
 			}
-		case left == "" && op == "NOT":
+		case left == nil && op == QueryNot:
 			// "NOT x" alone cannot be searched; answering x instead would
 			// invert the question, so the clause goes.
 			p.notes = append(p.notes, "dropped a leading NOT clause (FTS5 needs something to exclude from)")
-		case left == "":
+		case left == nil:
 			if t.kind == qAnd || t.kind == qOr {
-				p.notes = append(p.notes, "dropped a leading "+op)
+				p.notes = append(p.notes, "dropped a leading "+opName[op])
 			}
 			left = right
 		default:
-			left = "(" + left + " " + op + " " + right + ")"
+			left = &QueryNode{Op: op, Left: left, Right: right}
 		}
 	}
 }
 
-func (p *qparser) primary() string {
+var opName = [...]string{QueryAnd: "AND", QueryOr: "OR", QueryNot: "NOT"}
+
+func (p *qparser) primary() *QueryNode {
 	for {
 		t, ok := p.peek()
 		if !ok {
-			return ""
+			return nil
 		}
 		switch t.kind {
 		case qTerm, qPhrase:
 			p.pos++
 			p.terms++
 			if p.terms > maxQueryTerms {
-				return ""
+				return nil
 			}
-			s := `"` + strings.ReplaceAll(strings.TrimSpace(t.text), `"`, `""`) + `"`
 			if t.kind == qPhrase && !hasWordChar(t.text) {
 				p.notes = append(p.notes, "dropped an empty phrase")
-				return ""
+				return nil
 			}
-			if t.prefix {
-				s += "*"
-			}
-			if t.column != "" {
-				s = t.column + " : " + s
-			}
-			return s
+			return &QueryNode{Op: QueryTerm, Text: strings.TrimSpace(t.text), Prefix: t.prefix, Field: t.field}
 		case qOpen:
 			p.pos++
 			p.depth++
@@ -259,12 +319,12 @@ func (p *qparser) primary() string {
 			return inner
 		case qClose:
 			if p.depth > 0 {
-				return ""
+				return nil
 			}
 			p.pos++
 			p.notes = append(p.notes, "dropped an unbalanced ')'")
 		default: // an operator where an operand belongs
-			return ""
+			return nil
 		}
 	}
 }
