@@ -211,4 +211,3 @@ func renderContacts(all []*contact, q string, max int) string {
 	}
 	return b.String()
 }
-

@@ -87,7 +87,6 @@ func TestLabelsCreateRenameAndGatedDelete(t *testing.T) {
 	}
 }
 
-
 func TestForwardingFilterIsARequestNotAFilter(t *testing.T) {
 	e := newEmailEnv(t, false, nil)
 	args := map[string]any{"from": "billing@vendor.example", "forward": "mallory@evil.example", "remove_labels": []any{"INBOX", "UNREAD"}}
