@@ -46,3 +46,7 @@ func (g *gmailConn) GetVacation(ctx context.Context) (gmail.Vacation, error) {
 func (g *gmailConn) UpdateVacation(ctx context.Context, v gmail.Vacation) (gmail.Vacation, error) {
 	return with(ctx, g, func(c *gmail.Client) (gmail.Vacation, error) { return c.UpdateVacation(ctx, v) })
 }
+
+func (g *gmailConn) ListUnsubscribe(ctx context.Context, id string) (gmail.ListHeaders, error) {
+	return with(ctx, g, func(c *gmail.Client) (gmail.ListHeaders, error) { return c.ListUnsubscribe(ctx, id) })
+}

@@ -124,6 +124,15 @@ func TestEveryMethodAnswersGmailShapes(t *testing.T) {
 		"DeleteFilter": func() { must("DeleteFilter", c.DeleteFilter(ctx, filterID)) },
 		"DeleteLabel":  func() { must("DeleteLabel", c.DeleteLabel(ctx, label2)) },
 		"GetVacation":  func() { _, err := c.GetVacation(ctx); must("GetVacation", err) },
+		"ListUnsubscribe": func() {
+			lid, _ := e.insert(t, "News <news@list.example>", "weekly", "hello\r\n",
+				"List-Unsubscribe: <mailto:u@list.example>, <https://list.example/u>", "List-Unsubscribe-Post: List-Unsubscribe=One-Click")
+			lh, err := c.ListUnsubscribe(ctx, lid)
+			must("ListUnsubscribe", err)
+			if lh.ListUnsubscribePost != "List-Unsubscribe=One-Click" || !strings.Contains(lh.ListUnsubscribe, "<https://list.example/u>") {
+				t.Errorf("ListUnsubscribe: %+v", lh)
+			}
+		},
 		"UpdateVacation": func() {
 			_, err := c.UpdateVacation(ctx, Vacation{Enabled: true, Subject: "Away", Text: "back soon", RestrictToContacts: true,
 				Start: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC), End: time.Date(2026, 12, 8, 0, 0, 0, 0, time.UTC)})
@@ -150,7 +159,7 @@ func TestEveryMethodAnswersGmailShapes(t *testing.T) {
 		"Insert", "FindRFC822", "CreateLabel", "ListLabels", "LabelID",
 		"ModifyMessages", "ModifyThread", "TrashMessage", "UntrashMessage", "TrashThread", "UntrashThread",
 		"NewLabel", "GetLabel", "PatchLabel", "ListFilters", "CreateFilter", "DeleteFilter", "DeleteLabel",
-		"UpdateVacation", "GetVacation"} {
+		"UpdateVacation", "GetVacation", "ListUnsubscribe"} {
 		calls[name]()
 		delete(calls, name)
 	}

@@ -12,8 +12,8 @@ import (
 	"github.com/mailgate/mailgate/internal/warnings"
 )
 
-// SettingsAdmin is what the label, filter and vacation tools need from
-// Gmail (issue 27; internal/gmail.Client).
+// SettingsAdmin is what the label, filter, vacation and unsubscribe tools
+// need from Gmail (issue 27; internal/gmail.Client).
 type SettingsAdmin interface {
 	GetLabel(ctx context.Context, id string) (gmail.LabelInfo, error)
 	NewLabel(ctx context.Context, s gmail.LabelSpec) (gmail.LabelInfo, error)
@@ -24,6 +24,7 @@ type SettingsAdmin interface {
 	DeleteFilter(ctx context.Context, id string) error
 	GetVacation(ctx context.Context) (gmail.Vacation, error)
 	UpdateVacation(ctx context.Context, v gmail.Vacation) (gmail.Vacation, error)
+	ListUnsubscribe(ctx context.Context, id string) (gmail.ListHeaders, error) // unsubscribe
 }
 
 var _ SettingsAdmin = (*gmail.Client)(nil)

@@ -227,6 +227,9 @@ var inventory = []ToolEntry{
 	{Set: config.ToolsEmail, Name: "find_contact", Title: "Find contact", Risk: RiskReadOnly, Reach: reachSenderText,
 		Description: "Find the addresses the user has written to or received from (query: part of a name or address; omit for the top ones), ranked by how recently and how often, from the headers of the newest sent and received mail (no contacts access). An address that looks like one of the user's frequent contacts without being it is marked WARNING. Fenced like search_email. Read-only.",
 		Handler:     emailTool[emailFindContactIn]((*emailHandlers).findContact)},
+	{Set: config.ToolsEmail, Name: "unsubscribe", Title: "Unsubscribe from a mailing list (needs the user's approval)", Risk: RiskSends, Reach: Reach{Reads: NoFiles, Writes: RootVault, Gmail: GmailGated, SenderText: true},
+		Description: "Leave the mailing list of a message (message_id) the way its List-Unsubscribe header offers: RFC 8058's one-click POST to the header's https URL (preferred), or an email to its mailto address (method: mailto), only after the user approved exactly that request. The first call is rejected and writes a request file showing where it goes; once the user has moved it to Approved/, call again with the same arguments and it is sent once. Web pages are never opened. Counted against the send limit.",
+		Handler:     emailTool[emailUnsubscribeIn]((*emailHandlers).unsubscribe, enumSchema("method", "one-click", "mailto"))},
 
 	// The agent-mail set (agentmail_tools.go): the mcp_agent_mail contract over agentmail.Service.
 	{Set: config.ToolsAgentMail, Name: "health_check", Title: "Health check", Risk: RiskReadOnly, Reach: reachNone, Minimal: true,

@@ -309,6 +309,15 @@ func TestReachPaths(t *testing.T) {
 	r.w.checkFiles(t, before)
 }
 
+// newsletter is the sandbox's message with a List-Unsubscribe header.
+func (r *reachEnv) newsletter() string {
+	page, err := r.e.deps.Mailbox.SearchPage(context.Background(), "from:newsletter@example.org", 1, "")
+	if err != nil || len(page.Results) == 0 {
+		return "none"
+	}
+	return page.Results[0].ID
+}
+
 // gmailCalls: for every tool that changes mail, each change it can be
 // asked for (none approved).
 func (r *reachEnv) gmailCalls() map[string][]map[string]any {
@@ -343,6 +352,7 @@ func (r *reachEnv) gmailCalls() map[string][]map[string]any {
 		"create_filter": {{"from": "a@example.com", "forward": "x@example.com"}, {"query": "x", "add_labels": []any{"TRASH"}}},
 		"delete_filter": {{"filter_id": "ANe1Bm0"}},
 		"set_vacation":  {{"enabled": true, "text": "away"}, {"enabled": false}},
+		"unsubscribe":   {{"message_id": r.newsletter()}, {"message_id": r.newsletter(), "method": "mailto"}},
 	}
 }
 

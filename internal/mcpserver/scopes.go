@@ -44,6 +44,7 @@ var emailToolScopes = map[string]string{
 	"get_vacation":  gmail.ScopeReadonly,
 	"set_vacation":  gmail.ScopeSettingsBasic,
 	"find_contact":  gmail.ScopeReadonly, // the headers search_email reads: no contacts scope
+	"unsubscribe":   gmail.ScopeSend,     // a mailto unsubscribe is a send; the one-click POST needs no scope
 }
 
 // scopeOrder is the order scopes are asked for and listed in.
