@@ -239,6 +239,9 @@ func printRequest(w io.Writer, it *approval.Item, now time.Time) {
 		}
 		return
 	}
+	if it.From != "" {
+		fmt.Fprintf(w, "From     %s (send-as address)\n", warnings.Escape(it.From))
+	}
 	switch it.Kind {
 	case approval.KindSend:
 		fmt.Fprintf(w, "Type     send\n")
@@ -361,6 +364,9 @@ func approvalSummary(it *approval.Item, now time.Time) string {
 		parts = append(parts, actionType(it))
 	default:
 		parts = append(parts, fmt.Sprintf("type %q", string(it.Kind)))
+	}
+	if it.From != "" {
+		parts[0] = "from " + warnings.Escape(it.From) + ": " + parts[0]
 	}
 	parts = append(parts, fmt.Sprintf("%q", clipText(warnings.Escape(it.Subject), 80)))
 	if n := len(it.Warnings); n > 0 && it.Folder != approval.DirDone {

@@ -6,7 +6,8 @@ import (
 	"github.com/mailgate/mailgate/internal/gmail"
 )
 
-// The thread reads (mcpserver.ThreadReader), connecting first like every
+// The thread reads (mcpserver.ThreadReader) and the send-as list
+// (mcpserver.SendAsLister), connecting first like every
 // other Mailbox method.
 
 func (g *gmailConn) SearchThreads(ctx context.Context, query string, limit int, pageToken string) (*gmail.ThreadPage, error) {
@@ -19,4 +20,8 @@ func (g *gmailConn) ThreadMessageIDs(ctx context.Context, id string) ([]string, 
 
 func (g *gmailConn) Messages(ctx context.Context, ids []string) ([]*gmail.Message, error) {
 	return with(ctx, g, func(c *gmail.Client) ([]*gmail.Message, error) { return c.Messages(ctx, ids) })
+}
+
+func (g *gmailConn) SendAsAliases(ctx context.Context) ([]gmail.SendAs, error) {
+	return with(ctx, g, func(c *gmail.Client) ([]gmail.SendAs, error) { return c.SendAsAliases(ctx) })
 }

@@ -30,6 +30,9 @@ type Item struct {
 	// with the text.
 	ToList, Cc, Bcc, Attachments []string
 	HTMLSHA256                   string
+	// From is the send-as address the email goes out from ("": the
+	// account's default).
+	From string
 	// HTMLFrom and HTMLLinks describe the HTML part (html_from,
 	// html_links): where it came from and every link it holds.
 	HTMLFrom  string
@@ -177,6 +180,7 @@ func (v *Vault) item(dir, name string) (Item, error) {
 	it.Kind, it.Status, it.RequestID = Kind(p.Type), p.Status, p.RequestID
 	it.To, it.ThreadID, it.Subject = p.To.one(), p.ThreadID, p.Subject
 	it.ToList, it.Cc, it.Bcc, it.Attachments, it.HTMLSHA256 = p.To, p.Cc, p.Bcc, p.Attachments, p.HTMLSHA256
+	it.From = strings.TrimSpace(p.From)
 	it.MessageID, it.ContentSHA256, it.Body, it.Reason = p.MessageID, p.ContentSHA256, p.RawBody, p.Reason
 	it.DraftID, it.OutgoingMessageID, it.Target = p.DraftID, strings.TrimSpace(p.OutgoingMsgID), p.Target
 	it.HTMLFrom, it.HTMLLinks = p.HTMLFrom, p.HTMLLinks

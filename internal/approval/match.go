@@ -184,6 +184,9 @@ func bindingChange(p *parsedFile, req Request) string {
 	if req.Kind.IsAction() {
 		return actionBinding(p, req) // kind_action.go
 	}
+	if r := fromChange(p, req); r != "" {
+		return r
+	}
 	if req.Kind == KindReply {
 		if t := strings.TrimSpace(p.ThreadID); t != req.ThreadID {
 			return fmt.Sprintf("the thread was changed from %s to %s: an approval cannot move a reply to another thread", req.ThreadID, shown(t))
@@ -246,6 +249,9 @@ func bindingReason(p *parsedFile, req Request, addr string) string {
 	if req.Kind.IsAction() {
 		return actionBinding(p, req) // kind_action.go
 	}
+	if fromChange(p, req) != "" {
+		return "from differs"
+	}
 	switch req.Kind {
 	case KindReply:
 		if strings.TrimSpace(p.ThreadID) != req.ThreadID {
@@ -274,6 +280,9 @@ func bindingReason(p *parsedFile, req Request, addr string) string {
 // normalised).
 func contentReason(p *parsedFile, req Request) string {
 	addr := strings.ToLower(req.Address())
+	if fromChange(p, req) != "" {
+		return "from differs"
+	}
 	if req.Kind == KindSend {
 		// The first To here, every recipient below (recipientsChange).
 		if a, err := parseSingleAddress(p.To.first()); err != nil || strings.ToLower(a) != addr {
@@ -354,4 +363,18 @@ func (m *matcher) check(p *parsedFile, mtime time.Time) (time.Time, string) {
 		return time.Time{}, r
 	}
 	return exp, ""
+}
+
+// fromChange compares the file's send-as address with the call's (bare
+// address, case folded; both "" for the account's default).
+func fromChange(p *parsedFile, req Request) string {
+	have, want := strings.TrimSpace(p.From), strings.TrimSpace(req.From)
+	hb, wb := strings.Join(bound([]string{have}), ""), strings.Join(bound([]string{want}), "")
+	if hb == wb && (have == "") == (want == "") && (have == "" || hb != "") {
+		return ""
+	}
+	if want == "" {
+		want = "the account's default address"
+	}
+	return fmt.Sprintf("the sender was changed from %s to %s: an approval cannot change who an email comes from", shown(want), shown(have))
 }

@@ -32,6 +32,7 @@ type fields struct {
 	Status        string   `yaml:"status"`
 	RequestID     string   `yaml:"request_id"`
 	OutgoingMsgID string   `yaml:"outgoing_message_id"`
+	From          string   `yaml:"from"`
 	To            addrList `yaml:"to"`
 	Cc            addrList `yaml:"cc"`
 	Bcc           addrList `yaml:"bcc"`

@@ -379,6 +379,10 @@ func requestFields(req Request) []kv {
 		return actionFields(req) // kind_action.go
 	}
 	var kvs []kv
+	if req.From != "" {
+		// First: who the email comes from (a send-as address).
+		kvs = append(kvs, kv{key: "from", value: req.From, quoted: true})
+	}
 	if req.Kind == KindReply {
 		kvs = append(kvs, kv{key: "thread_id", value: req.ThreadID, quoted: true}, kv{key: "message_id", value: req.MessageID, quoted: true})
 	}
@@ -424,6 +428,9 @@ func requestFields(req Request) []kv {
 // attachment. Empty for a plain email to one recipient.
 func contentNotes(req Request) string {
 	var b strings.Builder
+	if req.From != "" {
+		b.WriteString("**From: " + oneLineMD(warnings.Escape(req.From)) + "** (a send-as address of the account, verified in Gmail; part of this approval)\n\n")
+	}
 	if req.RecipientCount() > 1 || len(req.Cc)+len(req.Bcc) > 0 {
 		b.WriteString("**Recipients** (every one is part of this approval):\n")
 		for _, l := range req.recipients() {

@@ -73,6 +73,12 @@ type Request struct {
 	// Attachments are the files sent with the email, each bound by name,
 	// size and SHA-256.
 	Attachments []Attachment
+	// From is the send-as address the email goes out from ("": the
+	// account's default, as Gmail chooses). mailgate only puts here an
+	// address the account's verified users.settings.sendAs lists; it is
+	// bound (an approval cannot change who an email comes from) and shown
+	// first in the request.
+	From string
 	// OutgoingMessageID is the Message-ID the email goes out with (see
 	// MessageIDFor): set on an Approval's Final, "" on an agent's call. It
 	// is not part of SHA256: it names one request of the email, not the
@@ -187,6 +193,11 @@ func (r Request) Validate() error {
 	if _, err := mailmsg.Validate(in); err != nil {
 		return err
 	}
+	if r.From != "" {
+		if _, err := parseSingleAddress(r.From); err != nil {
+			return &ValidationError{Field: "from", Value: r.From, Text: "Invalid from: " + err.Error()}
+		}
+	}
 	if r.HTMLSHA256 != "" && !isHex(r.HTMLSHA256) {
 		return &ValidationError{Field: "html", Text: "invalid HTML part digest"}
 	}
@@ -232,7 +243,7 @@ func (r Request) Address() string {
 // where to is the bare address in lower case ("" when absent) and body has
 // CRLF and CR turned into LF; then, only when present, so that a request
 // without them hashes as it always did: to_more, cc, bcc (the lower-cased
-// bare addresses, one per line), html_sha256, and attachments (their
+// bare addresses, one per line), from (the same), html_sha256, and attachments (their
 // count, then name, size and sha256 of each). Length prefixes make the
 // encoding unambiguous.
 func (r Request) SHA256() string {
@@ -266,6 +277,9 @@ func (r Request) SHA256() string {
 		if len(l.addrs) > 0 {
 			field(l.name, strings.Join(bound(l.addrs), "\n"))
 		}
+	}
+	if r.From != "" {
+		field("from", strings.Join(bound([]string{r.From}), ""))
 	}
 	if r.HTMLSHA256 != "" {
 		field("html_sha256", strings.ToLower(r.HTMLSHA256))

@@ -181,6 +181,9 @@ func emailBlock(r approval.Request, ws []string, showWarnings bool) string {
 	if len(tos) > 1 {
 		to = strings.Join(tos, ", ")
 	}
+	if r.From != "" {
+		fmt.Fprintf(&b, "From: %s (send-as address)\n", r.From)
+	}
 	switch r.Kind {
 	case approval.KindReply:
 		fmt.Fprintf(&b, "To: %s (reply in thread %s, answering message %s)\n", to, r.ThreadID, r.MessageID)

@@ -251,5 +251,8 @@ func (s *Server) listSendAs(c *call) (any, error) {
 	for _, a := range s.o.Aliases {
 		resp.SendAs = append(resp.SendAs, &gmail.SendAs{SendAsEmail: a, TreatAsAlias: true, VerificationStatus: "accepted"})
 	}
+	for _, a := range s.o.PendingAliases {
+		resp.SendAs = append(resp.SendAs, &gmail.SendAs{SendAsEmail: a, TreatAsAlias: true, VerificationStatus: "pending"})
+	}
 	return resp, nil
 }

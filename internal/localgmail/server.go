@@ -34,6 +34,11 @@ type Options struct {
 	// Aliases are verified send-as addresses besides Email: listed by
 	// users.settings.sendAs after the primary, and kept as From on send.
 	Aliases []string
+	// PendingAliases are send-as addresses added in Gmail whose
+	// verification is not finished (verificationStatus "pending"): listed,
+	// but a message sent with one as From leaves from the owner's address,
+	// as for any address that is not a verified alias.
+	PendingAliases []string
 	// InlineMax: an attachment (a named part, or a non-text leaf such as an
 	// inline image) of at most this many bytes comes inline in body.data
 	// without an attachmentId, as Gmail sends small attachments. 0 means

@@ -28,6 +28,7 @@ type emailForwardIn struct {
 	Bcc        []string      `json:"bcc,omitempty" jsonschema:"Blind copy recipients (email addresses; the other recipients do not see them)"`
 	Note       string        `json:"note,omitempty" jsonschema:"Your note, written above the forwarded message"`
 	BodyFormat string        `json:"body_format,omitempty" jsonschema:"text (default), markdown or html: markdown and html also send an HTML part"`
+	From       string        `json:"from,omitempty" jsonschema:"Send from this address: one of your Gmail send-as addresses, verified in Gmail (omit for your default address)"`
 }
 
 // forward sends message_id's text and attachments on, through the gate.
@@ -43,11 +44,15 @@ func (h *emailHandlers) doForward(ctx context.Context, in emailForwardIn) (*mcp.
 	}
 	req := approval.Request{Kind: approval.KindForward, ToList: in.To, Cc: in.Cc, Bcc: in.Bcc, MessageID: in.MessageID, Body: in.Note}
 	// The ids, recipients and note are checked before Gmail is asked.
-	if err := req.Validate(); err != nil {
+	err := req.Validate()
+	if err != nil {
 		return invalid(err)
 	}
 	if _, err := mailmsg.RenderBody(mailmsg.BodyFormat(in.BodyFormat), ""); err != nil {
 		return invalid(&mailmsg.InvalidError{Field: "body_format", Value: in.BodyFormat, Err: err})
+	}
+	if req.From, err = h.sendAs(ctx, in.From); err != nil { // email_sendas.go
+		return invalid(err)
 	}
 	m, err := h.d.Mailbox.Message(ctx, req.MessageID)
 	if errors.Is(err, gmail.ErrNotFound) {

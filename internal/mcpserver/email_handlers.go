@@ -228,6 +228,9 @@ func (h *emailHandlers) composed(ctx context.Context, in emailComposeIn,
 	}
 	req := approval.Request{Kind: approval.KindSend, To: in.To[0], ToList: in.To[1:], Cc: in.Cc, Bcc: in.Bcc,
 		Subject: email.Subject, Body: in.Body}
+	if req.From, err = h.sendAs(ctx, in.From); err != nil { // email_sendas.go
+		return invalid(err)
+	}
 	if req, err = x.bind(req); err != nil {
 		return invalid(err)
 	}
@@ -362,7 +365,7 @@ func (x extras) bind(req approval.Request) (approval.Request, error) {
 // rendered in its format, the attachments loaded (a file changed since it
 // was bound is refused: attach.ChangedError).
 func (x extras) outgoing(final, asked approval.Request) (mailmsg.Outgoing, error) {
-	o := mailmsg.Outgoing{Subject: final.Subject, Body: final.Body}
+	o := mailmsg.Outgoing{Subject: final.Subject, Body: final.Body, From: final.From}
 	to, cc, bcc := final.Recipients()
 	o.ToList, o.Cc, o.Bcc = bare(to), bare(cc), bare(bcc)
 	switch x.format {
@@ -523,6 +526,9 @@ func (h *emailHandlers) doReply(ctx context.Context, in emailReplyIn) (*mcp.Call
 	}
 	req := approval.Request{Kind: approval.KindReply, To: to.Address, ThreadID: threadID, MessageID: msgID,
 		Subject: mailmsg.ReplySubject(parent.Subject), Body: in.Body}
+	if req.From, err = h.sendAs(ctx, in.From); err != nil { // email_sendas.go
+		return invalid(err)
+	}
 	if in.ReplyAll {
 		if req.ToList, req.Cc, err = h.replyAll(ctx, parent, to.Address); err != nil {
 			return failed("Error: cannot reply to all: " + userError(err))

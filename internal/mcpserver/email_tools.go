@@ -42,7 +42,8 @@ type Mailbox interface {
 	SentHistory   // the approver's "never written to" warning
 	RFC822Finder  // settling unknown outcomes (gate.Settle)
 	ThreadReader  // read_thread, search_email by_thread (email_threads.go)
-	SettingsAdmin // labels, filters, vacation (email_settings.go)
+	SendAsLister  // from on send, draft, reply, forward (email_sendas.go)
+	SettingsAdmin // labels, filters, vacation, unsubscribe (email_settings.go)
 }
 
 // RFC822Finder finds a message by its Message-ID header
@@ -163,6 +164,7 @@ type emailComposeIn struct {
 	Body        string        `json:"body" jsonschema:"Email body: plain text unless body_format says otherwise"`
 	BodyFormat  string        `json:"body_format,omitempty" jsonschema:"text (default), markdown or html: markdown and html also send an HTML part"`
 	Attachments []string      `json:"attachments,omitempty" jsonschema:"Files to attach: paths inside the attachment folder (ATTACHMENTS_DIR; a relative path is taken inside it)"`
+	From        string        `json:"from,omitempty" jsonschema:"Send from this address: one of your Gmail send-as addresses, verified in Gmail (omit for your default address)"`
 }
 
 type emailReplyIn struct {
@@ -172,6 +174,7 @@ type emailReplyIn struct {
 	ReplyAll    bool     `json:"reply_all,omitempty" jsonschema:"Also reply to the message's other recipients (its To and Cc, keeping Cc as Cc), minus your own addresses"`
 	BodyFormat  string   `json:"body_format,omitempty" jsonschema:"text (default), markdown or html: markdown and html also send an HTML part"`
 	Attachments []string `json:"attachments,omitempty" jsonschema:"Files to attach: paths inside the attachment folder (ATTACHMENTS_DIR; a relative path is taken inside it)"`
+	From        string   `json:"from,omitempty" jsonschema:"Send from this address: one of your Gmail send-as addresses, verified in Gmail (omit for your default address)"`
 }
 
 // recipientsArg is a `to` given as one address (the contract's string) or

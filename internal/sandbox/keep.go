@@ -52,7 +52,7 @@ func Open(dir string, logger *slog.Logger) (*Mailbox, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("the sandbox mailbox's folder: %w", err)
 	}
-	mb := &Mailbox{srv: localgmail.New(localgmail.Options{Email: Email, Aliases: []string{Alias}, Logger: logger}), dir: dir, log: logger}
+	mb := &Mailbox{srv: localgmail.New(localgmail.Options{Email: Email, Aliases: []string{Alias}, PendingAliases: []string{PendingAlias}, Logger: logger}), dir: dir, log: logger}
 	unlock, err := filelock.Lock(mb.lockPath())
 	if err != nil {
 		return nil, fmt.Errorf("the sandbox mailbox: %w", err)

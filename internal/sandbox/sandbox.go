@@ -25,6 +25,10 @@ const Email = "me@sandbox.local"
 // recipients of the reply-all thread "Atlas design review on Thursday".
 const Alias = "hello@sandbox.local"
 
+// PendingAlias is a send-as address whose verification Gmail has not
+// finished: listed by users.settings.sendAs, refused as from by mailgate.
+const PendingAlias = "pending@sandbox.local"
+
 // BuildsQuery matches exactly Builds messages: CI notifications filed under
 // the user label "Builds", out of the inbox, dated 1–25 October 2026
 // (before the rest of the mailbox, so they never crowd a plain search).
@@ -39,7 +43,7 @@ var mailbox embed.FS
 // Start seeds a local Gmail server with the sandbox mailbox and serves it on
 // a free loopback port. The caller closes it.
 func Start(logger *slog.Logger) (*localgmail.Server, error) {
-	srv := localgmail.New(localgmail.Options{Email: Email, Aliases: []string{Alias}, Logger: logger})
+	srv := localgmail.New(localgmail.Options{Email: Email, Aliases: []string{Alias}, PendingAliases: []string{PendingAlias}, Logger: logger})
 	if err := Seed(srv); err != nil {
 		return nil, err
 	}
