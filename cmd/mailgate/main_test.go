@@ -66,7 +66,7 @@ func builtBinary(t testing.TB) string {
 // local Gmail server that requires real OAuth, and the environment a client
 // emailTools is the email set a client lists, sorted by name as go-sdk
 // lists them: the tests that list tools through a client compare with it.
-var emailTools = strings.Split("draft_email,forward_email,get_attachment,list_drafts,list_labels,modify_labels,read_email,read_thread,reply_email,search_email,send_draft,send_email,trash_email,untrash_email,update_draft", ",")
+var emailTools = strings.Split("create_filter,create_label,delete_filter,delete_label,draft_email,find_contact,forward_email,get_attachment,get_vacation,list_drafts,list_filters,list_labels,modify_labels,read_email,read_thread,rename_label,reply_email,search_email,send_draft,send_email,set_vacation,trash_email,unsubscribe,untrash_email,update_draft", ",")
 
 // such as Claude Desktop would pass.
 type world struct {
