@@ -88,7 +88,9 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseMailboxLine$$' -fuzztime $(FUZZTIME) ./internal/agentmail/mailboxset
 	$(GO) test -run '^$$' -fuzz '^FuzzAttachmentPath$$' -fuzztime $(FUZZTIME) ./internal/agentmail
 	$(GO) test -run '^$$' -fuzz '^FuzzProjectTree$$' -fuzztime $(FUZZTIME) ./internal/agentmail
+	$(GO) test -run '^$$' -fuzz '^FuzzReservablePaths$$' -fuzztime $(FUZZTIME) ./internal/agentmail
 	$(GO) test -run '^$$' -fuzz '^FuzzTsquery$$' -fuzztime $(FUZZTIME) ./internal/agentmail/postgres
+	$(GO) test -run '^$$' -fuzz '^FuzzQueuedMayMatch$$' -fuzztime $(FUZZTIME) ./internal/agentmail/sqlite
 	$(GO) test -run '^$$' -fuzz '^FuzzReach$$' -fuzztime $(FUZZTIME) ./internal/mcpserver
 	$(GO) test -run '^$$' -fuzz '^FuzzOrganiseInputs$$' -fuzztime $(FUZZTIME) ./internal/mcpserver
 	$(GO) test -run '^$$' -fuzz '^FuzzParseQuery$$' -fuzztime $(FUZZTIME) ./internal/localgmail
@@ -108,6 +110,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzMergeMCPServers$$' -fuzztime $(FUZZTIME) ./cmd/mailgate
 	$(GO) test -run '^$$' -fuzz '^FuzzMergeCodex$$' -fuzztime $(FUZZTIME) ./cmd/mailgate
 	$(GO) test -run '^$$' -fuzz '^FuzzFollowerLines$$' -fuzztime $(FUZZTIME) ./internal/tmux
+	$(GO) test -run '^$$' -fuzz '^FuzzRemoteResources$$' -fuzztime $(FUZZTIME) ./internal/approvalweb
 
 # Release binaries for every platform README lists, with SHA-256 checksums.
 # The store is pure Go (modernc.org/sqlite), so every target cross-compiles

@@ -18,8 +18,12 @@
 //     the mailbox);
 //   - status + list-recipients: alice alternates the two.
 //
-// It also reports the time from starting a server to its answer to
-// initialize, and the server's RSS after tools/list. Without PEER_AGENTMAIL
+// The two servers take turns: each phase is cut into ten slices and the
+// subjects alternate slice by slice (start-ups too), so the machine's load
+// weighs on both alike. It also reports the time from starting a server to
+// its answer to initialize, and memory counting every process a server
+// started (its resident set and its children's): after tools/list, and for
+// both agents' servers after the run. Without PEER_AGENTMAIL
 // (or -peer) it measures mailgate alone. Nothing outside its temporary
 // directory is written, and the tmux server it starts is killed at the end.
 package main
@@ -90,6 +94,7 @@ type result struct {
 	send, receive, statusList  []time.Duration
 	sendTime, recvTime, stTime time.Duration
 	recvFirst, recvLast        time.Duration // p50 of the first and last tenth of receives
+	rssEnd                     float64       // MiB, both agents' servers and their children, after the phases
 }
 
 func bench(ctx context.Context, cfg config, w io.Writer) error {
@@ -142,7 +147,8 @@ func bench(ctx context.Context, cfg config, w io.Writer) error {
 		}
 		subjects = append(subjects, subject{name: "peer (agentmail mcp)", bin: peer, args: []string{"mcp"}})
 	}
-	results := make([]result, len(subjects))
+	envs := make([]func(string) []string, len(subjects))
+	dirs := make([]string, len(subjects))
 	for i, s := range subjects {
 		// The project (a git work tree, where both servers keep their
 		// mailboxes) and the home side by side: mailgate refuses a project
@@ -154,13 +160,15 @@ func bench(ctx context.Context, cfg config, w io.Writer) error {
 		if out, err := exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil {
 			return fmt.Errorf("git init: %v: %s", err, out)
 		}
-		env := func(win string) []string {
+		dirs[i] = dir
+		envs[i] = func(win string) []string {
 			return append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + home,
 				"MAILGATE_HOME=" + home, "TMUX=" + tmuxVar, "TMUX_PANE=" + panes[win]}, s.env...)
 		}
-		if results[i], err = measure(ctx, s, dir, env, cfg.calls); err != nil {
-			return fmt.Errorf("%s: %w", s.name, err)
-		}
+	}
+	results, err := measure(ctx, subjects, dirs, envs, cfg.calls)
+	if err != nil {
+		return err
 	}
 	report(w, cfg, version, subjects, results)
 	return nil
@@ -186,7 +194,40 @@ func start(ctx context.Context, s subject, dir string, env []string) (server, ti
 		cs.Close()
 		return server{}, 0, 0, err
 	}
-	return server{cs: cs, cmd: cmd}, startup, rssMiB(cmd.Process.Pid), nil
+	return server{cs: cs, cmd: cmd}, startup, treeRSSMiB(cmd.Process.Pid), nil
+}
+
+// treeRSSMiB is the resident set (VmRSS) of a process and of every process
+// it started, in MiB: a server's children (mailgate's tmux control-mode
+// client) are its memory too. 0 when unknown.
+func treeRSSMiB(pid int) float64 {
+	children := map[int][]int{}
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, p := range stats {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		// "pid (comm) state ppid ...": comm may hold spaces, so split after ')'.
+		i := strings.LastIndexByte(string(b), ')')
+		f := strings.Fields(string(b[i+1:]))
+		if i < 0 || len(f) < 2 {
+			continue
+		}
+		child, _ := strconv.Atoi(filepath.Base(filepath.Dir(p)))
+		ppid, _ := strconv.Atoi(f[1])
+		children[ppid] = append(children[ppid], child)
+	}
+	var sum float64
+	var walk func(int)
+	walk = func(p int) {
+		sum += rssMiB(p)
+		for _, c := range children[p] {
+			walk(c)
+		}
+	}
+	walk(pid)
+	return sum
 }
 
 // rssMiB is a process's resident set (VmRSS) in MiB, 0 when unknown.
@@ -223,81 +264,118 @@ func call(ctx context.Context, s server, tool string, args map[string]any) (stri
 	return text, d, nil
 }
 
-func measure(ctx context.Context, s subject, dir string, env func(string) []string, n int) (result, error) {
-	var r result
-	// Start-up, five times (the last pair serves the phases).
-	var alice, bob server
-	for i := 0; i < 5; i++ {
-		a, d, rss, err := start(ctx, s, dir, env("alice"))
+// rounds is how many slices each phase is cut into. The subjects take
+// turns slice by slice (the first to go alternates), so that the machine's
+// load, which drifts over a run, falls on both alike: measured one after the
+// other, a busy minute once halved one subject's rate and not the other's.
+const rounds = 10
+
+// measure runs every phase for every subject, interleaved.
+func measure(ctx context.Context, subjects []subject, dirs []string, envs []func(string) []string, n int) ([]result, error) {
+	rs := make([]result, len(subjects))
+	fail := func(i int, err error) ([]result, error) { return nil, fmt.Errorf("%s: %w", subjects[i].name, err) }
+	order := func(round int) []int { // 0,1 then 1,0, …
+		o := make([]int, len(subjects))
+		for k := range o {
+			o[k] = (k + round) % len(subjects)
+		}
+		return o
+	}
+	// Start-up, five times each, in turns (the last pair serves the phases).
+	alice, bob := make([]server, len(subjects)), make([]server, len(subjects))
+	for round := 0; round < 5; round++ {
+		for _, i := range order(round) {
+			a, d, rss, err := start(ctx, subjects[i], dirs[i], envs[i]("alice"))
+			if err != nil {
+				return fail(i, fmt.Errorf("starting: %w", err))
+			}
+			rs[i].start, rs[i].rss = append(rs[i].start, float64(d.Microseconds())/1000), append(rs[i].rss, rss)
+			if round < 4 {
+				a.cs.Close()
+				continue
+			}
+			alice[i] = a
+			defer a.cs.Close()
+		}
+	}
+	for i := range subjects {
+		b, _, _, err := start(ctx, subjects[i], dirs[i], envs[i]("bob"))
 		if err != nil {
-			return r, fmt.Errorf("starting: %w", err)
+			return fail(i, err)
 		}
-		r.start, r.rss = append(r.start, float64(d.Microseconds())/1000), append(r.rss, rss)
-		if i < 4 {
-			a.cs.Close()
-			continue
-		}
-		alice = a
-	}
-	defer alice.cs.Close()
-	var err error
-	if bob, _, _, err = start(ctx, s, dir, env("bob")); err != nil {
-		return r, err
-	}
-	defer bob.cs.Close()
-	// Both agents announce themselves, as hooks do at session start.
-	for _, sv := range []server{alice, bob} {
-		if _, _, err := call(ctx, sv, "status", map[string]any{"status": "ready"}); err != nil {
-			return r, err
+		bob[i] = b
+		defer b.cs.Close()
+		// Both agents announce themselves, as hooks do at session start.
+		for _, sv := range []server{alice[i], bob[i]} {
+			if _, _, err := call(ctx, sv, "status", map[string]any{"status": "ready"}); err != nil {
+				return fail(i, err)
+			}
 		}
 	}
 
-	t0 := time.Now()
-	for i := 0; i < n; i++ {
-		_, d, err := call(ctx, alice, "send", map[string]any{"recipient": "bob", "message": fmt.Sprintf("message %d from alice: the build is green again", i)})
-		if err != nil {
-			return r, err
+	// phase runs one phase's calls, slice by slice in turns; call(i, k) is
+	// subject i's k-th call.
+	phase := func(ds func(*result) *[]time.Duration, total func(*result) *time.Duration, call func(i, k int) (time.Duration, error)) error {
+		for round := 0; round < rounds; round++ {
+			from, to := n*round/rounds, n*(round+1)/rounds
+			for _, i := range order(round) {
+				t0 := time.Now()
+				for k := from; k < to; k++ {
+					d, err := call(i, k)
+					if err != nil {
+						_, err = fail(i, err)
+						return err
+					}
+					*ds(&rs[i]) = append(*ds(&rs[i]), d)
+				}
+				*total(&rs[i]) += time.Since(t0)
+			}
 		}
-		r.send = append(r.send, d)
+		return nil
 	}
-	r.sendTime = time.Since(t0)
-
-	t0 = time.Now()
-	for i := 0; i < n; i++ {
-		text, d, err := call(ctx, bob, "receive", nil)
-		if err != nil {
-			return r, err
-		}
-		var m struct{ Message string }
-		if json.Unmarshal([]byte(text), &m) != nil || !strings.HasPrefix(m.Message, fmt.Sprintf("message %d ", i)) {
-			return r, fmt.Errorf("receive %d answered %q", i, text)
-		}
-		r.receive = append(r.receive, d)
+	if err := phase(func(r *result) *[]time.Duration { return &r.send }, func(r *result) *time.Duration { return &r.sendTime },
+		func(i, k int) (time.Duration, error) {
+			_, d, err := call(ctx, alice[i], "send", map[string]any{"recipient": "bob", "message": fmt.Sprintf("message %d from alice: the build is green again", k)})
+			return d, err
+		}); err != nil {
+		return nil, err
 	}
-	r.recvTime = time.Since(t0)
-	tenth := max(n/10, 1)
-	r.recvFirst, r.recvLast = pct(r.receive[:tenth], 50), pct(r.receive[n-tenth:], 50)
-
-	t0 = time.Now()
-	for i := 0; i < n; i++ {
-		var d time.Duration
-		var err error
-		if i%2 == 0 {
-			_, d, err = call(ctx, alice, "status", map[string]any{"status": []string{"work", "ready"}[i/2%2]})
-		} else {
-			var text string
-			text, d, err = call(ctx, alice, "list-recipients", nil)
+	if err := phase(func(r *result) *[]time.Duration { return &r.receive }, func(r *result) *time.Duration { return &r.recvTime },
+		func(i, k int) (time.Duration, error) {
+			text, d, err := call(ctx, bob[i], "receive", nil)
+			if err != nil {
+				return d, err
+			}
+			var m struct{ Message string }
+			if json.Unmarshal([]byte(text), &m) != nil || !strings.HasPrefix(m.Message, fmt.Sprintf("message %d ", k)) {
+				return d, fmt.Errorf("receive %d answered %q", k, text)
+			}
+			return d, nil
+		}); err != nil {
+		return nil, err
+	}
+	if err := phase(func(r *result) *[]time.Duration { return &r.statusList }, func(r *result) *time.Duration { return &r.stTime },
+		func(i, k int) (time.Duration, error) {
+			if k%2 == 0 {
+				_, d, err := call(ctx, alice[i], "status", map[string]any{"status": []string{"work", "ready"}[k/2%2]})
+				return d, err
+			}
+			text, d, err := call(ctx, alice[i], "list-recipients", nil)
 			if err == nil && !strings.Contains(text, "bob") {
 				err = fmt.Errorf("list-recipients answered %q", text)
 			}
-		}
-		if err != nil {
-			return r, err
-		}
-		r.statusList = append(r.statusList, d)
+			return d, err
+		}); err != nil {
+		return nil, err
 	}
-	r.stTime = time.Since(t0)
-	return r, nil
+	tenth := max(n/10, 1)
+	for i := range rs {
+		rs[i].recvFirst, rs[i].recvLast = pct(rs[i].receive[:tenth], 50), pct(rs[i].receive[n-tenth:], 50)
+		// Memory at the end of the run, every process each server started
+		// counted (mailgate's tmux control-mode client included).
+		rs[i].rssEnd = treeRSSMiB(alice[i].cmd.Process.Pid) + treeRSSMiB(bob[i].cmd.Process.Pid)
+	}
+	return rs, nil
 }
 
 func pct(ds []time.Duration, p float64) time.Duration {
@@ -358,6 +436,9 @@ func report(w io.Writer, cfg config, tmuxVersion string, subjects []subject, rs 
 	rows = append(rows, row{"RSS after tools/list", func(x result) string {
 		return fmt.Sprintf("%.1f MiB median", median(x.rss))
 	}, func(a, b result) string { return fmt.Sprintf("%.1f× the memory", median(a.rss)/median(b.rss)) }})
+	rows = append(rows, row{"RSS of two servers after the run", func(x result) string {
+		return fmt.Sprintf("%.1f MiB", x.rssEnd)
+	}, func(a, b result) string { return fmt.Sprintf("%.1f× the memory", a.rssEnd/b.rssEnd) }})
 	for _, rw := range rows {
 		fmt.Fprintf(w, "%-34s", rw.name)
 		for _, r := range rs {

@@ -26,6 +26,9 @@ const approvalsUsage = `Usage:
                                        show the request, ask for confirmation, and move it to
                                        Approved/ (--yes: no question, for scripts)
   mailgate approvals reject ID         move a pending (or approved, unused) request to Rejected/
+  mailgate approvals --web [--no-open] the local approval page: each request as the recipient will
+                                       see it (the HTML part too), approve, correct or reject with a
+                                       reason; prints its one-time address and opens the browser
 
 ID is the name shown in the list, the request_id, or any unique start of either
 (or of the 32-hex id at the end of the name). Configuration flags (--vault,
@@ -38,6 +41,8 @@ ID is the name shown in the list, the request_id, or any unique start of either
 // MCP tool: an agent must never approve its own email.
 func approvalsCmd(ctx context.Context, env *environment, args []string) error {
 	fset := flag.NewFlagSet("approvals", flag.ContinueOnError)
+	// --web and --no-open may come before the configuration flags too.
+	args, web, noOpen := approvalsWebArgs(args)
 	cfg, err := loadConfig(fset, args, env)
 	if err != nil {
 		return helpOrError(fset, err, env.stdout)
@@ -49,6 +54,8 @@ func approvalsCmd(ctx context.Context, env *environment, args []string) error {
 		return fmt.Errorf("VAULT_PATH %s: %w", cfg.VaultPath, err)
 	}
 	rest, yes := approvalsArgs(fset.Args())
+	rest, web2, noOpen2 := approvalsWebArgs(rest)
+	web, noOpen = web || web2, noOpen || noOpen2
 	if slices.ContainsFunc(rest, isHelpFlag) { // approvals show -h: the help, not an ID "-h"
 		printHelp(fset, env.stdout)
 		return nil
@@ -58,6 +65,12 @@ func approvalsCmd(ctx context.Context, env *environment, args []string) error {
 		verb = rest[0]
 	}
 	switch {
+	case web && len(rest) == 0:
+		return approvalsWeb(ctx, env, cfg, v, noOpen) // approvals_web.go
+	case web:
+		return usageError("approvals", "--web takes no subcommand (unexpected %q)", rest[0])
+	case noOpen:
+		return usageError("approvals", "--no-open goes with --web")
 	case verb == "list" && len(rest) <= 1:
 		settleForListing(ctx, env.stdout, cfg, v) // approvals_settle.go
 		items, err := v.List()
@@ -123,7 +136,7 @@ func approvalsArgsError(verb string, rest []string) error {
 		}
 		return usageError("approvals", "%s takes one ID, not %d (unexpected %q)", verb, len(rest)-1, rest[2])
 	}
-	return usageError("approvals", "unknown subcommand %q: use show ID, approve [--yes] ID, reject ID, or none to list the requests", verb)
+	return usageError("approvals", "unknown subcommand %q: use show ID, approve [--yes] ID, reject ID, --web for the approval page, or none to list the requests", verb)
 }
 
 // unknownID adds to an ID that matches no request file (or several) what an
@@ -159,6 +172,21 @@ func printApprovals(w io.Writer, root string, items []approval.Item, now time.Ti
 	if pending > 0 {
 		fmt.Fprint(w, "\nRead one with: mailgate approvals show ID\nDecide with:   mailgate approvals approve ID  |  mailgate approvals reject ID\n")
 	}
+}
+
+// approvalsWebArgs takes --web and --no-open out of the arguments.
+func approvalsWebArgs(args []string) (rest []string, web, noOpen bool) {
+	for _, a := range args {
+		switch a {
+		case "--web", "-web":
+			web = true
+		case "--no-open", "-no-open":
+			noOpen = true
+		default:
+			rest = append(rest, a)
+		}
+	}
+	return rest, web, noOpen
 }
 
 // approvalsArgs takes --yes (or -y) out of the subcommand's arguments,
@@ -311,32 +339,8 @@ func printRequest(w io.Writer, it *approval.Item, now time.Time) {
 }
 
 // currentWarnings merges the file's warnings with what its current text
-// raises, without repeats.
-func currentWarnings(it *approval.Item) []string {
-	seen := map[string]bool{}
-	var out []string
-	add := func(ss ...string) {
-		for _, s := range ss {
-			if !seen[s] {
-				seen[s] = true
-				out = append(out, s)
-			}
-		}
-	}
-	add(it.Warnings...)
-	for _, a := range it.ToList {
-		add(warnings.Texts(warnings.Address("To", a))...)
-	}
-	for _, a := range it.Cc {
-		add(warnings.Texts(warnings.Address("Cc", a))...)
-	}
-	for _, a := range it.Bcc {
-		add(warnings.Texts(warnings.Address("Bcc", a))...)
-	}
-	add(warnings.Texts(warnings.Text("The subject", it.Subject))...)
-	add(warnings.Texts(warnings.Body(it.Body))...)
-	return out
-}
+// raises, without repeats (approval.Item.CurrentWarnings).
+func currentWarnings(it *approval.Item) []string { return it.CurrentWarnings() }
 
 // approvalSummary is one line about a request: kind, recipient (in full:
 // masking is for the audit log, not for the owner) or thread, subject, and

@@ -167,6 +167,8 @@ func demo(ctx context.Context, env *environment, args []string) error {
 		return fmt.Errorf("demo: approving: %w", err)
 	}
 	fmt.Fprintf(w, "   mv vault/Pending_Approval/%s vault/Approved/\n", name)
+	fmt.Fprintf(w, "   (A third way: the local approval page shows the email as the recipient will see it, and approves,\n"+
+		"   corrects or rejects with a click: MAILGATE_HOME=%s mailgate approvals --web; run with --keep to try it afterwards.)\n", home)
 
 	say("send_email again, same arguments: sent once (to Alice, cc Bob, the receipt attached), and the approval is filed in Done/")
 	if text, isErr, err := call("send_email", send); err != nil {
@@ -231,6 +233,7 @@ func demo(ctx context.Context, env *environment, args []string) error {
 	fmt.Fprintf(w, "\nDone: the email path an agent walks most (search_email, read_email, draft_email, send_email with a cc and an attachment, reply_email); README lists every tool.\n")
 	if *keep {
 		fmt.Fprintf(w, "The demo home is kept at %s: open vault/ (Done/ holds both approvals), audit/, or run\n  MAILGATE_HOME=%s mailgate approvals\n", home, home)
+		fmt.Fprintf(w, "or the approval page (the list, what was sent, new requests live):\n  MAILGATE_HOME=%s mailgate approvals --web\n", home)
 	} else {
 		fmt.Fprintf(w, "The demo home %s is deleted now; run mailgate demo --keep to keep it for a look.\n", home)
 	}

@@ -24,7 +24,7 @@ func TestDemo(t *testing.T) {
 			t.Fatalf("demo exit %d:\n%s", code, out)
 		}
 		for _, want := range []string{"→ search_email", "→ read_email", "→ draft_email", "→ send_email", "→ reply_email",
-			"Reply sent successfully", "Email sent successfully", "mailgate approvals approve --yes", "--keep",
+			"Reply sent successfully", "Email sent successfully", "mailgate approvals approve --yes", "--keep", "mailgate approvals --web",
 			// The send has a cc and an attachment, each shown in the request file and bound.
 			`cc=["bob@example.org"]`, "   | cc:\n   |   - \"bob@example.org\"", "   | - Cc: bob@example.org",
 			"   | attachments:\n   |   - \"receipt-1234.txt (", "Cc       bob@example.org", "Attached receipt-1234.txt ("} {

@@ -49,6 +49,7 @@ Usage:
   mailgate doctor [--live]             check the configuration, files, token and store; one fix per problem
   mailgate claude-config [--install]   print, or write into the client's config, the entry that starts mailgate
   mailgate approvals [show|approve|reject ID]  list, show or decide approval requests from the terminal
+  mailgate approvals --web [--no-open] the approval page in the browser: see each email as it is sent, decide
   mailgate mailbox send|receive|status|recipients|import  the four-tool agent-mail CLI on mailgate's store
   mailgate config [set NAME VALUE | unset NAME]  show or change the home's settings (DEV_MODE, …)
   mailgate home [--migrate-from DIR]   show the home, or move an older home (a folder used before) into it

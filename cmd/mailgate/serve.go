@@ -297,10 +297,12 @@ func openDeps(ctx context.Context, cfg *config.Config, logger *slog.Logger, useS
 	}
 	// The agent-mail store backs the agentmail, channels and mailbox sets.
 	if cfg.HasTools(config.ToolsAgentMail) || cfg.HasTools(config.ToolsChannels) || cfg.HasTools(config.ToolsMailbox) {
-		if deps.AgentMail, deps.Dialects, err = amstore.NewServiceStore(ctx, db, agentmail.Options{Logger: logger, NameMode: agentmail.NameMode(cfg.NameMode), BindSenders: cfg.BindSenders, Protected: protectedPaths(cfg)}); err != nil {
+		if deps.AgentMail, deps.Dialects, err = amstore.NewServiceStore(ctx, db, agentmail.Options{Logger: logger, NameMode: agentmail.NameMode(cfg.NameMode), BindSenders: cfg.BindSenders, Protected: protectedPaths(cfg),
+			Escalation: escalationOptions(cfg)}); err != nil {
 			return nil, mcpserver.Deps{}, fmt.Errorf("opening the agent-mail store: %w", err)
 		}
 		a.closers = append(a.closers, deps.AgentMail.Close) // before the DB: it indexes what it queued
+		startEscalations(a, deps.AgentMail)
 	}
 	if err := startMirror(ctx, cfg, logger, db, a); err != nil {
 		return nil, mcpserver.Deps{}, err

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mailgate/mailgate/internal/agentmail"
+	"github.com/mailgate/mailgate/internal/childproc"
 )
 
 // execHook is `mailgate watch --exec CMD`: it runs CMD once for each
@@ -82,5 +83,17 @@ func shellCommand(ctx context.Context, command string) *exec.Cmd {
 	if runtime.GOOS == "windows" {
 		return exec.CommandContext(ctx, "cmd", "/C", command)
 	}
-	return exec.CommandContext(ctx, "/bin/sh", "-c", command)
+	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", hookShell, "mailgate-hook", command)
+	childproc.Group(cmd)
+	childproc.Tie(cmd)
+	return cmd
 }
+
+// hookShell runs the hook (its $1) so that nothing it starts outlives
+// watch. The hook's shell forks what it runs (dash does, even for a single
+// command), so ending that shell alone would leave the rest. A timeout or
+// watch's stop kills the hook's process group (childproc.Group); a watch
+// killed outright can kill nothing, but the kernel then sends this outer
+// shell SIGTERM (childproc.Tie) and its trap kills the group. The hook's
+// exit status is wait's.
+const hookShell = `trap 'kill -KILL 0' TERM; /bin/sh -c "$1" & wait $!`

@@ -74,6 +74,9 @@ type Options struct {
 	// the Gmail token and credentials): no project may be one, hold one or
 	// lie inside one (see projecttree.go).
 	Protected []ProtectedPath
+	// Escalation configures the ACK escalation (escalation.go); the zero
+	// value escalates nothing.
+	Escalation EscalationOptions
 }
 
 // Service is the agent-mail core. It is safe for concurrent use; every write
@@ -93,6 +96,7 @@ type Service struct {
 	tokens      sync.Map // agent id → the registration token this process last answered
 
 	projects projectCache
+	esc      EscalationOptions
 }
 
 // writeIn is st.Write, queued on scope where the store can (ScopedWriter).
@@ -101,14 +105,6 @@ func (s *Service) writeIn(ctx context.Context, scope Scope, fn func(Tx) error) e
 		return sw.WriteScoped(ctx, scope, fn)
 	}
 	return s.st.Write(ctx, fn)
-}
-
-// reservationScope is the queue of a project's reservation writers: each
-// grant reads every live reservation of the project, so any two at once in
-// one project conflict. The key is the caller's spelling of the project;
-// two spellings of one project only lose the queue, not correctness.
-func reservationScope(projectKey string) Scope {
-	return Scope{Key: "reservations:" + projectKey, Always: true}
 }
 
 // messageScope is the queue of a project's senders that lost a race: two
@@ -126,7 +122,7 @@ func New(st Store, opts Options) (*Service, error) {
 		return nil, fmt.Errorf("creating agent-mail service: %w", err)
 	}
 	s := &Service{st: st, now: opts.Now, log: opts.Logger, mode: mode, rand: opts.Rand, dirOK: opts.DirExists, bindSenders: opts.BindSenders,
-		protected: opts.Protected}
+		protected: opts.Protected, esc: opts.Escalation}
 	if s.now == nil {
 		s.now = time.Now
 	}

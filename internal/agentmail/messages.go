@@ -69,6 +69,10 @@ type outgoing struct {
 	attachments []Attachment
 	// senderToken is the sender's registration token, if the caller gave it.
 	senderToken string
+	// system marks mail the server writes on the sender's behalf (the ACK
+	// escalation): no session sends it, so no holder is checked, and it is
+	// no activity of the sender's.
+	system bool
 }
 
 // Send stores a message and delivers it to every recipient whose contact
@@ -142,8 +146,10 @@ func checkContent(subject, body string) (string, []string, error) {
 // sendTx resolves recipients, applies contact policies and stores the
 // message, all inside the caller's write transaction.
 func (s *Service) sendTx(ctx context.Context, tx Tx, o outgoing) (Message, []HeldNotice, error) {
-	if err := s.checkSender(ctx, tx, o.sender, o.senderToken); err != nil {
-		return Message{}, nil, err
+	if !o.system {
+		if err := s.checkSender(ctx, tx, o.sender, o.senderToken); err != nil {
+			return Message{}, nil, err
+		}
 	}
 	if n := len(o.to) + len(o.cc) + len(o.bcc); n > maxRecipients {
 		return Message{}, nil, invalid("%d recipients; the limit is %d per message", n, maxRecipients)
@@ -214,7 +220,7 @@ func (s *Service) sendTx(ctx context.Context, tx Tx, o outgoing) (Message, []Hel
 			m.Attachments = append(m.Attachments, a)
 		}
 	}
-	if now.Sub(o.sender.LastActiveAt) >= time.Second { // one row write less on bursts
+	if !o.system && now.Sub(o.sender.LastActiveAt) >= time.Second { // one row write less on bursts
 		if err := tx.TouchAgent(ctx, o.sender.ID, now); err != nil {
 			return Message{}, nil, err
 		}

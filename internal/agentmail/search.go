@@ -49,10 +49,10 @@ type SearchParams struct {
 
 // pendingIndexer is a Store whose full-text index trails its writes (the
 // SQLite store indexes new messages in batches after they commit). Search
-// brings the index up to date first, so it sees every message stored
-// before it began, whichever process stored it.
+// brings the index up to date for its query first, so it sees every
+// message stored before it began, whichever process stored it.
 type pendingIndexer interface {
-	IndexPending(ctx context.Context) error
+	IndexPendingFor(ctx context.Context, q *QueryNode) error
 }
 
 // Search finds messages of a project by full text, best match first. Odd
@@ -76,7 +76,7 @@ func (s *Service) Search(ctx context.Context, p SearchParams) (SearchResult, err
 	}
 	match, notes := ParseQuery(p.Query)
 	if ix, ok := s.st.(pendingIndexer); ok && match != nil {
-		if err := ix.IndexPending(ctx); err != nil {
+		if err := ix.IndexPendingFor(ctx, match); err != nil {
 			s.log.Warn("bringing the full-text index up to date before a search failed; searching what is indexed", "err", err)
 			notes = append(notes, "the newest messages may be missing: the full-text index could not be brought up to date")
 		}

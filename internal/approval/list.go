@@ -272,61 +272,11 @@ func matchID(it *Item, id string) int {
 // it. A file of that name already in Approved/ (an earlier, unusable copy)
 // is left alone: the request gets a free name that still holds its id.
 func (v *Vault) Approve(id string) (*Item, error) {
-	return v.decide(id, DirApproved, DirPending, DirRejected)
+	return v.ApproveAs(id, Decision{Via: ViaTerminal})
 }
 
 // Reject moves the request id names from Pending_Approval/ (or Approved/,
 // withdrawing an approval not yet used) to Rejected/.
 func (v *Vault) Reject(id string) (*Item, error) {
-	return v.decide(id, DirRejected, DirPending, DirApproved)
-}
-
-func (v *Vault) decide(id, to string, from ...string) (*Item, error) {
-	verb := map[string]string{DirApproved: "approving", DirRejected: "rejecting"}[to]
-	it, err := v.Resolve(id, from...)
-	if err != nil {
-		var ie *IDError
-		if errors.As(err, &ie) && errors.Is(err, ErrUnknownID) {
-			// Say where it is, if it is somewhere else.
-			if other, oerr := v.Resolve(id); oerr == nil {
-				ie.Note = fmt.Sprintf("%s/%s cannot be moved to %s/", other.Folder, other.Name, to)
-				if other.Folder == DirDone {
-					ie.Note += " (it was already used)"
-				}
-			}
-		}
-		return nil, fmt.Errorf("%s: %w", verb, err)
-	}
-	if to == DirApproved && it.Expired(v.o.Now()) {
-		return nil, fmt.Errorf("%s %s: it expired at %s and would be ignored; ask the agent to send again for a fresh request",
-			verb, it.Name, it.Expires.UTC().Format(time.RFC3339))
-	}
-	if to == DirApproved && it.Status == StatusRefused {
-		return nil, fmt.Errorf("%s %s: mailgate refused it (%s); ask the agent for a new email instead", verb, it.Name, it.Reason)
-	}
-	// The file says what it is before it moves, so it never tells a
-	// falsehood where it lands (a crash in between leaves a request that
-	// says approved or rejected in its old folder, which both readers accept).
-	mark := v.markApproved
-	if to == DirRejected {
-		mark = func(p string) error { return v.markRejected(p, "rejected with mailgate approvals reject") }
-	}
-	if err := mark(it.Path); err != nil {
-		return nil, fmt.Errorf("%s %s: %w", verb, it.Name, err)
-	}
-	base := strings.TrimSuffix(it.Name, ".md")
-	for attempt := 1; ; attempt++ {
-		name := it.Name
-		if attempt > 1 {
-			name = fmt.Sprintf("%s-%d.md", base, attempt)
-		}
-		err := renameNoReplace(it.Path, v.path(to, name))
-		if err == nil {
-			it.Moved = name
-			return it, nil
-		}
-		if !isExist(err) || attempt == 20 {
-			return nil, fmt.Errorf("moving %s/%s to %s/: %w", it.Folder, it.Name, to, err)
-		}
-	}
+	return v.RejectAs(id, Decision{Via: ViaTerminal})
 }

@@ -151,6 +151,11 @@ func (v *Vault) Request(ctx context.Context, req Request, extra []warnings.Warni
 			return nil, fmt.Errorf("writing request: %w", err)
 		}
 	}
+	if req.HTMLFrom == mailmsg.FormatHTML {
+		// For the approval page (htmlpart.go); a failure only means the
+		// page cannot show this HTML part.
+		_ = v.keepHTML(req.HTML, req.HTMLSHA256)
+	}
 	data := renderRequestFile(requestFile{req: req, sha: sha, id: rid, msgID: inheritedMessageID(earlier, id), created: now, expires: now.Add(v.o.TTL),
 		warnings: warnings.Texts(ws), note: v.history(id, earlier)})
 	p := &Pending{RequestID: rid, Warnings: warnings.Texts(ws), Earlier: earlier}

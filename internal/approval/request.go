@@ -70,6 +70,10 @@ type Request struct {
 	// binds the HTML itself, and they derive from it).
 	HTMLFrom  mailmsg.BodyFormat
 	HTMLLinks []mailmsg.Link
+	// HTML is the HTML part itself when the agent wrote it (HTMLFrom
+	// FormatHTML), kept beside the vault's requests so the approval page
+	// can show it (htmlpart.go); not hashed (HTMLSHA256 binds it).
+	HTML string
 	// Attachments are the files sent with the email, each bound by name,
 	// size and SHA-256.
 	Attachments []Attachment

@@ -99,27 +99,36 @@ func (v *Vault) rewriteFile(path, comment string, drop []string, kvs []kv, notes
 	return writeAtomic(path, out.Bytes(), true)
 }
 
-// markRejected makes a file in Rejected/ say so: status rejected, when and
-// why, and no instruction to approve it.
-func (v *Vault) markRejected(path, why string) error {
+// markRejected makes a file in Rejected/ say so: status rejected, when, how
+// (via) and, when the approver gave one, why (reason, which the agent is
+// told), and no instruction to approve it.
+func (v *Vault) markRejected(path, via, reason string) error {
 	kvs := []kv{
 		{key: "status", value: StatusRejected},
 		{key: "rejected_at", value: v.o.Now().UTC().Format(time.RFC3339)},
 		{key: "instructions", value: rejectedText, quoted: true},
 	}
-	if why != "" {
-		kvs = append(kvs, kv{key: "reason", value: why, quoted: true})
+	if via != "" {
+		kvs = append(kvs, kv{key: "decided_via", value: via, quoted: true})
+	}
+	if reason != "" {
+		kvs = append(kvs, kv{key: "reason", value: reason, quoted: true})
 	}
 	notes := notesBlock(v.fileWarnings(path), "> [!failure] "+rejectedText)
+	if reason != "" {
+		notes += "The approver's reason: " + oneLineMD(reason) + "\n\n"
+	}
 	return v.rewriteFile(path, "mailgate: a rejected request (it will not be sent).", nil, kvs, notes)
 }
 
-// markApproved makes a request the human approves from the terminal say so.
-func (v *Vault) markApproved(path string) error {
+// markApproved makes a request a tool approves say so, and through which
+// tool (via).
+func (v *Vault) markApproved(path, via string) error {
 	kvs := []kv{
 		{key: "status", value: StatusApproved},
 		{key: "approved_at", value: v.o.Now().UTC().Format(time.RFC3339)},
 		{key: "instructions", value: approvedText, quoted: true},
+		{key: "decided_via", value: via, quoted: true},
 	}
 	notes := notesBlock(v.fileWarnings(path), "> [!success] "+approvedText)
 	return v.rewriteFile(path, "mailgate approval request, approved: read the notes and the email below.", []string{"reason", "rejected_at"}, kvs, notes)

@@ -278,7 +278,7 @@ func (v *Vault) rejected(id string, req Request, sha string) (*RejectedError, er
 		}
 		status := strings.ToLower(strings.TrimSpace(p.Status))
 		if status == "pending" || status == "approved" || status == "" {
-			if err := v.markRejected(path, "moved to Rejected/ by the approver"); err == nil {
+			if err := v.markRejected(path, "moved to Rejected/ by the approver", ""); err == nil {
 				status = StatusRejected
 			}
 		}

@@ -72,6 +72,8 @@ type Config struct {
 	NameMode        string        `setting:"AGENT_NAME_ENFORCEMENT_MODE"`
 	BindSenders     bool          `setting:"AGENT_MAIL_BIND_SENDERS"`
 	ToolsProfile    string        `setting:"TOOLS_FILTER_PROFILE"`
+	AckDeadline     string        `setting:"AGENT_MAIL_ACK_DEADLINE"`
+	AckReserve      bool          `setting:"AGENT_MAIL_ACK_RESERVE"`
 }
 
 // HasTools reports whether the toolset name is enabled.

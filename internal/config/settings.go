@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mailgate/mailgate/internal/agentmail"
 )
 
 // Kind is how a setting's text becomes a value; it decides the parser, the
@@ -128,6 +130,16 @@ var Vars = []Var{
 		Meaning: "`register_agent` names: `coerce` (an invalid or taken name is replaced, and the answer says so), `strict` (a new name must be an adjective+noun like GreenCastle; anything else is refused), `always_auto` (always generated)"},
 	{Name: "AGENT_MAIL_BIND_SENDERS", Flag: "bind-senders", Default: "false", Kind: KindBool, Section: SectionAgents,
 		Meaning: "`true`: a session may send only as the agents it registered (or whose `registration_token` it passes as `sender_token`); `false` trusts `sender_name` as the reference does (see https://github.com/mailgate/mailgate/blob/main/docs/security-agents.md)"},
+	{Name: "AGENT_MAIL_ACK_DEADLINE", Flag: "ack-deadline", Default: "30m", Kind: KindString, Section: SectionAgents,
+		Meaning: "ACK escalation: an `ack_required` message not acknowledged this long after delivery gets a reminder to the recipient, and twice as long a notice to the sender; `off` disables it; per project: `30m,/abs/backend=10m,web=off` (slug or absolute path; see https://github.com/mailgate/mailgate/blob/main/docs/compat.md)",
+		check: func(v string) string {
+			if _, err := agentmail.ParseDeadlines(v); err != nil {
+				return err.Error()
+			}
+			return ""
+		}},
+	{Name: "AGENT_MAIL_ACK_RESERVE", Flag: "ack-reserve", Default: "false", Kind: KindBool, Section: SectionAgents,
+		Meaning: "`true`: the sender's notice also reserves for the sender, shared, for an hour, the paths the unacknowledged message names in code spans (`src/auth.go`) or attaches"},
 	{Name: "TOOLS_FILTER_PROFILE", Flag: "tools-profile", Default: "full", Kind: KindChoice, Section: SectionAgents,
 		Choices: []string{"full", "minimal"},
 		Meaning: "agent-mail tools to list: `full` (all), or `minimal` (`health_check`, `ensure_project`, `register_agent`, `send_message`, `fetch_inbox`, `acknowledge_message`)"},

@@ -112,7 +112,7 @@ func (o Outcome) actionMessage() string {
 		if re != nil {
 			name = re.Name
 		}
-		return fmt.Sprintf("Rejected: The approver rejected this request %s (vault/%s/%s). Nothing was done; do not retry it.", w.phrase(), approval.DirRejected, name)
+		return fmt.Sprintf("Rejected: The approver rejected this request %s (vault/%s/%s). Nothing was done; do not retry it.", w.phrase(), approval.DirRejected, name) + approverReason(re)
 
 	case DevMode:
 		var b strings.Builder

@@ -72,7 +72,9 @@ func (o Outcome) Message() string {
 			return fmt.Sprintf("Rejected: The approver changed this email in a way an approval cannot allow: %s. Nothing was sent, and this request will not be sent (vault/%s/%s records why); do not retry it. "+
 				"If the email should go elsewhere, send a new request with that recipient.", re.Reason, approval.DirRejected, name)
 		}
-		return fmt.Sprintf("Rejected: The approver rejected this email (vault/%s/%s). It will not be sent; do not retry it.", approval.DirRejected, name)
+		msg := fmt.Sprintf("Rejected: The approver rejected this email (vault/%s/%s). It will not be sent; do not retry it.", approval.DirRejected, name)
+		msg += approverReason(re)
+		return msg
 
 	case Backlog:
 		return fmt.Sprintf("Rejected: %s. Nothing was written and nothing was sent. Ask the human to approve or reject the waiting requests (mailgate approvals) before asking for more.", errText(o.Err))
@@ -240,4 +242,17 @@ func errText(err error) string {
 		return "unknown error"
 	}
 	return strings.TrimSuffix(err.Error(), ".")
+}
+
+// approverReason is what the agent is told of the approver's reason for a
+// rejection (on one line), "" when they gave none.
+func approverReason(re *approval.RejectedError) string {
+	if re == nil {
+		return ""
+	}
+	r := strings.Join(strings.Fields(re.Reason), " ")
+	if r == "" {
+		return ""
+	}
+	return " The approver's reason: " + r
 }

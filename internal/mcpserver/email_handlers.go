@@ -353,6 +353,9 @@ func (x extras) bind(req approval.Request) (approval.Request, error) {
 		// What the approver and the agent are told of the HTML part: where
 		// it came from and every link in it.
 		req.HTMLFrom, req.HTMLLinks = x.format, mailmsg.HTMLLinks(o.HTML)
+		if x.format == mailmsg.FormatHTML {
+			req.HTML = o.HTML // kept for the approval page (approval/htmlpart.go)
+		}
 	}
 	for _, a := range d.Attachments {
 		req.Attachments = append(req.Attachments, approval.Attachment{Name: a.Name, Size: a.Size, SHA256: a.SHA256})

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mailgate/mailgate/internal/childproc"
 )
 
 // answerWait bounds how long a question waits for the first read of the
@@ -66,6 +68,7 @@ func Follow(ctx context.Context, e Env) (*Follower, error) {
 	// the call that started it. no-output: pane output is not sent to it;
 	// ignore-size: it never resizes the agents' windows.
 	cmd := e.command(context.Background(), "-C", "attach-session", "-f", "no-output,ignore-size", "-t", target)
+	childproc.Tie(cmd)
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err

@@ -16,14 +16,22 @@ import (
 //   - by the process that stored it, indexDelay after its commit (so a burst
 //     of sends costs one FTS5 flush, not one per send), and when its Store
 //     closes;
-//   - by any search, before it reads (IndexPending, called by
-//     agentmail.Service.Search), so a search sees every message stored
-//     before it began, by whichever process.
+//   - by any search, before it reads, when a queued message may match its
+//     query (IndexPendingFor, called by agentmail.Service.Search; see
+//     queued.go), so a search sees every message stored before it began,
+//     by whichever process.
 //
 // A process killed before indexing leaves its messages queued, not lost: the
 // next search or indexer run of any process indexes them. (FTS5's
 // 'integrity-check' against the messages counts queued ones as missing from
 // the index: run IndexPending before it.)
+//
+// Each indexing transaction flushes one small segment; FTS5 does not merge
+// segments on writes here (automerge 0, migrations/0008_fts_prefix.sql), so
+// a search bringing the index up to date never waits for a merge. The
+// indexer merges them instead, after it indexed, in short transactions of
+// their own (mergeSegments), keeping the index at a few segments a level
+// as live sends add them.
 
 // indexDelay is how long new messages gather before the indexer takes them.
 // Nothing waits for it (searches index the queue themselves); it only sets
@@ -90,6 +98,46 @@ func (s *Store) runIndexer() {
 		if err := s.IndexPending(context.Background()); err != nil {
 			s.log.Warn("indexing new messages for search failed; the next search or send retries", "err", err)
 		}
+		if err := s.mergeSegments(context.Background(), s.idx.stop); err != nil {
+			s.log.Warn("merging the full-text index's segments failed; the next indexer run retries", "err", err)
+		}
+	}
+}
+
+// mergePages is the work of one merge transaction: about this many pages
+// written (FTS5's 'merge' command), a few milliseconds, so sends waiting
+// for the write lock wait little.
+const mergePages = 128
+
+// mergeSegments merges the full-text index's segments, one transaction of
+// mergePages at a time, until FTS5 has nothing to merge (no level holds
+// 'usermerge', 4, segments) or stop is closed.
+func (s *Store) mergeSegments(ctx context.Context, stop <-chan struct{}) error {
+	for {
+		select {
+		case <-stop:
+			return nil
+		default:
+		}
+		var worked bool
+		err := s.write(ctx, func(t *tx) error {
+			var before, after int64
+			if err := t.QueryRow(ctx, `SELECT total_changes()`).Scan(&before); err != nil {
+				return err
+			}
+			if _, err := t.exec(ctx, `INSERT INTO am_messages_fts(am_messages_fts, rank) VALUES ('merge', ?)`, mergePages); err != nil {
+				return err
+			}
+			if err := t.QueryRow(ctx, `SELECT total_changes()`).Scan(&after); err != nil {
+				return err
+			}
+			// FTS5's documented test: fewer than two changes, no merge.
+			worked = after-before >= 2
+			return nil
+		})
+		if err != nil || !worked {
+			return err
+		}
 	}
 }
 
@@ -114,28 +162,46 @@ func (s *Store) stopIndexer() {
 
 // IndexPending indexes every queued message, in transactions of at most
 // indexChunk messages. With nothing queued it only reads, taking no write
-// lock.
+// lock. Having indexed, it leaves the merging of the new segments to the
+// indexer (started if need be).
 func (s *Store) IndexPending(ctx context.Context) error {
+	indexed := false
+	defer func() {
+		if indexed {
+			s.indexSoon()
+		}
+	}()
 	for {
-		var queued bool
-		if err := s.db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM am_fts_pending)`).Scan(&queued); err != nil {
+		queued, err := s.queued(ctx)
+		if err != nil {
 			return fmt.Errorf("indexing new messages: %w", err)
 		}
 		if !queued {
 			return nil
 		}
 		var n int64
-		err := s.Write(ctx, func(x agentmail.Tx) (err error) {
+		err = s.Write(ctx, func(x agentmail.Tx) (err error) {
 			n, err = x.(*tx).indexQueued(ctx)
 			return err
 		})
 		if err != nil {
 			return fmt.Errorf("indexing new messages: %w", err)
 		}
+		indexed = indexed || n > 0
 		if n < indexChunk {
 			return nil
 		}
 	}
+}
+
+// queued reports whether a message waits in the queue.
+func (s *Store) queued(ctx context.Context) (bool, error) {
+	rows, err := s.queryDB(ctx, `SELECT 1 FROM am_fts_pending LIMIT 1`)
+	if err != nil {
+		return false, err
+	}
+	defer rows.Close()
+	return rows.Next(), rows.Err()
 }
 
 // indexQueued moves the oldest indexChunk queued messages into the
@@ -154,8 +220,16 @@ func (t *tx) indexQueued(ctx context.Context) (int64, error) {
 		WHERE p.message_id <= ? ORDER BY p.message_id`, last.Int64); err != nil {
 		return 0, err
 	}
+	// The delete also writes the messages to am_fts_batch (a trigger), whose
+	// words then join the index's word list (see Search's prefixes).
 	res, err := t.exec(ctx, `DELETE FROM am_fts_pending WHERE message_id <= ?`, last.Int64)
 	if err != nil {
+		return 0, err
+	}
+	if _, err := t.exec(ctx, `INSERT OR IGNORE INTO am_fts_terms (term) SELECT term FROM am_fts_batch_terms`); err != nil {
+		return 0, err
+	}
+	if _, err := t.exec(ctx, `INSERT INTO am_fts_batch (am_fts_batch) VALUES ('delete-all')`); err != nil {
 		return 0, err
 	}
 	return res.RowsAffected()

@@ -6,12 +6,15 @@ import (
 	"github.com/mailgate/mailgate/internal/agentmail/amsql"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"testing/fstest"
 	"time"
 
 	"github.com/mailgate/mailgate/internal/agentmail"
+	amsqlite "github.com/mailgate/mailgate/internal/agentmail/sqlite"
 	"github.com/mailgate/mailgate/internal/store"
 	"github.com/mailgate/mailgate/internal/testutil"
 )
@@ -227,5 +230,169 @@ func TestSearchFindsEverySendAcrossHandles(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		t.Error(err)
+	}
+}
+
+// TestPrefixIndexMigration: a store of an older mailgate (migrations
+// 0001–0006: no prefix index, some messages indexed, one still queued)
+// gets the prefix indexes on the next open: every message is found by a
+// word and by a prefix, the index matches its messages, the queue is empty,
+// and the table no longer merges on writes.
+func TestPrefixIndexMigration(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "state.db")
+	old := fstest.MapFS{}
+	for _, name := range []string{"0001_init.sql", "0002_compat.sql", "0003_mirror.sql", "0004_fts_deferred.sql",
+		"0005_agent_holders.sql", "0006_imports_attachments.sql"} {
+		body, err := os.ReadFile(filepath.Join("..", "amsql", "migrations", "sqlite", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		old[name] = &fstest.MapFile{Data: body}
+	}
+	db, err := store.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Migrate(ctx, amsql.Component, old); err != nil {
+		t.Fatal(err)
+	}
+	// Two messages indexed as that version's indexer did, one left queued.
+	if _, err := db.Exec(`INSERT INTO am_projects (id, slug, human_key, created_us) VALUES (1, 'p', '/p', 0);
+		INSERT INTO am_agents (id, project_id, name, inception_us, last_active_us) VALUES (1, 1, 'Alice', 0, 0), (2, 1, 'Bob', 0, 0);
+		INSERT INTO am_messages (project_id, sender_id, subject, body_md, created_us) VALUES
+			(1, 1, 'Retry budget', 'the retries of the deploy', 0),
+			(1, 1, 'Schema', 'a migration retrying twice', 0);
+		INSERT INTO am_messages_fts (rowid, subject, body_md) SELECT m.id, m.subject, m.body_md FROM am_fts_pending p JOIN am_messages m ON m.id = p.message_id;
+		DELETE FROM am_fts_pending;
+		INSERT INTO am_messages (project_id, sender_id, subject, body_md, created_us) VALUES (1, 1, 'Queued', 'retro of the migration', 0);`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+
+	db, _, svc := handle(t, path, time.Hour)
+	var schema string
+	if err := db.QueryRow(`SELECT sql FROM sqlite_schema WHERE name = 'am_messages_fts'`).Scan(&schema); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(schema, "prefix") {
+		t.Fatalf("the upgraded index has no prefix index: %s", schema)
+	}
+	if n := queued(t, db); n != 0 {
+		t.Errorf("%d messages still queued after the rebuild", n)
+	}
+	if _, err := db.Exec(`INSERT INTO am_messages_fts(am_messages_fts, rank) VALUES ('integrity-check', 1)`); err != nil {
+		t.Fatalf("index after the upgrade: %v", err)
+	}
+	var automerge string
+	if err := db.QueryRow(`SELECT v FROM am_messages_fts_config WHERE k = 'automerge'`).Scan(&automerge); err != nil || automerge != "0" {
+		t.Errorf("automerge = %q, %v; want 0 (the indexer merges)", automerge, err)
+	}
+	newID := send(t, svc, "After", "retrofit the migration")
+	for _, c := range []struct {
+		q    string
+		want []int64
+	}{
+		{"migration", []int64{2, 3, newID}},
+		{"retr*", []int64{1, 2, 3, newID}},
+		{"mig*", []int64{2, 3, newID}},
+		{"re*", []int64{1, 2, 3, newID}},
+		{"retry*", []int64{1, 2}},
+		{`"the deploy"`, []int64{1}},
+		{"retr* NOT migration", []int64{1}},
+	} {
+		res, err := svc.Search(ctx, agentmail.SearchParams{ProjectKey: "/p", Query: c.q})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []int64
+		for _, h := range res.Result {
+			got = append(got, h.ID)
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, c.want) {
+			t.Errorf("search(%s) after the upgrade = %v, want %v", c.q, got, c.want)
+		}
+	}
+}
+
+// TestWritesDoNotMergeTheIndex: indexing flushes a segment and merges
+// nothing (so a search that brings the index up to date never waits for a
+// merge); the indexer's merging brings the segments back to a few, and the
+// index still matches its messages.
+func TestWritesDoNotMergeTheIndex(t *testing.T) {
+	ctx := context.Background()
+	db, st, svc := handle(t, filepath.Join(t.TempDir(), "state.db"), time.Hour)
+	testutil.Register(t, svc, "/p", "Alice", "Bob")
+	segments := func() int {
+		var n int
+		if err := db.QueryRow(`SELECT count(DISTINCT segid) FROM am_messages_fts_idx`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	const flushes = 12 // under crisismerge (16), over usermerge (4)
+	for i := range flushes {
+		send(t, svc, fmt.Sprintf("note %d", i), "merging segments later")
+		if err := st.IndexPending(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := segments(); n < flushes {
+		t.Fatalf("%d segments after %d indexing transactions: a write merged", n, flushes)
+	}
+	if err := amsqlite.MergeSegments(st); err != nil {
+		t.Fatal(err)
+	}
+	if n := segments(); n >= 4 {
+		t.Errorf("%d segments after merging, want fewer than 4", n)
+	}
+	if _, err := db.Exec(`INSERT INTO am_messages_fts(am_messages_fts, rank) VALUES ('integrity-check', 1)`); err != nil {
+		t.Fatalf("index after merging: %v", err)
+	}
+	res, err := svc.Search(ctx, agentmail.SearchParams{ProjectKey: "/p", Query: "merg*", Limit: 50})
+	if err != nil || len(res.Result) != flushes {
+		t.Errorf("search(merg*) = %d hits, %v; want %d", len(res.Result), err, flushes)
+	}
+}
+
+// TestSearchLeavesQueueItCannotMatch: a search none of whose terms occurs
+// in the queued messages answers from the index as it is, leaving the queue
+// to the indexer (no write on its read path); one that may match a queued
+// message indexes the queue first and finds it.
+func TestSearchLeavesQueueItCannotMatch(t *testing.T) {
+	ctx := context.Background()
+	db, st, svc := handle(t, filepath.Join(t.TempDir(), "state.db"), time.Hour)
+	testutil.Register(t, svc, "/p", "Alice", "Bob")
+	old := send(t, svc, "Deploy notes", "the canary rollout")
+	if err := st.IndexPending(ctx); err != nil {
+		t.Fatal(err)
+	}
+	fresh := send(t, svc, "Schema review", "Café migration: naïve résumé")
+	search := func(q string) []int64 {
+		t.Helper()
+		res, err := svc.Search(ctx, agentmail.SearchParams{ProjectKey: "/p", Query: q})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []int64
+		for _, h := range res.Result {
+			ids = append(ids, h.ID)
+		}
+		return ids
+	}
+	for _, q := range []string{"canary", "deploy NOT schema", "roll*", `"canary rollout"`} {
+		if got := search(q); !slices.Equal(got, []int64{old}) {
+			t.Errorf("search(%s) = %v, want [%d]", q, got, old)
+		}
+		if n := queued(t, db); n != 1 {
+			t.Fatalf("search(%s) indexed the queue (%d left), which it cannot match", q, n)
+		}
+	}
+	if got := search("cafe OR nothing"); !slices.Equal(got, []int64{fresh}) {
+		t.Errorf("search(cafe OR nothing) = %v, want [%d]", got, fresh)
+	}
+	if n := queued(t, db); n != 0 {
+		t.Errorf("%d messages still queued after a search that may match them", n)
 	}
 }

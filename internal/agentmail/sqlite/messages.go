@@ -52,7 +52,11 @@ func (t *tx) Search(ctx context.Context, q agentmail.SearchQuery) ([]agentmail.M
 		ms, err := t.SearchLike(ctx, q)
 		return ms, false, err
 	}
-	match := FTS5(q.Match)
+	expanded, err := t.expandPrefixes(ctx, q.Match)
+	if err != nil {
+		return nil, false, err
+	}
+	match := FTS5(expanded)
 	viewer, vargs := "", []any{}
 	if q.ViewerID != 0 {
 		viewer, vargs = viewerClause, []any{q.ViewerID, q.ViewerID}

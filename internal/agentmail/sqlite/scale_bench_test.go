@@ -31,6 +31,7 @@ import (
 // a copy of it.
 //
 //	MAILGATE_BENCH_SCALE=1000000 go test -run '^$' -bench Scale -benchtime 300x -timeout 2h ./internal/agentmail/sqlite
+//	MAILGATE_BENCH_STORE=/tmp/old.db go test -run '^$' -bench Scale …   (a given store, migrated on open)
 
 // scaleWords is the seeded vocabulary: a skewed distribution over 2,000
 // words (as the in-process tool benchmarks of internal/mcpserver), so
@@ -51,6 +52,7 @@ var scaleQueries = []struct{ name, q string }{
 	{"phrase", `"deploy migration"`},
 	{"prefix", "retr*"},
 	{"prefix2", "mig*"},
+	{"prefix5", "migra*"},
 	{"or", "schema OR latency"},
 	{"not", "api NOT docs"},
 	{"rare", "w0100x"},
@@ -66,9 +68,20 @@ func schemaKey(tb testing.TB) string {
 	return fmt.Sprintf("%x", sha256.Sum256([]byte(schema)))[:12]
 }
 
-// scaleStore returns a Service on a copy of the cached store of n messages.
+// scaleStore returns a Service on a copy of the cached store of n messages,
+// or of the store file MAILGATE_BENCH_STORE names (say one an older
+// mailgate built, which opening it migrates: how long that took is
+// printed).
 func scaleStore(b *testing.B) *agentmail.Service {
 	b.Helper()
+	if from := os.Getenv("MAILGATE_BENCH_STORE"); from != "" {
+		path := filepath.Join(b.TempDir(), "state.db")
+		copyFile(b, from, path)
+		start := time.Now()
+		_, _, svc := handle(b, path, 0)
+		fmt.Fprintf(os.Stderr, "opened (and migrated) a copy of %s in %s\n", from, time.Since(start).Round(time.Millisecond))
+		return svc
+	}
 	n, _ := strconv.Atoi(os.Getenv("MAILGATE_BENCH_SCALE"))
 	if n <= 0 {
 		b.Skip("set MAILGATE_BENCH_SCALE to a number of messages (say 1000000) to run the scale benchmarks")

@@ -268,6 +268,17 @@ func (s *Store) cached(query string) *sql.Stmt {
 	return s.stmts[query]
 }
 
+// queryDB runs query outside a transaction, on the store-wide prepared
+// statement once there is one: the checks every search makes first
+// (IndexPendingFor) would otherwise prepare their statement per call.
+func (s *Store) queryDB(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	if st := s.cached(query); st != nil {
+		return st.QueryContext(ctx, args...)
+	}
+	s.prepareLater(query)
+	return s.db.QueryContext(ctx, query, args...)
+}
+
 // prepareLater prepares query store-wide in the background, for the next
 // transactions. It must never run inside a transaction: preparing needs a
 // pool connection of its own, and a transaction that waits for a second

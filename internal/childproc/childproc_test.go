@@ -1,0 +1,88 @@
+//go:build linux
+
+package childproc
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mailgate/mailgate/internal/testutil"
+)
+
+// TestGroupCancelEndsGrandchildren: cancelling a grouped shell's context
+// ends what the shell started, not only the shell (exec's default kills the
+// shell alone and leaves its children).
+func TestGroupCancelEndsGrandchildren(t *testing.T) {
+	for _, grouped := range []bool{false, true} {
+		t.Run(fmt.Sprintf("grouped=%v", grouped), func(t *testing.T) {
+			mark := "childproc-" + strconv.FormatBool(grouped) + "-" + strconv.Itoa(os.Getpid())
+			ctx, cancel := context.WithCancel(context.Background())
+			cmd := exec.CommandContext(ctx, "/bin/sh", "-c", "sleep 600 & wait")
+			cmd.Env = append(os.Environ(), "CHILDPROC_MARK="+mark)
+			if grouped {
+				Group(cmd)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() {
+				for _, pid := range marked(mark) {
+					syscall.Kill(pid, syscall.SIGKILL)
+				}
+			})
+			testutil.Eventually(t, 10*time.Second, func() error {
+				if len(marked(mark)) < 2 {
+					return fmt.Errorf("the shell has not started its child")
+				}
+				return nil
+			})
+			cancel()
+			cmd.Wait()
+			if !grouped {
+				// The default leaves the grandchild: what Group is for.
+				testutil.Eventually(t, 10*time.Second, func() error {
+					if n := len(marked(mark)); n != 1 {
+						return fmt.Errorf("%d marked processes, want the orphaned sleep alone", n)
+					}
+					return nil
+				})
+				return
+			}
+			testutil.Eventually(t, 10*time.Second, func() error {
+				if ps := marked(mark); len(ps) > 0 {
+					return fmt.Errorf("still running after cancel: %v", ps)
+				}
+				return nil
+			})
+		})
+	}
+}
+
+// marked lists the live (not zombie) processes whose environment holds the mark.
+func marked(mark string) []int {
+	want := []byte("CHILDPROC_MARK=" + mark + "\x00")
+	paths, _ := filepath.Glob("/proc/[0-9]*/environ")
+	var pids []int
+	for _, p := range paths {
+		env, err := os.ReadFile(p)
+		if err != nil || !bytes.Contains(env, want) {
+			continue
+		}
+		stat, _ := os.ReadFile(filepath.Join(filepath.Dir(p), "stat"))
+		if i := bytes.LastIndexByte(stat, ')'); i >= 0 && i+2 < len(stat) && stat[i+2] == 'Z' {
+			continue
+		}
+		pid, _ := strconv.Atoi(strings.TrimPrefix(filepath.Dir(p), "/proc/"))
+		pids = append(pids, pid)
+	}
+	return pids
+}
