@@ -4,11 +4,14 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net"
 	"runtime/debug"
 	"strings"
 
 	"github.com/mailgate/mailgate/internal/config"
 	"github.com/mailgate/mailgate/internal/httpserver"
+	"github.com/mailgate/mailgate/internal/mcpserver"
+	"github.com/mailgate/mailgate/internal/metrics"
 	"golang.org/x/time/rate"
 )
 
@@ -47,9 +50,15 @@ func serveHTTP(ctx context.Context, env *environment, cfg *config.Config, logger
 	if err := checkHTTPAuth(cfg, public); err != nil {
 		return err
 	}
+	if err := checkMetrics(cfg, public); err != nil {
+		return err
+	}
+	verifier, err := jwtVerifier(cfg, logger)
+	if err != nil {
+		return err
+	}
 	savedIn := ""
 	if cfg.HTTPAuth != httpAuthNone && cfg.BearerToken == "" {
-		var err error
 		if savedIn, err = ensureBearerToken(cfg); err != nil {
 			return err
 		}
@@ -61,12 +70,32 @@ func serveHTTP(ctx context.Context, env *environment, cfg *config.Config, logger
 		return err
 	}
 	defer ln.Close()
+	var metricsLn net.Listener
+	if cfg.Metrics != metricsOff && cfg.MetricsAddr != "" {
+		// Served without authentication: never where other machines reach.
+		if metricsLn, err = httpserver.Listen(ctx, cfg.MetricsAddr, false); err != nil {
+			return &config.Error{Var: "AGENT_MAIL_METRICS_ADDR", Msg: err.Error()}
+		}
+		defer metricsLn.Close()
+	}
 
-	app, err := open(ctx, cfg, logger, useSandbox)
+	app, deps, err := openDeps(ctx, cfg, logger, useSandbox)
 	if err != nil {
 		return err
 	}
 	defer app.Close()
+	var met *metrics.Metrics
+	if cfg.Metrics != metricsOff {
+		src, err := metricSources(ctx, cfg, logger, app.DB)
+		if err != nil {
+			return err
+		}
+		met = metrics.New(mcpserver.ToolNames(cfg.Tools), src)
+		deps.Observer = met
+	}
+	if app.Server, err = mcpserver.New(deps); err != nil {
+		return err
+	}
 	setGCPercent(env.getenv, httpGCPercent)
 	if err := app.announce(ctx, cfg, logger, "http", useSandbox); err != nil {
 		return err
@@ -78,7 +107,7 @@ func serveHTTP(ctx context.Context, env *environment, cfg *config.Config, logger
 	if cfg.HTTPRateLimit == 0 {
 		limit = -1
 	}
-	h, err := httpserver.New(httpserver.Options{
+	opts := httpserver.Options{
 		Server:      app.Server,
 		Path:        cfg.HTTPPath,
 		BearerToken: cfg.BearerToken,
@@ -87,7 +116,14 @@ func serveHTTP(ctx context.Context, env *environment, cfg *config.Config, logger
 		Logger:      logger,
 		Rate:        limit,
 		Burst:       burst,
-	})
+	}
+	if verifier != nil {
+		opts.JWT, opts.Tools, opts.ProjectKey = verifier, toolRules(ctx, cfg), projectKeys(deps.AgentMail)
+	}
+	if met != nil && metricsLn == nil {
+		opts.Metrics, opts.MetricsOpen = met.Handler(), cfg.Metrics == metricsOpen
+	}
+	h, err := httpserver.New(opts)
 	if err != nil {
 		return fmt.Errorf("serving HTTP: %w", err)
 	}
@@ -101,7 +137,14 @@ func serveHTTP(ctx context.Context, env *environment, cfg *config.Config, logger
 		logger.Warn("HTTP on an address other machines can reach (--public): whoever reaches "+ln.Addr().String()+
 			" and holds the bearer token can use the "+strings.Join(cfg.Tools, ", ")+" tools"+exposes(cfg), "addr", ln.Addr().String())
 	}
-	logger.Info("mailgate serving over HTTP", app.startAttrs(cfg, "url", base+cfg.HTTPPath, "sse", base+httpserver.SSEPath, "auth", authMode(cfg, savedIn))...)
+	attrs := []any{"url", base + cfg.HTTPPath, "sse", base + httpserver.SSEPath, "auth", authMode(cfg, savedIn, verifier != nil)}
+	if met != nil {
+		attrs = append(attrs, "metrics", metricsURL(cfg, base, metricsLn))
+	}
+	logger.Info("mailgate serving over HTTP", app.startAttrs(cfg, attrs...)...)
+	if metricsLn != nil {
+		go serveMetrics(ctx, metricsLn, met, logger)
+	}
 	return httpserver.Serve(ctx, ln, h, httpserver.DefaultGrace)
 }
 
@@ -147,7 +190,15 @@ func exposes(cfg *config.Config) string {
 }
 
 // authMode names the authentication in the startup log, never the token.
-func authMode(cfg *config.Config, savedIn string) string {
+func authMode(cfg *config.Config, savedIn string, jwt bool) string {
+	mode := tokenMode(cfg, savedIn)
+	if jwt {
+		mode += "; also JWTs with a role claim (read, agent, admin) and an optional projects claim"
+	}
+	return mode
+}
+
+func tokenMode(cfg *config.Config, savedIn string) string {
 	switch {
 	case savedIn != "":
 		return "bearer token: none was set, so this server generated a bearer token and saved it in " + savedIn +

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/mailgate/mailgate/internal/atomicfile"
 )
 
 // installEntry writes entry under name into the client's configuration
@@ -58,7 +60,7 @@ func installEntry(client, path, name string, entry claudeServer, now time.Time) 
 		stamp := path + ".bak-" + now.UTC().Format("20060102T150405Z")
 		backup = stamp
 		for i := 2; ; i++ { // never overwrite an earlier backup
-			err := writeNew(backup, old, mode)
+			err := atomicfile.WriteNew(backup, old, mode)
 			if err == nil {
 				break
 			}
@@ -70,7 +72,7 @@ func installEntry(client, path, name string, entry claudeServer, now time.Time) 
 	} else if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return "", err
 	}
-	if err := replaceFile(path, out, mode); err != nil {
+	if err := atomicfile.WriteFile(path, out, mode); err != nil {
 		return "", fmt.Errorf("writing %s: %w", path, err)
 	}
 	return backup, nil
@@ -79,45 +81,6 @@ func installEntry(client, path, name string, entry claudeServer, now time.Time) 
 // errEntryUnchanged is installEntry's answer when the file already holds
 // the entry as it would be written: nothing was written, no backup made.
 var errEntryUnchanged = errors.New("the entry is already there, unchanged")
-
-// writeNew creates path with data, refusing to overwrite anything.
-func writeNew(path string, data []byte, mode fs.FileMode) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
-
-// replaceFile writes data to a temporary file beside path and renames it
-// over path, so a crash leaves the old file or the new one, never half.
-func replaceFile(path string, data []byte, mode fs.FileMode) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
-}
 
 // member is one key of a JSON object, in file order.
 type member struct {

@@ -25,6 +25,7 @@ import (
 	"github.com/mailgate/mailgate/internal/gate"
 	"github.com/mailgate/mailgate/internal/gmail"
 	"github.com/mailgate/mailgate/internal/mcpserver"
+	"github.com/mailgate/mailgate/internal/metrics"
 	"github.com/mailgate/mailgate/internal/presence"
 	"github.com/mailgate/mailgate/internal/ratelimit"
 	"github.com/mailgate/mailgate/internal/sandbox"
@@ -192,7 +193,8 @@ func newLogger(w io.Writer, level string) (*slog.Logger, error) {
 			return nil, &config.Error{Var: "MAILGATE_LOG_LEVEL", Msg: fmt.Sprintf("%q is not one of debug, info, warn, error", level)}
 		}
 	}
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})), nil
+	// A line logged with a tool call's context carries its request_id.
+	return slog.New(metrics.LogHandler(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l}))), nil
 }
 
 // app is everything a serving process holds open.
@@ -255,21 +257,6 @@ func (a *app) announce(ctx context.Context, cfg *config.Config, logger *slog.Log
 	return nil
 }
 
-// open builds every dependency the configuration asks for and the server
-// on them, failing fast with a message that names the path or variable at
-// fault.
-func open(ctx context.Context, cfg *config.Config, logger *slog.Logger, useSandbox bool) (*app, error) {
-	a, deps, err := openDeps(ctx, cfg, logger, useSandbox)
-	if err != nil {
-		return nil, err
-	}
-	if a.Server, err = mcpserver.New(deps); err != nil {
-		a.Close()
-		return nil, err
-	}
-	return a, nil
-}
-
 // openDeps opens every dependency the configuration asks for: the store,
 // the email set's and the agent-mail store.
 func openDeps(ctx context.Context, cfg *config.Config, logger *slog.Logger, useSandbox bool) (_ *app, _ mcpserver.Deps, err error) {
@@ -322,7 +309,7 @@ func openEmail(ctx context.Context, cfg *config.Config, logger *slog.Logger, db 
 	if err != nil {
 		return nil, fmt.Errorf("VAULT_PATH %s: %w", cfg.VaultPath, err)
 	}
-	// A process killed mid-write leaves a hidden ".tmp-" file in the vault.
+	// A process killed mid-write leaves a hidden temporary file in the vault.
 	// Old ones are swept in the background: listing a large Done/ must not
 	// delay the first answer. Close waits for the sweep.
 	swept := make(chan struct{})

@@ -8,7 +8,7 @@ import (
 )
 
 // TestServeSweepsOldTempFiles: a process killed mid-write leaves a hidden
-// ".tmp-" file in the vault; the next server removes it once it is an hour
+// temporary file in the vault (atomicfile's name); the next server removes it once it is an hour
 // old, and leaves a recent one (another process may still be writing it).
 func TestServeSweepsOldTempFiles(t *testing.T) {
 	w := newWorld(t, true)
@@ -16,7 +16,7 @@ func TestServeSweepsOldTempFiles(t *testing.T) {
 	if err := os.MkdirAll(done, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	oldTmp, newTmp := filepath.Join(done, ".tmp-00000000000000aa"), filepath.Join(done, ".tmp-00000000000000bb")
+	oldTmp, newTmp := filepath.Join(done, ".EMAIL_SEND_x.md1234567890123"), filepath.Join(done, ".EMAIL_SEND_x.md9876543210987")
 	for _, p := range []string{oldTmp, newTmp} {
 		if err := os.WriteFile(p, []byte("half a request"), 0o600); err != nil {
 			t.Fatal(err)

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/mailgate/mailgate/internal/atomicfile"
 )
 
 // Claim is an approval consumed into Done/: whatever happens next, it can
@@ -55,7 +57,7 @@ func (v *Vault) Claim(ctx context.Context, a *Approval) (*Claim, error) {
 	var c *Claim
 	for attempt := 0; ; attempt++ {
 		name := base + "." + now.UTC().Format("20060102T150405Z") + "-" + randomHex(3) + ".md"
-		err := renameNoReplace(a.Path, v.path(DirDone, name))
+		err := atomicfile.RenameNoReplace(a.Path, v.path(DirDone, name))
 		if err == nil {
 			c = &Claim{Approval: a, Path: v.path(DirDone, name), Name: name, ClaimedAt: now, v: v}
 			break
@@ -89,7 +91,7 @@ func (v *Vault) Claim(ctx context.Context, a *Approval) (*Claim, error) {
 	// filesystems the same commit carries the new Done/ entry; elsewhere a
 	// power loss could at worst lose the Done file, never resurrect the
 	// approval, and the audit log's claim line names it.)
-	if err := syncDir(filepath.Join(v.root, DirApproved)); err != nil {
+	if err := atomicfile.SyncDir(filepath.Join(v.root, DirApproved)); err != nil {
 		return c, fmt.Errorf("claiming %s: syncing Approved/: %w", a.Name, err)
 	}
 	if err := v.verify(c.Path, a.SHA256); err != nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/mailgate/mailgate/internal/atomicfile"
 	"github.com/mailgate/mailgate/internal/mailmsg"
 )
 
@@ -139,16 +140,16 @@ func (v *Vault) decide(id, to string, d Decision, from ...string) (*Item, error)
 	}
 	// Take the file: the rename that decides between deciders.
 	held := filepath.Join(filepath.Dir(it.Path), tmpPrefix+"decide-"+randomHex(8)+".md")
-	if err := renameNoReplace(it.Path, held); err != nil {
+	if err := atomicfile.RenameNoReplace(it.Path, held); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("%s: %w", verb, v.whereNow(it))
 		}
 		return nil, fmt.Errorf("%s %s: %w", verb, it.Name, err)
 	}
 	putBack := func() {
-		if renameNoReplace(held, it.Path) != nil {
+		if atomicfile.RenameNoReplace(held, it.Path) != nil {
 			// Its name was taken meanwhile: keep it visible under another.
-			_ = renameNoReplace(held, strings.TrimSuffix(it.Path, ".md")+"-"+randomHex(2)+".md")
+			_ = atomicfile.RenameNoReplace(held, strings.TrimSuffix(it.Path, ".md")+"-"+randomHex(2)+".md")
 		}
 	}
 	if d.FileSHA256 != "" {
@@ -182,7 +183,7 @@ func (v *Vault) decide(id, to string, d Decision, from ...string) (*Item, error)
 		if attempt > 1 {
 			name = fmt.Sprintf("%s-%d.md", base, attempt)
 		}
-		err := renameNoReplace(held, v.path(to, name))
+		err := atomicfile.RenameNoReplace(held, v.path(to, name))
 		if err == nil {
 			it.Moved = name
 			return it, nil
@@ -289,5 +290,5 @@ func (v *Vault) correct(path string, subject, body *string) error {
 	if err != nil || np.Body != normalizeNewlines(*body) {
 		return fmt.Errorf("correcting the body: the file would not read back as written (%v)", err)
 	}
-	return writeAtomic(path, out.Bytes(), true)
+	return atomicfile.WriteFile(path, out.Bytes(), 0o600)
 }

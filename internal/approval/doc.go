@@ -103,8 +103,9 @@
 // # Crash safety
 //
 // Every file mailgate writes is written to a hidden temporary file, fsynced
-// and renamed into place; a crash leaves the old file or the new one, plus at
-// most a ".tmp-*" file that every reader skips (SweepTemp removes those an
+// and renamed into place (internal/atomicfile); a crash leaves the old file or
+// the new one, plus at most a hidden temporary file that every reader skips
+// (atomicfile.IsTemp; older versions named it ".tmp-*"; SweepTemp removes those an
 // hour old; serve runs it in the background at start). Claim's rename into
 // Done/ is the one step whose folder (Approved/) is fsynced too, before
 // anything is sent, so not even a power loss can put a consumed approval back.

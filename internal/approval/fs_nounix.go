@@ -20,8 +20,6 @@ func openNoFollow(path string) (*os.File, error) {
 	return os.Open(path)
 }
 
-func syncDir(string) error { return nil }
-
 // freeBytes cannot tell the free space here: the check before a claim is
 // skipped.
 func freeBytes(string) (int64, bool) { return 0, false }

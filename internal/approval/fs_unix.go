@@ -13,16 +13,6 @@ func openNoFollow(path string) (*os.File, error) {
 	return os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
 }
 
-// syncDir makes renames and creations in dir durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
-}
-
 // freeBytes is the space an unprivileged writer may still use on dir's
 // filesystem; ok is false when it cannot be told.
 func freeBytes(dir string) (free int64, ok bool) {

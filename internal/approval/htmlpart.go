@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/mailgate/mailgate/internal/atomicfile"
 	"github.com/mailgate/mailgate/internal/mailmsg"
 )
 
@@ -57,7 +58,7 @@ func (v *Vault) keepHTML(html, sha string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	err := writeAtomic(filepath.Join(dir, strings.ToLower(sha)+".html"), []byte(html), false)
+	err := atomicfile.WriteNew(filepath.Join(dir, strings.ToLower(sha)+".html"), []byte(html), 0o600)
 	if err != nil && !isExist(err) {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mailgate/mailgate/internal/atomicfile"
 	"github.com/mailgate/mailgate/internal/mailmsg"
 	"github.com/mailgate/mailgate/internal/warnings"
 )
@@ -164,7 +165,7 @@ func (v *Vault) Request(ctx context.Context, req Request, extra []warnings.Warni
 		// after checking once more that it is still this email.
 		path := v.path(DirPending, stale)
 		if st, _, err := v.pendingState(ctx, path, req.Kind, sha, now); err == nil && st == pendingStale {
-			if err := writeAtomic(path, data, true); err != nil {
+			if err := atomicfile.WriteFile(path, data, 0o600); err != nil {
 				return nil, fmt.Errorf("writing request %s: %w", stale, err)
 			}
 			p.Name, p.Path = stale, path
@@ -178,7 +179,7 @@ func (v *Vault) Request(ctx context.Context, req Request, extra []warnings.Warni
 			name = fmt.Sprintf("%s-%d.md", base, attempt)
 		}
 		path := v.path(DirPending, name)
-		err := writeAtomic(path, data, false)
+		err := atomicfile.WriteNew(path, data, 0o600)
 		if err == nil {
 			p.Name, p.Path = name, path
 			return p, nil
@@ -365,7 +366,7 @@ func (v *Vault) DevLog(req Request, note string) (string, error) {
 		kv{key: "content_sha256", value: sha},
 		kv{key: "note", value: note, quoted: true})
 	data := renderFile("mailgate DEV_MODE: this email was NOT sent.", kvs, req.Body)
-	if err := writeAtomic(path, data, true); err != nil {
+	if err := atomicfile.WriteFile(path, data, 0o600); err != nil {
 		return "", fmt.Errorf("writing dev-mode log: %w", err)
 	}
 	return path, nil

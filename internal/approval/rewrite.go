@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/mailgate/mailgate/internal/atomicfile"
 )
 
 // Statuses mailgate writes outside Done/.
@@ -96,7 +98,7 @@ func (v *Vault) rewriteFile(path, comment string, drop []string, kvs []kv, notes
 	if _, err := parseApproval(out.Bytes()); err != nil {
 		return fmt.Errorf("rewriting frontmatter: %w", err)
 	}
-	return writeAtomic(path, out.Bytes(), true)
+	return atomicfile.WriteFile(path, out.Bytes(), 0o600)
 }
 
 // markRejected makes a file in Rejected/ say so: status rejected, when, how
@@ -155,7 +157,7 @@ func (v *Vault) fileWarnings(path string) []string {
 func (v *Vault) refuse(r refusal) (*RejectedError, error) {
 	name := r.name
 	for attempt := 1; ; attempt++ {
-		err := renameNoReplace(v.path(DirApproved, r.name), v.path(DirRejected, name))
+		err := atomicfile.RenameNoReplace(v.path(DirApproved, r.name), v.path(DirRejected, name))
 		if err == nil {
 			break
 		}

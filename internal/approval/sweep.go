@@ -8,18 +8,22 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/mailgate/mailgate/internal/atomicfile"
 )
 
-// tmpPrefix names writeAtomic's temporary files. Readers skip them (every
-// dot file is skipped), so a leftover is harmless to the protocol; it only
-// clutters the folder a human looks at.
+// tmpPrefix names the files a decision holds aside while it moves a
+// request (decide.go), and named the temporary files of the writer before
+// atomicfile; atomicfile.IsTemp recognises today's. Readers skip both (every dot file is
+// skipped), so a leftover is harmless to the protocol; it only clutters the
+// folder a human looks at.
 const tmpPrefix = ".tmp-"
 
-// SweepTemp removes the ".tmp-*" files a killed process left in the vault's
+// SweepTemp removes the temporary files a killed process left in the vault's
 // folders, when they are older than minAge. A live write lasts milliseconds,
 // so with minAge of minutes or more no writer can still own the file. Only
 // regular files are removed (never a symlink or a folder), and the human's
-// own files are never touched: the prefix is mailgate's. It returns how many
+// own files are never touched: the names are mailgate's. It returns how many
 // it removed; a folder that cannot be read is reported but does not stop
 // the others.
 func (v *Vault) SweepTemp(minAge time.Duration) (int, error) {
@@ -34,7 +38,7 @@ func (v *Vault) SweepTemp(minAge time.Duration) (int, error) {
 			continue
 		}
 		for _, e := range entries {
-			if !strings.HasPrefix(e.Name(), tmpPrefix) || !e.Type().IsRegular() {
+			if !(strings.HasPrefix(e.Name(), tmpPrefix) || atomicfile.IsTemp(e.Name())) || !e.Type().IsRegular() {
 				continue
 			}
 			info, err := e.Info()

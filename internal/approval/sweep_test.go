@@ -22,10 +22,11 @@ func TestSweepTempRemovesOnlyOldLeftovers(t *testing.T) {
 		}
 	}
 	for _, d := range []string{DirPending, DirApproved, DirRejected, DirDone, DirLogs} {
-		write(d, ".tmp-0123456789abcdef", old)   // a killed writer's leftover
-		write(d, ".tmp-fedcba9876543210", fresh) // may still be being written
-		write(d, "EMAIL_SEND_abc.md", old)       // a request: never the sweep's
-		write(d, "tmp-notes.md", old)            // the human's file
+		write(d, ".tmp-0123456789abcdef", old)                 // a killed writer's leftover (before atomicfile)
+		write(d, ".EMAIL_SEND_abc.md7240412318890913151", old) // and atomicfile's (renameio's name)
+		write(d, ".tmp-fedcba9876543210", fresh)               // may still be being written
+		write(d, "EMAIL_SEND_abc.md", old)                     // a request: never the sweep's
+		write(d, "tmp-notes.md", old)                          // the human's file
 	}
 	// Not regular files: left alone even with the prefix.
 	if err := os.Mkdir(filepath.Join(v.Root(), DirDone, ".tmp-folder"), 0o700); err != nil {
@@ -40,12 +41,12 @@ func TestSweepTempRemovesOnlyOldLeftovers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n != 5 {
-		t.Errorf("removed %d files, want 5 (one per folder)", n)
+	if n != 10 {
+		t.Errorf("removed %d files, want 10 (two per folder)", n)
 	}
 	for _, d := range []string{DirPending, DirApproved, DirRejected, DirDone, DirLogs} {
 		names := listAll(t, filepath.Join(v.Root(), d))
-		if slices.Contains(names, ".tmp-0123456789abcdef") {
+		if slices.Contains(names, ".tmp-0123456789abcdef") || slices.Contains(names, ".EMAIL_SEND_abc.md7240412318890913151") {
 			t.Errorf("%s: old leftover kept: %v", d, names)
 		}
 		for _, keep := range []string{".tmp-fedcba9876543210", "EMAIL_SEND_abc.md", "tmp-notes.md"} {

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mailgate/mailgate/internal/atomicfile"
 	"github.com/mailgate/mailgate/internal/filelock"
 )
 
@@ -77,10 +78,13 @@ func vaultRepo(vault string) (gitDir string, ok bool) {
 
 // archivePaths is what a commit takes: AgentMail/, minus the digest lock
 // files and the temporary files of atomic writes, which are never content.
-var archivePaths = []string{"AgentMail", ":(exclude)AgentMail/*.lock", ":(exclude)AgentMail/*.tmp-*"}
+// (".tmp-*" the writer's before atomicfile).
+var archivePaths = []string{"AgentMail", ":(exclude)AgentMail/*.lock", ":(exclude)AgentMail/*.tmp-*",
+	":(exclude)AgentMail/*/" + atomicfile.TempGlob}
 
 // gitignore is AgentMail/.gitignore in a vault repository.
-const gitignore = "# Written by mailgate: locks and unfinished writes are never archive content.\n*.lock\n.tmp-*\n"
+const gitignore = "# Written by mailgate: locks and unfinished writes are never archive content.\n*.lock\n.tmp-*\n" +
+	atomicfile.TempGlob + "\n"
 
 func (c *committer) mark() { c.dirty.Store(true) }
 

@@ -151,10 +151,12 @@ func TestArchiveCommitsLockFiles(t *testing.T) {
 	needGit(t)
 	vault := t.TempDir()
 	gitIn(t, vault, "init", "-q")
-	// A temporary file left by a crash mid-write.
-	tmp := filepath.Join(vault, "AgentMail", "data-projects-app", "threads", ".tmp-0123456789abcdef")
-	os.MkdirAll(filepath.Dir(tmp), 0o700)
-	os.WriteFile(tmp, []byte("half"), 0o600)
+	// Temporary files left by a crash mid-write (atomicfile's, and the
+	// writer's before it).
+	threads := filepath.Join(vault, "AgentMail", "data-projects-app", "threads")
+	os.MkdirAll(threads, 0o700)
+	os.WriteFile(filepath.Join(threads, ".tmp-0123456789abcdef"), []byte("half"), 0o600)
+	os.WriteFile(filepath.Join(threads, ".TKT-1.md7240412318890913151"), []byte("half"), 0o600)
 	a := newAgents(t, "/data/projects/app")
 	stop := a.archive(t, vault, mirror.WorkerOptions{Poll: 5 * time.Millisecond})
 	a.send(t, "BlueLake", "GreenCastle", "hello")
@@ -164,7 +166,7 @@ func TestArchiveCommitsLockFiles(t *testing.T) {
 		t.Fatalf("digest not committed: %q", files)
 	}
 	for _, f := range strings.Fields(files) {
-		if strings.HasSuffix(f, ".lock") || strings.Contains(f, ".tmp-") {
+		if strings.HasSuffix(f, ".lock") || strings.Contains(f, ".tmp-") || strings.Contains(f, "/.TKT-1.md") {
 			t.Errorf("committed %s", f)
 		}
 	}

@@ -68,6 +68,12 @@ type Config struct {
 	BearerToken     string        `setting:"AGENT_MAIL_BEARER_TOKEN"`    // never logged
 	HTTPAuth        string        `setting:"AGENT_MAIL_HTTP_AUTH"`       // token | none
 	HTTPRateLimit   int           `setting:"AGENT_MAIL_HTTP_RATE_LIMIT"` // requests per second per client; 0 = off
+	JWTKeyFile      string        `setting:"AGENT_MAIL_JWT_KEY_FILE"`
+	JWKSURL         string        `setting:"AGENT_MAIL_JWKS_URL"`
+	JWTIssuer       string        `setting:"AGENT_MAIL_JWT_ISSUER"`
+	JWTAudience     string        `setting:"AGENT_MAIL_JWT_AUDIENCE"`
+	Metrics         string        `setting:"AGENT_MAIL_METRICS"` // auth | open | off
+	MetricsAddr     string        `setting:"AGENT_MAIL_METRICS_ADDR"`
 	Mirror          string        `setting:"AGENT_MAIL_MIRROR"`
 	NameMode        string        `setting:"AGENT_NAME_ENFORCEMENT_MODE"`
 	BindSenders     bool          `setting:"AGENT_MAIL_BIND_SENDERS"`

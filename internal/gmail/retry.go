@@ -6,41 +6,17 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
 	"golang.org/x/oauth2"
 	"google.golang.org/api/googleapi"
+
+	retrypolicy "github.com/mailgate/mailgate/internal/retry"
 )
 
 // The generated Gmail client never retries; this file is mailgate's retry
 // policy for reads and drafts. Sends never come through here (send.go).
-
-// hintBackOff lets one attempt raise the next sleep to a server-given wait
-// (Retry-After or "Retry after <time>"). backoff/v4 calls NextBackOff right
-// after the operation returns, so the operation sets hint just before.
-// One per retry loop; not safe for concurrent use.
-type hintBackOff struct {
-	backoff.BackOff
-	hint time.Duration
-	now  bool // retry at once (after forcing a token refresh)
-}
-
-func (h *hintBackOff) NextBackOff() time.Duration {
-	d := h.BackOff.NextBackOff()
-	if d != backoff.Stop {
-		if h.hint > d {
-			d = h.hint
-		}
-		if h.now {
-			d = 0
-		}
-	}
-	h.hint, h.now = 0, false
-	return d
-}
 
 // retryAfterRe finds the wait Gmail puts in quota messages
 // ("User-rate limit exceeded.  Retry after 2026-09-11T20:00:00.000Z").
@@ -50,14 +26,7 @@ var retryAfterRe = regexp.MustCompile(`Retry after (\d{4}-\d\d-\d\dT[0-9:.]+Z)`)
 // the larger of the Retry-After header (seconds or HTTP date) and a time
 // named in the error message.
 func serverWait(gerr *googleapi.Error, now time.Time) time.Duration {
-	var wait time.Duration
-	if v := strings.TrimSpace(gerr.Header.Get("Retry-After")); v != "" {
-		if secs, err := strconv.Atoi(v); err == nil && secs > 0 {
-			wait = time.Duration(secs) * time.Second
-		} else if t, err := http.ParseTime(v); err == nil {
-			wait = t.Sub(now)
-		}
-	}
+	wait := retrypolicy.After(gerr.Header.Get("Retry-After"), now)
 	texts := []string{gerr.Message}
 	for _, it := range gerr.Errors {
 		texts = append(texts, it.Message)
@@ -142,11 +111,12 @@ func (c *Client) classify(err error, transport bool, scope string) (verdict, tim
 // retry logged at Info. scope is the OAuth scope the call needs, for the
 // insufficient-permission message.
 func retry[T any](ctx context.Context, c *Client, op, scope string, transport bool, call func(context.Context) (T, error)) (T, error) {
-	hb := &hintBackOff{BackOff: backoff.WithMaxRetries(backoff.NewExponentialBackOff(
-		backoff.WithInitialInterval(c.opts.RetryInitial),
-		backoff.WithMaxInterval(c.opts.RetryMax),
-		backoff.WithMaxElapsedTime(0),
-	), uint64(c.opts.MaxRetries))}
+	retries := c.opts.MaxRetries
+	if retries == 0 {
+		retries = -1 // Options: none at all
+	}
+	hb := retrypolicy.NewHinted(retrypolicy.Policy{Initial: c.opts.RetryInitial, Max: c.opts.RetryMax,
+		Multiplier: 1.5, Jitter: 0.5, MaxRetries: retries}.BackOff())
 	attempt := 0
 	refreshed := false
 	var lastErr error
@@ -176,13 +146,13 @@ func retry[T any](ctx context.Context, c *Client, op, scope string, transport bo
 				return v, backoff.Permanent(&ReauthError{Cause: err})
 			}
 			refreshed = true
-			hb.now = true
+			hb.Now()
 			return v, err
 		}
 		if wait > c.opts.MaxHonouredWait {
 			return v, backoff.Permanent(&RateLimitedError{Until: time.Now().Add(wait), Err: err})
 		}
-		hb.hint = wait
+		hb.Hint(wait)
 		return v, err
 	}, backoff.WithContext(hb, ctx), func(err error, d time.Duration) {
 		c.log.Info("retrying Gmail call", "op", op, "attempt", attempt, "wait", d, "err", err)

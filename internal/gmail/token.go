@@ -13,6 +13,8 @@ import (
 
 	"golang.org/x/oauth2"
 	gmailapi "google.golang.org/api/gmail/v1"
+
+	"github.com/mailgate/mailgate/internal/atomicfile"
 )
 
 // OAuth scopes mailgate may ask for. mailgate needs ScopeReadonly (search,
@@ -104,9 +106,10 @@ func LoadToken(path string) (*oauth2.Token, error) {
 	return &tok, nil
 }
 
-// SaveToken writes tok to path atomically: a temporary file in the same
-// directory, fsynced and made 0600, then renamed over path, so a crash or a
-// concurrent reader never sees half a token. The directory is created 0700.
+// SaveToken writes tok to path atomically (atomicfile: a temporary file in
+// the same directory, fsynced and made 0600, then renamed over path), so a
+// crash or a concurrent reader never sees half a token. The directory is
+// created 0700.
 func SaveToken(path string, tok *oauth2.Token) error {
 	if tok == nil {
 		return errors.New("saving OAuth token: nil token")
@@ -121,33 +124,14 @@ func SaveToken(path string, tok *oauth2.Token) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("saving OAuth token %s: %w", path, err)
 	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("saving OAuth token %s: %w", path, err)
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp) // no-op after a successful rename
-	_, err = f.Write(append(data, '\n'))
+	err = atomicfile.WriteFile(path, append(data, '\n'), 0o600)
 	if err == nil {
-		err = f.Chmod(0o600)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
+		// Make the rename itself durable; best effort (not all systems
+		// allow syncing a folder).
+		_ = atomicfile.SyncDir(dir)
 	}
 	if err != nil {
 		return fmt.Errorf("saving OAuth token %s: %w", path, err)
-	}
-	// Make the rename itself durable; best effort (not all systems allow
-	// syncing a directory).
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		_ = d.Close()
 	}
 	return nil
 }

@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/mailgate/mailgate/internal/atomicfile"
 	"github.com/mailgate/mailgate/internal/gitrepo"
 )
 
@@ -85,16 +86,7 @@ func Install(ctx context.Context, repo, binary, projectKey string) (string, erro
 			return "", fmt.Errorf("keeping the existing hook: %w", err)
 		}
 	}
-	tmp := hook + ".mailgate-tmp"
-	if err := os.WriteFile(tmp, []byte(Script(binary, projectKey)), 0o755); err != nil {
-		return "", fmt.Errorf("writing the hook: %w", err)
-	}
-	if err := os.Chmod(tmp, 0o755); err != nil { // WriteFile's mode is masked by the umask
-		os.Remove(tmp)
-		return "", err
-	}
-	if err := os.Rename(tmp, hook); err != nil {
-		os.Remove(tmp)
+	if err := atomicfile.WriteFile(hook, []byte(Script(binary, projectKey)), 0o755); err != nil {
 		return "", fmt.Errorf("installing the hook: %w", err)
 	}
 	return hook, nil

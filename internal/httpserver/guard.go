@@ -167,11 +167,24 @@ func writeError(w http.ResponseWriter, status, code int, msg string) {
 // the answer at once instead of first reading that body, and dropBody makes
 // its last attempt to read it (when the handler returns) fail at once.
 func writeErrorData(w http.ResponseWriter, status, code int, msg string, data any) {
+	writeErrorFull(w, status, code, msg, data, nil)
+}
+
+// writeErrorID is writeError answering the request of that JSON-RPC id.
+func writeErrorID(w http.ResponseWriter, status, code int, msg string, id json.RawMessage) {
+	writeErrorFull(w, status, code, msg, nil, id)
+}
+
+func writeErrorFull(w http.ResponseWriter, status, code int, msg string, data any, id json.RawMessage) {
+	var rid any
+	if len(id) > 0 {
+		rid = id
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Connection", "close")
 	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(errorBody{JSONRPC: "2.0", ID: nil, Error: errorDetail{Code: code, Message: msg, Data: data}})
+	json.NewEncoder(w).Encode(errorBody{JSONRPC: "2.0", ID: rid, Error: errorDetail{Code: code, Message: msg, Data: data}})
 	dropBody(w)
 }
 

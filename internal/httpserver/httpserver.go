@@ -44,6 +44,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/time/rate"
+
+	"github.com/mailgate/mailgate/internal/metrics"
 )
 
 // Defaults. Every client of a loopback server shares the address 127.0.0.1,
@@ -74,6 +76,7 @@ const (
 	SSEPath       = "/sse"
 	LivenessPath  = "/health/liveness"
 	ReadinessPath = "/health/readiness"
+	MetricsPath   = "/metrics"
 )
 
 // Options configure a Handler. Zero values take the defaults above.
@@ -121,6 +124,17 @@ type Options struct {
 	// MaxConnsPerClient caps the connections one client address holds open
 	// (Serve answers 503 beyond); negative: no cap.
 	MaxConnsPerClient int
+
+	// JWT, when set, accepts JWTs as bearer credentials beside BearerToken,
+	// each limited by its role and projects (roles.go): Tools says what each
+	// tool needs, ProjectKey resolves project keys for the comparison.
+	JWT        *JWTVerifier
+	Tools      map[string]ToolRule
+	ProjectKey ProjectKeyFunc
+	// Metrics, when set, is served at MetricsPath: behind the bearer
+	// token (or an admin JWT) unless MetricsOpen.
+	Metrics     http.Handler
+	MetricsOpen bool
 }
 
 // Handler serves the MCP endpoints, SSE and health. Build it with New.
@@ -146,9 +160,10 @@ type Handler struct {
 }
 
 type route struct {
-	h      http.Handler
-	public bool // no bearer token needed
-	stream bool // GET holds the response open (SSE): tied to h.streams
+	h       http.Handler
+	public  bool // no bearer token needed
+	stream  bool // GET holds the response open (SSE): tied to h.streams
+	metrics bool // /metrics: an admin's, answered without an MCP body
 }
 
 // New builds the handler and registers, on opts.Server, the middleware that
@@ -186,7 +201,7 @@ func New(opts Options) (*Handler, error) {
 	for _, p := range mcpPaths(opts.Path) {
 		h.routes[p] = mcpRoute
 	}
-	for _, p := range []string{SSEPath, LivenessPath, ReadinessPath} {
+	for _, p := range []string{SSEPath, LivenessPath, ReadinessPath, MetricsPath} {
 		if _, taken := h.routes[p]; taken {
 			return nil, fmt.Errorf("building the HTTP handler: path %q collides with %s", opts.Path, p)
 		}
@@ -196,6 +211,9 @@ func New(opts Options) (*Handler, error) {
 	h.routes[SSEPath] = route{h: h.protect(h.reach(sse)), stream: true}
 	h.routes[LivenessPath] = route{h: http.HandlerFunc(h.liveness), public: true}
 	h.routes[ReadinessPath] = route{h: http.HandlerFunc(h.readiness), public: true}
+	if opts.Metrics != nil {
+		h.routes[MetricsPath] = route{h: opts.Metrics, public: opts.MetricsOpen, metrics: true}
+	}
 	return h, nil
 }
 
@@ -247,7 +265,13 @@ func mcpPaths(p string) []string {
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rec := &recorder{ResponseWriter: w, rc: http.NewResponseController(w), writeTimeout: h.opts.WriteTimeout}
 	start := time.Now()
-	defer h.logRequest(rec, r, start)
+	// One id for the request's log line and the tool call it carries
+	// (go-sdk hands a Streamable HTTP request's headers to the call); a
+	// client's own value is replaced.
+	id := metrics.NewRequestID()
+	r.Header.Set(metrics.RequestIDHeader, id)
+	w.Header().Set(metrics.RequestIDHeader, id)
+	defer h.logRequest(rec, r, start, id)
 	// net/http flushes what is buffered once the handler returns: give that
 	// last write its own deadline too.
 	defer rec.extendWriteDeadline()
@@ -255,7 +279,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
-	authorised := h.auth.check(r)
+	who, refused := h.authenticate(r)
+	authorised := who != nil
 	if retry, ok := h.limits.allow(clientIP(r), authorised); !ok {
 		writeRateLimited(w, retry)
 		return
@@ -263,7 +288,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 	rt, found := h.routes[r.URL.Path]
 	if !rt.public && !authorised {
 		// Also for unknown paths: without the token, nothing is revealed.
-		writeUnauthorised(w)
+		writeUnauthorisedWhy(w, refused)
 		return
 	}
 	if !found {
@@ -280,8 +305,17 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 		rt.h.ServeHTTP(w, r)
 		return
 	}
+	if rt.metrics && who.Role < RoleAdmin {
+		writeError(w, http.StatusForbidden, codeInvalidRequest, "forbidden: /metrics needs the admin role (or the static bearer token); this token has "+who.Role.String())
+		return
+	}
 	if !h.readBody(w, r) {
 		return
+	}
+	if !who.Static && r.Method == http.MethodPost {
+		if !h.authorizeBody(w, r, who) {
+			return
+		}
 	}
 	switch {
 	case rt.stream && r.Method == http.MethodGet:

@@ -53,7 +53,7 @@ func (rec *recorder) Unwrap() http.ResponseWriter { return rec.ResponseWriter }
 // headers (Authorization carries the token) and the query string (an SSE
 // session endpoint's ?sessionid= is as good as a credential for that
 // session).
-func (h *Handler) logRequest(rec *recorder, r *http.Request, start time.Time) {
+func (h *Handler) logRequest(rec *recorder, r *http.Request, start time.Time, id string) {
 	status := rec.status
 	if status == 0 {
 		status = http.StatusOK // handler wrote nothing: net/http answers 200
@@ -69,5 +69,6 @@ func (h *Handler) logRequest(rec *recorder, r *http.Request, start time.Time) {
 		slog.Duration("duration", time.Since(start)),
 		slog.String("remote", r.RemoteAddr),
 		slog.Int64("bytes", rec.bytes),
+		slog.String("request_id", id),
 	)
 }

@@ -166,12 +166,16 @@ func HTMLLinks(s string) []Link {
 
 // addrLike is text a person reads as an address: an optional local part
 // and '@', a domain with a top-level name of letters, then perhaps a path.
-var addrLike = regexp.MustCompile(`^([^\s/@]+@)?[\p{L}\p{N}-]+(\.[\p{L}\p{N}-]+)*\.\p{L}{2,}([/?#:]\S*)?$`)
+// Compiled on first use: its Unicode classes cost every start ~100
+// allocations otherwise.
+var addrLike = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^([^\s/@]+@)?[\p{L}\p{N}-]+(\.[\p{L}\p{N}-]+)*\.\p{L}{2,}([/?#:]\S*)?$`)
+})
 
 // misleading reports link text that reads as an address other than target.
 func misleading(text, target string) bool {
 	t := normalizeAddr(text)
-	if !addrLike.MatchString(t) {
+	if !addrLike().MatchString(t) {
 		return false // words, not an address
 	}
 	return t != normalizeAddr(target)

@@ -131,7 +131,9 @@ func (o *MailboxOps) Recipients(ctx context.Context) ([]MailboxRecipient, error)
 
 // ErrorText is what a refusal or failure of the operations says (as the
 // tools' error answers do).
-func (o *MailboxOps) ErrorText(op string, err error) string { return failureText(o.t.log, op, err) }
+func (o *MailboxOps) ErrorText(op string, err error) string {
+	return failureText(context.Background(), o.t.log, op, err)
+}
 
 // mbError is a refusal worded by this adapter (identity, tmux).
 type mbError struct {

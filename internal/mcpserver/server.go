@@ -19,6 +19,7 @@ import (
 
 	"github.com/mailgate/mailgate/internal/agentmail"
 	"github.com/mailgate/mailgate/internal/config"
+	"github.com/mailgate/mailgate/internal/metrics"
 )
 
 // The instructions a client gives the model name only the tool sets this
@@ -79,6 +80,9 @@ type Deps struct {
 	// and AgentMail set, or the error that stopped their opening (the call
 	// answers with it). Pending returns ctx's error when ctx ends first.
 	Pending func(ctx context.Context) (Deps, error)
+
+	// Observer, when set, is told of every answered tool call (metrics).
+	Observer CallObserver
 }
 
 // New builds the server with every enabled tool set registered: the
@@ -115,7 +119,7 @@ func New(d Deps) (*mcp.Server, error) {
 		wake.server = s
 	}
 	// The first middleware is the outermost: recovery must wrap everything.
-	s.AddReceivingMiddleware(recoverPanics(d.Logger), logCalls(d.Logger))
+	s.AddReceivingMiddleware(recoverPanics(d.Logger), logCalls(d.Logger, d.Observer))
 	only, err := agentMailProfile(d.AgentMailProfile)
 	if err != nil && slices.Contains(d.Tools, config.ToolsAgentMail) {
 		return nil, err
@@ -212,16 +216,21 @@ func recoverPanics(logger *slog.Logger) mcp.Middleware {
 	}
 }
 
-// logCalls writes one structured line per tool call to the log (stderr).
-// Arguments are never logged: they carry mail bodies and addresses.
-func logCalls(logger *slog.Logger) mcp.Middleware {
+// logCalls gives every tool call a request id (the HTTP request's, else a
+// new one), carried by its context into every line logged with it, and
+// writes one structured line per call to the log (stderr); obs, when set,
+// counts it. Arguments are never logged: they carry mail bodies and
+// addresses.
+func logCalls(logger *slog.Logger, obs CallObserver) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			if method != "tools/call" {
 				return next(ctx, method, req)
 			}
+			ctx = metrics.WithRequestID(ctx, requestID(req))
 			start := time.Now()
 			res, err := next(ctx, method, req)
+			d := time.Since(start)
 			name := ""
 			if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok {
 				name = p.Name
@@ -230,7 +239,10 @@ func logCalls(logger *slog.Logger) mcp.Middleware {
 			if r, ok := res.(*mcp.CallToolResult); ok && r != nil && r.IsError {
 				isErr = true
 			}
-			logger.Debug("tool call", "tool", name, "error", isErr, "duration", time.Since(start))
+			if obs != nil {
+				obs.ToolCall(ctx, name, isErr, d)
+			}
+			logger.DebugContext(ctx, "tool call", "tool", name, "error", isErr, "duration", d)
 			return res, err
 		}
 	}

@@ -179,7 +179,7 @@ func rawTool[In any](s *mcp.Server, t *mcp.Tool, b binding, call func(context.Co
 			if errors.As(err, &wire) {
 				return nil, wire
 			}
-			return errorResult(failureText(b.log, t.Name, err)), nil
+			return errorResult(failureText(ctx, b.log, t.Name, err)), nil
 		}
 		return res, nil
 	})
@@ -205,7 +205,7 @@ func outputSchema[Out any](set, tool string) any {
 // refusals verbatim (they say what to do), a cancelled call as such, and
 // anything else as a generic retryable failure with the details in the
 // server log.
-func failureText(log *slog.Logger, tool string, err error) string {
+func failureText(ctx context.Context, log *slog.Logger, tool string, err error) string {
 	var e *agentmail.Error
 	var local *mbError
 	switch {
@@ -216,7 +216,7 @@ func failureText(log *slog.Logger, tool string, err error) string {
 	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
 		return fmt.Sprintf("%s was cancelled before it finished; nothing is lost, call it again", tool)
 	}
-	log.Error("tool failed", "tool", tool, "err", err)
+	log.ErrorContext(ctx, "tool failed", "tool", tool, "err", err) // with the call's request_id
 	return fmt.Sprintf("internal error in %s: the store could not complete the call (details are in the server log); it is safe to retry", tool)
 }
 

@@ -5,9 +5,10 @@ import (
 	"database/sql"
 	"errors"
 	"log/slog"
-	"math/rand/v2"
 	"sync"
 	"time"
+
+	"github.com/mailgate/mailgate/internal/retry"
 )
 
 // Sink is one consumer of the outbox.
@@ -205,7 +206,7 @@ func (w *Worker) failed(it Item, err error) time.Duration {
 	if errors.As(err, &te) {
 		w.mu.Lock()
 		w.streak++
-		d := max(backoff(w.streak, w.o.BackoffMin, w.o.BackoffMax), te.Wait)
+		d := max(retry.Policy{Initial: w.o.BackoffMin, Max: w.o.BackoffMax}.Nth(w.streak), te.Wait)
 		if t := time.Now().Add(d); t.After(w.pauseTo) {
 			w.pauseTo = t
 		}
@@ -214,7 +215,9 @@ func (w *Worker) failed(it Item, err error) time.Duration {
 			"attempt", it.Attempts, "wait", d, "err", err)
 		return d
 	}
-	d := backoff(it.Attempts, w.o.BackoffMin, w.o.PermanentMax)
+	// The row's attempts are counted in the outbox, so its next try is
+	// scheduled there rather than slept for.
+	d := retry.Policy{Initial: w.o.BackoffMin, Max: w.o.PermanentMax}.Nth(it.Attempts)
 	w.o.Logger.Warn("mirror: message could not be mirrored; will retry", "sink", w.sink.Name(), "message", it.MessageID,
 		"attempt", it.Attempts, "wait", d, "err", err)
 	return d
@@ -224,17 +227,6 @@ func (w *Worker) pause() time.Duration {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return time.Until(w.pauseTo)
-}
-
-// backoff is min·2^(n-1), capped, with ±20% jitter so that processes that
-// failed together do not retry together.
-func backoff(n int, lo, hi time.Duration) time.Duration {
-	d := lo
-	for i := 1; i < n && d < hi; i++ {
-		d *= 2
-	}
-	d = min(d, hi)
-	return time.Duration(float64(d) * (0.8 + 0.4*rand.Float64()))
 }
 
 func sleep(ctx context.Context, d time.Duration) {

@@ -3,6 +3,7 @@ package ratelimit
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"sync"
 	"time"
 )
 
@@ -13,10 +14,20 @@ import (
 type Monotonic func() (clock string, ms int64)
 
 // processClock is the fallback Monotonic: Go's monotonic clock, which is
-// the process's own, named by a random token drawn at start.
-var processClock = func() Monotonic {
+// the process's own, named by a random token drawn at its first reading.
+func processClock() (string, int64) {
+	c := processMono()
+	return c.name, time.Since(c.start).Milliseconds()
+}
+
+var processMono = sync.OnceValue(func() struct {
+	name  string
+	start time.Time
+} {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
-	name, start := "proc:"+hex.EncodeToString(b[:]), time.Now()
-	return func() (string, int64) { return name, time.Since(start).Milliseconds() }
-}()
+	return struct {
+		name  string
+		start time.Time
+	}{"proc:" + hex.EncodeToString(b[:]), time.Now()}
+})

@@ -3,6 +3,7 @@ package ratelimit
 import (
 	"os"
 	"strings"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -14,17 +15,20 @@ import (
 // until the next reboot. Where the boot id cannot be read, it falls back to
 // the process's own monotonic clock.
 func SystemClock() (string, int64) {
-	if bootID == "" {
+	id := bootID()
+	if id == "" {
 		return processClock()
 	}
 	var ts unix.Timespec
 	if err := unix.ClockGettime(unix.CLOCK_BOOTTIME, &ts); err != nil {
 		return processClock()
 	}
-	return bootID, ts.Nano() / 1e6
+	return id, ts.Nano() / 1e6
 }
 
-var bootID = func() string {
+// bootID is read once, on the first reading (not at package
+// initialisation: a process that never takes a slot never reads it).
+var bootID = sync.OnceValue(func() string {
 	b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
 	if err != nil {
 		return ""
@@ -33,4 +37,4 @@ var bootID = func() string {
 		return "boot:" + id
 	}
 	return ""
-}()
+})

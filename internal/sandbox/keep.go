@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mailgate/mailgate/internal/atomicfile"
 	"github.com/mailgate/mailgate/internal/filelock"
 	"github.com/mailgate/mailgate/internal/localgmail"
 )
@@ -137,26 +138,14 @@ func (mb *Mailbox) load() error {
 	return nil
 }
 
-// save writes the mailbox atomically: a temporary file beside it, then a
-// rename, so a reader never sees half a mailbox.
+// save writes the mailbox atomically (atomicfile), so a reader never sees
+// half a mailbox.
 func (mb *Mailbox) save() error {
 	data, err := mb.srv.Snapshot()
 	if err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(mb.dir, ".mailbox-*.tmp")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name()) // a no-op after the rename
-	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), mb.Path())
-	}
-	if err != nil {
+	if err := atomicfile.WriteFile(mb.Path(), data, 0o600); err != nil {
 		return fmt.Errorf("saving the sandbox mailbox %s: %w", mb.Path(), err)
 	}
 	mb.seen, _ = os.Stat(mb.Path())

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cenkalti/backoff/v4"
+	"github.com/mailgate/mailgate/internal/retry"
 )
 
 // RetryBudget bounds how long Write and Read keep running a transaction
@@ -74,29 +74,19 @@ func (db *DB) run(ctx context.Context, opts *sql.TxOptions, fn func(*sql.Tx) err
 // jittered pause (2 ms up to 250 ms). It returns f's last error, never a
 // bare context error.
 func (db *DB) Retry(ctx context.Context, f func() error) error {
-	// Most transactions win at once: no back-off state on that path.
-	if err := f(); err == nil || !db.Retryable(err) || ctx.Err() != nil {
-		return err
-	}
-	b := backoff.NewExponentialBackOff()
-	b.InitialInterval = 2 * time.Millisecond
-	b.Multiplier = 1.6
-	b.RandomizationFactor = 0.5
-	b.MaxInterval = 250 * time.Millisecond
-	b.MaxElapsedTime = RetryBudget
-	var last error
-	err := backoff.Retry(func() error {
-		last = f()
-		if last != nil && !db.Retryable(last) {
-			return backoff.Permanent(last)
+	runs := 0
+	return retry.Do(ctx, txRetry, db.Retryable, func() error {
+		if runs++; runs > 1 {
+			CountRetry() // the metric mailgate_store_tx_retries_total
 		}
-		return last
-	}, backoff.WithContext(b, ctx))
-	if err != nil && last != nil {
-		return last
-	}
-	return err
+		return f()
+	})
 }
+
+// txRetry is the policy of Retry: short waits, as the race is with a
+// transaction of milliseconds.
+var txRetry = retry.Policy{Initial: 2 * time.Millisecond, Max: 250 * time.Millisecond,
+	Multiplier: 1.6, Jitter: 0.5, Budget: RetryBudget}
 
 // Retryable reports whether err means the transaction lost a race with
 // another writer and may run again: SQLITE_BUSY on SQLite, a serialization

@@ -24,19 +24,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/mailgate/mailgate/internal/agentmail"
 	"github.com/mailgate/mailgate/internal/agentmail/amsql"
 	"github.com/mailgate/mailgate/internal/store"
 )
-
-// maxAttempts bounds retries of a transaction that met a lock error after
-// the busy timeout (rare: the timeout is 30 s).
-const maxAttempts = 5
 
 // Store implements agentmail.Store on a store.DB.
 type Store struct {
@@ -230,20 +224,9 @@ func (s *Store) read(ctx context.Context, fn func(*tx) error) error {
 	return s.retry(ctx, func() error { return s.run(ctx, &sql.TxOptions{ReadOnly: true}, fn) })
 }
 
-func (s *Store) retry(ctx context.Context, f func() error) error {
-	for attempt := 1; ; attempt++ {
-		err := f()
-		if err == nil || attempt == maxAttempts || !store.IsBusy(err) {
-			return err
-		}
-		d := time.Duration(attempt*20+rand.IntN(30)) * time.Millisecond
-		select {
-		case <-time.After(d):
-		case <-ctx.Done():
-			return err
-		}
-	}
-}
+// retry runs a transaction again after a lock error that outlived the busy
+// timeout (rare: the timeout is 30 s), under the store's one policy.
+func (s *Store) retry(ctx context.Context, f func() error) error { return s.db.Retry(ctx, f) }
 
 func (s *Store) run(ctx context.Context, opts *sql.TxOptions, fn func(*tx) error) error {
 	sqltx, err := s.db.BeginTx(ctx, opts)
