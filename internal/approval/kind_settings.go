@@ -2,7 +2,6 @@ package approval
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
 )
@@ -72,10 +71,6 @@ func (k Kind) IsSettings() bool {
 	return ok
 }
 
-// targetForm is a settings Target: a fixed word, or a prefix and a
-// Gmail-style id.
-var targetID = regexp.MustCompile(`^[A-Za-z0-9_.\-]{1,128}$`)
-
 // validateSettings checks a settings request: its Target for its kind,
 // then the subject and description as an action's.
 func (r Request) validateSettings() error {
@@ -83,7 +78,7 @@ func (r Request) validateSettings() error {
 	ok := r.Target == spec.prefix
 	if strings.HasSuffix(spec.prefix, ":") {
 		id, has := strings.CutPrefix(r.Target, spec.prefix)
-		ok = has && targetID.MatchString(id)
+		ok = has && isGmailID(id) // kind_action.go
 	}
 	if !ok || r.To != "" || r.ThreadID != "" || r.MessageID != "" || r.DraftID != "" {
 		return &ValidationError{Field: "target", Value: r.Target, Text: fmt.Sprintf("Invalid target %q for %s", r.Target, r.Kind)}
