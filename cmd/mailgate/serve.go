@@ -378,7 +378,7 @@ func openEmail(ctx context.Context, cfg *config.Config, logger *slog.Logger, db 
 	// must not need DEV_MODE=false in the home's settings, which would
 	// then send for real once the user switches to Gmail.
 	g := &gate.Gate{Vault: vault, Limiter: limiter, Audit: auditLog, DevMode: cfg.DevMode && !useSandbox, Logger: logger}
-	deps := &mcpserver.EmailDeps{Gate: g, Audit: auditLog, Logger: logger,
+	deps := &mcpserver.EmailDeps{Gate: g, Audit: auditLog, Logger: logger, Elicit: cfg.ApprovalElicit,
 		Downloads: attach.Downloads{Dir: attach.DownloadDir(cfg.Home)}, OrganizeLimiter: organizeLimiter,
 		Attachments: attach.Folder{Dir: cfg.AttachmentsDir}, Drafts: myDrafts}
 	// The one folder attachments may come from exists, private, from the

@@ -187,7 +187,10 @@ func (s *Server) detail(ctx context.Context, csrf, folder, name string) (detailD
 		h := sha256.Sum256(data)
 		d.FileSHA256 = hex.EncodeToString(h[:])
 	}
-	d.From = "the Gmail account of the server that sends it"
+	d.From = "the Gmail account of the server that sends it (its own address)"
+	if it.From != "" {
+		d.From = warnings.Escape(it.From) + " (a send-as address of the account)"
+	}
 	for _, l := range []struct {
 		dst *[]string
 		src []string

@@ -58,6 +58,7 @@ type Config struct {
 	DB              string        `setting:"MAILGATE_DB"` // absolute SQLite path, or a PostgreSQL URL
 	DevMode         bool          `setting:"DEV_MODE"`
 	ApprovalMode    string        `setting:"APPROVAL_MODE"`
+	ApprovalElicit  bool          `setting:"APPROVAL_ELICIT"`
 	ApprovalTTL     time.Duration `setting:"APPROVAL_TTL"`
 	SendLimit       int           `setting:"SEND_LIMIT_PER_HOUR"`
 	OrganizeLimit   int           `setting:"ORGANIZE_LIMIT"`

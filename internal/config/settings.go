@@ -90,6 +90,8 @@ var Vars = []Var{
 		Meaning: "`content`: the approval must match the exact content; `recipient`: match on `to` / `thread_id` alone"},
 	{Name: "APPROVAL_TTL", Flag: "approval-ttl", Default: "24h", Kind: KindDuration, Section: SectionEmail,
 		Meaning: "expiry written into new requests"},
+	{Name: "APPROVAL_ELICIT", Flag: "approval-elicit", Default: "false", Kind: KindBool, Section: SectionEmail,
+		Meaning: "`true`: where the MCP client declares elicitation, a gated email also asks you in the client (accept approves it like a file move; decline, cancel or a timeout is no); off by default because some clients let a hook or an auto-approve setting answer for you"},
 	{Name: "SEND_LIMIT_PER_HOUR", Flag: "send-limit", Default: "10", Kind: KindInt, Section: SectionEmail,
 		Min: 1, Max: 10000, MaxNote: " (to send nothing, keep DEV_MODE=true)",
 		Meaning: "rolling one-hour limit over sends and replies, shared by every process on the store"},

@@ -101,8 +101,23 @@ func benchWords() []string {
 // schema a fresh store of this code has (whichever folder its migrations
 // live in), so later runs start at once. (A store built by live sends, at
 // a million messages: agentmail/sqlite's scale benchmarks.)
+//
+// MAILGATE_BENCH_STORE names a store file to use instead (a copy of it),
+// say agentmail/sqlite's scale store of a million messages, whose project
+// and agents are these.
 func seeded(b *testing.B, n int) *amHarness {
 	b.Helper()
+	if from := os.Getenv("MAILGATE_BENCH_STORE"); from != "" {
+		data, err := os.ReadFile(from)
+		if err != nil {
+			b.Fatal(err)
+		}
+		path := filepath.Join(b.TempDir(), "state.db")
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			b.Fatal(err)
+		}
+		return newAMHarnessAt(b, path)
+	}
 	_, fresh := openService(b, filepath.Join(b.TempDir(), "schema.db"))
 	var schema string
 	if err := fresh.QueryRow(`SELECT group_concat(coalesce(sql, ''), ';') FROM (SELECT sql FROM sqlite_schema ORDER BY name)`).Scan(&schema); err != nil {
@@ -215,7 +230,7 @@ func BenchmarkSearchMessages(b *testing.B) {
 // BenchmarkSearchEach times each query form separately.
 func BenchmarkSearchEach(b *testing.B) {
 	h := seeded(b, benchStored)
-	for _, q := range []string{"flaky test", `"deploy migration"`, "schema OR latency", "retr*", "w0100x", "api NOT docs"} {
+	for _, q := range []string{"flaky test", `"deploy migration"`, "schema OR latency", "retr*", "migra*", "w0100x", "api NOT docs"} {
 		b.Run(q, func(b *testing.B) {
 			h.benchCall(b, "search_messages", map[string]any{"project_key": "/bench/app", "query": q, "limit": 20})
 		})

@@ -483,6 +483,9 @@ func (h *emailHandlers) submit(ctx context.Context, c gate.Call) (*mcp.CallToolR
 		return invalid(err)
 	}
 	out := h.d.Gate.Run(ctx, c)
+	if h.elicitApproval(ctx, out) { // APPROVAL_ELICIT: email_elicit.go
+		out = h.d.Gate.Run(ctx, c)
+	}
 	if out.Status.OK() {
 		return textResult(out.Message()), out
 	}

@@ -100,6 +100,11 @@ var _ Mailbox = (*gmail.Client)(nil)
 // EmailDeps are the email tool set's dependencies.
 type EmailDeps struct {
 	Mailbox Mailbox
+	// Elicit (APPROVAL_ELICIT) asks the human in a client that declares
+	// elicitation to approve a gated email in the client (email_elicit.go);
+	// ElicitTimeout bounds the question (DefaultElicitTimeout when 0).
+	Elicit        bool
+	ElicitTimeout time.Duration
 	// Gate: sends and replies go through it, and only through it; drafts
 	// ask it (Gate.Direct), so DEV_MODE is decided in one place.
 	Gate   *gate.Gate

@@ -65,7 +65,7 @@ func emailTool[In any](h func(*emailHandlers, context.Context, *mcp.CallToolRequ
 			if msg := emailArgs(t.Name, sch, resolved, req.Params.Arguments, &in); msg != "" {
 				return errorResult(msg), nil
 			}
-			res, out, err := h(b.recv().(*emailHandlers), ctx, req, in)
+			res, out, err := h(b.recv().(*emailHandlers), withElicitSession(ctx, req.Session), req, in)
 			if err != nil {
 				var wire *jsonrpc.Error
 				if errors.As(err, &wire) {

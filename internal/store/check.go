@@ -62,9 +62,17 @@ func checkExisting(path string) (missing bool, err error) {
 	return false, nil
 }
 
+// quickCheckMax is the largest store whose every page quick_check reads at
+// each start. quick_check is a scan of every page: milliseconds for a store of
+// a few MiB, but 35-100 s for an agent-mail store of a million messages
+// (645 MiB-1 GiB), which a client starting the server would not wait for.
+// Above it, a start checks what a replaced or foreign file would fail (the
+// header, the schema); `mailgate doctor` runs the full check at any size.
+const quickCheckMax = 256 << 20
+
 // verifySQLite checks an open SQLite store: it is an SQLite database, it has
-// mailgate's schema_migrations table, and quick_check finds no damaged page
-// (a scan of every page, milliseconds for a store of a few MiB).
+// mailgate's schema_migrations table, and (up to quickCheckMax) quick_check
+// finds no damaged page.
 func verifySQLite(ctx context.Context, path string) error {
 	q := url.Values{}
 	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", BusyTimeout.Milliseconds()))
@@ -87,6 +95,9 @@ func verifySQLite(ctx context.Context, path string) error {
 	}
 	if n == 0 {
 		return &DamagedError{Path: path, Problem: "is an SQLite database without mailgate's schema (no schema_migrations table): it is not a mailgate store"}
+	}
+	if fi, err := os.Stat(path); err == nil && fi.Size() > quickCheckMax {
+		return nil
 	}
 	rows, err := db.QueryContext(ctx, `PRAGMA quick_check(5)`)
 	if err != nil {
