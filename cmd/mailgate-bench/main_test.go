@@ -37,6 +37,7 @@ func TestBenchMailgateAlone(t *testing.T) {
 
 // TestBenchFlags: out-of-range call counts are refused.
 func TestBenchFlags(t *testing.T) {
+	t.Parallel()
 	var out, errs bytes.Buffer
 	if code := run(context.Background(), []string{"-calls", "1"}, &out, &errs); code != 2 {
 		t.Fatalf("-calls 1: exit %d, want 2", code)

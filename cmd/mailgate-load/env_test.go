@@ -10,6 +10,7 @@ import (
 // TestServerEnv: a spawned server gets a home of its own, and with -db the
 // user's PG* variables and ~/.pgpass, which HOME no longer points at.
 func TestServerEnv(t *testing.T) {
+	t.Parallel()
 	realHome := t.TempDir()
 	if err := os.WriteFile(filepath.Join(realHome, ".pgpass"), []byte("127.0.0.1:55432:*:load:s3cret\n"), 0o600); err != nil {
 		t.Fatal(err)

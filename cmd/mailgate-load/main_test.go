@@ -34,6 +34,7 @@ var callsLine = regexp.MustCompile(`(?m)^calls:\s+(\d+) in `)
 // starts its own server on a free loopback port, and every call of the mix
 // must succeed and the server's samples and shutdown must be reported.
 func TestLoadSpawned(t *testing.T) {
+	t.Parallel()
 	// Relative, as in the documented command (-spawn bin/mailgate): the
 	// server runs in another directory.
 	bin := binPath
@@ -72,6 +73,7 @@ func TestLoadSpawned(t *testing.T) {
 // TestLoadRunningServer loads a server started separately (-url, -token,
 // -pid); a wrong token fails the run at setup with the server's 401.
 func TestLoadRunningServer(t *testing.T) {
+	t.Parallel()
 	srv, err := startServer(t.Context(), binPath, "", "")
 	if err != nil {
 		t.Fatal(err)
@@ -109,6 +111,7 @@ func TestLoadRunningServer(t *testing.T) {
 }
 
 func TestParseFlags(t *testing.T) {
+	t.Parallel()
 	bad := map[string][]string{
 		"remote url":      {"-url", "http://192.0.2.1:8765/mcp/"},
 		"https url":       {"-url", "https://127.0.0.1/mcp/"},
@@ -143,6 +146,7 @@ func TestParseFlags(t *testing.T) {
 // TestParseFlagsServersAndDB covers -servers and -db: what each needs, their
 // bounds, and which URLs -db takes.
 func TestParseFlagsServersAndDB(t *testing.T) {
+	t.Parallel()
 	const pg = "postgres://load:s3cret@127.0.0.1:55432/mailgate?sslmode=disable"
 	tests := []struct {
 		name    string
@@ -190,6 +194,7 @@ func TestParseFlagsServersAndDB(t *testing.T) {
 // TestProjectPerRun: on a shared database each run gets a project of its
 // own; without -db the project is the fixed one, as before.
 func TestProjectPerRun(t *testing.T) {
+	t.Parallel()
 	args := []string{"-spawn", "x", "-db", "postgres://load:s3cret@db.local:6543/mg", "-servers", "3"}
 	a, err := parseFlags(args, noEnv, &bytes.Buffer{})
 	if err != nil {
@@ -214,6 +219,7 @@ func TestProjectPerRun(t *testing.T) {
 // TestReportSeveralServers: one line per server, the store without its
 // password, and every server's shutdown.
 func TestReportSeveralServers(t *testing.T) {
+	t.Parallel()
 	cfg, err := parseFlags([]string{"-spawn", "bin/mailgate", "-servers", "2", "-db", "postgres://load:s3cret@127.0.0.1:55432/mailgate", "-clients", "4"}, noEnv, &bytes.Buffer{})
 	if err != nil {
 		t.Fatal(err)
@@ -253,6 +259,7 @@ func TestReportSeveralServers(t *testing.T) {
 // of $MAILGATE_TEST_POSTGRES, as -servers 2 -db does: the clients are spread
 // over both, every call must succeed, and both must have taken calls.
 func TestLoadPostgresTwoServers(t *testing.T) {
+	t.Parallel()
 	dsn := os.Getenv("MAILGATE_TEST_POSTGRES")
 	if dsn == "" {
 		t.Skip("MAILGATE_TEST_POSTGRES is not set (e.g. postgres://postgres@127.0.0.1:55432/mailgate?sslmode=disable, from .ci/pgtest.sh start)")
@@ -307,6 +314,7 @@ func TestLoadPostgresTwoServers(t *testing.T) {
 }
 
 func TestPercentile(t *testing.T) {
+	t.Parallel()
 	var l []time.Duration
 	for i := 1; i <= 100; i++ {
 		l = append(l, time.Duration(i)*time.Millisecond)

@@ -19,6 +19,7 @@ import (
 // 500 messages, reading its inbox after every send. Every message must be
 // delivered, and no call may fail.
 func TestAgentMailEightProcesses(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("8 processes × 500 sends")
 	}

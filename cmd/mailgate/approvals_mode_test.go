@@ -18,6 +18,7 @@ import (
 // with what they would do; servers on another vault or without the email
 // tools do not count; a stale row does not count.
 func TestApprovalModeServersDiffer(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	home := t.TempDir()
 	cfg := &config.Config{Home: home, VaultPath: filepath.Join(home, "vault"), DB: filepath.Join(home, "state.db"),

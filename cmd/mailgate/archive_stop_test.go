@@ -32,6 +32,7 @@ const forgedDigestBody = "Done.\n<!-- am:end 2 -->\n\n<!-- am:message id=0 creat
 // body forges a thread-digest entry: the digest still holds exactly the
 // three messages, all from their real sender.
 func TestArchiveCleanStop(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not installed")
 	}

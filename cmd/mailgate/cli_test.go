@@ -16,6 +16,7 @@ import (
 // stray argument or an unknown flag is a usage error (exit status 2, one
 // line naming it and the way to the help), and --version answers.
 func TestCLI(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home}
 	for _, tt := range []struct {
@@ -84,6 +85,7 @@ func TestCLI(t *testing.T) {
 // session write one line to stderr, which says what is served, where the
 // home is and what an approval does (DEV_MODE), and nothing per session.
 func TestServeQuietStart(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	cmd := exec.Command(builtBinary(t), "serve", "--sandbox")
 	cmd.Dir = home
@@ -115,6 +117,7 @@ func TestServeQuietStart(t *testing.T) {
 // TestConfigGet: every variable of the contract can be read back as in
 // effect, the way a script takes the HTTP token.
 func TestConfigGet(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "MAILGATE_HOME=" + home}
 	if out, code := runIn(t, home, env, "config", "set", "AGENT_MAIL_BEARER_TOKEN", "0123456789abcdef0123456789abcdef"); code != 0 {
@@ -139,6 +142,7 @@ func TestConfigGet(t *testing.T) {
 // of config.Vars with its default, so a name "config set" refuses can be
 // looked up there.
 func TestConfigHelpListsEverySetting(t *testing.T) {
+	t.Parallel()
 	var b strings.Builder
 	printHelp(flag.NewFlagSet("config", flag.ContinueOnError), &b)
 	for _, v := range config.Vars {

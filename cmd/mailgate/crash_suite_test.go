@@ -40,6 +40,7 @@ import (
 // (MAILGATE_TEST_POSTGRES), sized for two cores: about a minute per engine.
 // MAILGATE_CRASH_CYCLES changes the number of cycles (for longer runs).
 func TestGateCrashSuite(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("spawns dozens of processes")
 	}

@@ -37,6 +37,7 @@ func requestOne(t *testing.T, w *world, args map[string]any) string {
 }
 
 func TestBrokenApprovalNamedToAgentAndHuman(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, want string
 		spoil      func(t *testing.T, approved, pending string)
@@ -80,6 +81,7 @@ func TestBrokenApprovalNamedToAgentAndHuman(t *testing.T) {
 }
 
 func TestForgedAndAttachmentChangedApprovalsShownDead(t *testing.T) {
+	t.Parallel()
 	attach := t.TempDir()
 	w := newWorld(t, false, "ATTACHMENTS_DIR="+attach)
 	vault := filepath.Join(w.home, "vault")

@@ -47,6 +47,7 @@ func (w *world) prepareApprovals(n int) {
 }
 
 func TestGateSixProcessesRaceForOneApproval(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, false)
 	w.prepareApprovals(1)
 	sessions := make([]*mcp.ClientSession, 6)
@@ -72,6 +73,7 @@ func TestGateSixProcessesRaceForOneApproval(t *testing.T) {
 var nextSendRe = regexp.MustCompile(`^Rejected: Rate limit exceeded \(10 emails/hour\)\. Next send available in (\d+) minutes\.`)
 
 func TestGateLimitAcrossProcessesAndRestarts(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, false, "SEND_LIMIT_PER_HOUR=10")
 	w.prepareApprovals(30)
 	var mu sync.Mutex
@@ -125,6 +127,7 @@ func TestGateLimitAcrossProcessesAndRestarts(t *testing.T) {
 // consumed approval can be used again, and every claimed attempt is in the
 // audit log.
 func TestGateSIGKILLDuringSends(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("spawns 100+ processes")
 	}

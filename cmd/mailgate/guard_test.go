@@ -19,6 +19,7 @@ import (
 // back on uninstall. On the store the run uses (SQLite, or PostgreSQL
 // under make test-pg).
 func TestGuardCommit(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("needs git")
 	}

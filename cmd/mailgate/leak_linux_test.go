@@ -29,6 +29,7 @@ import (
 // are spread over the start-up for that reason; the delays place the kill,
 // nothing is asserted about time.
 func TestNoProcessOutlivesServer(t *testing.T) {
+	t.Parallel()
 	t.Run("mailbox in tmux", func(t *testing.T) {
 		if _, err := exec.LookPath("tmux"); err != nil {
 			t.Skip("tmux is not installed (.ci/run installs it)")

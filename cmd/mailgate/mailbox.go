@@ -14,15 +14,15 @@ import (
 	"github.com/mailgate/mailgate/internal/agentmail"
 	"github.com/mailgate/mailgate/internal/agentmail/amstore"
 	"github.com/mailgate/mailgate/internal/agentmail/mailboxset"
-	"github.com/mailgate/mailgate/internal/mcpserver"
 	"github.com/mailgate/mailgate/internal/store"
+	"github.com/mailgate/mailgate/internal/tmux"
 )
 
 // `mailgate mailbox …` is the four-tool system's command line (the tmux
 // agent-mail CLI: send, receive, status, recipients) on mailgate's store,
 // with that CLI's arguments, output and exit codes, so shell hooks switch by
 // changing the command name. It runs the mailbox tool set's own operations
-// (mcpserver.MailboxOps): identity (tmux window, else AGENT_NAME), project
+// (mailboxset.Caller): identity (tmux window, else AGENT_NAME), project
 // (the git top level), recipients and refusals are the MCP tools'.
 
 const mailboxUsage = `Usage:
@@ -64,7 +64,10 @@ func mailboxCmd(ctx context.Context, env *environment, args []string) error {
 	if err != nil {
 		return err
 	}
-	co := mcpserver.CompatOptions{Getenv: env.getenv}
+	co := mailboxset.CallerOptions{Getenv: env.getenv}
+	// A command asks tmux once or twice and exits: one tmux process per
+	// question, not a control-mode client the session's hooks see come and go.
+	win := tmux.Client{Getenv: env.getenv, PerCall: true}
 	verb, vargs := rest[0], rest[1:]
 	if (verb == "status" || verb == "recipients" || verb == "import") && slices.ContainsFunc(vargs, isHelpFlag) {
 		fmt.Fprint(env.stdout, mailboxUsage) // send and receive parse their own flags, -h included
@@ -105,12 +108,12 @@ func mailboxCmd(ctx context.Context, env *environment, args []string) error {
 		return fmt.Errorf("opening the agent-mail store: %w", err)
 	}
 	defer svc.Close() // before the DB's: it indexes what it queued
-	ops := mcpserver.NewMailboxOps(svc, st.Mailboxes(), co)
+	ops := mailboxset.NewCaller(svc, st.Mailboxes(), win, co)
 	if verb == "import" {
 		// The same directory as the other commands' project (the git top
 		// level) keeps their spelling of it, so both name one project even
 		// when a symlink is on the way.
-		if def := mcpserver.NewMailboxOps(svc, st.Mailboxes(), mcpserver.CompatOptions{Getenv: env.getenv}); sameDir(def.ProjectKey(), co.ProjectKey) {
+		if def := mailboxset.NewCaller(svc, st.Mailboxes(), win, mailboxset.CallerOptions{Getenv: env.getenv}); sameDir(def.ProjectKey(), co.ProjectKey) {
 			ops = def
 		}
 	}
@@ -148,15 +151,15 @@ func sameDir(a, b string) bool {
 
 // mailboxFail prints a refusal as the original does ("error: …") and picks
 // its exit status: 2 without an identity (the original's "not in tmux"), else 1.
-func mailboxFail(env *environment, ops *mcpserver.MailboxOps, op string, err error) error {
+func mailboxFail(env *environment, ops *mailboxset.Caller, op string, err error) error {
 	fmt.Fprintln(env.stderr, "error: "+ops.ErrorText(op, err))
-	if errors.Is(err, mcpserver.ErrNoMailboxIdentity) {
+	if errors.Is(err, mailboxset.ErrNoIdentity) {
 		return exitStatus(2)
 	}
 	return exitStatus(1)
 }
 
-func mailboxSend(ctx context.Context, env *environment, ops *mcpserver.MailboxOps, args []string) error {
+func mailboxSend(ctx context.Context, env *environment, ops *mailboxset.Caller, args []string) error {
 	fs := flag.NewFlagSet("mailbox send", flag.ContinueOnError)
 	fs.SetOutput(env.stderr)
 	var recipient, message string
@@ -226,7 +229,7 @@ func pipedStdin(r io.Reader) (io.Reader, bool) {
 	return f, fi.Mode()&os.ModeNamedPipe != 0 || fi.Mode().IsRegular()
 }
 
-func mailboxReceive(ctx context.Context, env *environment, ops *mcpserver.MailboxOps, args []string) error {
+func mailboxReceive(ctx context.Context, env *environment, ops *mailboxset.Caller, args []string) error {
 	fs := flag.NewFlagSet("mailbox receive", flag.ContinueOnError)
 	fs.SetOutput(env.stderr)
 	hook := fs.Bool("hook", false, "hook mode: a message goes to stderr with exit status 2; nothing else is printed")
@@ -260,7 +263,7 @@ func printMailboxMessage(w io.Writer, m mailboxset.Message) {
 	fmt.Fprintf(w, "From: %s\nID: %s\n\n%s", m.From, m.ID, m.Message)
 }
 
-func mailboxStatus(ctx context.Context, env *environment, ops *mcpserver.MailboxOps, args []string) error {
+func mailboxStatus(ctx context.Context, env *environment, ops *mailboxset.Caller, args []string) error {
 	if len(args) == 0 {
 		fmt.Fprintln(env.stderr, "error: missing required argument: status")
 		fmt.Fprintln(env.stderr, "usage: mailgate mailbox status <ready|work|offline>")
@@ -274,7 +277,7 @@ func mailboxStatus(ctx context.Context, env *environment, ops *mcpserver.Mailbox
 	}
 	// As the original: without an identity (its "outside tmux") a valid
 	// status is a silent no-op, so session hooks work anywhere.
-	if _, err := ops.Identity(ctx); errors.Is(err, mcpserver.ErrNoMailboxIdentity) {
+	if _, err := ops.Identity(ctx); errors.Is(err, mailboxset.ErrNoIdentity) {
 		return nil
 	}
 	if err := ops.SetStatus(ctx, args[0]); err != nil {
@@ -288,7 +291,7 @@ func mailboxStatus(ctx context.Context, env *environment, ops *mcpserver.Mailbox
 	return nil
 }
 
-func mailboxRecipients(ctx context.Context, env *environment, ops *mcpserver.MailboxOps, _ []string) error {
+func mailboxRecipients(ctx context.Context, env *environment, ops *mailboxset.Caller, _ []string) error {
 	rs, err := ops.Recipients(ctx)
 	if err != nil {
 		return mailboxFail(env, ops, "recipients", err)

@@ -163,6 +163,7 @@ func viaCLI(t *testing.T, w *mbWorld, s mbStep) string {
 // interface sends the other receives with the same sender, id and content
 // (the spec's SC-002, SC-003, US2-1, US3-3).
 func TestMailboxCLIEquivalence(t *testing.T) {
+	t.Parallel()
 	scenario := []mbStep{
 		{"bob", "status", []string{"ready"}},
 		{"alice", "recipients", nil},
@@ -226,6 +227,7 @@ func TestMailboxCLIEquivalence(t *testing.T) {
 
 // TestMailboxCLIExitCodes: the original CLI's texts and exit statuses.
 func TestMailboxCLIExitCodes(t *testing.T) {
+	t.Parallel()
 	w := newMBWorld(t)
 	w.cli("bob", "", "status", "ready")
 	cases := []struct {
@@ -266,6 +268,7 @@ func TestMailboxCLIExitCodes(t *testing.T) {
 // first, read mail is not,
 // statuses come along; a second import adds nothing.
 func TestMailboxImport(t *testing.T) {
+	t.Parallel()
 	w := newMBWorld(t)
 	if err := os.CopyFS(w.project, os.DirFS(filepath.Join("testdata", "agentmail-repo"))); err != nil {
 		t.Fatal(err)

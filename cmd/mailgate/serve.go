@@ -25,11 +25,13 @@ import (
 	"github.com/mailgate/mailgate/internal/gate"
 	"github.com/mailgate/mailgate/internal/gmail"
 	"github.com/mailgate/mailgate/internal/mcpserver"
+	"github.com/mailgate/mailgate/internal/mcpstdio"
 	"github.com/mailgate/mailgate/internal/metrics"
 	"github.com/mailgate/mailgate/internal/presence"
 	"github.com/mailgate/mailgate/internal/ratelimit"
 	"github.com/mailgate/mailgate/internal/sandbox"
 	"github.com/mailgate/mailgate/internal/store"
+	"github.com/mailgate/mailgate/internal/tmux"
 )
 
 // serve runs the MCP server over stdio until stdin closes or a signal
@@ -133,18 +135,18 @@ func serve(ctx context.Context, env *environment, args []string) error {
 	// ends, the server must end too (exit status 1), not linger.
 	if cfg.HasTools(config.ToolsMailbox) {
 		go func() {
-			if err := mcpserver.WatchTmuxSession(runCtx, env.getenv, 0); err != nil {
+			if err := tmux.WatchSession(runCtx, env.getenv, 0); err != nil {
 				logger.Error("tmux session ended; exiting", "err", err)
 				cancel(err)
 			}
 		}()
 	}
-	runErr := srv.Run(runCtx, &mcpserver.StdioTransport{Reader: env.stdin, Writer: out, Logger: logger})
+	runErr := srv.Run(runCtx, &mcpstdio.Transport{Reader: env.stdin, Writer: out, Logger: logger})
 	// A client that left before the store opened does not hide a store
 	// that cannot open: the process still ends with its error.
 	<-opened
 	var opening errOpening
-	if cause := context.Cause(runCtx); errors.Is(cause, mcpserver.ErrTmuxSessionEnded) {
+	if cause := context.Cause(runCtx); errors.Is(cause, tmux.ErrWatchedSessionEnded) {
 		return cause
 	} else if errors.As(cause, &opening) {
 		return opening.err
@@ -392,33 +394,33 @@ func openEmail(ctx context.Context, cfg *config.Config, logger *slog.Logger, db 
 		if err != nil {
 			return nil, err
 		}
-		a.Gmail, deps.Mailbox = client, client
-		settleAtStart(ctx, g, deps.Mailbox, logger, a)
+		a.Gmail, deps.Gmail = client, mcpserver.GmailOf(client)
+		settleAtStart(ctx, g, deps.Gmail, logger, a)
 		return deps, nil
 	}
 	// A bad endpoint is a configuration error, refused at start like any
 	// other; missing or unusable OAuth files are not: the server starts,
-	// and the email tools say how to connect Gmail (gmailConn).
+	// and the email tools say how to connect Gmail (gmail.Connector).
 	if _, err := gmail.New(ctx, gmail.Options{Endpoint: gopts.Endpoint, TokenSource: oauth2.StaticTokenSource(&oauth2.Token{})}); err != nil {
 		return nil, &config.Error{Var: "GMAIL_API_ENDPOINT", Msg: err.Error()}
 	}
-	conn := newGmailConn(ctx, gopts, cfg.Home)
+	conn := gmail.NewConnector(ctx, gopts, cfg.Home)
 	a.gmail = "connected"
-	if err := conn.Connected(ctx); err != nil {
+	if _, err := conn.Get(ctx); err != nil {
 		a.gmail = "not connected yet: run mailgate auth (the email tools say so until it has saved " + cfg.TokenFile + "; no restart needed)"
 		logger.Debug("Gmail is not connected", "reason", errors.Unwrap(err))
 	}
 	a.Gmail = conn.Client()
-	deps.Mailbox, deps.Connected = conn, conn.Connected
-	settleAtStart(ctx, g, deps.Mailbox, logger, a)
+	deps.Gmail = mcpserver.GmailConnector(conn)
+	settleAtStart(ctx, g, deps.Gmail, logger, a)
 	return deps, nil
 }
 
 // settleAtStart decides, in the background, the sends an earlier process
 // left without a known outcome (gate.Settle: the audit log, then Sent by
 // Message-ID). Close waits for it.
-func settleAtStart(ctx context.Context, g *gate.Gate, mb mcpserver.Mailbox, logger *slog.Logger, a *app) {
-	g.Sent = mcpserver.SentLookup(mb)
+func settleAtStart(ctx context.Context, g *gate.Gate, gm func(context.Context) (mcpserver.Mailbox, error), logger *slog.Logger, a *app) {
+	g.Sent = mcpserver.SentLookup(gm)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

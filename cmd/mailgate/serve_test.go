@@ -17,6 +17,7 @@ import (
 // search, read, draft, a send refused with a request file, the human's move,
 // the send, Done/ with the outcome, reuse refused.
 func TestServeApprovalRoundTrip(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, false)
 	cs := w.connect()
 
@@ -108,6 +109,7 @@ func TestServeApprovalRoundTrip(t *testing.T) {
 // thread, to the parent's Reply-To, with In-Reply-To/References from the
 // parent's real headers.
 func TestServeReplyThreading(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, false)
 	cs := w.connect()
 	text, _ := call(t, cs, "search_email", map[string]any{"query": "subject:kickoff", "max_results": 5})
@@ -159,6 +161,7 @@ func TestServeReplyThreading(t *testing.T) {
 // TestServeDevModeSendsNothing: DEV_MODE runs the gates and sends nothing,
 // not even a draft, and says what would have happened.
 func TestServeDevModeSendsNothing(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, true)
 	cs := w.connect()
 	text, isErr := call(t, cs, "draft_email", map[string]any{"to": "alice@example.com", "subject": "Meeting notes", "body": "x"})
@@ -190,6 +193,7 @@ func TestServeDevModeSendsNothing(t *testing.T) {
 // TestServeFailsFast: a bad value or an unusable path stops the server at
 // once with one line on stderr naming what to fix.
 func TestServeFailsFast(t *testing.T) {
+	t.Parallel()
 	blocker := filepath.Join(t.TempDir(), "file")
 	os.WriteFile(blocker, []byte("x"), 0o600)
 	tests := []struct {
@@ -233,6 +237,7 @@ func TestServeFailsFast(t *testing.T) {
 // with the error naming MAILGATE_DB as the last line, as before the
 // answer came first.
 func TestServeStoreFailureEndsServer(t *testing.T) {
+	t.Parallel()
 	for _, tools := range []string{"email", "agentmail", "mailbox"} {
 		t.Run(tools, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), refusalWait)
@@ -285,11 +290,12 @@ func readAudit(t *testing.T, home string) string {
 }
 
 // TestServeNewToolsOnTheRealConnection: the tools added after the first
-// five reach Gmail through the connection a real server uses (gmailConn,
+// five reach Gmail through the connection a real server uses (gmail.Connector,
 // OAuth token, GMAIL_API_ENDPOINT), not only through the sandbox's client:
 // send_draft and trash_email write their request files, reply_all finds
 // the thread's other recipients, list_labels and modify_labels answer.
 func TestServeNewToolsOnTheRealConnection(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, false)
 	cs := w.connect()
 

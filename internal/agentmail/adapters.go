@@ -3,6 +3,8 @@ package agentmail
 import (
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 )
@@ -100,4 +102,20 @@ func EnsureCompatAgent(ctx context.Context, tx Tx, p Project, name, program stri
 	a = Agent{ProjectID: p.ID, Name: name, Program: program, Model: "unknown", InceptionAt: now, LastActiveAt: now,
 		AttachmentsPolicy: "auto", ContactPolicy: PolicyAuto}
 	return a, tx.InsertAgent(ctx, &a)
+}
+
+// FailureText is what an adapter tells the agent when op failed with err:
+// a refusal (*Error) verbatim, since it says what to do; a cancelled call as
+// such; anything else as a generic retryable failure, its details logged.
+// The MCP tools and `mailgate mailbox` both word failures with it.
+func FailureText(ctx context.Context, log *slog.Logger, op string, err error) string {
+	var e *Error
+	switch {
+	case errors.As(err, &e):
+		return e.Message
+	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+		return fmt.Sprintf("%s was cancelled before it finished; nothing is lost, call it again", op)
+	}
+	log.ErrorContext(ctx, "tool failed", "tool", op, "err", err) // with the call's request_id
+	return fmt.Sprintf("internal error in %s: the store could not complete the call (details are in the server log); it is safe to retry", op)
 }

@@ -44,6 +44,7 @@ func attachmentWorld(t testing.TB) (proj, outside string) {
 }
 
 func TestReadAttachments(t *testing.T) {
+	t.Parallel()
 	proj, outside := attachmentWorld(t)
 	for _, p := range []string{"in.txt", "sub/deep.txt", "abs-in", "sub/rel-in", filepath.Join(proj, "in.txt"), "./sub/../in.txt"} {
 		if as, err := readAttachments(proj, []string{p}, nil); err != nil || len(as) != 1 || len(as[0].Data) == 0 {

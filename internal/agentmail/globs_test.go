@@ -7,6 +7,7 @@ import (
 )
 
 func TestAgentMailNormalizePattern(t *testing.T) {
+	t.Parallel()
 	cases := []struct{ in, root, want string }{
 		{"src/main.py", "", "src/main.py"},
 		{"./src//a.py", "", "src/a.py"},
@@ -25,6 +26,7 @@ func TestAgentMailNormalizePattern(t *testing.T) {
 }
 
 func TestAgentMailPatternMatch(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		pat, path string
 		want      bool
@@ -63,6 +65,7 @@ func TestAgentMailPatternMatch(t *testing.T) {
 // TestOverlapBothDirections: overlap is decided on the patterns, the same
 // whichever is the requested one and whichever is held.
 func TestAgentMailOverlapBothDirections(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		a, b string
 		want bool
@@ -104,6 +107,7 @@ func TestAgentMailOverlapBothDirections(t *testing.T) {
 // Overlap says so for simple patterns, a witness usually exists among the
 // sampled paths (checked only for soundness: no false "no overlap").
 func TestAgentMailOverlapSound(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(1, 2))
 	segs := []string{"a", "b", "ab", "*", "a*", "*b", "?", "**", "[ab]", "x.py", "*.py"}
 	names := []string{"a", "b", "ab", "ba", "x.py", "y.py", "c"}

@@ -6,6 +6,7 @@ import (
 )
 
 func TestAgentMailNameProblem(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		ok   bool
@@ -38,6 +39,7 @@ func TestAgentMailNameProblem(t *testing.T) {
 }
 
 func TestAgentMailGenerateName(t *testing.T) {
+	t.Parallel()
 	if len(adjectives) != 62 || len(nouns) != 69 {
 		t.Fatalf("word lists: %d × %d, want 62 × 69", len(adjectives), len(nouns))
 	}
@@ -56,6 +58,7 @@ func TestAgentMailGenerateName(t *testing.T) {
 }
 
 func TestAgentMailAdjectiveNounName(t *testing.T) {
+	t.Parallel()
 	cases := []struct{ in, want string }{
 		{"GreenCastle", "GreenCastle"}, {"greencastle", "GreenCastle"}, {"SWIFTFOX", "SwiftFox"},
 		{"GreenCastle2", "GreenCastle2"}, {"GreenCastle02", ""}, {"GreenCastle1234567", ""},

@@ -60,6 +60,7 @@ func newTreeWorld(t testing.TB) treeWorld {
 // inside them, and the user's home folder (or a folder holding it) are
 // refused, as given or through a symbolic link; a project beside them is not.
 func TestProjectKeyProblem(t *testing.T) {
+	t.Parallel()
 	w := newTreeWorld(t)
 	userHome, _ := os.UserHomeDir()
 	for _, c := range []struct {
@@ -94,6 +95,7 @@ func TestProjectKeyProblem(t *testing.T) {
 // a project), never a folder without .git, never through a hard link or a
 // symbolic link (leaf or parent) out of the project.
 func TestReadAttachmentsProjectTree(t *testing.T) {
+	t.Parallel()
 	w := newTreeWorld(t)
 	for _, c := range []struct {
 		dir, path, want string

@@ -16,6 +16,7 @@ import (
 // TestAgentMailParseQuery: the tree of each input, as its String (the
 // query as understood) and as FTS5 renders it.
 func TestAgentMailParseQuery(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		in, want, fts string
 		noted         bool
@@ -114,6 +115,7 @@ func FuzzSearchQuery(f *testing.F) {
 }
 
 func TestAgentMailLikeTerms(t *testing.T) {
+	t.Parallel()
 	got := agentmail.LikeTerms("the build of POL-358 and a-b c d e f g")
 	if strings.Join(got, ",") != "build,POL-358,a-b,c,d" {
 		t.Errorf("LikeTerms = %v", got)

@@ -7,6 +7,7 @@ import (
 )
 
 func TestAgentMailSummarize(t *testing.T) {
+	t.Parallel()
 	msg := func(from, body string) Message { return Message{SenderName: from, BodyMD: body} }
 	cases := []struct {
 		name         string

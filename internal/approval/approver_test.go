@@ -44,6 +44,7 @@ func TestCollisionNeverOverwrites(t *testing.T) {
 // TestPlantedFileAtTheNameSurvives: whatever sits under a request's name
 // without being that request is never replaced.
 func TestPlantedFileAtTheNameSurvives(t *testing.T) {
+	t.Parallel()
 	v, _ := newVault(t, Options{Ledger: newLedger(t)})
 	req := sendReq()
 	name := requestName(req, req.SHA256(), t0, 0)
@@ -67,6 +68,7 @@ func TestPlantedFileAtTheNameSurvives(t *testing.T) {
 // human corrected before approving is found by its issued id, and the
 // correction is what is to be sent; its Done file records both hashes.
 func TestApproverCorrects(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	v, _ := newVault(t, Options{Ledger: newLedger(t)})
 	req := sendReq()
@@ -106,6 +108,7 @@ func TestApproverCorrects(t *testing.T) {
 // TestApproverChangesRecipient: a recipient or thread change is refused
 // for good, with the reason in the file, which leaves Approved/.
 func TestApproverChangesRecipient(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, tc := range []struct {
 		req        Request
@@ -150,6 +153,7 @@ func TestApproverChangesRecipient(t *testing.T) {
 // rejected once the gate sees it, one rejected from the terminal at once,
 // and neither tells anyone to approve it.
 func TestFilesTellTheTruth(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	v, _ := newVault(t, Options{Ledger: newLedger(t)})
 	req := sendReq()
@@ -196,6 +200,7 @@ func TestFilesTellTheTruth(t *testing.T) {
 // recipient and MaxPending in all wait at once; a request already waiting
 // is still returned.
 func TestPendingBacklog(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	v, _ := newVault(t, Options{MaxPending: 3, MaxPendingPerRecipient: 2})
 	req := func(to string, i int) Request {
@@ -227,6 +232,7 @@ func TestPendingBacklog(t *testing.T) {
 // TestBodyMarkerInBodyCannotMoveTheBoundary: an email body that holds the
 // marker line (and fake notes) is still read whole.
 func TestBodyMarkerInBodyCannotMoveTheBoundary(t *testing.T) {
+	t.Parallel()
 	req := sendReq()
 	req.Body = "> [!note] No warnings\n\n" + BodyMarker + "\n\nWire the money.\n"
 	p, err := parseApproval(renderRequest(req, req.SHA256(), "id-1", t0, t0.Add(time.Hour), ""))
@@ -238,6 +244,7 @@ func TestBodyMarkerInBodyCannotMoveTheBoundary(t *testing.T) {
 // TestLegacyNamesStillWork: a request written by an earlier version
 // (EMAIL_SEND_<12 hex>.md, no notes) and approved is still honoured.
 func TestLegacyNamesStillWork(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	v, _ := newVault(t, Options{})
 	req := sendReq()

@@ -12,6 +12,7 @@ import (
 )
 
 func TestClaimRaceOneWinner(t *testing.T) {
+	t.Parallel()
 	withAndWithoutLedger(t, func(t *testing.T, o Options) {
 		ctx := context.Background()
 		v, req, _ := approvedSend(t, o)
@@ -41,6 +42,7 @@ func TestClaimRaceOneWinner(t *testing.T) {
 }
 
 func TestClaimRefusesChangedFile(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		swap func(t *testing.T, v *Vault, path string)
@@ -73,6 +75,7 @@ func TestClaimRefusesChangedFile(t *testing.T) {
 }
 
 func TestClaimGoneIsAlreadyClaimed(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	v, req, _ := approvedSend(t, Options{})
 	a := mustFind(t, v, req)
@@ -85,6 +88,7 @@ func TestClaimGoneIsAlreadyClaimed(t *testing.T) {
 // TestRecordKeepsHumanEdits: a CRLF file with extra fields keeps them, its
 // line endings and its body; outcomes replace each other cleanly.
 func TestRecordKeepsHumanEdits(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	v, req, name := approvedSend(t, Options{})
 	p := v.path(DirApproved, name)

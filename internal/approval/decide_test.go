@@ -13,6 +13,7 @@ import (
 // rejecting, or a decider and a file move): exactly one wins, the others
 // are told where it went, and the file is in exactly one folder.
 func TestDecideRace(t *testing.T) {
+	t.Parallel()
 	for round := 0; round < 20; round++ {
 		v, _ := newVault(t, Options{})
 		name := pending(t, v, sendReq())
@@ -53,6 +54,7 @@ func TestDecideRace(t *testing.T) {
 // is what the gate sends; a rejection's reason reaches the agent's next
 // call (the RejectedError), and the file says through which tool.
 func TestDecideCorrectAndReason(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	v, _ := newVault(t, Options{Ledger: newLedger(t)})
 	req := sendReq()

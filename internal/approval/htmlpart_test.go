@@ -15,6 +15,7 @@ import (
 // does not hash to its name), re-rendered for Markdown (and from the
 // corrected body once the approver corrects it).
 func TestHTMLPart(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	v, _ := newVault(t, Options{})
 	parts, err := mailmsg.RenderBody(mailmsg.FormatHTML, `<p>Hello <a href="https://example.com/x">there</a></p>`)

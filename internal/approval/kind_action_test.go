@@ -18,6 +18,7 @@ func trashReq() Request {
 }
 
 func TestValidateAction(t *testing.T) {
+	t.Parallel()
 	with := func(r Request, f func(*Request)) Request { f(&r); return r }
 	tests := []struct {
 		name  string
@@ -54,6 +55,7 @@ func TestValidateAction(t *testing.T) {
 // The draft id is bound (and only a draft's hash has it), and so is the
 // content version.
 func TestActionSHA256Binding(t *testing.T) {
+	t.Parallel()
 	base := draftReq()
 	other := base
 	other.DraftID = "r-5121"
@@ -69,6 +71,7 @@ func TestActionSHA256Binding(t *testing.T) {
 }
 
 func TestActionRequestFile(t *testing.T) {
+	t.Parallel()
 	v, _ := newVault(t, Options{})
 	for _, tt := range []struct {
 		req                 Request
@@ -102,6 +105,7 @@ func TestActionRequestFile(t *testing.T) {
 // An approval of an action can be neither corrected nor moved to another
 // draft or version: with a ledger such a file is refused for good.
 func TestActionApprovalEditsRefused(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name       string
 		req        Request
@@ -133,6 +137,7 @@ func TestActionApprovalEditsRefused(t *testing.T) {
 }
 
 func TestActionFiles(t *testing.T) {
+	t.Parallel()
 	v, _ := newVault(t, Options{})
 	old := draftReq()
 	requestAndApprove(t, v, old)

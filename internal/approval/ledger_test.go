@@ -10,6 +10,7 @@ import (
 )
 
 func TestStoreLedger(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	l := newLedger(t)
 	if err := l.Issue(ctx, "r1", "h1", t0); err != nil {

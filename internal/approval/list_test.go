@@ -58,6 +58,7 @@ func listVault(t *testing.T) (*Vault, *testutil.Clock, map[string]string) {
 }
 
 func TestList(t *testing.T) {
+	t.Parallel()
 	v, _, names := listVault(t)
 	items, err := v.List()
 	if err != nil {
@@ -97,6 +98,7 @@ func TestList(t *testing.T) {
 }
 
 func TestApproveReject(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		act      func(t *testing.T, v *Vault, names map[string]string) (*Item, error)
@@ -187,6 +189,7 @@ func TestApproveReject(t *testing.T) {
 // TestApprovedByListIsHonoured: an approval made with Approve is exactly
 // the human's move, so the gate finds it.
 func TestApprovedByListIsHonoured(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	v, _ := newVault(t, Options{Ledger: newLedger(t)})
 	name, err := v.EnsurePending(ctx, sendReq())

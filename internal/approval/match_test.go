@@ -12,6 +12,7 @@ import (
 // TestFindRefuses approves sendReq, then changes either the call or the
 // approved file; every case must find nothing.
 func TestFindRefuses(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		call   func(*Request)                         // edits the call
@@ -93,6 +94,7 @@ func TestFindRefuses(t *testing.T) {
 }
 
 func TestFindToleratesEditors(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		edit func(string) string
@@ -127,6 +129,7 @@ func TestFindToleratesEditors(t *testing.T) {
 }
 
 func TestRecipientMode(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	const human = "---\ntype: email_send\nstatus: approved\nto: John Doe <JOHN@example.com>\ncreated: 2026-02-14T09:00:00Z\n---\n\n## Risk assessment\nLow.\n"
 	for _, tc := range []struct {
@@ -181,6 +184,7 @@ func TestRecipientMode(t *testing.T) {
 // TestSelfApproval: an agent that writes a perfect-looking approval straight
 // into Approved/ is refused when the ledger is on (content mode).
 func TestSelfApproval(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	req := sendReq()
 	forged := string(renderRequest(req, req.SHA256(), req.SHA256()[:32]+"-deadbeef", t0, t0.Add(time.Hour), ""))
@@ -206,6 +210,7 @@ func TestSelfApproval(t *testing.T) {
 }
 
 func TestFindByName(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, tc := range []struct {
 		rename string

@@ -25,6 +25,7 @@ func fullReq() Request {
 // each attachment change the hash; display names and case do not; a request
 // without any of them hashes as it did before they existed.
 func TestSHA256BindsEveryRecipientAndPart(t *testing.T) {
+	t.Parallel()
 	// The v1 hash of sendReq, as every file written before issue 17 has it.
 	if got := sendReq().SHA256(); got != v1SHA256(sendReq()) {
 		t.Fatalf("a plain request hashes %s, want the v1 %s", got, v1SHA256(sendReq()))
@@ -86,6 +87,7 @@ func setList(t *testing.T, path, key, value string) {
 // recipient and attachment, reads back, and its approval is found; a
 // recipient the human adds or removes is refused for good.
 func TestRequestFileListsEveryRecipientAndAttachment(t *testing.T) {
+	t.Parallel()
 	withAndWithoutLedger(t, func(t *testing.T, o Options) {
 		v, _ := newVault(t, o)
 		req := fullReq()
@@ -131,6 +133,7 @@ func TestRequestFileListsEveryRecipientAndAttachment(t *testing.T) {
 // TestOldRequestFileStillMatches: a file of the format before lists (one
 // `to:`, no cc/bcc) is found for the same request.
 func TestOldRequestFileStillMatches(t *testing.T) {
+	t.Parallel()
 	v, _ := newVault(t, Options{})
 	req := sendReq()
 	old := "---\ntype: email_send\nstatus: pending\nrequest_id: x-1\nto: \"John <john@example.com>\"\nsubject: \"Meeting notes\"\n" +
@@ -141,6 +144,7 @@ func TestOldRequestFileStillMatches(t *testing.T) {
 }
 
 func TestValidateRecipientsAndForward(t *testing.T) {
+	t.Parallel()
 	r := fullReq()
 	if err := r.Validate(); err != nil {
 		t.Fatal(err)
@@ -200,6 +204,7 @@ func FuzzRequestListsRoundTrip(f *testing.F) {
 // TestRecipientModeBindsEveryRecipient: the contract's hand-written file
 // names one `to`; a call adding a cc or bcc does not match it.
 func TestRecipientModeBindsEveryRecipient(t *testing.T) {
+	t.Parallel()
 	v, _ := newVault(t, Options{Mode: ModeRecipient})
 	writeFile(t, v.path(DirApproved, "hand.md"), "---\ntype: email_send\nstatus: approved\nto: john@example.com\n---\n\nanything\n")
 	req := sendReq()

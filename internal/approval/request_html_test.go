@@ -17,6 +17,7 @@ var update = flag.Bool("update", false, "rewrite golden files in testdata/")
 // the links and as a warning), for HTML written by the agent and for
 // Markdown.
 func TestRequestFileWithHTMLPartGolden(t *testing.T) {
+	t.Parallel()
 	created := time.Date(2026, 11, 26, 15, 0, 0, 0, time.UTC)
 	for _, c := range []struct {
 		name   string

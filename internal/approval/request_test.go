@@ -9,6 +9,7 @@ import (
 )
 
 func TestValidate(t *testing.T) {
+	t.Parallel()
 	ok := sendReq()
 	for _, tc := range []struct {
 		name  string
@@ -55,6 +56,7 @@ func TestValidate(t *testing.T) {
 }
 
 func TestValidateReply(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		edit    func(*Request)
@@ -77,6 +79,7 @@ func TestValidateReply(t *testing.T) {
 }
 
 func TestValidationErrorText(t *testing.T) {
+	t.Parallel()
 	err := Request{Kind: KindSend, To: "not-an-email"}.Validate()
 	if got := err.Error(); !strings.HasPrefix(got, "Invalid email address format: not-an-email") {
 		t.Fatalf("text = %q", got)
@@ -84,6 +87,7 @@ func TestValidationErrorText(t *testing.T) {
 }
 
 func TestSHA256Binding(t *testing.T) {
+	t.Parallel()
 	base := sendReq()
 	h := base.SHA256()
 	// Frozen: the serialisation is a stored format (request files, ledger);
@@ -125,6 +129,7 @@ func TestSHA256Binding(t *testing.T) {
 }
 
 func TestYAMLQuoteRoundTrip(t *testing.T) {
+	t.Parallel()
 	for _, s := range []string{
 		"", "plain", `with "quotes" and \backslash\`, "null", "~", "true", "0123", "1e3",
 		"  leading and trailing  ", "# not a comment", "key: value", "- item", "[x]", "{y}",

@@ -9,6 +9,7 @@ import (
 )
 
 func TestSweepTempRemovesOnlyOldLeftovers(t *testing.T) {
+	t.Parallel()
 	v, c := newVault(t, Options{})
 	old, fresh := c.Now().Add(-2*time.Hour), c.Now().Add(-time.Minute)
 	write := func(dir, name string, mtime time.Time) {
@@ -69,6 +70,7 @@ func TestSweepTempRemovesOnlyOldLeftovers(t *testing.T) {
 }
 
 func TestSweepTempReportsUnreadableFolder(t *testing.T) {
+	t.Parallel()
 	v, c := newVault(t, Options{})
 	p := filepath.Join(v.Root(), DirLogs, ".tmp-0123456789abcdef")
 	if err := os.WriteFile(p, nil, 0o600); err != nil {

@@ -11,6 +11,7 @@ import (
 )
 
 func TestEnsurePendingWritesReadableRequestOnce(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	v, c := newVault(t, Options{})
 	req := sendReq()
@@ -71,6 +72,7 @@ func TestEnsurePendingWritesReadableRequestOnce(t *testing.T) {
 }
 
 func TestSendLifecycle(t *testing.T) {
+	t.Parallel()
 	withAndWithoutLedger(t, func(t *testing.T, o Options) {
 		ctx := context.Background()
 		v, c := newVault(t, o)
@@ -149,6 +151,7 @@ func TestSendLifecycle(t *testing.T) {
 }
 
 func TestReplyBoundToThread(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	v, _ := newVault(t, Options{})
 	req := replyReq()
@@ -179,6 +182,7 @@ func TestReplyBoundToThread(t *testing.T) {
 }
 
 func TestRejectedFolder(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	v, _ := newVault(t, Options{})
 	req := sendReq()
@@ -202,6 +206,7 @@ func TestRejectedFolder(t *testing.T) {
 }
 
 func TestDevLog(t *testing.T) {
+	t.Parallel()
 	v, _ := newVault(t, Options{})
 	req := sendReq()
 	path, err := v.DevLog(req, "approval: none; limit: ok")
@@ -224,6 +229,7 @@ func TestDevLog(t *testing.T) {
 }
 
 func TestOpenOptions(t *testing.T) {
+	t.Parallel()
 	if _, err := Open("relative/vault", Options{}); err == nil {
 		t.Error("relative root accepted")
 	}

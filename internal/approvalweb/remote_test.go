@@ -6,6 +6,7 @@ import (
 )
 
 func TestRemoteResources(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, html string
 		want       []string

@@ -64,6 +64,7 @@ func get(t *testing.T, c *http.Client, u string) (int, string) {
 // sandboxed srcdoc frame under a CSP that loads nothing, lists the remote
 // image, and the page's own CSP allows no inline script.
 func TestPageShowsHTMLRequest(t *testing.T) {
+	t.Parallel()
 	v, s, _, c := page(t)
 	doc := `<p>Hi</p><img src="https://tracker.example/p.png">`
 	sum := sha256.Sum256([]byte(doc))

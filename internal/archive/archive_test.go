@@ -30,6 +30,7 @@ func msg(id int64, thread string) *mirror.Message {
 // TestRoundTrip: a message file parses back to the same message, whatever
 // characters the agent used.
 func TestRoundTrip(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		edit func(m *mirror.Message)
@@ -81,6 +82,7 @@ func TestRoundTrip(t *testing.T) {
 // TestDigestOrdered: the digest lists a thread's messages oldest first
 // whatever order they are archived in, once each, however often repeated.
 func TestDigestOrdered(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		order []int64
@@ -131,6 +133,7 @@ func child(root string) int {
 // thread at once: every message file is whole and the digest holds every
 // message once, in order.
 func TestConcurrentProcesses(t *testing.T) {
+	t.Parallel()
 	const procs, total = 4, 60
 	root := t.TempDir()
 	var cmds []*exec.Cmd
@@ -172,6 +175,7 @@ func TestConcurrentProcesses(t *testing.T) {
 // message sent through the agent-mail service (including those sent
 // before it started).
 func TestFromStore(t *testing.T) {
+	t.Parallel()
 	a := newAgents(t, "/data/projects/app")
 	ids := []int64{a.send(t, "BlueLake", "GreenCastle", "hello")}
 	vault := t.TempDir()
@@ -192,6 +196,7 @@ func TestFromStore(t *testing.T) {
 // only; TOML (+++) never reaches the TOML parser, which can panic on
 // malformed input.
 func TestParseMessageYAMLOnly(t *testing.T) {
+	t.Parallel()
 	for _, data := range []string{
 		"+++\nproject = \"x\"\n+++\nbody\n",
 		"+++\na = [[[\n+++\nbody\n",

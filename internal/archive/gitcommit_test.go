@@ -38,7 +38,7 @@ func TestGitBatchCommits(t *testing.T) {
 	}
 	// Wait until every message file exists, then stop: the last batch is
 	// committed on the way out.
-	testutil.Eventually(t, 10*time.Second, func() error {
+	testutil.Eventually(t, 2*time.Minute, func() error { // generous: a loaded machine is no failure
 		if got := countFiles(vault); got != n {
 			return fmt.Errorf("%d of %d messages archived", got, n)
 		}

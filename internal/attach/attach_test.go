@@ -49,6 +49,7 @@ func sha(s string) string {
 }
 
 func TestOpenAccepts(t *testing.T) {
+	t.Parallel()
 	f, real, _ := setup(t)
 	if err := os.Symlink(filepath.Join(real, "sub", "notes.txt"), filepath.Join(real, "alias.txt")); err != nil {
 		t.Fatal(err)
@@ -79,6 +80,7 @@ func TestOpenAccepts(t *testing.T) {
 }
 
 func TestOpenRefuses(t *testing.T) {
+	t.Parallel()
 	f, real, secret := setup(t)
 	mustLink := func(target, name string) {
 		if err := os.Symlink(target, filepath.Join(real, name)); err != nil {
@@ -133,6 +135,7 @@ func TestOpenRefuses(t *testing.T) {
 }
 
 func TestOpenCaps(t *testing.T) {
+	t.Parallel()
 	f, real, _ := setup(t)
 	write(t, filepath.Join(real, "big.bin"), strings.Repeat("x", 100))
 	f.MaxFileBytes = 99
@@ -151,6 +154,7 @@ func TestOpenCaps(t *testing.T) {
 }
 
 func TestLoadRefusesChanged(t *testing.T) {
+	t.Parallel()
 	f, real, secret := setup(t)
 	path := filepath.Join(real, "report.pdf")
 	open := func() File {
@@ -197,6 +201,7 @@ func TestLoadRefusesChanged(t *testing.T) {
 }
 
 func TestSave(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	d := Downloads{Dir: DownloadDir(home)}
 	p1, err := d.Save("../../.bashrc", []byte("one"))
@@ -254,6 +259,7 @@ func TestSave(t *testing.T) {
 }
 
 func TestInlineText(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name, typ, data string
 		max             int
@@ -283,6 +289,7 @@ func TestInlineText(t *testing.T) {
 // The approval may bind either side: what Open reports of a file and what
 // mailmsg.Digest reports of the attachment built from it agree.
 func TestFileMatchesDigest(t *testing.T) {
+	t.Parallel()
 	f, _, _ := setup(t)
 	files, err := f.Open([]string{"report.pdf", "sub/notes.txt"})
 	if err != nil {

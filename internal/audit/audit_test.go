@@ -26,6 +26,7 @@ func openLog(t *testing.T) (string, *Log) {
 }
 
 func TestRecordWritesOneLinePerEntry(t *testing.T) {
+	t.Parallel()
 	dir, l := openLog(t)
 	day := time.Date(2026, 2, 14, 23, 59, 0, 0, time.UTC)
 	want := Entry{
@@ -68,6 +69,7 @@ func TestRecordWritesOneLinePerEntry(t *testing.T) {
 }
 
 func TestRecordAfterCloseAndNilLog(t *testing.T) {
+	t.Parallel()
 	l, err := Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -86,12 +88,14 @@ func TestRecordAfterCloseAndNilLog(t *testing.T) {
 }
 
 func TestOpenRefusesRelativeDir(t *testing.T) {
+	t.Parallel()
 	if _, err := Open("audit"); err == nil {
 		t.Fatal("relative dir accepted")
 	}
 }
 
 func TestMaskAddress(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ in, want string }{
 		{"john@example.com", "j***@example.com"},
 		{"John Doe <john@Example.COM>", "j***@example.com"},
@@ -109,6 +113,7 @@ func TestMaskAddress(t *testing.T) {
 }
 
 func TestCorrelationID(t *testing.T) {
+	t.Parallel()
 	a, b := NewCorrelationID(), NewCorrelationID()
 	if len(a) != 12 || a == b {
 		t.Fatalf("ids %q %q", a, b)
@@ -123,6 +128,7 @@ func TestCorrelationID(t *testing.T) {
 }
 
 func TestConcurrentGoroutines(t *testing.T) {
+	t.Parallel()
 	dir, l := openLog(t)
 	const workers, each = 8, 50
 	var wg sync.WaitGroup
@@ -165,6 +171,7 @@ func countAll(t *testing.T, dir string) int {
 }
 
 func TestRecordMasksAddressesInDetail(t *testing.T) {
+	t.Parallel()
 	dir, l := openLog(t)
 	day := time.Date(2026, 2, 14, 1, 0, 0, 0, time.UTC)
 	if err := l.Record(Entry{Time: day, Detail: `400 Invalid To header "john.doe@example.com", cc <ann@sub.example.org>`}); err != nil {
@@ -180,6 +187,7 @@ func TestRecordMasksAddressesInDetail(t *testing.T) {
 // middle of its write does not swallow the next entry: Record ends it first,
 // and ReadFile returns every whole entry and names the torn line.
 func TestTornLineStaysAlone(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	l, err := Open(dir)
 	if err != nil {

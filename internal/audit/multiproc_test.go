@@ -69,6 +69,7 @@ func runWriters(t *testing.T, dir string, procs, lines int, long bool) time.Dura
 }
 
 func TestMultiProcessAppendNoTornLines(t *testing.T) {
+	t.Parallel()
 	const procs, lines = 4, 300
 	dir := t.TempDir()
 	runWriters(t, dir, procs, lines, true)
@@ -81,6 +82,7 @@ func TestMultiProcessAppendNoTornLines(t *testing.T) {
 // (each line fsynced). It asserts only correctness; run it with -v to read
 // the figure. MAILGATE_AUDIT_THROUGHPUT_LINES overrides lines per process.
 func TestAuditThroughput(t *testing.T) {
+	t.Parallel()
 	const procs = 4
 	lines := 2000
 	if s := os.Getenv("MAILGATE_AUDIT_THROUGHPUT_LINES"); s != "" {

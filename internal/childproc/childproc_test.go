@@ -22,6 +22,7 @@ import (
 // ends what the shell started, not only the shell (exec's default kills the
 // shell alone and leaves its children).
 func TestGroupCancelEndsGrandchildren(t *testing.T) {
+	t.Parallel()
 	for _, grouped := range []bool{false, true} {
 		t.Run(fmt.Sprintf("grouped=%v", grouped), func(t *testing.T) {
 			mark := "childproc-" + strconv.FormatBool(grouped) + "-" + strconv.Itoa(os.Getpid())

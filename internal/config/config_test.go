@@ -27,6 +27,7 @@ func load(t *testing.T, env map[string]string, args ...string) (*Config, error) 
 }
 
 func TestDefaults(t *testing.T) {
+	t.Parallel()
 	c, err := load(t, map[string]string{"MAILGATE_HOME": "/home/u/mg"})
 	if err != nil {
 		t.Fatal(err)
@@ -47,6 +48,7 @@ func TestDefaults(t *testing.T) {
 }
 
 func TestPathsAreAbsolute(t *testing.T) {
+	t.Parallel()
 	// No MAILGATE_HOME: ~/.mailgate, never the working directory; relative
 	// paths from the home.
 	c, err := load(t, map[string]string{"VAULT_PATH": "v", "MAILGATE_DB": "../db/s.db", "GMAIL_TOKEN_FILE": "~/tok.json", "HOME": "/home/u"})
@@ -70,6 +72,7 @@ func TestPathsAreAbsolute(t *testing.T) {
 // it is refused with one line naming MAILGATE_HOME, and the root folder is
 // never a home (claude-config run from / once wrote "MAILGATE_HOME": "/").
 func TestDefaultHome(t *testing.T) {
+	t.Parallel()
 	for _, cwd := range []string{"/", "/work/dir", "/tmp/x"} {
 		c, err := Load(flag.NewFlagSet("t", flag.ContinueOnError), nil, func(k string) string { return map[string]string{"HOME": "/home/u"}[k] }, cwd)
 		if err != nil || c.Home != "/home/u/.mailgate" || c.VaultPath != "/home/u/.mailgate/vault" || c.DB != "/home/u/.mailgate/state.db" {
@@ -94,6 +97,7 @@ func TestDefaultHome(t *testing.T) {
 
 // A home made when the store was .mailgate/state.db keeps its store.
 func TestLegacyStoreInHome(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	os.MkdirAll(filepath.Join(home, ".mailgate"), 0o700)
 	os.WriteFile(filepath.Join(home, ".mailgate", "state.db"), nil, 0o600)
@@ -109,6 +113,7 @@ func TestLegacyStoreInHome(t *testing.T) {
 
 // The home's own .env may repeat the home but not point elsewhere.
 func TestSettingsFileCannotMoveHome(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	os.WriteFile(filepath.Join(home, ".env"), []byte("MAILGATE_HOME="+home+"\nDEV_MODE=false\n"), 0o600)
 	if c, err := load(t, map[string]string{"MAILGATE_HOME": home}); err != nil || c.DevMode {
@@ -124,6 +129,7 @@ func TestSettingsFileCannotMoveHome(t *testing.T) {
 // "~/" is expanded with HOME in MAILGATE_HOME (from the environment or a
 // .env) and in every path; without HOME it is refused, naming the variable.
 func TestTildePaths(t *testing.T) {
+	t.Parallel()
 	c, err := load(t, map[string]string{"MAILGATE_HOME": "~/mg", "MAILGATE_DB": "~/.mailgate/agents.db", "HOME": "/home/u"})
 	if err != nil {
 		t.Fatal(err)
@@ -166,6 +172,7 @@ func TestTildePaths(t *testing.T) {
 // A PostgreSQL URL is kept as given (not taken for a relative path); a bad
 // one is refused without echoing its password.
 func TestPostgresURL(t *testing.T) {
+	t.Parallel()
 	url := "postgres://mail:pw@db.internal:5432/mailgate?sslmode=require"
 	c, err := load(t, map[string]string{"MAILGATE_DB": url})
 	if err != nil || c.DB != url {
@@ -178,6 +185,7 @@ func TestPostgresURL(t *testing.T) {
 }
 
 func TestPrecedenceFlagsEnvDotenv(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	os.WriteFile(filepath.Join(home, ".env"), []byte("SEND_LIMIT_PER_HOUR=3\nAPPROVAL_MODE=recipient\nDEV_MODE=false\n"), 0o600)
 	c, err := load(t, map[string]string{"MAILGATE_HOME": home, "APPROVAL_MODE": "content"}, "-send-limit", "7")
@@ -193,6 +201,7 @@ func TestPrecedenceFlagsEnvDotenv(t *testing.T) {
 }
 
 func TestBadValues(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		env     map[string]string
 		args    []string
@@ -239,6 +248,7 @@ var update = flag.Bool("update", false, "rewrite .env.example and README's confi
 // TestEnvExampleMatchesTable: .env.example is rendered from Vars, so a
 // setting, its default and its meaning are written once.
 func TestEnvExampleMatchesTable(t *testing.T) {
+	t.Parallel()
 	const path = "../../.env.example"
 	if *update {
 		if err := os.WriteFile(path, []byte(EnvExample()), 0o644); err != nil {
@@ -260,6 +270,7 @@ var readmeTable = regexp.MustCompile(`(?s)(<!-- config table: [^\n]*-->\n)(.*?)(
 // TestREADMEConfigTableMatches: README's configuration table is rendered
 // from Vars.
 func TestREADMEConfigTableMatches(t *testing.T) {
+	t.Parallel()
 	const path = "../../README.md"
 	readme, err := os.ReadFile(path)
 	if err != nil {
@@ -284,6 +295,7 @@ func TestREADMEConfigTableMatches(t *testing.T) {
 // TestVarsAreWellFormed: every setting Load reads has a flag and a place in
 // Config, every default parses, and names and flags are unique.
 func TestVarsAreWellFormed(t *testing.T) {
+	t.Parallel()
 	names, flags := map[string]bool{}, map[string]bool{}
 	for _, v := range Vars {
 		if names[v.Name] || v.Flag != "" && flags[v.Flag] {
@@ -330,6 +342,7 @@ func TestVarsAreWellFormed(t *testing.T) {
 }
 
 func TestHelpFlagIsErrHelp(t *testing.T) {
+	t.Parallel()
 	_, err := load(t, nil, "-h")
 	if !errors.Is(err, flag.ErrHelp) {
 		t.Fatalf("-h gave %v, want flag.ErrHelp in the chain", err)
@@ -341,6 +354,7 @@ func TestHelpFlagIsErrHelp(t *testing.T) {
 // home (a file named after the password), and a bad one is refused without
 // quoting it.
 func TestKeywordPostgresStringTakenForFileName(t *testing.T) {
+	t.Parallel()
 	kv := "host=db.internal dbname=mailgate user=mail password=hunter2"
 	c, err := load(t, map[string]string{"MAILGATE_HOME": "/home/u/mg", "MAILGATE_DB": kv})
 	if err != nil || c.DB != kv {

@@ -14,6 +14,7 @@ import (
 // variable with one, removes it for "", and writes 0600; what it writes
 // reads back unchanged.
 func TestWriteSetting(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "home")
 	path := filepath.Join(dir, ".env")
 	if err := WriteSetting(path, "DEV_MODE", "false"); err != nil {
@@ -67,6 +68,7 @@ func TestWriteSetting(t *testing.T) {
 // A working directory used as a home before the default moved is found;
 // a clone of the repository (README files only) is not.
 func TestLegacyHome(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	cwd := t.TempDir()
 	for _, d := range []string{"vault", "auth", "audit"} {

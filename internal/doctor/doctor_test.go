@@ -14,6 +14,7 @@ import (
 // these cover the pieces whose edge cases are easier to reach here.
 
 func TestProbeDir(t *testing.T) {
+	t.Parallel()
 	base := t.TempDir()
 	file := filepath.Join(base, "file")
 	os.WriteFile(file, []byte("x"), 0o600)
@@ -48,6 +49,7 @@ func TestProbeDir(t *testing.T) {
 }
 
 func TestReadCredentials(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	tests := []struct {
 		name, body, kind, err string
@@ -78,6 +80,7 @@ func TestReadCredentials(t *testing.T) {
 }
 
 func TestWrite(t *testing.T) {
+	t.Parallel()
 	var b strings.Builder
 	checks := []Check{
 		{Name: "config", Detail: "fine"},
@@ -102,6 +105,7 @@ func TestWrite(t *testing.T) {
 }
 
 func TestConfigError(t *testing.T) {
+	t.Parallel()
 	c := ConfigError(&config.Error{Var: "APPROVAL_TTL", Msg: "bad"})
 	if c.Status != Fail || !strings.Contains(c.Fix, "APPROVAL_TTL") {
 		t.Fatalf("%+v", c)
@@ -111,6 +115,7 @@ func TestConfigError(t *testing.T) {
 // TestWindowsSkipsModeBits: permission bits mean nothing on Windows, so a
 // 0644 token is not reported there.
 func TestWindowsSkipsModeBits(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	os.MkdirAll(filepath.Join(home, "auth"), 0o755)
 	os.WriteFile(filepath.Join(home, "auth", "token.json"), []byte(`{"access_token":"a","refresh_token":"r"}`), 0o644)

@@ -14,6 +14,7 @@ import (
 // inside a Claude Code project; a vault that is its own repository, and
 // folders elsewhere, are fine.
 func TestVaultExposure(t *testing.T) {
+	t.Parallel()
 	base := t.TempDir()
 	userHome := filepath.Join(base, "home")
 	writeFile := func(p, body string) string {

@@ -10,6 +10,7 @@ import (
 // TestRegistry: a recorded draft is known, on every engine and across a
 // second opening of the store (the migration runs once); any other is not.
 func TestRegistry(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dsn := storetest.DSN(t)
 	r, err := New(ctx, storetest.OpenDSN(t, dsn))

@@ -20,6 +20,7 @@ func TestNewAvoidsMarkersInContent(t *testing.T) {
 }
 
 func TestWrapEndsEveryLine(t *testing.T) {
+	t.Parallel()
 	f := New()
 	got := f.Wrap("X", "a\nb")
 	want := f.Begin("X") + "a\nb\n" + f.End("X")

@@ -10,6 +10,7 @@ import (
 // TestLockExcludes: holders of one path take turns: never two inside at
 // once (each Lock opens its own descriptor, as another process would).
 func TestLockExcludes(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "sub", "x.lock")
 	var inside, most, turns atomic.Int32
 	var wg sync.WaitGroup

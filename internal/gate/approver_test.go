@@ -16,6 +16,7 @@ import (
 // log and Done file carry both hashes. Submit's callers, which can only send
 // what was asked, leave a corrected approval alone.
 func TestCorrectedEmailIsComposedAndAudited(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, 10)
 	g := e.gate(t, false)
 	req := sendReq()
@@ -57,6 +58,7 @@ func TestCorrectedEmailIsComposedAndAudited(t *testing.T) {
 // TestAlreadySentIsSaid: after a send, the identical call is told the
 // email already went out, and the new request is a marked repeat.
 func TestAlreadySentIsSaid(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, 10)
 	g := e.gate(t, false)
 	req := sendReq()
@@ -85,6 +87,7 @@ func TestAlreadySentIsSaid(t *testing.T) {
 // email (an attached file changed since it was approved) sends nothing,
 // consumes nothing and reserves no slot; the agent is told why.
 func TestComposeRefusalKeepsTheApproval(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, 1) // one slot: a reservation would show
 	g := e.gate(t, false)
 	req := sendReq()

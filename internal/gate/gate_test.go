@@ -15,6 +15,7 @@ import (
 )
 
 func TestRequestApproveSendDone(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, 10)
 	g := e.gate(t, false)
 	f := &fakeSend{}
@@ -85,6 +86,7 @@ func TestRequestApproveSendDone(t *testing.T) {
 }
 
 func TestRefusedWithoutSend(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		req    approval.Request
@@ -143,6 +145,7 @@ func TestRefusedWithoutSend(t *testing.T) {
 }
 
 func TestRejectedByApprover(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, 10)
 	g := e.gate(t, false)
 	f := &fakeSend{}
@@ -165,6 +168,7 @@ func TestRejectedByApprover(t *testing.T) {
 }
 
 func TestRateLimitedApprovalStays(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, 1)
 	g := e.gate(t, false)
 	f := &fakeSend{}
@@ -193,6 +197,7 @@ func TestRateLimitedApprovalStays(t *testing.T) {
 }
 
 func TestSendErrors(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name       string
 		f          *fakeSend
@@ -238,6 +243,7 @@ func TestSendErrors(t *testing.T) {
 }
 
 func TestDevMode(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, 1)
 	g := e.gate(t, true)
 	f := &fakeSend{}
@@ -289,6 +295,7 @@ func TestDevMode(t *testing.T) {
 }
 
 func TestInvalidRequest(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, 1)
 	g := e.gate(t, false)
 	f := &fakeSend{}
@@ -304,6 +311,7 @@ func TestInvalidRequest(t *testing.T) {
 }
 
 func TestNoSendWithoutAuditLine(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, 1)
 	g := e.gate(t, false)
 	req := sendReq()
@@ -325,6 +333,7 @@ func TestNoSendWithoutAuditLine(t *testing.T) {
 }
 
 func TestConcurrentSubmitsSendOnce(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, 2) // a loser keeping its slot would fill the window
 	g := e.gate(t, false)
 	req := sendReq()
@@ -377,6 +386,7 @@ func replaceIn(t *testing.T, path, old, new string) {
 // TestAuditResultPerStatus: the result a tool call's audit line records is
 // a function of the typed outcome alone, for every status.
 func TestAuditResultPerStatus(t *testing.T) {
+	t.Parallel()
 	want := map[Status]string{
 		Sent: audit.ResultSuccess, DevMode: audit.ResultDevMode, RateLimited: audit.ResultRateLimited,
 		AwaitingApproval: audit.ResultRejected, RejectedByApprover: audit.ResultRejected,
@@ -400,6 +410,7 @@ func TestAuditResultPerStatus(t *testing.T) {
 // TestDirect: a write without approval runs once, or in DEV_MODE is logged
 // to the vault and not run: the gate alone decides.
 func TestDirect(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, 1)
 	req := approval.Request{Kind: "email_draft", To: "john@example.com", Subject: "Draft", Body: "b"}
 	for _, dev := range []bool{false, true} {

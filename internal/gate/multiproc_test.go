@@ -195,6 +195,7 @@ func journalCounts(t *testing.T, dir string) map[string]int {
 }
 
 func TestProcessesRaceForOneApproval(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, 10)
 	e.approve(t, e.gate(t, false), numbered(0))
 	var kids []*child
@@ -216,6 +217,7 @@ func TestProcessesRaceForOneApproval(t *testing.T) {
 }
 
 func TestLimitAcrossProcesses(t *testing.T) {
+	t.Parallel()
 	const procs, perProc, limit = 3, 10, 10
 	e := newEnv(t, limit)
 	g := e.gate(t, false)
@@ -262,6 +264,7 @@ func TestLimitAcrossProcesses(t *testing.T) {
 }
 
 func TestLimitHoldsAfterRestart(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, 3)
 	g := e.gate(t, false)
 	for i := range 4 {
@@ -288,6 +291,7 @@ func TestLimitHoldsAfterRestart(t *testing.T) {
 // email is sent twice, no consumed approval can be found again, and every
 // Gmail call has its audit "claim" line.
 func TestSIGKILLNeverDuplicates(t *testing.T) {
+	t.Parallel()
 	const n, rounds = 80, 50
 	e := newEnv(t, 1000)
 	e.Set(time.Now()) // the children run on the wall clock

@@ -24,6 +24,7 @@ import (
 // fails; once writes work again, Settle completes the Done file from the
 // audit log's success line, and Sent is never asked.
 func TestFullDiskSendSettledFromAudit(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	clock := testutil.NewClock(t0)

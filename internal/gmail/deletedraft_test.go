@@ -12,6 +12,7 @@ import (
 // ErrDraftNotFound), a 503 is retried, and a token without gmail.compose
 // gets a *PermissionError naming it.
 func TestDeleteDraft(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	e := newEnv(t, nil)
 	id, err := e.c.CreateDraft(ctx, buildRaw(t, "bob@example.org", "to delete", "d"), "")

@@ -14,6 +14,7 @@ import (
 // insert into a thread with a label, find by Message-ID, labels listed and
 // created, 409 as ErrLabelExists.
 func TestMirrorCalls(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, []string{ScopeReadonly, ScopeInsert, ScopeLabels})
 	ctx := context.Background()
 
@@ -54,6 +55,7 @@ func TestMirrorCalls(t *testing.T) {
 // (a retry could file a second copy), marked transient with Gmail's wait; a
 // refusal is not transient, and its status is readable.
 func TestInsertIsAttemptedOnce(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, []string{ScopeReadonly, ScopeInsert, ScopeLabels})
 	ctx := context.Background()
 	raw := []byte("From: a@x.invalid\r\nTo: b@x.invalid\r\nSubject: s\r\nMessage-ID: <m@x.invalid>\r\n\r\nbody\r\n")
@@ -76,6 +78,7 @@ func TestInsertIsAttemptedOnce(t *testing.T) {
 }
 
 func TestTransient(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name string
 		err  error

@@ -21,6 +21,7 @@ func (e *env) labelsOf(t *testing.T, id string) string {
 }
 
 func TestLabelsModifyAndTrash(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, []string{ScopeModify})
 	ctx := context.Background()
 	id, err := e.c.CreateLabel(ctx, "Receipts")
@@ -88,6 +89,7 @@ func TestLabelsModifyAndTrash(t *testing.T) {
 }
 
 func TestOrganisingNeedsModifyScope(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil) // readonly + compose
 	id, _ := e.insert(t, "a@example.org", "x", "y")
 	ctx := context.Background()
@@ -104,6 +106,7 @@ func TestOrganisingNeedsModifyScope(t *testing.T) {
 }
 
 func TestProfileAndAliases(t *testing.T) {
+	t.Parallel()
 	e := newEnvWith(t, localgmail.Options{Aliases: []string{"Team@Example.com", "me@example.com"}}, nil)
 	ctx := context.Background()
 	p, err := e.c.GetProfile(ctx)

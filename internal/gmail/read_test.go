@@ -14,6 +14,7 @@ import (
 )
 
 func TestSearch50BoundedConcurrencyInOrder(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	for i := range 50 {
 		e.insert(t, fmt.Sprintf("Sender %02d <s%02d@example.org>", i, i), fmt.Sprintf("report %02d", i), "body")
@@ -55,6 +56,7 @@ func TestSearch50BoundedConcurrencyInOrder(t *testing.T) {
 }
 
 func TestSearchNoResultsAndClamp(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	res, err := e.c.Search(context.Background(), "nothing-matches-this", 0)
 	if err != nil || len(res) != 0 {
@@ -63,6 +65,7 @@ func TestSearchNoResultsAndClamp(t *testing.T) {
 }
 
 func TestSearchGetFailureFailsTheSearch(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	e.insert(t, "a@example.org", "one", "x")
 	e.insert(t, "a@example.org", "two", "x")
@@ -74,6 +77,7 @@ func TestSearchGetFailureFailsTheSearch(t *testing.T) {
 }
 
 func TestMessageFullHTMLAndAttachments(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	raw := "--b1\r\nContent-Type: text/html; charset=UTF-8\r\nContent-Transfer-Encoding: quoted-printable\r\n\r\n" +
 		"<p>Hello <b>Bob</b>,</p><script>x()</script><p>See <a href=3D\"https://ex.org/r\">the report</a>\u200b.</p>\r\n" +
@@ -98,6 +102,7 @@ func TestMessageFullHTMLAndAttachments(t *testing.T) {
 }
 
 func TestMessageNotFound(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	for _, id := range []string{"0123456789abcdef", "not-a-gmail-id", ""} {
 		_, err := e.c.Message(context.Background(), id)
@@ -108,6 +113,7 @@ func TestMessageNotFound(t *testing.T) {
 }
 
 func TestThreadAndReplyParent(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	ctx := context.Background()
 	_, thread := e.insert(t, "Alice <alice@example.org>", "Plans", "first", "Message-ID: <p1@example.org>")
@@ -155,6 +161,7 @@ func TestThreadAndReplyParent(t *testing.T) {
 }
 
 func TestReplyParentErrors(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	ctx := context.Background()
 	id, thread := e.insert(t, "alice@example.org", "one", "x")
@@ -186,6 +193,7 @@ func (e *env) insertWithoutMessageID(t *testing.T) (id, threadID string) {
 }
 
 func TestSearchPagesEveryMessageOnce(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	want := map[string]bool{}
 	for i := range 120 {
@@ -238,6 +246,7 @@ const png1x1 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQ
 // attachments inline (Data, no ID) and attachments stored apart (an ID,
 // new on every read, every one usable with GetAttachment).
 func TestAttachmentsListedAndFetched(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name   string
 		inline int // localgmail.Options.InlineMax

@@ -15,6 +15,7 @@ import (
 )
 
 func TestReadRetriesTwo429sThenSucceeds(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	e.insert(t, "alice@example.org", "hello", "hi")
 	// Retry-After: 1 is honoured (it exceeds the 1 ms backoff), so this
@@ -40,6 +41,7 @@ func TestReadRetriesTwo429sThenSucceeds(t *testing.T) {
 }
 
 func TestReadRetriesUserRateLimit403ThenSucceeds(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	until := time.Now().Add(300 * time.Millisecond).UTC().Format("2006-01-02T15:04:05.000Z")
 	e.srv.Inject(localgmail.Fault{Op: "profile", Status: 403, Reason: "userRateLimitExceeded",
@@ -58,6 +60,7 @@ func TestReadRetriesUserRateLimit403ThenSucceeds(t *testing.T) {
 }
 
 func TestReadRateLimitBeyondMaxHonouredWait(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	until := time.Now().Add(3 * time.Hour).UTC().Truncate(time.Millisecond)
 	e.srv.Inject(localgmail.Fault{Op: "profile", Status: 429, Reason: "rateLimitExceeded",
@@ -77,6 +80,7 @@ func TestReadRateLimitBeyondMaxHonouredWait(t *testing.T) {
 }
 
 func TestReadPersistent503FailsAfterFourAttempts(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	id, _ := e.insert(t, "alice@example.org", "hello", "hi")
 	e.srv.Inject(localgmail.Fault{Op: "messages.get", Status: 503, HTML: true, Times: -1})
@@ -95,6 +99,7 @@ func TestReadPersistent503FailsAfterFourAttempts(t *testing.T) {
 }
 
 func TestReadPermanentErrorsAreNotRetried(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	for _, f := range []localgmail.Fault{
 		{Op: "profile", Status: 400},
@@ -114,6 +119,7 @@ func TestReadPermanentErrorsAreNotRetried(t *testing.T) {
 }
 
 func TestInsufficientScopeIsAClearPermanentError(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, []string{ScopeCompose}) // no gmail.readonly
 	e.insert(t, "alice@example.org", "hello", "hi")
 
@@ -131,6 +137,7 @@ func TestInsufficientScopeIsAClearPermanentError(t *testing.T) {
 }
 
 func TestContextCancelStopsRetrying(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil, func(o *Options) { o.RetryInitial, o.RetryMax = time.Hour, time.Hour })
 	e.srv.Inject(localgmail.Fault{Op: "profile", Status: 503, Times: -1})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -151,6 +158,7 @@ func TestContextCancelStopsRetrying(t *testing.T) {
 }
 
 func TestServerWait(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 9, 11, 19, 59, 0, 0, time.UTC)
 	tests := []struct {
 		name string
@@ -174,6 +182,7 @@ func TestServerWait(t *testing.T) {
 }
 
 func TestReadRetriesDroppedConnection(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	id, _ := e.insert(t, "alice@example.org", "hello", "hi")
 	e.srv.Inject(localgmail.Fault{Op: "messages.get", Drop: true})
@@ -187,6 +196,7 @@ func TestReadRetriesDroppedConnection(t *testing.T) {
 }
 
 func TestStatic401IsAReauthError(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	c, err := New(context.Background(), Options{Endpoint: e.base,
 		TokenSource: oauth2.StaticTokenSource(&oauth2.Token{AccessToken: "not-issued-by-the-server"})})
@@ -205,6 +215,7 @@ func TestStatic401IsAReauthError(t *testing.T) {
 }
 
 func TestInvalidClientIsNotRetried(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	writeJSON(t, e.credFile, map[string]any{"installed": map[string]any{
 		"client_id": e.clientID, "client_secret": "wrong", "token_uri": e.srv.TokenURL()}})

@@ -17,6 +17,7 @@ import (
 // list of methods is checked against Client's own, so a new method must be
 // added here.
 func TestEveryMethodAnswersGmailShapes(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, []string{ScopeReadonly, ScopeCompose, ScopeModify, ScopeLabels, ScopeInsert, ScopeSettingsBasic})
 	ctx := context.Background()
 	c := e.c

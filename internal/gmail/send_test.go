@@ -34,6 +34,7 @@ func buildRaw(t *testing.T, to, subject, body string) []byte {
 }
 
 func TestSendSucceeds(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	sent, err := e.c.Send(context.Background(), buildRaw(t, "bob@example.org", "hi", "hello"), "")
 	if err != nil {
@@ -45,6 +46,7 @@ func TestSendSucceeds(t *testing.T) {
 }
 
 func TestSend503IsAttemptedOnceAndMayHaveReached(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	e.srv.Inject(localgmail.Fault{Op: "messages.send", Status: 503, HTML: true})
 	_, err := e.c.Send(context.Background(), buildRaw(t, "bob@example.org", "hi", "hello"), "")
@@ -62,6 +64,7 @@ func TestSend503IsAttemptedOnceAndMayHaveReached(t *testing.T) {
 }
 
 func TestSendDroppedConnectionMayHaveReached(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	e.srv.Inject(localgmail.Fault{Op: "messages.send", Drop: true})
 	_, err := e.c.Send(context.Background(), buildRaw(t, "bob@example.org", "hi", "hello"), "")
@@ -79,6 +82,7 @@ func TestSendDroppedConnectionMayHaveReached(t *testing.T) {
 }
 
 func TestSend429IsNotRetriedAndDidNotReach(t *testing.T) {
+	t.Parallel()
 	for _, f := range []localgmail.Fault{
 		{Op: "messages.send", Status: 429, Reason: "rateLimitExceeded"},
 		{Op: "messages.send", Status: 403, Reason: "userRateLimitExceeded", Message: "User-rate limit exceeded.  Retry after 2099-01-01T00:00:00.000Z"},
@@ -109,6 +113,7 @@ func TestSend429IsNotRetriedAndDidNotReach(t *testing.T) {
 }
 
 func TestSendDialErrorDidNotReach(t *testing.T) {
+	t.Parallel()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -130,6 +135,7 @@ func TestSendDialErrorDidNotReach(t *testing.T) {
 }
 
 func TestSendCancelledContextDidNotReach(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -144,6 +150,7 @@ func TestSendCancelledContextDidNotReach(t *testing.T) {
 }
 
 func TestSend401IsNotRetriedButRefreshesNextTime(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	if _, err := e.c.Profile(context.Background()); err != nil { // obtain an access token
 		t.Fatal(err)
@@ -163,6 +170,7 @@ func TestSend401IsNotRetriedButRefreshesNextTime(t *testing.T) {
 }
 
 func TestHeaderInjectionRefusedBeforeAnyRequest(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	before := e.srv.TotalCalls()
 	to, _ := mailmsg.ParseAddress("bob@example.org")
@@ -186,6 +194,7 @@ func TestHeaderInjectionRefusedBeforeAnyRequest(t *testing.T) {
 }
 
 func TestNonASCIISubjectArrivesEncoded(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	subject := "Réunion demain ☕ — 日本語の件名 with a long tail to force several encoded-words"
 	body := "Grüße,\nZoë\n"
@@ -228,6 +237,7 @@ func TestNonASCIISubjectArrivesEncoded(t *testing.T) {
 }
 
 func TestCreateDraftRetriesAndLogs(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	e.srv.Inject(localgmail.Fault{Op: "drafts.create", Status: 503})
 	id, err := e.c.CreateDraft(context.Background(), buildRaw(t, "bob@example.org", "draft", "d"), "")
@@ -243,6 +253,7 @@ func TestCreateDraftRetriesAndLogs(t *testing.T) {
 }
 
 func TestDraftLifecycle(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	ctx := context.Background()
 	var ids []string

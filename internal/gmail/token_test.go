@@ -13,6 +13,7 @@ import (
 )
 
 func TestExpiredAccessTokenIsRefreshedAndPersisted(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	ctx := context.Background()
 
@@ -76,6 +77,7 @@ func revokedEnv(t *testing.T) *env {
 }
 
 func TestRevokedGrantIsAReauthError(t *testing.T) {
+	t.Parallel()
 	e := revokedEnv(t)
 	ctx := context.Background()
 
@@ -106,6 +108,7 @@ func TestRevokedGrantIsAReauthError(t *testing.T) {
 }
 
 func TestNewReportsBadFiles(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cred := filepath.Join(dir, "cred.json")
 	writeJSON(t, cred, map[string]any{"web": map[string]any{"client_id": "c", "client_secret": "s", "token_uri": "http://127.0.0.1:1/token"}})
@@ -143,6 +146,7 @@ func TestNewReportsBadFiles(t *testing.T) {
 }
 
 func TestLoadOAuthConfig(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	p := filepath.Join(dir, "c.json")
 	writeJSON(t, p, map[string]any{"installed": map[string]any{
@@ -163,6 +167,7 @@ func TestLoadOAuthConfig(t *testing.T) {
 }
 
 func TestSaveTokenIsAtomicAndPrivate(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "new", "dir")
 	p := filepath.Join(dir, "token.json")
 	exp := time.Now().Add(time.Hour).Round(time.Second)
@@ -191,6 +196,7 @@ func TestSaveTokenIsAtomicAndPrivate(t *testing.T) {
 // that `mailgate auth` saves to the file is picked up by the running client
 // on its next call; no restart.
 func TestNewSignInIsUsedWithoutRestart(t *testing.T) {
+	t.Parallel()
 	e := revokedEnv(t)
 	ctx := context.Background()
 	var re *ReauthError

@@ -12,6 +12,7 @@ import (
 // spaces and command substitutions reach `guard check` as they are, and
 // run nothing.
 func TestScriptQuotes(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	odd := filepath.Join(dir, "it's $(touch pwned) a bin")
 	if err := os.MkdirAll(odd, 0o755); err != nil {

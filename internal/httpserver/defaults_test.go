@@ -11,6 +11,7 @@ import (
 // are the configuration contract's (config.Vars), so a server built without
 // the configuration (tests, benchmarks) behaves as `serve --http` does.
 func TestDefaultsAreTheContract(t *testing.T) {
+	t.Parallel()
 	for name, want := range map[string]string{
 		"AGENT_MAIL_PATH":            DefaultPath,
 		"AGENT_MAIL_HTTP_RATE_LIMIT": strconv.Itoa(int(DefaultRate)),

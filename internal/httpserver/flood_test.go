@@ -57,6 +57,7 @@ func floodStalled(t testing.TB, addr, token string, n int) []net.Conn {
 // must get its refusal at once, on a connection the server then closes, and
 // an authorised call must still be answered.
 func TestSlowBodyUnauthenticatedFlood(t *testing.T) {
+	t.Parallel()
 	srv := start(t, Options{BearerToken: testToken})
 	addr := strings.TrimPrefix(srv.base, "http://")
 	conns := floodStalled(t, addr, "", 500)
@@ -114,6 +115,7 @@ func TestSlowBodyUnauthenticatedFlood(t *testing.T) {
 // must count what the server holds, not what the flood keeps open after the
 // server has closed its end.
 func TestStalledFloodWhileConnectionsHeld(t *testing.T) {
+	t.Parallel()
 	srv := start(t, Options{BearerToken: testToken})
 	floodStalled(t, strings.TrimPrefix(srv.base, "http://"), "", 500)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -171,6 +173,7 @@ func readAnswer(t *testing.T, c net.Conn) *http.Response {
 // never sends it gets 408 once BodyTimeout has passed, on a closed
 // connection, instead of holding it for ever.
 func TestSlowBodyAuthorised(t *testing.T) {
+	t.Parallel()
 	srv := start(t, Options{BearerToken: testToken, BodyTimeout: 200 * time.Millisecond})
 	addr := strings.TrimPrefix(srv.base, "http://")
 	c, err := net.Dial("tcp", addr)
@@ -188,6 +191,7 @@ func TestSlowBodyAuthorised(t *testing.T) {
 // TestStalledBodyOnHealthEndpoint: the open health endpoints answer a
 // request that announces a body without waiting for it.
 func TestStalledBodyOnHealthEndpoint(t *testing.T) {
+	t.Parallel()
 	srv := start(t, Options{BearerToken: testToken})
 	addr := strings.TrimPrefix(srv.base, "http://")
 	c, err := net.Dial("tcp", addr)
@@ -207,6 +211,7 @@ func TestStalledBodyOnHealthEndpoint(t *testing.T) {
 // the next connection is answered 503 at once, and a slot given back serves
 // again.
 func TestConnectionFloodFromOneAddress(t *testing.T) {
+	t.Parallel()
 	srv := start(t, Options{BearerToken: testToken, MaxConnsPerClient: 4})
 	addr := strings.TrimPrefix(srv.base, "http://")
 	var held []net.Conn
@@ -261,6 +266,7 @@ func TestConnectionFloodFromOneAddress(t *testing.T) {
 // stalled requests, never a call or stream that is merely long, on either
 // transport.
 func TestLongCallOutlivesBodyAndWriteTimeouts(t *testing.T) {
+	t.Parallel()
 	release := make(chan struct{})
 	started := make(chan struct{}, 2)
 	srv := start(t, Options{
@@ -308,6 +314,7 @@ func (d *deadlineWriter) Write(p []byte) (int, error) {
 // TestEveryResponseWriteHasADeadline: a client that stops reading cannot
 // hold a write for ever, since every write is given WriteTimeout.
 func TestEveryResponseWriteHasADeadline(t *testing.T) {
+	t.Parallel()
 	h, err := New(Options{Server: testMCPServer(nil, nil), BearerToken: testToken})
 	if err != nil {
 		t.Fatal(err)

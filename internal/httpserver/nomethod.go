@@ -5,7 +5,7 @@ import (
 	"io"
 	"net/http"
 
-	"github.com/mailgate/mailgate/internal/mcpserver"
+	"github.com/mailgate/mailgate/internal/mcpstdio"
 )
 
 // A JSON-RPC object with an id but no method is an invalid request, which
@@ -59,7 +59,7 @@ func (g *noMethodGuard) WriteHeader(code int) {
 	if !g.decided {
 		g.decided = true
 		if code == http.StatusAccepted && !g.overflow {
-			if id, bad := mcpserver.NoMethodRequest(g.head); bad {
+			if id, bad := mcpstdio.NoMethodRequest(g.head); bad {
 				g.swallowed = true
 				var v any = nil
 				if len(id) > 0 {

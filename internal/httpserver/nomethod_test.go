@@ -10,6 +10,7 @@ import (
 // (nor result or error) is answered with -32600 and its id, on a session
 // and without one, instead of go-sdk's silent 202.
 func TestHTTPRequestWithoutMethod(t *testing.T) {
+	t.Parallel()
 	srv := start(t, Options{})
 	code, hdr, _ := rawRequest(t, "POST", srv.base+"/mcp/", initBody, mcpHeaders(""))
 	if code != 200 {

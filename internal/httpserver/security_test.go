@@ -19,6 +19,7 @@ import (
 // TestHTTPRequestChecks sends raw requests past every check the handler
 // makes, and the ones that must get through.
 func TestHTTPRequestChecks(t *testing.T) {
+	t.Parallel()
 	srv := start(t, Options{BearerToken: testToken, MaxBodyBytes: 64 << 10})
 	ok := mcpHeaders(testToken)
 	huge := `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"` + strings.Repeat("x", 100<<10) + `"}}`
@@ -103,6 +104,7 @@ func TestHTTPRequestChecks(t *testing.T) {
 // JSON-RPC error body and Retry-After, and an unauthenticated flood from the
 // same address does not spend the authorised clients' budget.
 func TestHTTPRateLimit(t *testing.T) {
+	t.Parallel()
 	srv := start(t, Options{BearerToken: testToken, Rate: 5, Burst: 5, AnonRate: 1, AnonBurst: 3})
 	live := srv.base + "/health/liveness"
 	auth := map[string]string{"Authorization": "Bearer " + testToken}
@@ -140,6 +142,7 @@ func TestHTTPRateLimit(t *testing.T) {
 
 // TestHTTPLimiterRefillAndSweep drives the limiter on a fake clock.
 func TestHTTPLimiterRefillAndSweep(t *testing.T) {
+	t.Parallel()
 	clock := testutil.NewClock(time.Unix(1000, 0))
 	l := newLimiter(2, 2, rate.Limit(-1), 0)
 	l.now = clock.Now
@@ -176,6 +179,7 @@ func TestHTTPLimiterRefillAndSweep(t *testing.T) {
 }
 
 func TestHTTPBearerCheck(t *testing.T) {
+	t.Parallel()
 	b := newBearer("tok")
 	tests := []struct {
 		header string
@@ -204,6 +208,7 @@ func TestHTTPBearerCheck(t *testing.T) {
 }
 
 func TestHTTPReadinessFollowsStore(t *testing.T) {
+	t.Parallel()
 	var failing error
 	srv := start(t, Options{Ready: func(ctx context.Context) error { return failing }})
 	if code, _, _ := rawRequest(t, "GET", srv.base+ReadinessPath, "", nil); code != 200 {
@@ -222,6 +227,7 @@ func TestHTTPReadinessFollowsStore(t *testing.T) {
 // TestHTTPListenRefusesNonLoopback: unless asked for as public (serve
 // --public), only loopback binds.
 func TestHTTPListenRefusesNonLoopback(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		addr     string
 		public   bool
@@ -255,6 +261,7 @@ func TestHTTPListenRefusesNonLoopback(t *testing.T) {
 // TestHTTPRequestLogHasNoSecrets: one line per request with the fields an
 // operator needs, and neither the token nor an SSE session id.
 func TestHTTPRequestLogHasNoSecrets(t *testing.T) {
+	t.Parallel()
 	srv := start(t, Options{BearerToken: testToken})
 	rawRequest(t, "POST", srv.base+"/mcp/", initBody, mcpHeaders(testToken))
 	rawRequest(t, "POST", srv.base+"/sse?sessionid=SESSIONSECRET", `{}`, mcpHeaders(testToken))
@@ -274,6 +281,7 @@ func TestHTTPRequestLogHasNoSecrets(t *testing.T) {
 }
 
 func TestHTTPClientKey(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ remote, want string }{
 		{"127.0.0.1:5000", "127.0.0.1"},
 		{"192.0.2.7:443", "192.0.2.7"},
@@ -293,6 +301,7 @@ func TestHTTPClientKey(t *testing.T) {
 // TestHTTPReadinessCarriesNotice: a server that starts on a new store
 // beside a vault with history is ready, and its readiness answer says so.
 func TestHTTPReadinessCarriesNotice(t *testing.T) {
+	t.Parallel()
 	notice := ""
 	srv := start(t, Options{Ready: func(ctx context.Context) error { return nil }, Notice: func() string { return notice }})
 	if code, _, body := rawRequest(t, "GET", srv.base+ReadinessPath, "", nil); code != 200 || strings.Contains(body, "notice") {

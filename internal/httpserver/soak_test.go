@@ -18,6 +18,7 @@ import (
 // back to where they started. It asserts no timing: it only waits (bounded)
 // for the counts to settle.
 func TestHTTPSoak(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("soak: skipped in -short")
 	}
@@ -132,6 +133,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // TestHTTPAbandonedSessionsExpire: a client that initializes and vanishes
 // without DELETE leaves nothing behind once SessionTimeout passes.
 func TestHTTPAbandonedSessionsExpire(t *testing.T) {
+	t.Parallel()
 	srv := start(t, Options{SessionTimeout: 200 * time.Millisecond})
 	for range 5 {
 		code, hdr, _ := rawRequest(t, "POST", srv.base+"/mcp/", initBody, mcpHeaders(""))

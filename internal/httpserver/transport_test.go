@@ -12,6 +12,7 @@ import (
 // TestHTTPGoClients calls a tool through go-sdk's own clients on every
 // endpoint and transport, with the bearer token on each request.
 func TestHTTPGoClients(t *testing.T) {
+	t.Parallel()
 	srv := start(t, Options{BearerToken: testToken})
 	hc := bearerClient(testToken)
 	tests := []struct {
@@ -47,6 +48,7 @@ func TestHTTPGoClients(t *testing.T) {
 
 // TestHTTPStateless: the --stateless choice serves calls without sessions.
 func TestHTTPStateless(t *testing.T) {
+	t.Parallel()
 	srv := start(t, Options{Stateless: true})
 	cs := connect(t, http.DefaultClient, srv.base+"/mcp/", false, "")
 	defer cs.Close()
@@ -65,6 +67,7 @@ func TestHTTPStateless(t *testing.T) {
 // TestHTTPGracefulShutdown stops the server while a call is in flight on
 // each transport: both calls answer, then everything closes.
 func TestHTTPGracefulShutdown(t *testing.T) {
+	t.Parallel()
 	release := make(chan struct{})
 	started := make(chan struct{}, 2)
 	srv := start(t, Options{Server: testMCPServer(release, started), BearerToken: testToken})

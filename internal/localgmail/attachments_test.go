@@ -36,6 +36,7 @@ func attachmentIDs(p *gmail.MessagePart, out map[string]string) map[string]strin
 // gave stays usable with messages.attachments.get; small attachments come
 // inline in body.data with no id (MessagePartBody, see mime.go's render).
 func TestAttachmentIDs(t *testing.T) {
+	t.Parallel()
 	s, svc := newService(t, Options{})
 	ins := mustInsert(t, s, attachMessage(), "INBOX")
 	get := func() *gmail.Message {

@@ -42,6 +42,7 @@ import (
 // TestQuotaErrorsAsGmailWordsThem: the 429 and the 403 of a spent quota,
 // each with Retry-After, as the Go client sees them.
 func TestQuotaErrorsAsGmailWordsThem(t *testing.T) {
+	t.Parallel()
 	s, svc := newService(t, Options{})
 	m := mustInsert(t, s, msg("a@example.com", "me@sandbox.local", "x", "y"), "INBOX")
 	for _, c := range []struct {
@@ -65,6 +66,7 @@ func TestQuotaErrorsAsGmailWordsThem(t *testing.T) {
 // TestUploadSizeLimits: the limits are the discovery document's, and a
 // message one byte over is refused before it is stored.
 func TestUploadSizeLimits(t *testing.T) {
+	t.Parallel()
 	doc, err := gmailschema.Load()
 	if err != nil {
 		t.Fatal(err)
@@ -90,6 +92,7 @@ func TestUploadSizeLimits(t *testing.T) {
 // TestHistoryIDIncreasesOnEveryChange: the mailbox's historyId (profile)
 // grows with every change, and a changed message takes the new one.
 func TestHistoryIDIncreasesOnEveryChange(t *testing.T) {
+	t.Parallel()
 	s, svc := newService(t, Options{})
 	last := uint64(0)
 	step := func(what string) {

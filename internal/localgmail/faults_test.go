@@ -14,6 +14,7 @@ import (
 )
 
 func TestFaults(t *testing.T) {
+	t.Parallel()
 	retryAt := "User-rate limit exceeded.  Retry after 2026-11-20T12:00:02.000Z"
 	cases := []struct {
 		name   string
@@ -82,6 +83,7 @@ func TestFaults(t *testing.T) {
 }
 
 func TestFaultForeverAndTokenIsolation(t *testing.T) {
+	t.Parallel()
 	s, svc := newService(t, Options{})
 	s.Inject(Fault{Status: 503, Times: -1})
 	for i := 0; i < 5; i++ {
@@ -107,6 +109,7 @@ func TestFaultForeverAndTokenIsolation(t *testing.T) {
 // TestDropAmbiguousSend: the server sends, then drops the connection. The
 // client sees a transport error, yet the message is in SENT.
 func TestDropAmbiguousSend(t *testing.T) {
+	t.Parallel()
 	s, svc := newService(t, Options{})
 	s.Inject(Fault{Op: "messages.send", Drop: true})
 	raw := msg("", "bob@example.org", "ambiguous", "tok-1234abcd")
@@ -141,6 +144,7 @@ func TestDropAmbiguousSend(t *testing.T) {
 }
 
 func TestConcurrencyCapAndLatency(t *testing.T) {
+	t.Parallel()
 	s, svc := newService(t, Options{})
 	m := mustInsert(t, s, msg("a@example.com", "me@sandbox.local", "x", "y"))
 	s.SetLatency(300 * time.Millisecond)
@@ -182,6 +186,7 @@ func TestConcurrencyCapAndLatency(t *testing.T) {
 }
 
 func TestAccounting(t *testing.T) {
+	t.Parallel()
 	s, svc := newService(t, Options{})
 	m := mustInsert(t, s, msg("a@example.com", "me@sandbox.local", "x", "y"))
 	s.Inject(Fault{Op: "messages.get", Status: 500})

@@ -50,6 +50,7 @@ const richMessage = "From: Alice Example <alice@example.com>\r\n" +
 	"--outer--\r\n"
 
 func TestGetFormats(t *testing.T) {
+	t.Parallel()
 	s, svc := newService(t, Options{})
 	ins := mustInsert(t, s, []byte(richMessage), "INBOX", "UNREAD")
 	get := func(format string, hdrs ...string) *gmail.Message {
@@ -131,6 +132,7 @@ func TestGetFormats(t *testing.T) {
 // TestWireTypes checks the JSON itself: string historyId/internalDate,
 // numeric sizes, forced empty partId, and the bare empty list.
 func TestWireTypes(t *testing.T) {
+	t.Parallel()
 	s := New(Options{Now: fixedClock})
 	base := startServer(t, s)
 	fetch := func(path string) string {
@@ -162,6 +164,7 @@ func TestWireTypes(t *testing.T) {
 }
 
 func TestMessageErrors(t *testing.T) {
+	t.Parallel()
 	s, svc := newService(t, Options{})
 	m := mustInsert(t, s, msg("a@example.com", "me@sandbox.local", "x", "y"))
 	cases := []struct {
@@ -189,6 +192,7 @@ func TestMessageErrors(t *testing.T) {
 }
 
 func TestListPaginationAndFilters(t *testing.T) {
+	t.Parallel()
 	s, svc := newService(t, Options{})
 	var ids []string // oldest first
 	for i := 0; i < 7; i++ {
@@ -282,6 +286,7 @@ func TestListPaginationAndFilters(t *testing.T) {
 }
 
 func TestThreadsGet(t *testing.T) {
+	t.Parallel()
 	s, svc := newService(t, Options{})
 	first := mustInsert(t, s, msg("a@example.com", "me@sandbox.local", "Plans", "one", "Message-ID: <p1@example.com>", dateHdr(fixedNow.Add(-3*time.Hour))))
 	// delivered out of order: the reply is dated earlier than a later reply
@@ -310,6 +315,7 @@ func TestThreadsGet(t *testing.T) {
 
 // TestSandboxMailbox loads the demo mailbox shipped for `serve --sandbox`.
 func TestSandboxMailbox(t *testing.T) {
+	t.Parallel()
 	s, svc := newService(t, Options{})
 	if err := s.SeedFS(os.DirFS("../sandbox/testdata/mailbox"), "."); err != nil {
 		t.Fatal(err)
@@ -378,6 +384,7 @@ func TestSandboxMailbox(t *testing.T) {
 // TestCharsets: Latin-1 and Windows-1252 mail is indexed and snippeted as
 // UTF-8; body.data keeps the original bytes, as Gmail's does.
 func TestCharsets(t *testing.T) {
+	t.Parallel()
 	s, svc := newService(t, Options{})
 	raw := "From: =?iso-8859-1?Q?Ren=E9?= <rene@example.org>\r\nTo: me@sandbox.local\r\n" +
 		"Subject: =?windows-1252?Q?R=E9sum=E9_=96_draft?=\r\n" +

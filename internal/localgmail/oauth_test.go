@@ -12,6 +12,8 @@ import (
 	"golang.org/x/oauth2"
 	"google.golang.org/api/gmail/v1"
 	"google.golang.org/api/option"
+
+	"github.com/mailgate/mailgate/internal/testutil"
 )
 
 // authServer is a started RequireAuth server on the real clock (x/oauth2
@@ -40,7 +42,12 @@ func tokenService(t *testing.T, base string, ts oauth2.TokenSource) *gmail.Servi
 }
 
 func TestRefreshFlow(t *testing.T) {
-	s, base := authServer(t)
+	t.Parallel()
+	// The server's clock, moved on by hand where the TTL must run out.
+	clock := testutil.NewClock(time.Now())
+	s := New(Options{RequireAuth: true, Now: clock.Now})
+	base := startServer(t, s)
+	s.AddClient("cid", "csecret")
 	mustInsert(t, s, msg("a@example.com", "me@sandbox.local", "x", "y"), "INBOX")
 	rt := s.IssueRefreshToken("cid", "gmail.readonly", "https://www.googleapis.com/auth/gmail.compose")
 	cfg := oauthConfig(s)
@@ -81,7 +88,7 @@ func TestRefreshFlow(t *testing.T) {
 	if _, err := static.Users.GetProfile("me").Do(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(1100 * time.Millisecond)
+	clock.Advance(1100 * time.Millisecond)
 	_, err = static.Users.GetProfile("me").Do()
 	wantAPIError(t, err, 401, "authError", "")
 
@@ -95,6 +102,7 @@ func TestRefreshFlow(t *testing.T) {
 }
 
 func TestTokenEndpointErrors(t *testing.T) {
+	t.Parallel()
 	s, base := authServer(t)
 	rt := s.IssueRefreshToken("cid")
 	post := func(form url.Values, basic bool) (int, string) {
@@ -158,6 +166,7 @@ func TestTokenEndpointErrors(t *testing.T) {
 }
 
 func TestScopes(t *testing.T) {
+	t.Parallel()
 	s, base := authServer(t)
 	m := mustInsert(t, s, msg("a@example.com", "me@sandbox.local", "x", "y"), "INBOX")
 	ops := map[string]func(*gmail.Service) error{
@@ -230,6 +239,7 @@ func authorize(t *testing.T, authURL string) (int, url.Values) {
 }
 
 func TestAuthorizationCodePKCE(t *testing.T) {
+	t.Parallel()
 	s, base := authServer(t)
 	ctx := context.Background()
 	cfg := oauthConfig(s, "https://www.googleapis.com/auth/gmail.readonly", "https://www.googleapis.com/auth/gmail.compose")

@@ -21,6 +21,7 @@ func labelsOf(t *testing.T, s *Server, id string) string {
 }
 
 func TestModifyMessageAndThread(t *testing.T) {
+	t.Parallel()
 	s, svc := newService(t, Options{})
 	work, err := svc.Users.Labels.Create("me", &gmail.Label{Name: "Work"}).Do()
 	if err != nil {
@@ -93,6 +94,7 @@ func modifyErr(svc *gmail.Service, id string, add, remove []string) error {
 }
 
 func TestBatchModify(t *testing.T) {
+	t.Parallel()
 	s, svc := newService(t, Options{})
 	var ids []string
 	for i := range 1001 {
@@ -127,6 +129,7 @@ func TestBatchModify(t *testing.T) {
 }
 
 func TestTrashUntrash(t *testing.T) {
+	t.Parallel()
 	s, svc := newService(t, Options{})
 	a := mustInsert(t, s, msg("a@example.com", "me@sandbox.local", "Trip", "one", "Message-ID: <t1@example.com>", dateHdr(fixedNow.Add(-2*time.Hour))), "INBOX", "UNREAD")
 	b := mustInsert(t, s, msg("me@sandbox.local", "a@example.com", "Re: Trip", "two", "In-Reply-To: <t1@example.com>", dateHdr(fixedNow.Add(-time.Hour))), "SENT")
@@ -157,6 +160,7 @@ func TestTrashUntrash(t *testing.T) {
 }
 
 func TestLabelGetAndSendAs(t *testing.T) {
+	t.Parallel()
 	s, svc := newService(t, Options{Email: "owner@example.com", Aliases: []string{"alias@example.org"}})
 	mustInsert(t, s, msg("a@example.com", "owner@example.com", "one", "x", "Message-ID: <o1@example.com>"), "INBOX", "UNREAD", "Receipts")
 	mustInsert(t, s, msg("a@example.com", "owner@example.com", "Re: one", "x", "In-Reply-To: <o1@example.com>"), "INBOX", "Receipts")
@@ -194,6 +198,7 @@ func TestLabelGetAndSendAs(t *testing.T) {
 }
 
 func TestCcBccDelivery(t *testing.T) {
+	t.Parallel()
 	s, svc := newService(t, Options{})
 	raw := msg("me@sandbox.local", "Bob <bob@example.org>, carol@example.org", "Team", "hello",
 		"Cc: Dan <dan@example.org>", "Bcc: eve@example.org, me@sandbox.local")
@@ -230,6 +235,7 @@ func TestCcBccDelivery(t *testing.T) {
 }
 
 func TestDraftsListUpdateSend(t *testing.T) {
+	t.Parallel()
 	s, svc := newService(t, Options{})
 	var ids []string
 	for i := range 5 {
@@ -316,6 +322,7 @@ func TestDraftsListUpdateSend(t *testing.T) {
 }
 
 func TestOrganiseNeedsModifyScope(t *testing.T) {
+	t.Parallel()
 	s, base := authServer(t)
 	svc := tokenService(t, base, oauth2.StaticTokenSource(&oauth2.Token{AccessToken: s.IssueAccessToken("cid", "gmail.readonly", "gmail.compose")}))
 	m := mustInsert(t, s, msg("a@example.com", "me@sandbox.local", "x", "y"), "INBOX")

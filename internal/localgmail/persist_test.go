@@ -12,6 +12,7 @@ import (
 // answers every read as the original did (ids, threads, labels, drafts,
 // history ids, Sent), and its next ids follow the original's.
 func TestSnapshotRestoreRoundTrip(t *testing.T) {
+	t.Parallel()
 	s, svc := newService(t, Options{Now: fixedClock})
 	mustInsert(t, s, []byte("From: a@example.com\r\nTo: me@sandbox.local\r\nSubject: Hello\r\nMessage-ID: <h1@example.com>\r\nDate: Mon, 2 Nov 2026 09:00:00 +0000\r\n\r\nHi.\r\n"), "INBOX", "Projects")
 	mustInsert(t, s, []byte("From: me@sandbox.local\r\nTo: a@example.com\r\nSubject: Re: Hello\r\nIn-Reply-To: <h1@example.com>\r\nReferences: <h1@example.com>\r\nDate: Mon, 2 Nov 2026 10:00:00 +0000\r\n\r\nHi back.\r\n"), "DRAFT")
@@ -63,6 +64,7 @@ func TestSnapshotRestoreRoundTrip(t *testing.T) {
 // named here as derived (rebuilt from the raw bytes on Restore); otherwise
 // the sandbox would lose it on every restart.
 func TestSnapshotKnowsEveryField(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		v     any
 		known []string

@@ -11,6 +11,7 @@ import (
 )
 
 func TestParseQuery(t *testing.T) {
+	t.Parallel()
 	cases := []struct{ q, want string }{
 		{"", "*"},
 		{"a b", `(and "a" "b")`},
@@ -66,6 +67,7 @@ func TestParseQuery(t *testing.T) {
 
 // TestSearchOperators runs each operator through messages.list.
 func TestSearchOperators(t *testing.T) {
+	t.Parallel()
 	s, svc := newService(t, Options{})
 	la := laZone
 	if _, err := svc.Users.Labels.Create("me", &gmail.Label{Name: "Work/Projects"}).Do(); err != nil {

@@ -14,6 +14,7 @@ import (
 )
 
 func TestSendValidation(t *testing.T) {
+	t.Parallel()
 	s, svc := newService(t, Options{})
 	send := func(raw, threadID string) (*gmail.Message, error) {
 		return svc.Users.Messages.Send("me", &gmail.Message{Raw: raw, ThreadId: threadID}).Do()
@@ -72,6 +73,7 @@ func TestSendValidation(t *testing.T) {
 }
 
 func TestSendThreading(t *testing.T) {
+	t.Parallel()
 	s, svc := newService(t, Options{})
 	parent := mustInsert(t, s, msg("alice@example.com", "me@sandbox.local", "Budget", "numbers", "Message-ID: <parent@example.com>"), "INBOX")
 	other := mustInsert(t, s, msg("zed@example.com", "me@sandbox.local", "Budget", "same subject, other thread", "Message-ID: <other@example.com>"), "INBOX")
@@ -127,6 +129,7 @@ func TestSendThreading(t *testing.T) {
 }
 
 func TestMessageIDRewrite(t *testing.T) {
+	t.Parallel()
 	for _, rewrite := range []bool{false, true} {
 		s, svc := newService(t, Options{RewriteMessageID: rewrite})
 		raw := msg("", "bob@example.org", "tracked", "body tok-8f3a", "Message-ID: <run-1@example.com>")
@@ -152,6 +155,7 @@ func TestMessageIDRewrite(t *testing.T) {
 }
 
 func TestDrafts(t *testing.T) {
+	t.Parallel()
 	s, svc := newService(t, Options{RewriteMessageID: true})
 	raw := msg("", "bob@example.org", "Draft subject", "draft body", "Message-ID: <draft-1@example.com>")
 	d, err := svc.Users.Drafts.Create("me", &gmail.Draft{Message: &gmail.Message{Raw: b64(raw)}}).Do()
@@ -227,6 +231,7 @@ func TestDrafts(t *testing.T) {
 // sent, a reply's draft naming its thread stays in it, and one naming none
 // leaves it (as drafts.update).
 func TestDraftSendWithContent(t *testing.T) {
+	t.Parallel()
 	s, svc := newService(t, Options{})
 	parent := mustInsert(t, s, msg("alice@example.com", "me@sandbox.local", "Budget", "numbers", "Message-ID: <parent@example.com>"), "INBOX")
 	reply := msg("", "alice@example.com", "Re: Budget", "approved text", "In-Reply-To: <parent@example.com>", "References: <parent@example.com>")
@@ -260,6 +265,7 @@ func TestDraftSendWithContent(t *testing.T) {
 }
 
 func TestInsertAndMedia(t *testing.T) {
+	t.Parallel()
 	s, svc := newService(t, Options{})
 	date := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	raw := msg("alice@example.com", "me@sandbox.local", "imported", "old mail", dateHdr(date))
@@ -299,6 +305,7 @@ func TestInsertAndMedia(t *testing.T) {
 }
 
 func TestLabelsAndProfile(t *testing.T) {
+	t.Parallel()
 	s, svc := newService(t, Options{Email: "owner@example.com"})
 	l, err := svc.Users.Labels.Create("me", &gmail.Label{Name: "Work/Projects"}).Do()
 	if err != nil || l.Id != "Label_1" || l.Type != "user" || l.Name != "Work/Projects" || l.MessageListVisibility != "show" {

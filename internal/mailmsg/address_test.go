@@ -8,6 +8,7 @@ import (
 )
 
 func TestParseAddress(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in       string
 		wantName string
@@ -84,6 +85,7 @@ func TestParseAddress(t *testing.T) {
 // TestQuotedLocalPartNamesRealDomain: issue 32 item 6. The address a
 // person reads as ceo@mycompany.com goes to evil.test; the refusal says so.
 func TestQuotedLocalPartNamesRealDomain(t *testing.T) {
+	t.Parallel()
 	for _, in := range []string{`"ceo@mycompany.com"@evil.test`, `CEO <"ceo@mycompany.com"@evil.test>`} {
 		_, err := ParseAddress(in)
 		if err == nil {
@@ -102,6 +104,7 @@ func TestQuotedLocalPartNamesRealDomain(t *testing.T) {
 }
 
 func TestContractErrorText(t *testing.T) {
+	t.Parallel()
 	_, err := ParseAddress("not-an-email")
 	if got, want := "Error: "+err.Error(), "Error: Invalid email address format: not-an-email"; got != want {
 		t.Fatalf("got %q, want %q", got, want)
@@ -109,6 +112,7 @@ func TestContractErrorText(t *testing.T) {
 }
 
 func TestFormatAddressRoundTrips(t *testing.T) {
+	t.Parallel()
 	for _, a := range []*mail.Address{
 		{Name: "Doe, John", Address: "john@example.com"},
 		{Name: `Quote " and \ backslash`, Address: "q@example.com"},

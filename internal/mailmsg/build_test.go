@@ -63,6 +63,7 @@ func mustAddr(t *testing.T, s string) *mail.Address {
 }
 
 func TestBuildBasic(t *testing.T) {
+	t.Parallel()
 	date := time.Date(2026, 2, 14, 9, 30, 0, 0, time.UTC)
 	raw, err := Build(Outgoing{
 		From: "Me <me@example.com>", To: mustAddr(t, `"Doe, John" <john@example.com>`),
@@ -96,6 +97,7 @@ func TestBuildBasic(t *testing.T) {
 }
 
 func TestBuildDefaults(t *testing.T) {
+	t.Parallel()
 	raw, err := Build(Outgoing{To: mustAddr(t, "a@example.com"), Subject: "s", Body: "b"})
 	if err != nil {
 		t.Fatal(err)
@@ -118,6 +120,7 @@ func TestBuildDefaults(t *testing.T) {
 }
 
 func TestBuildSubjectEncoding(t *testing.T) {
+	t.Parallel()
 	for _, subj := range []string{
 		"Plain ASCII subject",
 		"Réunion à 14h — café ☕",
@@ -151,6 +154,7 @@ func TestBuildSubjectEncoding(t *testing.T) {
 }
 
 func TestBuildRefusesInjection(t *testing.T) {
+	t.Parallel()
 	to := mustAddr(t, "a@example.com")
 	cases := []struct {
 		name string
@@ -183,6 +187,7 @@ func TestBuildRefusesInjection(t *testing.T) {
 }
 
 func TestBuildRefusesOther(t *testing.T) {
+	t.Parallel()
 	to := mustAddr(t, "a@example.com")
 	for name, o := range map[string]Outgoing{
 		"no recipient":     {Subject: "s"},
@@ -200,6 +205,7 @@ func TestBuildRefusesOther(t *testing.T) {
 }
 
 func TestBuildDisplayNames(t *testing.T) {
+	t.Parallel()
 	for _, name := range []string{
 		`"Doe, John" <john@example.com>`,
 		`"Say \"hi\"" <q@example.com>`,
@@ -234,6 +240,7 @@ func TestBuildDisplayNames(t *testing.T) {
 }
 
 func TestBuildLongLinesAndBody(t *testing.T) {
+	t.Parallel()
 	body := strings.Repeat("a", 500) + "\n" + strings.Repeat("é", 300) + "   \n" + "x=y\n.\nFrom here\r\nend\r"
 	refs := ""
 	for i := range 40 {

@@ -134,6 +134,7 @@ func checkGolden(t *testing.T, name string, raw []byte) {
 }
 
 func TestComposeGolden(t *testing.T) {
+	t.Parallel()
 	md, err := RenderBody(FormatMarkdown, "Hi all,\n\nThe **numbers** are in:\n\n- revenue up\n- costs down\n\n<script>alert(1)</script>\n")
 	if err != nil {
 		t.Fatal(err)
@@ -176,6 +177,7 @@ func TestComposeGolden(t *testing.T) {
 }
 
 func TestComposeRecipients(t *testing.T) {
+	t.Parallel()
 	o := goldenOutgoing(t)
 	o.Body = "x"
 	raw, err := Build(o)
@@ -227,6 +229,7 @@ func TestComposeRecipients(t *testing.T) {
 }
 
 func TestComposeStructure(t *testing.T) {
+	t.Parallel()
 	md, err := RenderBody(FormatMarkdown, "# Title\n\nSome *text* and [a link](https://example.com).")
 	if err != nil {
 		t.Fatal(err)
@@ -295,6 +298,7 @@ func TestComposeStructure(t *testing.T) {
 }
 
 func TestComposeTooLarge(t *testing.T) {
+	t.Parallel()
 	o := Outgoing{To: mustAddr(t, "a@example.com"), Subject: "s", Body: "b",
 		Attachments: []Attachment{{Name: "big.bin", Data: make([]byte, 19_000_000)}}}
 	_, err := Build(o)
@@ -314,6 +318,7 @@ func TestComposeTooLarge(t *testing.T) {
 }
 
 func TestRenderBody(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name, format, in string
 		html             []string // substrings the HTML must hold
@@ -365,6 +370,7 @@ func TestRenderBody(t *testing.T) {
 }
 
 func TestForward(t *testing.T) {
+	t.Parallel()
 	orig := Original{
 		From: "Alice <alice@example.com>", Date: "Mon, 2 Mar 2026 10:00:00 +0000",
 		Subject: "Plans\r\nBcc: x@evil.com", To: "me@example.com", Text: "Line one\r\nhidden\u202eexe.pdf\n",
@@ -408,6 +414,7 @@ func TestForward(t *testing.T) {
 }
 
 func TestDigest(t *testing.T) {
+	t.Parallel()
 	base := Outgoing{To: mustAddr(t, "a@example.com"), Subject: "s", Body: "hello\n", HTML: "<p>hello</p>",
 		Attachments: []Attachment{{Name: "a.txt", Data: []byte("one")}, {Name: "b.bin", Data: []byte{1, 2}}}}
 	d0, err := Digest(base)

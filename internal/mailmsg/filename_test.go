@@ -8,6 +8,7 @@ import (
 )
 
 func TestSanitizeFilename(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("é", 150) + ".pdf" // 304 bytes
 	for _, c := range []struct{ in, want string }{
 		{"report.pdf", "report.pdf"},

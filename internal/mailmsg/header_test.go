@@ -20,6 +20,7 @@ func checkNoControls(t *testing.T, enc string) {
 }
 
 func TestEncodeHeaderValue(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ name, in string }{
 		{"plain", "Plan for the parser"},
 		{"CRLF injection", "x\r\nReply-To: attacker@evil.example\r\n\r\nforged"},
@@ -48,6 +49,7 @@ func TestEncodeHeaderValue(t *testing.T) {
 // TestHeaderRefusesRawControls: a structured value (which cannot be
 // encoded) holding a line break refuses the whole header.
 func TestHeaderRefusesRawControls(t *testing.T) {
+	t.Parallel()
 	for _, v := range []string{"<a@b>\r\nBcc: x@evil.example", "a\x00", "a\u0085b", "a\xffb", "a\x7f"} {
 		var h Header
 		h.Structured("Message-ID", v)
@@ -110,6 +112,7 @@ func FuzzEncodeHeaderValue(f *testing.F) {
 // TestBuildInternationalizedAddress: routing Build through Header keeps
 // what Build accepted before: UTF-8 addresses (RFC 6532) are written as is.
 func TestBuildInternationalizedAddress(t *testing.T) {
+	t.Parallel()
 	for _, s := range []string{"jöhn@example.com", "a@bücher.de", "Jöhn <j@example.com>"} {
 		a, err := ParseAddress(s)
 		if err != nil {

@@ -10,6 +10,7 @@ import (
 // from the text the approver reads is taken out (the text kept, visible, in
 // reading order), and an image is refused, from HTML and from Markdown.
 func TestEmailHTMLPolicy(t *testing.T) {
+	t.Parallel()
 	in := `<p dir="rtl">IBAN <bdo dir="rtl">DE89 3704 0044</bdo> <bdi>x</bdi></p>` +
 		`<p>pay <del>100</del> <s>200</s> <strike>300</strike> 400</p>` +
 		`<p style="display:none">hidden1</p><p hidden>hidden2</p><span style="font-size:0">hidden3</span>` +
@@ -49,6 +50,7 @@ func TestEmailHTMLPolicy(t *testing.T) {
 }
 
 func TestHTMLLinks(t *testing.T) {
+	t.Parallel()
 	p, err := RenderBody(FormatMarkdown, "See https://docs.example/a, [the report](https://docs.example/r), "+
 		"[https://bank.example/login](https://attacker.example/login), [www.bank.example](https://bank.example/) "+
 		"and [v1.2 notes](https://docs.example/v1.2) or mail bob@example.com.")

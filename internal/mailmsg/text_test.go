@@ -7,6 +7,7 @@ import (
 )
 
 func TestReplySubject(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"Hello":        "Re: Hello",
 		"Re: Hello":    "Re: Hello",
@@ -25,6 +26,7 @@ func TestReplySubject(t *testing.T) {
 }
 
 func TestReplyReferences(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ refs, irt, id, want string }{
 		{"", "", "<p@x>", "<p@x>"},
 		{"<a@x> <b@x>", "<b@x>", "<p@x>", "<a@x> <b@x> <p@x>"},
@@ -45,6 +47,7 @@ func TestReplyReferences(t *testing.T) {
 }
 
 func TestHTMLToText(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ name, in, want string }{
 		{"paragraphs", "<p>Hello</p><p>World</p>", "Hello\n\nWorld"},
 		{"script and style dropped", "<style>p{color:red}</style><script>alert(1)</script><p>Hi</p>", "Hi"},
@@ -77,6 +80,7 @@ func TestHTMLToText(t *testing.T) {
 }
 
 func TestSanitize(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ in, want string }{
 		{"plain\ttext\nline", "plain\ttext\nline"},
 		{"crlf\r\nline\rcr", "crlf\nline\ncr"},

@@ -8,6 +8,7 @@ import (
 )
 
 func TestValidate(t *testing.T) {
+	t.Parallel()
 	send := func(edit func(*Input)) Input {
 		in := Input{To: []string{"a@example.com"}, Subject: "Hello", Body: "Hi.\n"}
 		edit(&in)

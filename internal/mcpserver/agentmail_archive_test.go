@@ -23,6 +23,7 @@ import (
 // repository; an agent registered before the archive first started gets
 // its profile too, and a restart records nothing twice.
 func TestArchiveProfilesAndReservations(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not installed")
 	}

@@ -23,6 +23,7 @@ var pngBytes = []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x
 // outside it (directly, by .., or through a symlink), too large, too many,
 // or not regular files are refused with a clear text.
 func TestAgentMailAttachments(t *testing.T) {
+	t.Parallel()
 	proj, outside := t.TempDir(), t.TempDir()
 	write := func(path string, b []byte) {
 		t.Helper()

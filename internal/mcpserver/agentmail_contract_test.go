@@ -15,6 +15,7 @@ import (
 
 // TestContractHealthReady: "Response: { "status": "ready" } on success".
 func TestContractHealthReady(t *testing.T) {
+	t.Parallel()
 	h := newAMHarness(t)
 	var got map[string]any
 	h.call("health_check", map[string]any{}, &got)
@@ -26,6 +27,7 @@ func TestContractHealthReady(t *testing.T) {
 // TestContractFetchInboxUrgentOnly: urgent_only is "Filter to ack_required
 // only", whatever the importance.
 func TestContractFetchInboxUrgentOnly(t *testing.T) {
+	t.Parallel()
 	clock := newFakeClock()
 	h := newAMHarness(t, func(o *agentmail.Options) { o.Now = clock.Now })
 	h.setup("/p/app", "GreenDog", "BlueLake")
@@ -53,6 +55,7 @@ func TestContractFetchInboxUrgentOnly(t *testing.T) {
 // exclusive false and ttl_seconds 600; macro_file_reservation_cycle
 // reserves with the same defaults.
 func TestContractReservationDefaults(t *testing.T) {
+	t.Parallel()
 	clock := newFakeClock()
 	h := newAMHarness(t, func(o *agentmail.Options) { o.Now = clock.Now })
 	h.setup("/p/app", "GreenDog", "BlueLake")

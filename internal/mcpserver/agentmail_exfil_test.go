@@ -23,6 +23,7 @@ import (
 // project, a hard link or a symbolic link (leaf or parent) to the token, a
 // ".." path and an absolute path are refused.
 func TestAgentMailNoFileExfiltration(t *testing.T) {
+	t.Parallel()
 	base, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 // TestAgentMailNames: a free valid name is kept; any other outcome is said
 // in the answer; each mode behaves as documented.
 func TestAgentMailNames(t *testing.T) {
+	t.Parallel()
 	reg := func(h *amHarness, tool string, args map[string]any) agentmail.AgentProfile {
 		var p agentmail.AgentProfile
 		h.call(tool, args, &p)
@@ -98,6 +99,7 @@ func TestAgentMailNames(t *testing.T) {
 // the sender, announced to the recipient), and delivered once approved or
 // once the policy allows it. Nothing is dropped.
 func TestAgentMailHeldMail(t *testing.T) {
+	t.Parallel()
 	h := newAMHarness(t)
 	h.setup("/p/app", "GreenDog", "BlueLake", "RedFox")
 	h.call("set_contact_policy", map[string]any{"project_key": "/p/app", "agent_name": "BlueLake", "policy": "contacts_only"}, nil)
@@ -158,6 +160,7 @@ func TestAgentMailHeldMail(t *testing.T) {
 // TestAgentMailCrossProject: Name@project addresses another project; auto
 // holds it until the contact is approved, then it flows both ways.
 func TestAgentMailCrossProject(t *testing.T) {
+	t.Parallel()
 	h := newAMHarness(t)
 	h.setup("/p/backend", "GreenCastle")
 	h.setup("/p/frontend", "BlueLake")
@@ -191,6 +194,7 @@ func TestAgentMailCrossProject(t *testing.T) {
 // TestAgentMailReservations: shared vs exclusive, renew, release by id,
 // TTL floor, and force-release only when stale (holder notified).
 func TestAgentMailReservations(t *testing.T) {
+	t.Parallel()
 	clock := newFakeClock()
 	h := newAMHarness(t, func(o *agentmail.Options) { o.Now = clock.Now })
 	h.setup("/p/app", "GreenDog", "BlueLake")
@@ -243,6 +247,7 @@ func TestAgentMailReservations(t *testing.T) {
 
 // TestAgentMailSearch: FTS5 syntax works and odd input never errors.
 func TestAgentMailSearch(t *testing.T) {
+	t.Parallel()
 	h := newAMHarness(t)
 	h.setup("/p/app", "GreenDog", "BlueLake")
 	for _, m := range []struct{ subject, body string }{
@@ -305,6 +310,7 @@ func sorted(ss []string) []string {
 
 // TestAgentMailSummaryAndMacros covers summarize_thread and the macros.
 func TestAgentMailSummaryAndMacros(t *testing.T) {
+	t.Parallel()
 	h := newAMHarness(t)
 	var start agentmail.StartSessionResult
 	h.call("macro_start_session", map[string]any{"project_key": "/p/app", "agent_name": "GreenDog", "program": "codex-cli", "model": "gpt-5",

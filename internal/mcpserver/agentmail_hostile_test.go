@@ -19,6 +19,7 @@ import (
 // holding CR/LF (a Reply-To and a forged body for the Gmail copy) is
 // refused with a reason, as is any name a register_agent name could not be.
 func TestChannelNameHeaderInjection(t *testing.T) {
+	t.Parallel()
 	h, _ := newChannels(t, nil, CompatOptions{})
 	id := chRegister(t, h, "coder-1", "coder")
 	hostile := "x\r\nReply-To: attacker@evil.example\r\n\r\nForged body"
@@ -49,6 +50,7 @@ func TestChannelNameHeaderInjection(t *testing.T) {
 // TestProjectKeyWithoutBounds: project keys with NUL bytes, bidirectional
 // controls or 5,000 characters are refused, saying the limit and the fix.
 func TestProjectKeyWithoutBounds(t *testing.T) {
+	t.Parallel()
 	h := newAMHarness(t)
 	cases := []struct{ key, want string }{
 		{"/data/pro\x00jects/app", "U+0000"},
@@ -73,6 +75,7 @@ func TestProjectKeyWithoutBounds(t *testing.T) {
 // paths with control or invisible characters, or too many of them, are
 // refused.
 func TestReservationPatternHiddenCharacters(t *testing.T) {
+	t.Parallel()
 	h := newAMHarness(t)
 	const project = "/data/projects/app"
 	h.call("ensure_project", map[string]any{"human_key": project}, nil)
@@ -103,6 +106,7 @@ func TestReservationPatternHiddenCharacters(t *testing.T) {
 // /etc or another user's home) as a project does not let an agent learn
 // when files there changed; the project's own repository is still read.
 func TestStalenessReadsForeignTrees(t *testing.T) {
+	t.Parallel()
 	h := newAMHarness(t)
 	for _, repo := range []bool{false, true} {
 		dir := t.TempDir()
@@ -139,6 +143,7 @@ func TestStalenessReadsForeignTrees(t *testing.T) {
 // window name) holding a line break does not become an agent whose name
 // reaches the Gmail copy's headers and the archive.
 func TestMailboxNameHeaderInjection(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	svc := compatService(t, storetest.DSN(t), nil)
 	h := connectCompat(t, svc, []string{config.ToolsMailbox}, CompatOptions{ProjectKey: dir,

@@ -63,6 +63,7 @@ func register(h *amHarness, name, token string) amProfile {
 // still resumes it (the reference's "register again to update"); an
 // identity idle past the liveness window may be resumed by anyone.
 func TestIdentityTakeover(t *testing.T) {
+	t.Parallel()
 	w := newIdentityWorld(t)
 	alice, mallory := w.first, w.session()
 
@@ -101,6 +102,7 @@ func TestIdentityTakeover(t *testing.T) {
 // TestIdentityTakeoverStrict: in strict mode a name held by another live
 // session is refused, saying how the real holder resumes it.
 func TestIdentityTakeoverStrict(t *testing.T) {
+	t.Parallel()
 	w := newIdentityWorld(t, func(o *agentmail.Options) { o.NameMode = agentmail.NameStrict })
 	first := register(w.first, "BlueLake", "")
 	got := w.session().callErr("register_agent", map[string]any{"project_key": idProject, "name": "BlueLake"})
@@ -116,6 +118,7 @@ func TestIdentityTakeoverStrict(t *testing.T) {
 // agents it holds (or whose token it gives as sender_token); by default
 // sender_name is trusted, as in the reference.
 func TestSenderImpersonation(t *testing.T) {
+	t.Parallel()
 	for _, bind := range []bool{false, true} {
 		w := newIdentityWorld(t, func(o *agentmail.Options) { o.BindSenders = bind })
 		alice, mallory := w.first, w.session()
@@ -148,6 +151,7 @@ func TestSenderImpersonation(t *testing.T) {
 // an identity a live agentmail session holds acts as a core agent of its
 // own ("<name>-<uuid>"), not as that identity.
 func TestChannelsIdentityTakeover(t *testing.T) {
+	t.Parallel()
 	path := storetest.DSN(t)
 	svc := compatService(t, path, nil)
 	am := connectAM(t, svc)
@@ -181,6 +185,7 @@ func TestChannelsIdentityTakeover(t *testing.T) {
 // (its old session ended) registers its name again without a token and gets
 // it back at once; only a live holder keeps a name from a newcomer.
 func TestIdentityResumedAfterClientRestart(t *testing.T) {
+	t.Parallel()
 	w := newIdentityWorld(t)
 	old := w.session()
 	before := liveKeySet()
@@ -235,6 +240,7 @@ func waitKeysGone(t *testing.T, keys []string) {
 // on this host is known to be gone; one from another host, or from a
 // process that still runs, is not known (the identity's activity decides).
 func TestSessionLiveAcrossProcesses(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name        string
 		key         string

@@ -21,6 +21,7 @@ import (
 // testdata/agentmail_deviations.json; a listed deviation that starts passing
 // fails too, so the table stays true.
 func TestReferenceReplay(t *testing.T) {
+	t.Parallel()
 	raw, err := os.ReadFile(referencePath())
 	if err != nil {
 		t.Fatalf("reading the reference recording: %v", err)

@@ -16,6 +16,7 @@ import (
 // TestAgentMailResources reads every resource through the protocol, with
 // the project given as a slug, a URL-encoded path and a plain path.
 func TestAgentMailResources(t *testing.T) {
+	t.Parallel()
 	h := newAMHarness(t)
 	const proj = "/home/user/my project"
 	enc := url.QueryEscape(proj)

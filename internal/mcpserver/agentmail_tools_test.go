@@ -25,6 +25,7 @@ var agentMailToolNames = []string{
 // reference's commit guard pair (install/uninstall_precommit_guard; their
 // titles, descriptions and risk: TestToolsDeclareTheirRisk).
 func TestAgentMailToolList(t *testing.T) {
+	t.Parallel()
 	want := slices.Clone(agentMailToolNames)
 	slices.Sort(want)
 	if got := toolNames(t, newAMHarness(t)); !slices.Equal(got, want) {
@@ -70,6 +71,7 @@ func (h *amHarness) setup(project string, agents ...string) {
 // agents: health, project, identities, reservations with a conflict,
 // messages, replies, read and ack, release.
 func TestAgentMailTypicalWorkflow(t *testing.T) {
+	t.Parallel()
 	h := newAMHarness(t)
 	const proj = "/data/projects/brenner_bot"
 	var health agentmail.HealthResult
@@ -155,6 +157,7 @@ func TestAgentMailTypicalWorkflow(t *testing.T) {
 // TestAgentMailRefusals: every refusal is a tool error (isError) whose text
 // names the problem as the contract does; none is a protocol error.
 func TestAgentMailRefusals(t *testing.T) {
+	t.Parallel()
 	h := newAMHarness(t)
 	h.setup("/p/app", "GreenDog", "BlueLake")
 	cases := []struct {
@@ -213,6 +216,7 @@ func manyPaths(n int) []string {
 // strict types still works (a single string for a list, a quoted id,
 // compatibility-only arguments).
 func TestAgentMailFlexibleArguments(t *testing.T) {
+	t.Parallel()
 	h := newAMHarness(t)
 	h.setup("/p/app", "GreenDog", "BlueLake", "RedFox")
 	var sent agentmail.SendResult
@@ -230,6 +234,7 @@ func TestAgentMailFlexibleArguments(t *testing.T) {
 
 // TestAgentMailInboxFilters covers fetch_inbox's filters and ordering.
 func TestAgentMailInboxFilters(t *testing.T) {
+	t.Parallel()
 	clock := newFakeClock()
 	h := newAMHarness(t, func(o *agentmail.Options) { o.Now = clock.Now })
 	h.setup("/p/app", "GreenDog", "BlueLake")
@@ -296,6 +301,7 @@ func newFakeClock() *testutil.Clock {
 // TestAgentMailProfileUnknown: a profile New does not know is refused, not
 // taken for the full set.
 func TestAgentMailProfileUnknown(t *testing.T) {
+	t.Parallel()
 	h := newAMHarness(t)
 	_, err := New(Deps{Version: "test", Tools: []string{config.ToolsAgentMail}, AgentMail: h.svc, AgentMailProfile: "core"})
 	if err == nil || !strings.Contains(err.Error(), `"core"`) {
@@ -307,6 +313,7 @@ func TestAgentMailProfileUnknown(t *testing.T) {
 // attachments_policy (inline, attach, deny), auto and the earlier file are
 // accepted and kept as given.
 func TestAttachmentsPolicyValues(t *testing.T) {
+	t.Parallel()
 	h := newAMHarness(t)
 	h.setup("/p/app")
 	for _, v := range []string{"attach", "inline", "deny", "auto", "file"} {

@@ -44,6 +44,7 @@ func subscriber(t *testing.T, srv *mcp.Server) (*mcp.ClientSession, chan string)
 // agent, or after unsubscribing, wakes nobody. A resource that cannot be
 // read cannot be subscribed to.
 func TestInboxSubscriptionWakes(t *testing.T) {
+	t.Parallel()
 	writer := newAMHarness(t)
 	writer.setup("/p/app", "GreenDog", "BlueLake", "RedFox")
 

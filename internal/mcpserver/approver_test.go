@@ -67,6 +67,7 @@ func sentMessage(t *testing.T, e *emailEnv) (*mail.Message, string) {
 // line and then shows the request file's absolute path, the recipient
 // unmasked, the subject, the warnings and the body.
 func TestAgentSeesWhatTheHumanApproves(t *testing.T) {
+	t.Parallel()
 	e := newEmailEnv(t, false, nil)
 	args := map[string]any{"to": "Alice <alice@example.com>", "subject": "Quarterly report", "body": "Hi Alice,\n\nattached.\n"}
 	text, name := request(t, e, "send_email", args)
@@ -90,6 +91,7 @@ func TestAgentSeesWhatTheHumanApproves(t *testing.T) {
 // the email already went out, and the new request is a marked repeat under
 // its own name; nothing is sent twice without a new approval.
 func TestDuplicateAfterSuccessIsFlagged(t *testing.T) {
+	t.Parallel()
 	e := newEmailEnv(t, false, nil)
 	args := map[string]any{"to": "alice@example.com", "subject": "Invoice paid", "body": "Paid today.\n"}
 	_, name := request(t, e, "send_email", args)
@@ -132,6 +134,7 @@ func TestDuplicateAfterSuccessIsFlagged(t *testing.T) {
 // reach, see approval.TestCollisionNeverOverwrites for one built with short
 // ids) is never replaced.
 func TestCollisionCannotOverwrite(t *testing.T) {
+	t.Parallel()
 	e := newEmailEnv(t, false, nil)
 	args := map[string]any{"to": "alice@example.com", "subject": "Quarterly report", "body": "Hi\n"}
 	req := approval.Request{Kind: approval.KindSend, To: "alice@example.com", Subject: "Quarterly report", Body: "Hi\n"}
@@ -162,6 +165,7 @@ func TestCollisionCannotOverwrite(t *testing.T) {
 // warned in the answer, in the file's frontmatter and at the top of its body
 // area.
 func TestLookalikesAreWarned(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, to, want string
 	}{
@@ -216,6 +220,7 @@ func TestLookalikesAreWarned(t *testing.T) {
 // the file to Approved/; the agent's identical call sends the corrected
 // email and tells the agent so, with the final text.
 func TestEditedBodyIsSentAsEdited(t *testing.T) {
+	t.Parallel()
 	e := newEmailEnv(t, false, nil)
 	args := map[string]any{"to": "alice@example.com", "subject": "Quarterly reprot", "body": "Hi Alice,\nthe numbers are atached.\n"}
 	_, name := request(t, e, "send_email", args)
@@ -251,6 +256,7 @@ func TestEditedBodyIsSentAsEdited(t *testing.T) {
 // leaves Approved/ for Rejected/ with status refused and the reason, and
 // nothing is sent, now or on later identical calls.
 func TestEditedRecipientIsRefused(t *testing.T) {
+	t.Parallel()
 	e := newEmailEnv(t, false, nil)
 	args := map[string]any{"to": "alice@example.com", "subject": "Hello", "body": "Hi\n"}
 	_, name := request(t, e, "send_email", args)
@@ -278,6 +284,7 @@ func TestEditedRecipientIsRefused(t *testing.T) {
 // TestPendingRequestsAreBounded: at most 20 requests to one recipient wait
 // at once; the 21st is refused with a clear text, and nothing is written.
 func TestPendingRequestsAreBounded(t *testing.T) {
+	t.Parallel()
 	e := newEmailEnv(t, false, nil)
 	for i := 0; i < approval.DefaultMaxPendingPerRecipient; i++ {
 		request(t, e, "send_email", map[string]any{"to": "alice@example.com", "subject": fmt.Sprint("Report ", i), "body": "x\n"})
@@ -296,6 +303,7 @@ func TestPendingRequestsAreBounded(t *testing.T) {
 // TestNewRecipientWarning: "never written to" is asked of Gmail's Sent
 // folder; an address mail went to before gets no such warning.
 func TestNewRecipientWarning(t *testing.T) {
+	t.Parallel()
 	e := newEmailEnv(t, false, nil)
 	if _, err := e.gm.Insert([]byte("From: me@example.com\r\nTo: Carol <carol@example.net>\r\nSubject: Earlier\r\nMessage-ID: <e@example.com>\r\n\r\nHi.\r\n"), "SENT"); err != nil {
 		t.Fatal(err)

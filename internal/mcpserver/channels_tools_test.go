@@ -92,6 +92,7 @@ func toolNames(t *testing.T, h *amHarness) []string {
 
 // TestChannelsToolList: the set is exactly the reference's nine tools.
 func TestChannelsToolList(t *testing.T) {
+	t.Parallel()
 	h, _ := newChannels(t, nil, CompatOptions{})
 	want := []string{"announce_change", "claim_files", "get_changes", "get_file_claims", "heartbeat", "read_messages", "register", "release_files", "send_message"}
 	if got := toolNames(t, h); !slices.Equal(got, want) {
@@ -116,6 +117,7 @@ func chRegister(t *testing.T, h *amHarness, name, role string) string {
 // TestChannelsErrors: every error condition of the reference, with its
 // exact text (clients match on them).
 func TestChannelsErrors(t *testing.T) {
+	t.Parallel()
 	h, _ := newChannels(t, nil, CompatOptions{})
 	id := chRegister(t, h, "coder-1", "coder")
 	ghost := "00000000-0000-4000-8000-000000000000"
@@ -201,6 +203,7 @@ func chClaims(t *testing.T, h *amHarness, files []string) []chClaim {
 // agents: messages on channels, partial claim conflicts on normalised
 // paths, releases, and change announcements.
 func TestChannelsWorkflow(t *testing.T) {
+	t.Parallel()
 	h, _ := newChannels(t, nil, CompatOptions{})
 	a := chRegister(t, h, "coder-1", "coder")
 	b := chRegister(t, h, "coder-1", "reviewer") // names need not be unique
@@ -311,6 +314,7 @@ func TestChannelsWorkflow(t *testing.T) {
 // by whichever process calls next — claims released, one agent-stale
 // broadcast — and two "processes" sweeping the same store retire it once.
 func TestChannelsStaleSweep(t *testing.T) {
+	t.Parallel()
 	clock := &chClock{}
 	dir := t.TempDir()
 	co := CompatOptions{ProjectKey: dir, StaleAfter: time.Minute, SweepInterval: time.Millisecond}
@@ -362,6 +366,7 @@ func TestChannelsStaleSweep(t *testing.T) {
 // TestChannelsOneCore: channel messages are threads of the agentmail core
 // and claims are its reservations, in both directions.
 func TestChannelsOneCore(t *testing.T) {
+	t.Parallel()
 	key := t.TempDir()
 	h, _ := newChannels(t, nil, CompatOptions{ProjectKey: key})
 	a := chRegister(t, h, "coder-1", "coder")
@@ -404,6 +409,7 @@ func TestChannelsOneCore(t *testing.T) {
 // StaleAfter after the agent's registration, and no later than StaleAfter +
 // SweepInterval (plus slack for a loaded machine).
 func TestChannelsStaleCrossProcess(t *testing.T) {
+	t.Parallel()
 	if os.Getenv("MAILGATE_CH_HELPER_DB") != "" {
 		t.Skip("helper mode")
 	}
@@ -458,6 +464,7 @@ func TestChannelsStaleCrossProcess(t *testing.T) {
 // TestChannelsHelperProcess is the other process of the cross-process test
 // (it does nothing in a normal run).
 func TestChannelsHelperProcess(t *testing.T) {
+	t.Parallel()
 	path := os.Getenv("MAILGATE_CH_HELPER_DB")
 	if path == "" {
 		t.Skip("only run as the helper of TestChannelsStaleCrossProcess")

@@ -40,7 +40,7 @@ type CompatOptions struct {
 	Getenv func(string) string
 	// TmuxPoll is how often the mailbox set's session watcher runs
 	// `tmux has-session` where tmux control mode is unavailable (see
-	// WatchTmuxSession). Default 250 ms.
+	// mailboxset.WatchTmuxSession). Default 250 ms.
 	TmuxPoll time.Duration
 }
 

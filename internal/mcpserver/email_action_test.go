@@ -36,7 +36,7 @@ func draftRaw(subject, bcc string) []byte {
 		"TWVldGluZyBub3RlczogYnVkZ2V0IGFwcHJvdmVkLgo=\r\n--MIX--\r\n")
 }
 
-func actClient(e *emailEnv) *gmail.Client { return e.deps.Mailbox.(*gmail.Client) }
+func actClient(e *emailEnv) *gmail.Client { return e.client.(*gmail.Client) }
 
 func actDraft(t *testing.T, e *emailEnv) string {
 	t.Helper()
@@ -63,6 +63,7 @@ func actFolder(t *testing.T, e *emailEnv, folder string) []string {
 }
 
 func TestSendDraftApprovedSentOnce(t *testing.T) {
+	t.Parallel()
 	e := newEmailEnv(t, false, nil)
 	id := actDraft(t, e)
 	args := map[string]any{"draft_id": id}
@@ -126,6 +127,7 @@ func sentDraftOnce(t *testing.T, e *emailEnv) string {
 }
 
 func TestSendDraftEditedAfterApprovalRefused(t *testing.T) {
+	t.Parallel()
 	e := newEmailEnv(t, false, nil)
 	id := actDraft(t, e)
 	args := map[string]any{"draft_id": id}
@@ -174,7 +176,7 @@ func sendApprovedDraft(t *testing.T, wrap func(*gmail.Client) Mailbox) (e *email
 	t.Helper()
 	e = newEmailEnv(t, false, nil)
 	id = actDraft(t, e)
-	e.deps.Mailbox = wrap(actClient(e))
+	e.deps.Gmail = GmailOf(wrap(actClient(e)))
 	_, file := request(t, e, "send_draft", map[string]any{"draft_id": id})
 	approve(t, e.vault, file)
 	text, isErr = callTool(t, e.cs, "send_draft", map[string]any{"draft_id": id})
@@ -182,6 +184,7 @@ func sendApprovedDraft(t *testing.T, wrap func(*gmail.Client) Mailbox) (e *email
 }
 
 func TestSendDraftEditedWhileSendingNotSent(t *testing.T) {
+	t.Parallel()
 	e, id, text, isErr := sendApprovedDraft(t, func(c *gmail.Client) Mailbox { return &editingMailbox{Client: c} })
 	if !isErr || !strings.HasPrefix(text, "Error sending draft: draft "+id+" was edited after it was approved") {
 		t.Fatalf("(isError=%v) %q", isErr, text)
@@ -208,6 +211,7 @@ func (m *lateEditMailbox) SendDraft(ctx context.Context, id string, raw []byte, 
 // TestSendDraftEditAfterLastReadNotSent: what goes out is the approved
 // content, not an edit made after the last check.
 func TestSendDraftEditAfterLastReadNotSent(t *testing.T) {
+	t.Parallel()
 	e, id, text, isErr := sendApprovedDraft(t, func(c *gmail.Client) Mailbox { return &lateEditMailbox{Client: c} })
 	if isErr || !strings.HasPrefix(text, "Draft sent successfully. Draft ID: "+id+" ") {
 		t.Fatalf("(isError=%v) %q", isErr, text)
@@ -218,6 +222,7 @@ func TestSendDraftEditAfterLastReadNotSent(t *testing.T) {
 }
 
 func TestSendDraftApprovalEditedRefused(t *testing.T) {
+	t.Parallel()
 	e := newEmailEnv(t, false, nil)
 	id := actDraft(t, e)
 	_, file := request(t, e, "send_draft", map[string]any{"draft_id": id})
@@ -233,6 +238,7 @@ func TestSendDraftApprovalEditedRefused(t *testing.T) {
 
 // Calls refused before the gate: no request file is written.
 func TestActionErrors(t *testing.T) {
+	t.Parallel()
 	e := newEmailEnv(t, false, nil)
 	nobody, err := actClient(e).CreateDraft(context.Background(), []byte("From: me@example.com\r\nSubject: nobody\r\n\r\nx\r\n"), "")
 	if err != nil {
@@ -275,6 +281,7 @@ func actFullLimiter(t *testing.T) *ratelimit.Limiter {
 
 // A draft takes a slot of the send limit; a trash does not.
 func TestSendLimitCountsDraftsNotTrash(t *testing.T) {
+	t.Parallel()
 	e := newEmailEnv(t, false, nil)
 	e.deps.Gate.Limiter = actFullLimiter(t)
 	id := actDraft(t, e)
@@ -302,6 +309,7 @@ func actInsert(t *testing.T, e *emailEnv, raw string) *gmailapi.Message {
 }
 
 func TestTrashMessageApprovedOnce(t *testing.T) {
+	t.Parallel()
 	e := newEmailEnv(t, false, nil)
 	m := actInsert(t, e, "From: Eve <eve@example.com>\r\nTo: me@example.com\r\nSubject: Cheap watches\r\nDate: Fri, 13 Nov 2026 08:00:00 +0000\r\nMessage-ID: <spam@x>\r\n\r\nBuy now, limited offer.\r\n")
 	args := map[string]any{"message_id": m.Id}
@@ -344,6 +352,7 @@ func TestTrashMessageApprovedOnce(t *testing.T) {
 }
 
 func TestTrashThreadBindsMessageCount(t *testing.T) {
+	t.Parallel()
 	e := newEmailEnv(t, false, nil)
 	first := actInsert(t, e, "From: ann@example.com\r\nTo: me@example.com\r\nSubject: Trip\r\nMessage-ID: <t1@x>\r\n\r\nshall we?\r\n")
 	actInsert(t, e, "From: me@example.com\r\nTo: ann@example.com\r\nSubject: Re: Trip\r\nMessage-ID: <t2@x>\r\nIn-Reply-To: <t1@x>\r\nReferences: <t1@x>\r\n\r\nyes\r\n")
@@ -380,6 +389,7 @@ func TestTrashThreadBindsMessageCount(t *testing.T) {
 // DEV_MODE: the same checks and request files; nothing sent or trashed,
 // even with an approval.
 func TestActionsDevMode(t *testing.T) {
+	t.Parallel()
 	e := newEmailEnv(t, true, nil)
 	id := actDraft(t, e)
 	m := actInsert(t, e, "From: x@example.com\r\nTo: me@example.com\r\nSubject: Old\r\nMessage-ID: <dev@x>\r\n\r\nold\r\n")

@@ -46,6 +46,7 @@ func gmailAttachmentIDs(t *testing.T, e *emailEnv, id string) map[string]string 
 // by it after further reads; a Gmail attachmentId from an earlier read
 // still fetches the file, named from the message by its size.
 func TestGetAttachmentWithPerReadIDs(t *testing.T) {
+	t.Parallel()
 	e := newSandboxEnv(t, true)
 	id := firstID(t, e, `subject:"Travel documents for Lisbon"`)
 	var handles [][]string
@@ -130,6 +131,7 @@ func partBytes(p *multipart.Part) []byte {
 // the ids of that read: all three attachments (two stored apart, one
 // inline) arrive byte for byte.
 func TestForwardWithPerReadIDs(t *testing.T) {
+	t.Parallel()
 	e := newSandboxEnv(t, false)
 	id := firstID(t, e, `subject:"Travel documents for Lisbon"`)
 	args := map[string]any{"message_id": id, "to": "tom@example.org"}

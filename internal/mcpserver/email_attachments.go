@@ -53,12 +53,12 @@ func writeAttachmentLines(b *strings.Builder, files []gmail.Attachment) {
 }
 
 func (h *emailHandlers) getAttachment(ctx context.Context, _ *mcp.CallToolRequest, in emailAttachmentIn) (*mcp.CallToolResult, any, error) {
-	return h.reading(ctx, "get_attachment", "message:"+oneLine(in.MessageID), func(ctx context.Context) *mcp.CallToolResult {
+	return h.reading(ctx, "get_attachment", "message:"+oneLine(in.MessageID), func(ctx context.Context, h *emailCall) *mcp.CallToolResult {
 		return h.doGetAttachment(ctx, in)
 	})
 }
 
-func (h *emailHandlers) doGetAttachment(ctx context.Context, in emailAttachmentIn) *mcp.CallToolResult {
+func (h *emailCall) doGetAttachment(ctx context.Context, in emailAttachmentIn) *mcp.CallToolResult {
 	msgID, ref := strings.TrimSpace(in.MessageID), strings.TrimSpace(in.AttachmentID)
 	if msgID == "" || ref == "" {
 		return errorResult("Error: give message_id and attachment_id (read_email lists each attachment's id)")
@@ -66,7 +66,7 @@ func (h *emailHandlers) doGetAttachment(ctx context.Context, in emailAttachmentI
 	// The message says what the attachment is (name, type, size): the id
 	// alone says nothing a file could be named after, and a size over the
 	// cap is refused before the bytes are fetched.
-	m, err := h.d.Mailbox.Message(ctx, msgID)
+	m, err := h.gm.Message(ctx, msgID)
 	if errors.Is(err, gmail.ErrNotFound) {
 		return errorResult(fmt.Sprintf("Error: Message ID %s not found or no longer accessible.", msgID))
 	}
@@ -88,7 +88,7 @@ func (h *emailHandlers) doGetAttachment(ctx context.Context, in emailAttachmentI
 		// A Gmail attachmentId the agent got elsewhere: fetched as given
 		// (Gmail keeps every id it gave usable), its name and type taken from
 		// this read by size, since this read's ids are all new.
-		if data, err = h.d.Mailbox.GetAttachment(ctx, msgID, ref); err != nil {
+		if data, err = h.gm.GetAttachment(ctx, msgID, ref); err != nil {
 			if errors.Is(err, gmail.ErrNotFound) {
 				return errorResult(fmt.Sprintf("Error: message %s has no attachment with id %s (read_email lists its attachments)", msgID, oneLine(ref)))
 			}
@@ -115,7 +115,7 @@ func (h *emailHandlers) doGetAttachment(ctx context.Context, in emailAttachmentI
 		data = file.Data
 	}
 	if data == nil && file.ID != "" {
-		if data, err = h.d.Mailbox.GetAttachment(ctx, msgID, file.ID); err != nil {
+		if data, err = h.gm.GetAttachment(ctx, msgID, file.ID); err != nil {
 			if errors.Is(err, gmail.ErrNotFound) {
 				return errorResult(fmt.Sprintf("Error: the attachment %s of message %s is no longer accessible.", oneLine(ref), msgID))
 			}

@@ -26,6 +26,7 @@ func firstID(t *testing.T, e *emailEnv, query string) string {
 // id, name, type and size, inside the fence; a message without attachments
 // gets no such line.
 func TestReadEmailListsAttachments(t *testing.T) {
+	t.Parallel()
 	e := newSandboxEnv(t, true)
 	id := firstID(t, e, `subject:"Travel documents for Lisbon"`)
 	text, isErr := callTool(t, e.cs, "read_email", map[string]any{"message_id": id})
@@ -54,6 +55,7 @@ func TestReadEmailListsAttachments(t *testing.T) {
 // downloads folder at the answered absolute path with the right bytes,
 // never overwriting, save: true saves text too, unknown ids refused.
 func TestGetAttachment(t *testing.T) {
+	t.Parallel()
 	e := newSandboxEnv(t, true)
 	id := firstID(t, e, `subject:"Travel documents for Lisbon"`)
 	text, _ := callTool(t, e.cs, "read_email", map[string]any{"message_id": id})

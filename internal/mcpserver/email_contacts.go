@@ -47,7 +47,7 @@ type contact struct {
 }
 
 func (h *emailHandlers) findContact(ctx context.Context, _ *mcp.CallToolRequest, in emailFindContactIn) (*mcp.CallToolResult, any, error) {
-	return h.reading(ctx, "find_contact", "", func(ctx context.Context) *mcp.CallToolResult {
+	return h.reading(ctx, "find_contact", "", func(ctx context.Context, h *emailCall) *mcp.CallToolResult {
 		max := in.MaxResults
 		if max == 0 {
 			max = 10
@@ -59,7 +59,7 @@ func (h *emailHandlers) findContact(ctx context.Context, _ *mcp.CallToolRequest,
 		if strings.ContainsAny(q, "\r\n") || len(q) > 200 {
 			return errorResult("Error: query must be one line of at most 200 characters")
 		}
-		own, _ := h.d.Mailbox.OwnAddresses(ctx)
+		own, _ := h.gm.OwnAddresses(ctx)
 		all, err := h.scanContacts(ctx, own, time.Now())
 		if err != nil {
 			return errorResult("Error reading the mailbox's headers: " + userError(err))
@@ -70,7 +70,7 @@ func (h *emailHandlers) findContact(ctx context.Context, _ *mcp.CallToolRequest,
 
 // scanContacts reads the newest sent and received headers and ranks every
 // address in them (own addresses left out).
-func (h *emailHandlers) scanContacts(ctx context.Context, own []string, now time.Time) ([]*contact, error) {
+func (h *emailCall) scanContacts(ctx context.Context, own []string, now time.Time) ([]*contact, error) {
 	by := map[string]*contact{}
 	mine := map[string]bool{}
 	for _, a := range own {
@@ -116,7 +116,7 @@ func (h *emailHandlers) scanContacts(ctx context.Context, own []string, now time
 	}{{"in:sent", true}, {"-in:sent -in:chats -in:spam -in:trash", false}} {
 		token := ""
 		for range contactScanPages {
-			page, err := h.d.Mailbox.SearchPage(ctx, side.query, contactScanSize, token)
+			page, err := h.gm.SearchPage(ctx, side.query, contactScanSize, token)
 			if err != nil {
 				return nil, err
 			}

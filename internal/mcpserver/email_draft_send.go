@@ -32,14 +32,6 @@ type emailSendDraftIn struct {
 	DraftID string `json:"draft_id" jsonschema:"Gmail draft ID to send (from draft_email or list_drafts)"`
 }
 
-// DraftSender is what send_draft needs from Gmail (internal/gmail.Client).
-type DraftSender interface {
-	DraftRaw(ctx context.Context, id string) ([]byte, gmail.DraftRef, error)
-	SendDraft(ctx context.Context, draftID string, raw []byte, threadID string) (*gmail.Sent, error)
-}
-
-var _ DraftSender = (*gmail.Client)(nil)
-
 // draftChangedError: the draft was edited between the approval and the
 // send. Nothing was sent (drafts.send was never called).
 type draftChangedError struct{ id, approved, now string }
@@ -52,13 +44,13 @@ func (e *draftChangedError) NeverReached() bool { return true }
 
 func (h *emailHandlers) sendDraft(ctx context.Context, _ *mcp.CallToolRequest, in emailSendDraftIn) (*mcp.CallToolResult, any, error) {
 	id := strings.TrimSpace(in.DraftID)
-	return h.call(ctx, "send_draft", "draft:"+oneLine(id), func(ctx context.Context) (*mcp.CallToolResult, gate.Outcome) {
+	return h.call(ctx, "send_draft", "draft:"+oneLine(id), func(ctx context.Context, h *emailCall) (*mcp.CallToolResult, gate.Outcome) {
 		return h.doSendDraft(ctx, id)
 	})
 }
 
-func (h *emailHandlers) doSendDraft(ctx context.Context, id string) (*mcp.CallToolResult, gate.Outcome) {
-	ds := h.d.Mailbox
+func (h *emailCall) doSendDraft(ctx context.Context, id string) (*mcp.CallToolResult, gate.Outcome) {
+	ds := h.gm
 	if err := (approval.Request{Kind: approval.KindSendDraft, DraftID: id, MessageID: "x"}).Validate(); err != nil {
 		return invalid(err)
 	}
@@ -99,7 +91,7 @@ func (h *emailHandlers) doSendDraft(ctx context.Context, id string) (*mcp.CallTo
 // holds when Gmail gets the call. A reply's draft names its thread, so
 // that it stays there; a new draft names none (its thread is its own
 // message, which the content given replaces).
-func (h *emailHandlers) draftSend(ds DraftSender, ref gmail.DraftRef, raw []byte, view *draftView) gate.SendFunc {
+func (h *emailHandlers) draftSend(ds Mailbox, ref gmail.DraftRef, raw []byte, view *draftView) gate.SendFunc {
 	threadID := ""
 	if view.reply {
 		threadID = ref.ThreadID
@@ -129,14 +121,14 @@ func (h *emailHandlers) draftSend(ds DraftSender, ref gmail.DraftRef, raw []byte
 
 // draftWarnings are the request's warnings about the draft's recipients:
 // each address checked like a send's, and every one never written to.
-func (h *emailHandlers) draftWarnings(ctx context.Context, view *draftView) []warnings.Warning {
+func (h *emailCall) draftWarnings(ctx context.Context, view *draftView) []warnings.Warning {
 	var addrs []string
 	for _, s := range slices.Concat(view.To, view.Cc, view.Bcc) {
 		if a, err := mail.ParseAddress(s); err == nil {
 			addrs = append(addrs, a.Address)
 		}
 	}
-	h.sent.prefetch(ctx, h.d.Mailbox, addrs)
+	h.sent.prefetch(ctx, h.gm, addrs)
 	var ws []warnings.Warning
 	for _, f := range []struct {
 		field string
@@ -150,7 +142,7 @@ func (h *emailHandlers) draftWarnings(ctx context.Context, view *draftView) []wa
 			}
 			ws = append(ws, warnings.Address(f.field, a.Address)...)
 			ws = append(ws, warnings.DisplayName(f.field, s)...)
-			ws = append(ws, h.sent.warn(ctx, h.d.Mailbox, a.Address)...)
+			ws = append(ws, h.sent.warn(ctx, h.gm, a.Address)...)
 		}
 	}
 	return ws

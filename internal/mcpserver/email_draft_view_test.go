@@ -7,6 +7,7 @@ import (
 )
 
 func TestParseDraft(t *testing.T) {
+	t.Parallel()
 	v, err := parseDraft(draftRaw("=?utf-8?q?Plan_f=C3=BCr_Q3?=", "Dave <dave@example.com>"))
 	if err != nil {
 		t.Fatal(err)
@@ -29,6 +30,7 @@ func TestParseDraft(t *testing.T) {
 }
 
 func TestDraftDescribeBoundsText(t *testing.T) {
+	t.Parallel()
 	v, _ := parseDraft([]byte("To: a@example.com\r\n\r\n" + strings.Repeat("é", maxDraftTextView)))
 	d := v.describe("r1", "m1")
 	if len(d) > maxDraftTextView+4096 || !utf8.ValidString(d) || !strings.Contains(d, "[… the text goes on for ") {

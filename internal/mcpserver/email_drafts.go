@@ -72,15 +72,15 @@ type emailUpdateDraftIn struct {
 }
 
 func (h *emailHandlers) listDrafts(ctx context.Context, _ *mcp.CallToolRequest, in emailListDraftsIn) (*mcp.CallToolResult, any, error) {
-	return h.reading(ctx, "list_drafts", "", func(ctx context.Context) *mcp.CallToolResult { return h.doListDrafts(ctx, in) })
+	return h.reading(ctx, "list_drafts", "", func(ctx context.Context, h *emailCall) *mcp.CallToolResult { return h.doListDrafts(ctx, in) })
 }
 
-func (h *emailHandlers) doListDrafts(ctx context.Context, in emailListDraftsIn) *mcp.CallToolResult {
+func (h *emailCall) doListDrafts(ctx context.Context, in emailListDraftsIn) *mcp.CallToolResult {
 	max, refused := pageArgs(in.MaxResults, in.PageToken)
 	if refused != nil {
 		return refused
 	}
-	page, err := h.d.Mailbox.ListDrafts(ctx, in.Query, max, in.PageToken)
+	page, err := h.gm.ListDrafts(ctx, in.Query, max, in.PageToken)
 	if errors.Is(err, gmail.ErrBadPageToken) {
 		return errorResult("Error: page_token " + gmail.ErrBadPageToken.Error() + "; list again without page_token to start again")
 	}
@@ -119,7 +119,7 @@ func (h *emailHandlers) doListDrafts(ctx context.Context, in emailListDraftsIn) 
 }
 
 func (h *emailHandlers) updateDraft(ctx context.Context, _ *mcp.CallToolRequest, in emailUpdateDraftIn) (*mcp.CallToolResult, any, error) {
-	return h.call(ctx, "update_draft", "draft:"+oneLine(in.DraftID), func(ctx context.Context) (*mcp.CallToolResult, gate.Outcome) {
+	return h.call(ctx, "update_draft", "draft:"+oneLine(in.DraftID), func(ctx context.Context, h *emailCall) (*mcp.CallToolResult, gate.Outcome) {
 		draftID, err := gmailID("draft_id", in.DraftID)
 		if err != nil {
 			return invalid(err)
@@ -134,10 +134,10 @@ func (h *emailHandlers) updateDraft(ctx context.Context, _ *mcp.CallToolRequest,
 	})
 }
 
-func (h *emailHandlers) doUpdateDraft(ctx context.Context, draftID string, req approval.Request, x extras) (*mcp.CallToolResult, gate.Outcome) {
+func (h *emailCall) doUpdateDraft(ctx context.Context, draftID string, req approval.Request, x extras) (*mcp.CallToolResult, gate.Outcome) {
 	// The draft is read first: it must exist, and a reply's draft keeps
 	// its thread and threading headers when its content is replaced.
-	d, err := h.d.Mailbox.GetDraft(ctx, draftID)
+	d, err := h.gm.GetDraft(ctx, draftID)
 	if errors.Is(err, gmail.ErrDraftNotFound) {
 		return failed(fmt.Sprintf("Error: Draft ID %s not found (it may have been sent or deleted).", draftID))
 	}
@@ -161,7 +161,7 @@ func (h *emailHandlers) doUpdateDraft(ctx context.Context, draftID string, req a
 	out := h.d.Gate.Direct(ctx, gate.DirectCall{Tool: "update_draft", Request: dev,
 		Note: "update_draft in DEV_MODE: draft " + draftID + " was not changed",
 		Do: func(ctx context.Context) (gate.SendResult, error) {
-			ref, err := h.d.Mailbox.UpdateDraft(ctx, draftID, raw, threadID)
+			ref, err := h.gm.UpdateDraft(ctx, draftID, raw, threadID)
 			return gate.SendResult{MessageID: ref.MessageID, ThreadID: ref.ThreadID}, err
 		}})
 	switch {

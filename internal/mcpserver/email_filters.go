@@ -69,8 +69,8 @@ var filterEffects = map[string]string{
 }
 
 func (h *emailHandlers) listFilters(ctx context.Context, _ *mcp.CallToolRequest, _ emailListFiltersIn) (*mcp.CallToolResult, any, error) {
-	return h.reading(ctx, "list_filters", "", func(ctx context.Context) *mcp.CallToolResult {
-		filters, err := h.d.Mailbox.ListFilters(ctx)
+	return h.reading(ctx, "list_filters", "", func(ctx context.Context, h *emailCall) *mcp.CallToolResult {
+		filters, err := h.gm.ListFilters(ctx)
 		if err != nil {
 			return errorResult("Error listing filters: " + userError(err))
 		}
@@ -85,9 +85,9 @@ func (h *emailHandlers) listFilters(ctx context.Context, _ *mcp.CallToolRequest,
 }
 
 // labelNames maps label ids to names ("" map when they cannot be read).
-func (h *emailHandlers) labelNames(ctx context.Context) map[string]string {
+func (h *emailCall) labelNames(ctx context.Context) map[string]string {
 	out := map[string]string{}
-	labels, err := h.d.Mailbox.ListLabels(ctx)
+	labels, err := h.gm.ListLabels(ctx)
 	if err != nil {
 		return out
 	}
@@ -156,7 +156,7 @@ func actionLines(a gmail.FilterAction, names map[string]string) []string {
 }
 
 func (h *emailHandlers) createFilter(ctx context.Context, _ *mcp.CallToolRequest, in emailCreateFilterIn) (*mcp.CallToolResult, any, error) {
-	return h.call(ctx, "create_filter", approval.TargetFilter, func(ctx context.Context) (*mcp.CallToolResult, gate.Outcome) {
+	return h.call(ctx, "create_filter", approval.TargetFilter, func(ctx context.Context, h *emailCall) (*mcp.CallToolResult, gate.Outcome) {
 		f, names, err := h.filterFrom(ctx, in)
 		var inv *approval.ValidationError
 		switch {
@@ -195,7 +195,7 @@ func (h *emailHandlers) createFilter(ctx context.Context, _ *mcp.CallToolRequest
 			return invalid(err)
 		}
 		return h.gatedSettings(ctx, "create_filter", req, ws, func(ctx context.Context) (gate.SendResult, error) {
-			made, err := h.d.Mailbox.CreateFilter(ctx, f)
+			made, err := h.gm.CreateFilter(ctx, f)
 			return gate.SendResult{MessageID: made.ID}, err
 		})
 	})
@@ -203,7 +203,7 @@ func (h *emailHandlers) createFilter(ctx context.Context, _ *mcp.CallToolRequest
 
 // filterFrom checks the call's criteria and actions and resolves label
 // names to ids (an unknown label is refused: filters never create one).
-func (h *emailHandlers) filterFrom(ctx context.Context, in emailCreateFilterIn) (gmail.Filter, map[string]string, error) {
+func (h *emailCall) filterFrom(ctx context.Context, in emailCreateFilterIn) (gmail.Filter, map[string]string, error) {
 	c := gmail.FilterCriteria{From: strings.TrimSpace(in.From), To: strings.TrimSpace(in.To), Subject: strings.TrimSpace(in.Subject),
 		Query: strings.TrimSpace(in.Query), NegatedQuery: strings.TrimSpace(in.NegatedQuery),
 		HasAttachment: in.HasAttachment, ExcludeChats: in.ExcludeChats, Size: in.Size, SizeComparison: in.SizeCompare}
@@ -228,7 +228,7 @@ func (h *emailHandlers) filterFrom(ctx context.Context, in emailCreateFilterIn) 
 	}
 	names := map[string]string{}
 	if len(in.AddLabels)+len(in.RemoveLabels) > 0 {
-		labels, err := h.d.Mailbox.ListLabels(ctx)
+		labels, err := h.gm.ListLabels(ctx)
 		if err != nil {
 			return gmail.Filter{}, nil, fmt.Errorf("listing labels: %s", userError(err))
 		}
@@ -263,14 +263,14 @@ func (h *emailHandlers) filterFrom(ctx context.Context, in emailCreateFilterIn) 
 
 func (h *emailHandlers) deleteFilter(ctx context.Context, _ *mcp.CallToolRequest, in emailDeleteFilterIn) (*mcp.CallToolResult, any, error) {
 	id := strings.TrimSpace(in.FilterID)
-	return h.callDetail(ctx, "delete_filter", "filter:"+oneLine(id), func(ctx context.Context) (*mcp.CallToolResult, gate.Outcome, string) {
+	return h.callDetail(ctx, "delete_filter", "filter:"+oneLine(id), func(ctx context.Context, h *emailCall) (*mcp.CallToolResult, gate.Outcome, string) {
 		if _, err := gmailID("filter_id", id); err != nil {
 			res, out := invalid(err)
 			return res, out, ""
 		}
 		// What the filter was goes in the answer and the audit line, so it
 		// can be made again (create_filter, with the user's approval).
-		filters, err := h.d.Mailbox.ListFilters(ctx)
+		filters, err := h.gm.ListFilters(ctx)
 		if err != nil {
 			res, out := failed("Error listing filters: " + userError(err))
 			return res, out, ""
@@ -285,7 +285,7 @@ func (h *emailHandlers) deleteFilter(ctx context.Context, _ *mcp.CallToolRequest
 			Request: approval.Request{Kind: "delete_filter", Subject: "delete filter " + id, Body: was + "\n"},
 			Note:    "delete_filter in DEV_MODE: no filter was deleted",
 			Do: h.organised(func(ctx context.Context) error {
-				return h.d.Mailbox.DeleteFilter(ctx, id)
+				return h.gm.DeleteFilter(ctx, id)
 			})})
 		detail := "filter " + id + ": " + oneLine(was)
 		switch out.Status {

@@ -33,12 +33,12 @@ type emailForwardIn struct {
 
 // forward sends message_id's text and attachments on, through the gate.
 func (h *emailHandlers) forward(ctx context.Context, _ *mcp.CallToolRequest, in emailForwardIn) (*mcp.CallToolResult, any, error) {
-	return h.call(ctx, "forward_email", audit.MaskAddress(in.To.first()), func(ctx context.Context) (*mcp.CallToolResult, gate.Outcome) {
+	return h.call(ctx, "forward_email", audit.MaskAddress(in.To.first()), func(ctx context.Context, h *emailCall) (*mcp.CallToolResult, gate.Outcome) {
 		return h.doForward(ctx, in)
 	})
 }
 
-func (h *emailHandlers) doForward(ctx context.Context, in emailForwardIn) (*mcp.CallToolResult, gate.Outcome) {
+func (h *emailCall) doForward(ctx context.Context, in emailForwardIn) (*mcp.CallToolResult, gate.Outcome) {
 	if len(in.To) == 0 {
 		return invalid(&mailmsg.InvalidError{Field: "to", Text: "at least one recipient is required in to"})
 	}
@@ -54,7 +54,7 @@ func (h *emailHandlers) doForward(ctx context.Context, in emailForwardIn) (*mcp.
 	if req.From, err = h.sendAs(ctx, in.From); err != nil { // email_sendas.go
 		return invalid(err)
 	}
-	m, err := h.d.Mailbox.Message(ctx, req.MessageID)
+	m, err := h.gm.Message(ctx, req.MessageID)
 	if errors.Is(err, gmail.ErrNotFound) {
 		return failed(fmt.Sprintf("Error: Message ID %s not found or no longer accessible.", req.MessageID))
 	}
@@ -87,7 +87,7 @@ func (h *emailHandlers) doForward(ctx context.Context, in emailForwardIn) (*mcp.
 // originalAttachments fetches the bytes of every named attachment of m, in
 // order. Unnamed parts (inline images of the HTML, which a forward of the
 // text does not show) are left out.
-func (h *emailHandlers) originalAttachments(ctx context.Context, m *gmail.Message) ([]mailmsg.Attachment, error) {
+func (h *emailCall) originalAttachments(ctx context.Context, m *gmail.Message) ([]mailmsg.Attachment, error) {
 	var out []mailmsg.Attachment
 	for _, f := range m.Files {
 		if f.Filename == "" {
@@ -96,7 +96,7 @@ func (h *emailHandlers) originalAttachments(ctx context.Context, m *gmail.Messag
 		data := f.Data
 		if data == nil && f.ID != "" {
 			var err error
-			if data, err = h.d.Mailbox.GetAttachment(ctx, m.ID, f.ID); err != nil {
+			if data, err = h.gm.GetAttachment(ctx, m.ID, f.ID); err != nil {
 				return nil, err
 			}
 		}

@@ -22,18 +22,18 @@ import (
 )
 
 func (h *emailHandlers) search(ctx context.Context, _ *mcp.CallToolRequest, in emailSearchIn) (*mcp.CallToolResult, any, error) {
-	return h.reading(ctx, "search_email", "", func(ctx context.Context) *mcp.CallToolResult { return h.doSearch(ctx, in) })
+	return h.reading(ctx, "search_email", "", func(ctx context.Context, h *emailCall) *mcp.CallToolResult { return h.doSearch(ctx, in) })
 }
 
 // reading runs a call that only reads: audited like any other, with no
 // gate outcome.
-func (h *emailHandlers) reading(ctx context.Context, tool, target string, do func(context.Context) *mcp.CallToolResult) (*mcp.CallToolResult, any, error) {
-	return h.call(ctx, tool, target, func(ctx context.Context) (*mcp.CallToolResult, gate.Outcome) {
-		return do(ctx), gate.Outcome{}
+func (h *emailHandlers) reading(ctx context.Context, tool, target string, do func(context.Context, *emailCall) *mcp.CallToolResult) (*mcp.CallToolResult, any, error) {
+	return h.call(ctx, tool, target, func(ctx context.Context, c *emailCall) (*mcp.CallToolResult, gate.Outcome) {
+		return do(ctx, c), gate.Outcome{}
 	})
 }
 
-func (h *emailHandlers) doSearch(ctx context.Context, in emailSearchIn) *mcp.CallToolResult {
+func (h *emailCall) doSearch(ctx context.Context, in emailSearchIn) *mcp.CallToolResult {
 	max, refused := pageArgs(in.MaxResults, in.PageToken)
 	if refused != nil {
 		return refused
@@ -44,7 +44,7 @@ func (h *emailHandlers) doSearch(ctx context.Context, in emailSearchIn) *mcp.Cal
 	if in.ByThread {
 		return h.doSearchThreads(ctx, in, max) // email_threads.go
 	}
-	page, err := h.d.Mailbox.SearchPage(ctx, in.Query, max, in.PageToken)
+	page, err := h.gm.SearchPage(ctx, in.Query, max, in.PageToken)
 	if errors.Is(err, gmail.ErrBadPageToken) {
 		return errorResult("Error: page_token " + gmail.ErrBadPageToken.Error() + "; repeat the search without page_token to start again")
 	}
@@ -81,10 +81,10 @@ func (h *emailHandlers) doSearch(ctx context.Context, in emailSearchIn) *mcp.Cal
 }
 
 func (h *emailHandlers) read(ctx context.Context, _ *mcp.CallToolRequest, in emailReadIn) (*mcp.CallToolResult, any, error) {
-	return h.reading(ctx, "read_email", "", func(ctx context.Context) *mcp.CallToolResult { return h.doRead(ctx, in) })
+	return h.reading(ctx, "read_email", "", func(ctx context.Context, h *emailCall) *mcp.CallToolResult { return h.doRead(ctx, in) })
 }
 
-func (h *emailHandlers) doRead(ctx context.Context, in emailReadIn) *mcp.CallToolResult {
+func (h *emailCall) doRead(ctx context.Context, in emailReadIn) *mcp.CallToolResult {
 	msgID, threadID := strings.TrimSpace(in.MessageID), strings.TrimSpace(in.ThreadID)
 	switch {
 	case msgID == "" && threadID == "":
@@ -94,7 +94,7 @@ func (h *emailHandlers) doRead(ctx context.Context, in emailReadIn) *mcp.CallToo
 	}
 	var msgs []*gmail.Message
 	if msgID != "" {
-		m, err := h.d.Mailbox.Message(ctx, msgID)
+		m, err := h.gm.Message(ctx, msgID)
 		if errors.Is(err, gmail.ErrNotFound) {
 			return errorResult(fmt.Sprintf("Error: Message ID %s not found or no longer accessible.", msgID))
 		}
@@ -103,7 +103,7 @@ func (h *emailHandlers) doRead(ctx context.Context, in emailReadIn) *mcp.CallToo
 		}
 		msgs = []*gmail.Message{m}
 	} else {
-		t, err := h.d.Mailbox.Thread(ctx, threadID)
+		t, err := h.gm.Thread(ctx, threadID)
 		if errors.Is(err, gmail.ErrNotFound) || errors.Is(err, gmail.ErrThreadNotFound) {
 			return errorResult(fmt.Sprintf("Error: Thread ID %s not found or no longer accessible.", threadID))
 		}
@@ -194,26 +194,28 @@ func oneLine(s string) string {
 }
 
 func (h *emailHandlers) draft(ctx context.Context, _ *mcp.CallToolRequest, in emailComposeIn) (*mcp.CallToolResult, any, error) {
-	return h.compose(ctx, "draft_email", in, h.doDraft)
+	return h.compose(ctx, "draft_email", in, (*emailCall).doDraft)
 }
 
 func (h *emailHandlers) send(ctx context.Context, _ *mcp.CallToolRequest, in emailComposeIn) (*mcp.CallToolResult, any, error) {
-	return h.compose(ctx, "send_email", in, h.doSend)
+	return h.compose(ctx, "send_email", in, (*emailCall).doSend)
 }
 
 // compose runs a draft or a send: an audited call whose input is checked
 // first, once, by the one validator of an outgoing email, then its body
 // format and attachments (refused before anything is written).
 func (h *emailHandlers) compose(ctx context.Context, tool string, in emailComposeIn,
-	do func(context.Context, approval.Request, extras) (*mcp.CallToolResult, gate.Outcome)) (*mcp.CallToolResult, any, error) {
-	return h.call(ctx, tool, audit.MaskAddress(in.To.first()), func(ctx context.Context) (*mcp.CallToolResult, gate.Outcome) {
-		return h.composed(ctx, in, do)
+	do func(*emailCall, context.Context, approval.Request, extras) (*mcp.CallToolResult, gate.Outcome)) (*mcp.CallToolResult, any, error) {
+	return h.call(ctx, tool, audit.MaskAddress(in.To.first()), func(ctx context.Context, h *emailCall) (*mcp.CallToolResult, gate.Outcome) {
+		return h.composed(ctx, in, func(ctx context.Context, req approval.Request, x extras) (*mcp.CallToolResult, gate.Outcome) {
+			return do(h, ctx, req, x)
+		})
 	})
 }
 
 // composed checks in (draft_email, send_email and update_draft's email) and
 // hands do the request it describes, with its body format and attachments.
-func (h *emailHandlers) composed(ctx context.Context, in emailComposeIn,
+func (h *emailCall) composed(ctx context.Context, in emailComposeIn,
 	do func(context.Context, approval.Request, extras) (*mcp.CallToolResult, gate.Outcome)) (*mcp.CallToolResult, gate.Outcome) {
 	if len(in.To) == 0 {
 		return invalid(&mailmsg.InvalidError{Field: "to", Text: "at least one recipient is required in to"})
@@ -237,7 +239,7 @@ func (h *emailHandlers) composed(ctx context.Context, in emailComposeIn,
 	return do(ctx, req, x)
 }
 
-func (h *emailHandlers) doDraft(ctx context.Context, req approval.Request, x extras) (*mcp.CallToolResult, gate.Outcome) {
+func (h *emailCall) doDraft(ctx context.Context, req approval.Request, x extras) (*mcp.CallToolResult, gate.Outcome) {
 	o, err := x.outgoing(req, req)
 	if err != nil {
 		return invalid(err)
@@ -251,7 +253,7 @@ func (h *emailHandlers) doDraft(ctx context.Context, req approval.Request, x ext
 	out := h.d.Gate.Direct(ctx, gate.DirectCall{Tool: "draft_email", Request: dev,
 		Note: "draft_email in DEV_MODE: no draft was created",
 		Do: func(ctx context.Context) (gate.SendResult, error) {
-			id, err := h.d.Mailbox.CreateDraft(ctx, raw, "")
+			id, err := h.gm.CreateDraft(ctx, raw, "")
 			if err == nil {
 				h.recordDraft(ctx, id)
 			}
@@ -279,19 +281,19 @@ func failed(text string) (*mcp.CallToolResult, gate.Outcome) {
 	return errorResult(text), gate.Outcome{Status: gate.Failed}
 }
 
-func (h *emailHandlers) doSend(ctx context.Context, req approval.Request, x extras) (*mcp.CallToolResult, gate.Outcome) {
+func (h *emailCall) doSend(ctx context.Context, req approval.Request, x extras) (*mcp.CallToolResult, gate.Outcome) {
 	return h.submit(ctx, gate.Call{Tool: "send_email", Request: req, Compose: h.composer(x, req, "", nil),
 		Warnings: func(ctx context.Context) []warnings.Warning { return h.warnNew(ctx, req) }})
 }
 
 // warnNew is the "never written to" warning for each recipient.
-func (h *emailHandlers) warnNew(ctx context.Context, req approval.Request) []warnings.Warning {
+func (h *emailCall) warnNew(ctx context.Context, req approval.Request) []warnings.Warning {
 	to, cc, bcc := req.Recipients()
 	all := slices.Concat(to, cc, bcc)
-	h.sent.prefetch(ctx, h.d.Mailbox, all)
+	h.sent.prefetch(ctx, h.gm, all)
 	var ws []warnings.Warning
 	for _, a := range all {
-		ws = append(ws, h.sent.warn(ctx, h.d.Mailbox, a)...)
+		ws = append(ws, h.sent.warn(ctx, h.gm, a)...)
 	}
 	return ws
 }
@@ -441,7 +443,7 @@ func bare(list []string) []*mail.Address {
 // anything is claimed, so nothing after the claim may fail for a reason that
 // was knowable earlier; attachment files are read and checked against the
 // approval here, the last moment before the claim.
-func (h *emailHandlers) composer(x extras, asked approval.Request, threadID string, parent *gmail.ReplyParent) gate.ComposeFunc {
+func (h *emailCall) composer(x extras, asked approval.Request, threadID string, parent *gmail.ReplyParent) gate.ComposeFunc {
 	return func(final approval.Request) (gate.SendFunc, error) {
 		o, err := x.outgoing(final, asked)
 		if err != nil {
@@ -460,7 +462,7 @@ func (h *emailHandlers) composer(x extras, asked approval.Request, threadID stri
 			return nil, err
 		}
 		return func(ctx context.Context) (gate.SendResult, error) {
-			sent, err := h.d.Mailbox.Send(ctx, raw, threadID)
+			sent, err := h.gm.Send(ctx, raw, threadID)
 			if err != nil {
 				return gate.SendResult{}, err
 			}
@@ -478,7 +480,7 @@ func (h *emailHandlers) composer(x extras, asked approval.Request, threadID stri
 // chaining calls. The email is built once before the gate, so that a request
 // that could never be sent (too large, an unreadable file) writes no request
 // file.
-func (h *emailHandlers) submit(ctx context.Context, c gate.Call) (*mcp.CallToolResult, gate.Outcome) {
+func (h *emailCall) submit(ctx context.Context, c gate.Call) (*mcp.CallToolResult, gate.Outcome) {
 	if _, err := c.Compose(c.Request); err != nil {
 		return invalid(err)
 	}
@@ -493,12 +495,12 @@ func (h *emailHandlers) submit(ctx context.Context, c gate.Call) (*mcp.CallToolR
 }
 
 func (h *emailHandlers) reply(ctx context.Context, _ *mcp.CallToolRequest, in emailReplyIn) (*mcp.CallToolResult, any, error) {
-	return h.call(ctx, "reply_email", "thread:"+oneLine(in.ThreadID), func(ctx context.Context) (*mcp.CallToolResult, gate.Outcome) {
+	return h.call(ctx, "reply_email", "thread:"+oneLine(in.ThreadID), func(ctx context.Context, h *emailCall) (*mcp.CallToolResult, gate.Outcome) {
 		return h.doReply(ctx, in)
 	})
 }
 
-func (h *emailHandlers) doReply(ctx context.Context, in emailReplyIn) (*mcp.CallToolResult, gate.Outcome) {
+func (h *emailCall) doReply(ctx context.Context, in emailReplyIn) (*mcp.CallToolResult, gate.Outcome) {
 	email, err := mailmsg.Validate(mailmsg.Input{Reply: true, ThreadID: in.ThreadID, MessageID: in.MessageID, Body: in.Body})
 	if err != nil {
 		return invalid(err)
@@ -510,7 +512,7 @@ func (h *emailHandlers) doReply(ctx context.Context, in emailReplyIn) (*mcp.Call
 	threadID, msgID := email.ThreadID, email.MessageID
 	// Reading the parent is a read: it happens before the gate, so a wrong
 	// thread never writes a request or consumes an approval.
-	parent, err := h.d.Mailbox.ReplyParent(ctx, threadID, msgID)
+	parent, err := h.gm.ReplyParent(ctx, threadID, msgID)
 	switch {
 	case errors.Is(err, gmail.ErrThreadNotFound), errors.Is(err, gmail.ErrNotFound):
 		return failed(fmt.Sprintf("Error: Thread ID %s not found or no longer accessible.", threadID))
@@ -543,9 +545,9 @@ func (h *emailHandlers) doReply(ctx context.Context, in emailReplyIn) (*mcp.Call
 	if req, err = x.bind(req); err != nil {
 		return invalid(err)
 	}
-	if err := req.Validate(); err != nil {
-		return invalid(err)
-	}
+	// The input was validated above, before Gmail was read; what the parent
+	// added (its sender, reply-all's recipients, the subject) the gate
+	// checks with the whole request (gate.Run), as it checks every request.
 	// The approver sees where the reply really goes: Reply-To, when the
 	// message has one, and how it differs from the sender.
 	return h.submit(ctx, gate.Call{Tool: "reply_email", Request: req, Compose: h.composer(x, req, threadID, parent),
@@ -556,20 +558,12 @@ func (h *emailHandlers) doReply(ctx context.Context, in emailReplyIn) (*mcp.Call
 		}})
 }
 
-// OwnAddresses is what reply-all asks Gmail (internal/gmail.Client: the
-// profile's address and the verified send-as aliases, lower case).
-type OwnAddresses interface {
-	OwnAddresses(ctx context.Context) ([]string, error)
-}
-
-var _ OwnAddresses = (*gmail.Client)(nil)
-
 // replyAll returns the further recipients of a reply to all of parent:
 // its To and Cc (read with the parent's other headers, so no further read
 // of the message), each kept in its header, minus the user's own
 // addresses, the reply's recipient to, and repeats.
-func (h *emailHandlers) replyAll(ctx context.Context, parent *gmail.ReplyParent, to string) (more, cc []string, err error) {
-	own, err := h.d.Mailbox.OwnAddresses(ctx)
+func (h *emailCall) replyAll(ctx context.Context, parent *gmail.ReplyParent, to string) (more, cc []string, err error) {
+	own, err := h.gm.OwnAddresses(ctx)
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading your addresses: %w", err)
 	}

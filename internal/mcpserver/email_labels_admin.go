@@ -94,7 +94,7 @@ func valueOr(s, d string) string {
 }
 
 func (h *emailHandlers) createLabel(ctx context.Context, _ *mcp.CallToolRequest, in emailCreateLabelIn) (*mcp.CallToolResult, any, error) {
-	return h.callDetail(ctx, "create_label", "label:"+oneLine(in.Name), func(ctx context.Context) (*mcp.CallToolResult, gate.Outcome, string) {
+	return h.callDetail(ctx, "create_label", "label:"+oneLine(in.Name), func(ctx context.Context, h *emailCall) (*mcp.CallToolResult, gate.Outcome, string) {
 		spec, err := labelSpec(in.Name, in.LabelListVisibility, in.MessageListVisibility, in.TextColor, in.BackgroundColor)
 		if err == nil && spec.Name == "" {
 			err = invalidField("name", "name must not be empty")
@@ -108,7 +108,7 @@ func (h *emailHandlers) createLabel(ctx context.Context, _ *mcp.CallToolRequest,
 			Request: approval.Request{Kind: "create_label", Subject: "create label " + spec.Name, Body: fmt.Sprintf("%+v\n", spec)},
 			Note:    "create_label in DEV_MODE: no label was created",
 			Do: h.organised(func(ctx context.Context) error {
-				made, err = h.d.Mailbox.NewLabel(ctx, spec)
+				made, err = h.gm.NewLabel(ctx, spec)
 				return err
 			})})
 		detail := "label " + oneLine(spec.Name)
@@ -126,8 +126,8 @@ func (h *emailHandlers) createLabel(ctx context.Context, _ *mcp.CallToolRequest,
 
 // userLabel resolves a user label by id or name; system labels are
 // refused (Gmail neither renames nor deletes them).
-func (h *emailHandlers) userLabel(ctx context.Context, nameOrID string) (gmail.Label, error) {
-	labels, err := h.d.Mailbox.ListLabels(ctx)
+func (h *emailCall) userLabel(ctx context.Context, nameOrID string) (gmail.Label, error) {
+	labels, err := h.gm.ListLabels(ctx)
 	if err != nil {
 		return gmail.Label{}, fmt.Errorf("listing labels: %s", userError(err))
 	}
@@ -147,7 +147,7 @@ func (h *emailHandlers) userLabel(ctx context.Context, nameOrID string) (gmail.L
 }
 
 func (h *emailHandlers) renameLabel(ctx context.Context, _ *mcp.CallToolRequest, in emailRenameLabelIn) (*mcp.CallToolResult, any, error) {
-	return h.callDetail(ctx, "rename_label", "label:"+oneLine(in.Label), func(ctx context.Context) (*mcp.CallToolResult, gate.Outcome, string) {
+	return h.callDetail(ctx, "rename_label", "label:"+oneLine(in.Label), func(ctx context.Context, h *emailCall) (*mcp.CallToolResult, gate.Outcome, string) {
 		spec, err := labelSpec(in.NewName, in.LabelListVisibility, in.MessageListVisibility, in.TextColor, in.BackgroundColor)
 		if err == nil && spec == (gmail.LabelSpec{}) {
 			err = invalidField("new_name", "nothing to change: give new_name, a visibility or the colours")
@@ -171,7 +171,7 @@ func (h *emailHandlers) renameLabel(ctx context.Context, _ *mcp.CallToolRequest,
 			Request: approval.Request{Kind: "rename_label", Subject: "change label " + l.Name, Body: fmt.Sprintf("%s: %+v\n", l.ID, spec)},
 			Note:    "rename_label in DEV_MODE: no label was changed",
 			Do: h.organised(func(ctx context.Context) error {
-				changed, err = h.d.Mailbox.PatchLabel(ctx, l.ID, spec)
+				changed, err = h.gm.PatchLabel(ctx, l.ID, spec)
 				return err
 			})})
 		detail := "label " + l.ID
@@ -188,7 +188,7 @@ func (h *emailHandlers) renameLabel(ctx context.Context, _ *mcp.CallToolRequest,
 }
 
 func (h *emailHandlers) deleteLabel(ctx context.Context, _ *mcp.CallToolRequest, in emailDeleteLabelIn) (*mcp.CallToolResult, any, error) {
-	return h.call(ctx, "delete_label", "label:"+oneLine(in.Label), func(ctx context.Context) (*mcp.CallToolResult, gate.Outcome) {
+	return h.call(ctx, "delete_label", "label:"+oneLine(in.Label), func(ctx context.Context, h *emailCall) (*mcp.CallToolResult, gate.Outcome) {
 		l, err := h.userLabel(ctx, in.Label)
 		var inv *approval.ValidationError
 		switch {
@@ -199,13 +199,13 @@ func (h *emailHandlers) deleteLabel(ctx context.Context, _ *mcp.CallToolRequest,
 		}
 		// Reading what the deletion touches is a read: before the gate,
 		// so a wrong label never writes a request.
-		info, err := h.d.Mailbox.GetLabel(ctx, l.ID)
+		info, err := h.gm.GetLabel(ctx, l.ID)
 		if err != nil {
 			return failed("Error reading the label: " + userError(err))
 		}
 		ws := []warnings.Warning{{Code: "label-delete", Text: fmt.Sprintf("Label %q is on %d messages in %d threads now: deleting it removes it from all of them (the messages stay). This cannot be undone.",
 			info.Name, info.MessagesTotal, info.ThreadsTotal)}}
-		if filters, err := h.d.Mailbox.ListFilters(ctx); err == nil {
+		if filters, err := h.gm.ListFilters(ctx); err == nil {
 			for _, f := range filters {
 				if slices.Contains(f.Action.AddLabelIDs, l.ID) || slices.Contains(f.Action.RemoveLabelIDs, l.ID) {
 					ws = append(ws, warnings.Warning{Code: "label-filter", Text: fmt.Sprintf("Filter %s uses this label (%s).", f.ID, filterSummary(f))})
@@ -220,7 +220,7 @@ func (h *emailHandlers) deleteLabel(ctx context.Context, _ *mcp.CallToolRequest,
 			return invalid(err)
 		}
 		return h.gatedSettings(ctx, "delete_label", req, ws, func(ctx context.Context) (gate.SendResult, error) {
-			return gate.SendResult{}, h.d.Mailbox.DeleteLabel(ctx, l.ID)
+			return gate.SendResult{}, h.gm.DeleteLabel(ctx, l.ID)
 		})
 	})
 }

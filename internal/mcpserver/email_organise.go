@@ -85,8 +85,8 @@ func modifyLabelsSchema(s *jsonschema.Schema) {
 }
 
 func (h *emailHandlers) listLabels(ctx context.Context, _ *mcp.CallToolRequest, _ emailListLabelsIn) (*mcp.CallToolResult, any, error) {
-	return h.reading(ctx, "list_labels", "", func(ctx context.Context) *mcp.CallToolResult {
-		labels, err := h.d.Mailbox.ListLabels(ctx)
+	return h.reading(ctx, "list_labels", "", func(ctx context.Context, h *emailCall) *mcp.CallToolResult {
+		labels, err := h.gm.ListLabels(ctx)
 		if err != nil {
 			return errorResult("Error listing labels: " + userError(err))
 		}
@@ -107,8 +107,8 @@ func (h *emailHandlers) modifyLabels(ctx context.Context, _ *mcp.CallToolRequest
 	return h.callDetail(ctx, "modify_labels", target, h.doModifyLabels(in))
 }
 
-func (h *emailHandlers) doModifyLabels(in emailModifyLabelsIn) func(context.Context) (*mcp.CallToolResult, gate.Outcome, string) {
-	return func(ctx context.Context) (*mcp.CallToolResult, gate.Outcome, string) {
+func (h *emailHandlers) doModifyLabels(in emailModifyLabelsIn) func(context.Context, *emailCall) (*mcp.CallToolResult, gate.Outcome, string) {
+	return func(ctx context.Context, h *emailCall) (*mcp.CallToolResult, gate.Outcome, string) {
 		ids, threadID, err := messagesOrThread(in.MessageIDs, in.ThreadID)
 		if err != nil {
 			res, out := invalid(err)
@@ -133,11 +133,11 @@ func (h *emailHandlers) doModifyLabels(in emailModifyLabelsIn) func(context.Cont
 			Note: "modify_labels in DEV_MODE: no label was changed",
 			Do: h.organised(func(ctx context.Context) error {
 				if threadID != "" {
-					msgs, err := h.d.Mailbox.ModifyThread(ctx, threadID, change)
+					msgs, err := h.gm.ModifyThread(ctx, threadID, change)
 					done = len(msgs)
 					return err
 				}
-				done, err = h.d.Mailbox.ModifyMessages(ctx, ids, change)
+				done, err = h.gm.ModifyMessages(ctx, ids, change)
 				return err
 			})})
 		switch {
@@ -162,7 +162,7 @@ func (h *emailHandlers) untrash(ctx context.Context, _ *mcp.CallToolRequest, in 
 	if in.ThreadID != "" {
 		target = "thread:" + oneLine(in.ThreadID)
 	}
-	return h.callDetail(ctx, "untrash_email", target, func(ctx context.Context) (*mcp.CallToolResult, gate.Outcome, string) {
+	return h.callDetail(ctx, "untrash_email", target, func(ctx context.Context, h *emailCall) (*mcp.CallToolResult, gate.Outcome, string) {
 		var ids []string
 		if in.MessageID != "" {
 			ids = []string{in.MessageID}
@@ -179,11 +179,11 @@ func (h *emailHandlers) untrash(ctx context.Context, _ *mcp.CallToolRequest, in 
 			Note: "untrash_email in DEV_MODE: nothing was taken out of the trash",
 			Do: h.organised(func(ctx context.Context) error {
 				if threadID != "" {
-					msgs, err := h.d.Mailbox.UntrashThread(ctx, threadID)
+					msgs, err := h.gm.UntrashThread(ctx, threadID)
 					done = len(msgs)
 					return err
 				}
-				_, err := h.d.Mailbox.UntrashMessage(ctx, ids[0])
+				_, err := h.gm.UntrashMessage(ctx, ids[0])
 				if err == nil {
 					done = 1
 				}
@@ -263,7 +263,7 @@ func messagesOrThread(ids []string, threadID string) ([]string, string, error) {
 // labelChange resolves the call's labels (names or ids, case-insensitive
 // names as Gmail compares them) and actions into one change of label ids.
 // An unknown label is refused: labels are never created by the way.
-func (h *emailHandlers) labelChange(ctx context.Context, in emailModifyLabelsIn) (gmail.LabelChange, error) {
+func (h *emailCall) labelChange(ctx context.Context, in emailModifyLabelsIn) (gmail.LabelChange, error) {
 	var ch gmail.LabelChange
 	for _, a := range in.Actions {
 		act, ok := labelActions[strings.ToLower(strings.TrimSpace(a))]
@@ -274,7 +274,7 @@ func (h *emailHandlers) labelChange(ctx context.Context, in emailModifyLabelsIn)
 		ch.Remove = append(ch.Remove, act.Remove...)
 	}
 	if len(in.AddLabels)+len(in.RemoveLabels) > 0 {
-		labels, err := h.d.Mailbox.ListLabels(ctx)
+		labels, err := h.gm.ListLabels(ctx)
 		if err != nil {
 			return ch, fmt.Errorf("listing labels: %s", userError(err))
 		}

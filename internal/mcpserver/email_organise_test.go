@@ -28,6 +28,7 @@ func labelsOf(t *testing.T, e *emailEnv, id string) []string {
 }
 
 func TestListAndUpdateDraft(t *testing.T) {
+	t.Parallel()
 	e := newSandboxEnv(t, false)
 	text, isErr := callTool(t, e.cs, "list_drafts", map[string]any{})
 	m := draftIDRe.FindStringSubmatch(text)
@@ -90,6 +91,7 @@ func TestListAndUpdateDraft(t *testing.T) {
 
 // TestUpdateDraftDevMode: DEV_MODE logs the update and changes nothing.
 func TestUpdateDraftDevMode(t *testing.T) {
+	t.Parallel()
 	e := newSandboxEnv(t, true)
 	text, _ := callTool(t, e.cs, "list_drafts", map[string]any{})
 	id := draftIDRe.FindStringSubmatch(text)[1]
@@ -108,6 +110,7 @@ func TestUpdateDraftDevMode(t *testing.T) {
 }
 
 func TestListLabels(t *testing.T) {
+	t.Parallel()
 	e := newSandboxEnv(t, true)
 	text, isErr := callTool(t, e.cs, "list_labels", map[string]any{})
 	if isErr {
@@ -124,6 +127,7 @@ func TestListLabels(t *testing.T) {
 // unknown labels and bad targets refused with nothing changed; one audit
 // line per call with its counts.
 func TestModifyLabels(t *testing.T) {
+	t.Parallel()
 	e := newSandboxEnv(t, false)
 	travel := firstID(t, e, `subject:"Travel documents for Lisbon"`)
 	travelLabel, _ := e.gm.LabelID("Travel")
@@ -188,6 +192,7 @@ func TestModifyLabels(t *testing.T) {
 // TestModifyLabelsBatched: 2,500 messages go to Gmail as three
 // batchModify calls of at most 1000, and all are changed.
 func TestModifyLabelsBatched(t *testing.T) {
+	t.Parallel()
 	e := newSandboxEnv(t, false)
 	var ids []string
 	for i := range 2500 {
@@ -215,6 +220,7 @@ func TestModifyLabelsBatched(t *testing.T) {
 // counted apart from sends; a refused call changes nothing; DEV_MODE
 // changes nothing and takes no slot.
 func TestOrganizeLimit(t *testing.T) {
+	t.Parallel()
 	e := newSandboxEnv(t, false)
 	l, err := ratelimit.NewBucket(context.Background(), e.db, ratelimit.BucketOrganize, 2, time.Hour)
 	if err != nil {
@@ -242,6 +248,7 @@ func TestOrganizeLimit(t *testing.T) {
 }
 
 func TestOrganizeDevMode(t *testing.T) {
+	t.Parallel()
 	e := newSandboxEnv(t, true)
 	travel := firstID(t, e, `subject:"Travel documents for Lisbon"`)
 	before := labelsOf(t, e, travel)
@@ -265,9 +272,10 @@ func TestOrganizeDevMode(t *testing.T) {
 }
 
 func TestUntrashEmail(t *testing.T) {
+	t.Parallel()
 	e := newSandboxEnv(t, false)
 	travel := firstID(t, e, `subject:"Travel documents for Lisbon"`)
-	c := e.deps.Mailbox.(*gmail.Client)
+	c := e.client.(*gmail.Client)
 	if _, err := c.TrashMessage(context.Background(), travel); err != nil {
 		t.Fatal(err)
 	}
@@ -308,6 +316,7 @@ func TestUntrashEmail(t *testing.T) {
 // added or removed, by id or by name, on messages or a thread, are refused
 // before Gmail is asked anything, and the answer points to trash_email.
 func TestModifyLabelsRefusesTrashAndSpam(t *testing.T) {
+	t.Parallel()
 	e := newSandboxEnv(t, false)
 	text, _ := callTool(t, e.cs, "search_email", map[string]any{"query": "in:inbox", "max_results": 50})
 	var inbox []string
@@ -348,6 +357,7 @@ func TestModifyLabelsRefusesTrashAndSpam(t *testing.T) {
 // create is now refused with a clear text and left as it was; send_draft
 // of it stays behind the approval gate.
 func TestUpdateDraftRefusesUsersDraft(t *testing.T) {
+	t.Parallel()
 	e := newSandboxEnv(t, false)
 	text, _ := callTool(t, e.cs, "list_drafts", map[string]any{})
 	id := draftIDRe.FindStringSubmatch(text)[1] // the sandbox user's own draft

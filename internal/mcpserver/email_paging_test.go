@@ -18,6 +18,7 @@ var (
 // through search_email, 50 at a time, returns every one exactly once, and
 // the last page has no next-page line.
 func TestSearchPagingEveryMessageOnce(t *testing.T) {
+	t.Parallel()
 	e := newSandboxEnv(t, true)
 	seen := map[string]int{}
 	token, pages := "", 0
@@ -64,6 +65,7 @@ func TestSearchPagingEveryMessageOnce(t *testing.T) {
 // token that is not one is refused before Gmail, and one Gmail refuses is
 // explained.
 func TestSearchPageToken(t *testing.T) {
+	t.Parallel()
 	e := newSandboxEnv(t, true)
 	text, _ := callTool(t, e.cs, "search_email", map[string]any{"query": sandbox.BuildsQuery, "max_results": 50})
 	if !strings.HasSuffix(text, "for the next page.") {

@@ -73,6 +73,7 @@ func mustContain(t *testing.T, what, text string, wants ...string) {
 }
 
 func TestEveryRecipientIsBound(t *testing.T) {
+	t.Parallel()
 	e := newEmailEnv(t, false, nil)
 	args := map[string]any{"to": []any{"alice@example.com", "Bob <bob@example.com>"}, "cc": []any{"carol@example.com"},
 		"subject": "Plan", "body": "Hi all,\nthe plan.\n"}
@@ -114,6 +115,7 @@ func TestEveryRecipientIsBound(t *testing.T) {
 }
 
 func TestBccSentAndCcEditedInTheFileRefused(t *testing.T) {
+	t.Parallel()
 	e := newEmailEnv(t, false, nil)
 	args := map[string]any{"to": "alice@example.com", "bcc": []any{"boss@example.com"}, "subject": "Hi", "body": "Hello.\n"}
 	_, file := request(t, e, "send_email", args)
@@ -150,6 +152,7 @@ func attachEnv(t *testing.T) (*emailEnv, string) {
 }
 
 func TestAttachmentBoundAndChangedFileRefused(t *testing.T) {
+	t.Parallel()
 	e, dir := attachEnv(t)
 	args := map[string]any{"to": "alice@example.com", "cc": []any{"carol@example.com"}, "subject": "Report", "body": "Attached.\n",
 		"attachments": []any{"report.txt"}}
@@ -191,6 +194,7 @@ func TestAttachmentBoundAndChangedFileRefused(t *testing.T) {
 // TestAttachmentChangedBeforeTheClaimRefused: the files are read again, and
 // checked against what was bound, when the approved email is composed.
 func TestAttachmentChangedBeforeTheClaimRefused(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "a.txt")
 	os.WriteFile(path, []byte("one"), 0o600)
@@ -208,6 +212,7 @@ func TestAttachmentChangedBeforeTheClaimRefused(t *testing.T) {
 }
 
 func TestAttachmentPathsRefusedBeforeAnyRequest(t *testing.T) {
+	t.Parallel()
 	e, dir := attachEnv(t)
 	outside := filepath.Join(t.TempDir(), "secret.txt")
 	os.WriteFile(outside, []byte("secret"), 0o600)
@@ -236,6 +241,7 @@ func TestAttachmentPathsRefusedBeforeAnyRequest(t *testing.T) {
 }
 
 func TestMessageTooLargeAnsweredClearly(t *testing.T) {
+	t.Parallel()
 	e, dir := attachEnv(t)
 	e.deps.Attachments = attach.Folder{Dir: dir, MaxFileBytes: 40_000_000, MaxTotalBytes: 40_000_000}
 	os.WriteFile(filepath.Join(dir, "big.bin"), bytes.Repeat([]byte{7}, 19_000_000), 0o600)
@@ -247,6 +253,7 @@ func TestMessageTooLargeAnsweredClearly(t *testing.T) {
 }
 
 func TestMarkdownBodyArrivesAsAlternative(t *testing.T) {
+	t.Parallel()
 	e := newEmailEnv(t, false, nil)
 	args := map[string]any{"to": "alice@example.com", "subject": "Notes", "body": "Hello **Alice**,\n\n- one\n- two\n", "body_format": "markdown"}
 	text, file := request(t, e, "send_email", args)
@@ -285,6 +292,7 @@ func TestMarkdownBodyArrivesAsAlternative(t *testing.T) {
 }
 
 func TestReplyAllExcludesOwnAddressesAndKeepsCc(t *testing.T) {
+	t.Parallel()
 	e := newEmailEnv(t, false, nil)
 	e.gm.Insert([]byte("From: Dan <dan@example.com>\r\nTo: Me <me@example.com>, Erin <erin@example.com>\r\n"+
 		"Cc: ME.ALIAS@example.com, Frank <frank@example.com>, dan@example.com\r\nSubject: Offsite\r\nMessage-ID: <off@example.com>\r\n\r\nWho comes?\r\n"), "INBOX")
@@ -321,6 +329,7 @@ func TestReplyAllExcludesOwnAddressesAndKeepsCc(t *testing.T) {
 }
 
 func TestForwardKeepsAttachments(t *testing.T) {
+	t.Parallel()
 	e := newEmailEnv(t, false, nil)
 	pdf := []byte("%PDF-1.4 fake pdf bytes")
 	raw := "From: Vendor <vendor@example.org>\r\nTo: me@example.com\r\nSubject: Fwd: Invoice 7\r\nDate: Tue, 10 Nov 2026 09:30:00 +0000\r\n" +
@@ -366,6 +375,7 @@ func approvalReq() approval.Request {
 // approver reads its text rendering, and a correction of that text cannot
 // be sent (the HTML part could not follow it).
 func TestHTMLBodySanitizedWithTextAlternative(t *testing.T) {
+	t.Parallel()
 	e := newEmailEnv(t, false, nil)
 	args := map[string]any{"to": "alice@example.com", "subject": "News", "body_format": "html",
 		"body": "<p>Hello <b>Alice</b></p><script>steal()</script>"}
@@ -391,6 +401,7 @@ func TestHTMLBodySanitizedWithTextAlternative(t *testing.T) {
 // TestDraftWithCcBccAndAttachment: drafts take the same recipients and
 // files, without approval (nothing is sent).
 func TestDraftWithCcBccAndAttachment(t *testing.T) {
+	t.Parallel()
 	e, _ := attachEnv(t)
 	id := newDraft(t, e, map[string]any{"to": []any{"alice@example.com", "bob@example.com"},
 		"cc": []any{"carol@example.com"}, "bcc": []any{"dave@example.com"}, "subject": "Draft", "body": "Hi.", "attachments": []any{"report.txt"}})
@@ -435,6 +446,7 @@ func draftHolds(t *testing.T, e *emailEnv, id, to, cc, bcc string, more ...strin
 // inputs (the same code checks them): the draft keeps its id and holds the
 // new recipients, the HTML part and the attachment.
 func TestUpdateDraftWithCcBccAndAttachment(t *testing.T) {
+	t.Parallel()
 	e, _ := attachEnv(t)
 	id := newDraft(t, e, map[string]any{"to": "alice@example.com", "subject": "Draft", "body": "Hi."})
 	text, isErr := callTool(t, e.cs, "update_draft", map[string]any{"draft_id": id, "to": []any{"alice@example.com", "bob@example.com"},
@@ -463,6 +475,7 @@ func TestUpdateDraftWithCcBccAndAttachment(t *testing.T) {
 // lookups of one request run side by side), warns for each one never
 // written to, and a second request to the same people asks nothing more.
 func TestNewRecipientWarningsAskOncePerAddress(t *testing.T) {
+	t.Parallel()
 	e := newEmailEnv(t, false, nil)
 	before := e.gm.Calls("messages.list")
 	args := map[string]any{"to": []any{"alice@example.com", "ALICE@example.com"}, "cc": []any{"carol@example.com"},

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/mailgate/mailgate/internal/gmail"
 	"github.com/mailgate/mailgate/internal/mailmsg"
 )
 
@@ -16,18 +15,10 @@ import (
 // not what the human approved. The address is bound in the approval
 // (approval.Request.From) and shown first in the request.
 
-// SendAsLister lists the account's send-as addresses
-// (internal/gmail.Client.SendAsAliases).
-type SendAsLister interface {
-	SendAsAliases(ctx context.Context) ([]gmail.SendAs, error)
-}
-
-var _ SendAsLister = (*gmail.Client)(nil)
-
 // sendAs checks from against the account's send-as addresses and returns
 // the bare address to bind ("" when from is ""). An address that is not
 // one of them, or not verified, is refused before any request is written.
-func (h *emailHandlers) sendAs(ctx context.Context, from string) (string, error) {
+func (h *emailCall) sendAs(ctx context.Context, from string) (string, error) {
 	from = strings.TrimSpace(from)
 	if from == "" {
 		return "", nil
@@ -36,7 +27,7 @@ func (h *emailHandlers) sendAs(ctx context.Context, from string) (string, error)
 	if err != nil {
 		return "", &mailmsg.InvalidError{Field: "from", Value: from, Text: "Invalid from: " + err.Error()}
 	}
-	list, err := h.d.Mailbox.SendAsAliases(ctx)
+	list, err := h.gm.SendAsAliases(ctx)
 	if err != nil {
 		return "", fmt.Errorf("cannot check from %s against your send-as addresses: %w", a.Address, err)
 	}

@@ -23,6 +23,7 @@ func newSendAsEnv(t *testing.T) *emailEnv {
 // refused on send, draft, reply and forward before anything is written or
 // sent.
 func TestSendAsRefusesUnverifiedFrom(t *testing.T) {
+	t.Parallel()
 	e := newSendAsEnv(t)
 	search, _ := callTool(t, e.cs, "search_email", map[string]any{"query": "invoice"})
 	id := messageIDRe.FindStringSubmatch(search)[1]
@@ -60,6 +61,7 @@ func TestSendAsRefusesUnverifiedFrom(t *testing.T) {
 // in the request file and in the agent's answer, the approved email leaves
 // from it, and an approval whose from the human changed is refused.
 func TestSendAsBoundAndShownFirst(t *testing.T) {
+	t.Parallel()
 	e := newSendAsEnv(t)
 	args := map[string]any{"to": "alice@example.com", "subject": "Plan", "body": "The plan.\n", "from": "Team@example.com"}
 	text, file := request(t, e, "send_email", args)

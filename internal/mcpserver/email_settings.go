@@ -36,7 +36,7 @@ var _ SettingsAdmin = (*gmail.Client)(nil)
 // refused by the vault (approval/kind_settings.go). ws are shown to the
 // approver beside the description (not bound: counts that change as mail
 // arrives, say).
-func (h *emailHandlers) gatedSettings(ctx context.Context, tool string, req approval.Request, ws []warnings.Warning,
+func (h *emailCall) gatedSettings(ctx context.Context, tool string, req approval.Request, ws []warnings.Warning,
 	do func(context.Context) (gate.SendResult, error)) (*mcp.CallToolResult, gate.Outcome) {
 	return h.submit(ctx, gate.Call{Tool: tool, Request: req,
 		Warnings: func(context.Context) []warnings.Warning { return ws },

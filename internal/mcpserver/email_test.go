@@ -32,11 +32,12 @@ var update = flag.Bool("update", false, "rewrite golden files in testdata/")
 // emailEnv is the email tool set wired to real parts: the local Gmail server,
 // the real Gmail client, a vault, a store and an audit log in a temp dir.
 type emailEnv struct {
-	gm    *localgmail.Server
-	vault string
-	deps  *EmailDeps
-	cs    *mcp.ClientSession
-	db    *store.DB
+	gm     *localgmail.Server
+	vault  string
+	deps   *EmailDeps
+	client Mailbox // what deps.Gmail answers (a *gmail.Client unless a test passed its own)
+	cs     *mcp.ClientSession
+	db     *store.DB
 }
 
 func newEmailEnv(t *testing.T, devMode bool, mailbox Mailbox) *emailEnv {
@@ -104,16 +105,16 @@ func newEmailEnvOn(t testing.TB, gm *localgmail.Server, devMode bool, mailbox Ma
 	t.Cleanup(func() { auditLog.Close() })
 	logger := slog.New(slog.DiscardHandler)
 	deps := &EmailDeps{
-		Mailbox: mailbox, Audit: auditLog, Logger: logger,
+		Gmail: GmailOf(mailbox), Audit: auditLog, Logger: logger,
 		Downloads:       attach.Downloads{Dir: attach.DownloadDir(filepath.Join(dir, "home"))},
 		OrganizeLimiter: organize, Drafts: myDrafts,
-		Gate: &gate.Gate{Vault: vault, Limiter: limiter, Audit: auditLog, DevMode: devMode, Logger: logger, Sent: SentLookup(mailbox)},
+		Gate: &gate.Gate{Vault: vault, Limiter: limiter, Audit: auditLog, DevMode: devMode, Logger: logger, Sent: SentLookup(GmailOf(mailbox))},
 	}
 	srv, err := New(Deps{Version: "test", Logger: logger, Tools: []string{"email"}, Email: deps})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &emailEnv{gm: gm, vault: filepath.Join(dir, "vault"), deps: deps, cs: connect(t, srv), db: db}
+	return &emailEnv{gm: gm, vault: filepath.Join(dir, "vault"), deps: deps, client: mailbox, cs: connect(t, srv), db: db}
 }
 
 // connect opens an in-process session through the real SDK, pinned to the
@@ -169,6 +170,7 @@ func callTool(t *testing.T, cs *mcp.ClientSession, name string, args map[string]
 }
 
 func TestSearchEmail(t *testing.T) {
+	t.Parallel()
 	e := newEmailEnv(t, true, nil)
 	tests := []struct {
 		name    string
@@ -180,7 +182,7 @@ func TestSearchEmail(t *testing.T) {
 		{"none", map[string]any{"query": "zebra"}, "No emails found matching: zebra", false},
 		{"max 0 refused by schema", map[string]any{"query": "x", "max_results": 0}, "", true},
 		{"max 51 refused by schema", map[string]any{"query": "x", "max_results": 51}, "", true},
-		{"extra field refused", map[string]any{"query": "x", "limit": 3}, "", true},
+		{"extra field ignored and named", map[string]any{"query": "zebra", "limit": 3}, "No emails found matching: zebra\n\nNote: search_email does not take \"limit\"; ignored.", false},
 		{"missing query", map[string]any{}, "", true},
 	}
 	for _, tt := range tests {
@@ -205,6 +207,7 @@ func TestSearchEmail(t *testing.T) {
 }
 
 func TestReadEmail(t *testing.T) {
+	t.Parallel()
 	e := newEmailEnv(t, true, nil)
 	text, _ := callTool(t, e.cs, "search_email", map[string]any{"query": "invoice"})
 	id := strings.Fields(text[strings.Index(text, "Message ID: ")+len("Message ID: "):])[0]
@@ -247,6 +250,7 @@ func TestReadEmail(t *testing.T) {
 // TestValidationBeforeAnyRequest: bad input is refused with the contract's
 // texts before Gmail, the vault or the limiter are touched.
 func TestValidationBeforeAnyRequest(t *testing.T) {
+	t.Parallel()
 	e := newEmailEnv(t, false, nil)
 	before := e.gm.TotalCalls()
 	tests := []struct {
@@ -286,6 +290,7 @@ func (panicky) SearchPage(context.Context, string, int, string) (*gmail.Page, er
 }
 
 func TestPanicBecomesToolErrorAndSessionGoesOn(t *testing.T) {
+	t.Parallel()
 	e := newEmailEnv(t, true, panicky{})
 	text, isErr := callTool(t, e.cs, "search_email", map[string]any{"query": "x"})
 	if !isErr || !strings.HasPrefix(text, "internal error") {

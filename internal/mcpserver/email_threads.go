@@ -16,15 +16,6 @@ import (
 // Threads (issue 27 item 1): read_thread reads a conversation a page at a
 // time, and search_email with by_thread answers one line per thread.
 
-// ThreadReader is what they ask Gmail (internal/gmail.Client).
-type ThreadReader interface {
-	SearchThreads(ctx context.Context, query string, limit int, pageToken string) (*gmail.ThreadPage, error)
-	ThreadMessageIDs(ctx context.Context, id string) ([]string, error)
-	Messages(ctx context.Context, ids []string) ([]*gmail.Message, error)
-}
-
-var _ ThreadReader = (*gmail.Client)(nil)
-
 // Bounds of one read_thread page: at most this many messages, and the
 // messages of a page stop once their text reaches maxReadTotal (the first
 // one always shows, cut at maxReadBodyRune like read_email's).
@@ -40,7 +31,7 @@ type emailReadThreadIn struct {
 }
 
 func (h *emailHandlers) readThread(ctx context.Context, _ *mcp.CallToolRequest, in emailReadThreadIn) (*mcp.CallToolResult, any, error) {
-	return h.reading(ctx, "read_thread", "thread:"+oneLine(in.ThreadID), func(ctx context.Context) *mcp.CallToolResult {
+	return h.reading(ctx, "read_thread", "thread:"+oneLine(in.ThreadID), func(ctx context.Context, h *emailCall) *mcp.CallToolResult {
 		return h.doReadThread(ctx, in)
 	})
 }
@@ -66,7 +57,7 @@ func parseThreadToken(threadID, tok string) (int, error) {
 	return from, nil
 }
 
-func (h *emailHandlers) doReadThread(ctx context.Context, in emailReadThreadIn) *mcp.CallToolResult {
+func (h *emailCall) doReadThread(ctx context.Context, in emailReadThreadIn) *mcp.CallToolResult {
 	threadID := strings.TrimSpace(in.ThreadID)
 	if threadID == "" {
 		return errorResult("Error: give thread_id")
@@ -85,7 +76,7 @@ func (h *emailHandlers) doReadThread(ctx context.Context, in emailReadThreadIn) 
 	if err != nil {
 		return errorResult("Error: " + err.Error())
 	}
-	ids, err := h.d.Mailbox.ThreadMessageIDs(ctx, threadID)
+	ids, err := h.gm.ThreadMessageIDs(ctx, threadID)
 	if errors.Is(err, gmail.ErrNotFound) || errors.Is(err, gmail.ErrThreadNotFound) {
 		return errorResult(fmt.Sprintf("Error: Thread ID %s not found or no longer accessible.", threadID))
 	}
@@ -96,7 +87,7 @@ func (h *emailHandlers) doReadThread(ctx context.Context, in emailReadThreadIn) 
 		return errorResult(fmt.Sprintf("Error: page_token points past the end of thread %s (%d messages): start again without page_token", threadID, len(ids)))
 	}
 	page := ids[from:min(from+size, len(ids))]
-	msgs, err := h.d.Mailbox.Messages(ctx, page)
+	msgs, err := h.gm.Messages(ctx, page)
 	if err != nil {
 		return errorResult("Error reading thread: " + userError(err))
 	}
@@ -124,8 +115,8 @@ func (h *emailHandlers) doReadThread(ctx context.Context, in emailReadThreadIn) 
 // doSearchThreads is search_email with by_thread: one line per thread
 // (its first subject, its senders, its newest message, how many messages),
 // fenced like the message list.
-func (h *emailHandlers) doSearchThreads(ctx context.Context, in emailSearchIn, max int) *mcp.CallToolResult {
-	page, err := h.d.Mailbox.SearchThreads(ctx, in.Query, max, in.PageToken)
+func (h *emailCall) doSearchThreads(ctx context.Context, in emailSearchIn, max int) *mcp.CallToolResult {
+	page, err := h.gm.SearchThreads(ctx, in.Query, max, in.PageToken)
 	if errors.Is(err, gmail.ErrBadPageToken) {
 		return errorResult("Error: page_token " + gmail.ErrBadPageToken.Error() + "; repeat the search without page_token to start again")
 	}

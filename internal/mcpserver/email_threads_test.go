@@ -49,6 +49,7 @@ var (
 // and the instruction after it stay inside), the attachment listed with
 // its message, and a token refused on another thread.
 func TestReadThreadPagesAndFences(t *testing.T) {
+	t.Parallel()
 	e := newEmailEnv(t, true, nil)
 	tid := seedLongThread(t, e, 23)
 	var seen []string
@@ -136,6 +137,7 @@ func TestReadThreadPagesAndFences(t *testing.T) {
 // TestSearchByThread: by_thread answers one line per conversation, with
 // its message count and senders, fenced, paged by Gmail's threads.list.
 func TestSearchByThread(t *testing.T) {
+	t.Parallel()
 	e := newEmailEnv(t, true, nil)
 	tid := seedLongThread(t, e, 5)
 	text, isErr := callTool(t, e.cs, "search_email", map[string]any{"query": "plan OR invoice", "by_thread": true})

@@ -25,38 +25,15 @@ import (
 	"golang.org/x/sync/errgroup"
 )
 
-// Mailbox is what the email tools need from Gmail (internal/gmail.Client).
-type Mailbox interface {
-	Message(ctx context.Context, id string) (*gmail.Message, error)
-	Thread(ctx context.Context, id string) ([]*gmail.Message, error)
-	ReplyParent(ctx context.Context, threadID, messageID string) (*gmail.ReplyParent, error)
-	CreateDraft(ctx context.Context, raw []byte, threadID string) (string, error)
-	Send(ctx context.Context, raw []byte, threadID string) (*gmail.Sent, error)
-	// What the newer tools need: every Mailbox has all of it, so a tool can
-	// never work in tests (on *gmail.Client) and fail on the connection a
-	// real server uses (cmd/mailgate's gmailConn): the compiler checks both.
-	Organiser
-	DraftSender   // send_draft
-	Trasher       // trash_email
-	OwnAddresses  // reply_email's reply_all
-	SentHistory   // the approver's "never written to" warning
-	RFC822Finder  // settling unknown outcomes (gate.Settle)
-	ThreadReader  // read_thread, search_email by_thread (email_threads.go)
-	SendAsLister  // from on send, draft, reply, forward (email_sendas.go)
-	SettingsAdmin // labels, filters, vacation, unsubscribe (email_settings.go)
-}
-
-// RFC822Finder finds a message by its Message-ID header
-// (internal/gmail.Client.FindRFC822: rfc822msgid:, trash included).
-type RFC822Finder interface {
-	FindRFC822(ctx context.Context, messageID string) (gmail.MessageRef, bool, error)
-}
-
 // SentLookup is the gate's look-up of an email in Sent: by its Message-ID
 // (rfc822msgid:), then, since Gmail may replace the Message-ID of an API
 // send, by recipient, subject and time (in:sent to: subject: after:).
-func SentLookup(f SentFinder) gate.SentLookup {
+func SentLookup(gm func(context.Context) (Mailbox, error)) gate.SentLookup {
 	return func(ctx context.Context, q gate.SentQuery) (gate.SendResult, bool, error) {
+		f, err := gm(ctx)
+		if err != nil {
+			return gate.SendResult{}, false, err
+		}
 		if q.MessageID != "" {
 			ref, found, err := f.FindRFC822(ctx, q.MessageID)
 			if err != nil || found {
@@ -89,17 +66,15 @@ func SentLookup(f SentFinder) gate.SentLookup {
 	}
 }
 
-// SentFinder is what SentLookup asks Gmail (internal/gmail.Client).
-type SentFinder interface {
-	RFC822Finder
-	SearchPage(ctx context.Context, query string, limit int, pageToken string) (*gmail.Page, error)
-}
-
-var _ Mailbox = (*gmail.Client)(nil)
-
 // EmailDeps are the email tool set's dependencies.
 type EmailDeps struct {
-	Mailbox Mailbox
+	// Gmail returns the mailbox a call works on, connecting first if need
+	// be (email_gmail.go): asked once at the start of every email tool
+	// call. Until Gmail is connected its error is the call's answer
+	// (phrased for the user: what to run, where the token goes) and the
+	// call does nothing else: no request file is written for an email
+	// that could not be sent.
+	Gmail func(context.Context) (Mailbox, error)
 	// Elicit (APPROVAL_ELICIT) asks the human in a client that declares
 	// elicitation to approve a gated email in the client (email_elicit.go);
 	// ElicitTimeout bounds the question (DefaultElicitTimeout when 0).
@@ -110,13 +85,6 @@ type EmailDeps struct {
 	Gate   *gate.Gate
 	Audit  *audit.Log
 	Logger *slog.Logger
-	// Connected, when set, is asked before every email tool call: a
-	// server started before `mailgate auth` serves every tool from the
-	// first second, and until Gmail is connected each email tool answers
-	// Connected's error (phrased for the user: what to run, where the
-	// token goes) and does nothing else: no request file is written for
-	// an email that could not be sent.
-	Connected func(context.Context) error
 	// Downloads is where get_attachment saves files (attach.DownloadDir of
 	// the mailgate home); with no Dir, it saves nothing and says so.
 	Downloads attach.Downloads
@@ -226,20 +194,6 @@ func recipientSchema(s *jsonschema.Schema) {
 	}
 }
 
-// withSchema infers T's input schema and lets edits add the constraints Go
-// struct tags cannot express (bounds, defaults).
-func withSchema[T any](t *mcp.Tool, edits ...func(*jsonschema.Schema)) *mcp.Tool {
-	sch, err := jsonschema.For[T](nil)
-	if err != nil {
-		panic(fmt.Sprintf("inferring schema for %s: %v", t.Name, err)) // a programming error, caught by every test
-	}
-	for _, edit := range edits {
-		edit(sch)
-	}
-	t.InputSchema = sch
-	return t
-}
-
 func boundMaxResults(s *jsonschema.Schema) {
 	p := s.Properties["max_results"]
 	p.Minimum, p.Maximum = ptr(1.0), ptr(50.0)
@@ -250,14 +204,6 @@ type emailHandlers struct {
 	d    *EmailDeps
 	sent sentCache
 }
-
-// SentHistory is what the gate's "never written to" warning asks Gmail
-// (internal/gmail.Client.HasSentTo: one query on the Sent folder).
-type SentHistory interface {
-	HasSentTo(ctx context.Context, addr string) (bool, error)
-}
-
-var _ SentHistory = (*gmail.Client)(nil)
 
 // sentCache remembers, for this process, which recipients the Sent folder
 // (or a send of this process) showed: Gmail is asked once per address, and
@@ -279,7 +225,7 @@ func (c *sentCache) remember(addr string) {
 // prefetch asks Gmail about every address of addrs not known yet, at most
 // eight at a time, so that an email to many recipients waits for about one
 // round trip instead of one per recipient; warn then answers from memory.
-func (c *sentCache) prefetch(ctx context.Context, mb Mailbox, addrs []string) {
+func (c *sentCache) prefetch(ctx context.Context, mb GmailReader, addrs []string) {
 	c.mu.Lock()
 	var ask []string
 	for _, a := range addrs {
@@ -313,7 +259,7 @@ func (c *sentCache) prefetch(ctx context.Context, mb Mailbox, addrs []string) {
 // mail was sent to it before or the question cannot be answered (an error
 // is not a reason to alarm the human; it is logged by nobody's choice: the
 // warning is advice, never a gate).
-func (c *sentCache) warn(ctx context.Context, mb Mailbox, addr string) []warnings.Warning {
+func (c *sentCache) warn(ctx context.Context, mb GmailReader, addr string) []warnings.Warning {
 	key := strings.ToLower(addr)
 	c.mu.Lock()
 	known, ok := c.seen[key]
@@ -338,26 +284,30 @@ func (c *sentCache) warn(ctx context.Context, mb Mailbox, addr string) []warning
 }
 
 // call runs one email tool call under its own correlation id and records
-// its audit line, whatever its outcome. Until Gmail is connected it answers
-// notConnected's text and does nothing else. The line's result is the call's
+// its audit line, whatever its outcome. do gets the call's mailbox
+// (EmailDeps.Gmail); until Gmail is connected the call answers the getter's
+// error and does nothing else. The line's result is the call's
 // typed outcome (gate.Status.AuditResult), never read back from the answer's
 // text, so rewording an answer cannot change the log. A read has no gate
 // outcome (its Status is unset): it succeeded or it did not.
-func (h *emailHandlers) call(ctx context.Context, tool, target string, do func(context.Context) (*mcp.CallToolResult, gate.Outcome)) (*mcp.CallToolResult, any, error) {
-	return h.callDetail(ctx, tool, target, func(ctx context.Context) (*mcp.CallToolResult, gate.Outcome, string) {
-		res, out := do(ctx)
+func (h *emailHandlers) call(ctx context.Context, tool, target string, do func(context.Context, *emailCall) (*mcp.CallToolResult, gate.Outcome)) (*mcp.CallToolResult, any, error) {
+	return h.callDetail(ctx, tool, target, func(ctx context.Context, c *emailCall) (*mcp.CallToolResult, gate.Outcome, string) {
+		res, out := do(ctx, c)
 		return res, out, ""
 	})
 }
 
 // callDetail is call for a tool whose audit line also says what it did
 // (modify_labels: how many messages, which labels) in its detail.
-func (h *emailHandlers) callDetail(ctx context.Context, tool, target string, do func(context.Context) (*mcp.CallToolResult, gate.Outcome, string)) (*mcp.CallToolResult, any, error) {
+func (h *emailHandlers) callDetail(ctx context.Context, tool, target string, do func(context.Context, *emailCall) (*mcp.CallToolResult, gate.Outcome, string)) (*mcp.CallToolResult, any, error) {
 	start := time.Now()
 	ctx = withCorrelation(ctx)
-	res, out, detail := h.notConnected(ctx), gate.Outcome{Status: gate.Failed}, ""
-	if res == nil {
-		res, out, detail = do(ctx)
+	var res *mcp.CallToolResult
+	out, detail := gate.Outcome{Status: gate.Failed}, ""
+	if mb, err := h.d.Gmail(ctx); err != nil {
+		res = errorResult(err.Error())
+	} else {
+		res, out, detail = do(ctx, &emailCall{emailHandlers: h, gm: mb})
 	}
 	if h.d.Audit == nil {
 		return res, nil, nil
@@ -381,18 +331,6 @@ func (h *emailHandlers) callDetail(ctx context.Context, tool, target string, do 
 // line and every gate decision it leads to.
 func withCorrelation(ctx context.Context) context.Context {
 	return audit.WithCorrelationID(ctx, audit.NewCorrelationID())
-}
-
-// notConnected is the answer every email tool gives while Gmail is not
-// connected (EmailDeps.Connected), or nil when it is.
-func (h *emailHandlers) notConnected(ctx context.Context) *mcp.CallToolResult {
-	if h.d.Connected == nil {
-		return nil
-	}
-	if err := h.d.Connected(ctx); err != nil {
-		return errorResult(err.Error())
-	}
-	return nil
 }
 
 // userError formats an error from Gmail for the agent, keeping re-auth and

@@ -29,14 +29,6 @@ type emailTrashIn struct {
 	ThreadID  string `json:"thread_id,omitempty" jsonschema:"Gmail thread ID to move to Trash whole; give this or message_id"`
 }
 
-// Trasher is what trash_email needs from Gmail (internal/gmail.Client).
-type Trasher interface {
-	TrashMessage(ctx context.Context, id string) (gmail.MessageLabels, error)
-	TrashThread(ctx context.Context, id string) ([]gmail.MessageLabels, error)
-}
-
-var _ Trasher = (*gmail.Client)(nil)
-
 // maxTrashListed bounds the messages a thread's request lists one by one.
 const maxTrashListed = 100
 
@@ -46,13 +38,13 @@ func (h *emailHandlers) trash(ctx context.Context, _ *mcp.CallToolRequest, in em
 	if tid != "" {
 		target = "thread:" + oneLine(tid)
 	}
-	return h.call(ctx, "trash_email", target, func(ctx context.Context) (*mcp.CallToolResult, gate.Outcome) {
+	return h.call(ctx, "trash_email", target, func(ctx context.Context, h *emailCall) (*mcp.CallToolResult, gate.Outcome) {
 		return h.doTrash(ctx, mid, tid)
 	})
 }
 
-func (h *emailHandlers) doTrash(ctx context.Context, mid, tid string) (*mcp.CallToolResult, gate.Outcome) {
-	tr := h.d.Mailbox
+func (h *emailCall) doTrash(ctx context.Context, mid, tid string) (*mcp.CallToolResult, gate.Outcome) {
+	tr := h.gm
 	if (mid == "") == (tid == "") {
 		return invalid(&approval.ValidationError{Field: "message_id", Text: "give message_id or thread_id, not both"})
 	}
@@ -65,10 +57,10 @@ func (h *emailHandlers) doTrash(ctx context.Context, mid, tid string) (*mcp.Call
 	var msgs []*gmail.Message
 	var err error
 	if tid != "" {
-		msgs, err = h.d.Mailbox.Thread(ctx, tid)
+		msgs, err = h.gm.Thread(ctx, tid)
 	} else {
 		var m *gmail.Message
-		if m, err = h.d.Mailbox.Message(ctx, mid); err == nil {
+		if m, err = h.gm.Message(ctx, mid); err == nil {
 			msgs = []*gmail.Message{m}
 		}
 	}

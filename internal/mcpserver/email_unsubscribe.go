@@ -40,7 +40,7 @@ type Unsubscriber interface {
 
 var _ Unsubscriber = (*unsubscribe.Client)(nil)
 
-func (h *emailHandlers) unsubscriber() Unsubscriber {
+func (h *emailCall) unsubscriber() Unsubscriber {
 	if h.d.Unsubscribe != nil {
 		return h.d.Unsubscribe
 	}
@@ -49,7 +49,7 @@ func (h *emailHandlers) unsubscriber() Unsubscriber {
 
 func (h *emailHandlers) unsubscribe(ctx context.Context, _ *mcp.CallToolRequest, in emailUnsubscribeIn) (*mcp.CallToolResult, any, error) {
 	id := strings.TrimSpace(in.MessageID)
-	return h.call(ctx, "unsubscribe", "message:"+oneLine(id), func(ctx context.Context) (*mcp.CallToolResult, gate.Outcome) {
+	return h.call(ctx, "unsubscribe", "message:"+oneLine(id), func(ctx context.Context, h *emailCall) (*mcp.CallToolResult, gate.Outcome) {
 		if _, err := gmailID("message_id", id); err != nil {
 			return invalid(err)
 		}
@@ -57,7 +57,7 @@ func (h *emailHandlers) unsubscribe(ctx context.Context, _ *mcp.CallToolRequest,
 		if method != "" && method != "one-click" && method != "mailto" {
 			return invalid(invalidField("method", "method is one-click or mailto"))
 		}
-		lh, err := h.d.Mailbox.ListUnsubscribe(ctx, id)
+		lh, err := h.gm.ListUnsubscribe(ctx, id)
 		switch {
 		case errors.Is(err, gmail.ErrNotFound):
 			return failed(fmt.Sprintf("Error: Message ID %s not found or no longer accessible.", id))
@@ -109,7 +109,7 @@ func (h *emailHandlers) unsubscribe(ctx context.Context, _ *mcp.CallToolRequest,
 				return failed("Error building the unsubscribe email: " + err.Error())
 			}
 			do = func(ctx context.Context) (gate.SendResult, error) {
-				sent, err := h.d.Mailbox.Send(ctx, raw, "")
+				sent, err := h.gm.Send(ctx, raw, "")
 				if err != nil {
 					return gate.SendResult{}, err
 				}

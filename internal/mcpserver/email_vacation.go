@@ -43,8 +43,8 @@ type emailSetVacationIn struct {
 const maxVacationText = 20_000
 
 func (h *emailHandlers) getVacation(ctx context.Context, _ *mcp.CallToolRequest, _ emailGetVacationIn) (*mcp.CallToolResult, any, error) {
-	return h.reading(ctx, "get_vacation", approval.TargetVacation, func(ctx context.Context) *mcp.CallToolResult {
-		v, err := h.d.Mailbox.GetVacation(ctx)
+	return h.reading(ctx, "get_vacation", approval.TargetVacation, func(ctx context.Context, h *emailCall) *mcp.CallToolResult {
+		v, err := h.gm.GetVacation(ctx)
 		if err != nil {
 			return errorResult("Error reading the vacation responder: " + userError(err))
 		}
@@ -109,7 +109,7 @@ func vacationTime(field, s string) (time.Time, error) {
 }
 
 func (h *emailHandlers) setVacation(ctx context.Context, _ *mcp.CallToolRequest, in emailSetVacationIn) (*mcp.CallToolResult, any, error) {
-	return h.call(ctx, "set_vacation", approval.TargetVacation, func(ctx context.Context) (*mcp.CallToolResult, gate.Outcome) {
+	return h.call(ctx, "set_vacation", approval.TargetVacation, func(ctx context.Context, h *emailCall) (*mcp.CallToolResult, gate.Outcome) {
 		v := gmail.Vacation{Enabled: in.Enabled, Subject: strings.TrimSpace(in.Subject), Text: strings.ReplaceAll(in.Text, "\r\n", "\n"),
 			RestrictToContacts: in.ContactsOnly, RestrictToDomain: in.DomainOnly}
 		var err error
@@ -148,7 +148,7 @@ func (h *emailHandlers) setVacation(ctx context.Context, _ *mcp.CallToolRequest,
 			return invalid(err)
 		}
 		return h.gatedSettings(ctx, "set_vacation", req, ws, func(ctx context.Context) (gate.SendResult, error) {
-			_, err := h.d.Mailbox.UpdateVacation(ctx, v)
+			_, err := h.gm.UpdateVacation(ctx, v)
 			return gate.SendResult{}, err
 		})
 	})

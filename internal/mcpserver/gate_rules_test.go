@@ -12,6 +12,7 @@ import (
 // the real protocol: one request, one human action on the vault, one call,
 // and what must (not) reach Gmail.
 func TestGateRulesThroughProtocol(t *testing.T) {
+	t.Parallel()
 	base := map[string]any{"to": "alice@example.com", "subject": "Quarterly numbers", "body": "Hi Alice,\nthe numbers are attached.\n"}
 	with := func(k, v string) map[string]any {
 		m := map[string]any{}
@@ -109,6 +110,7 @@ func edit(pattern, repl string, andApprove bool) func(*testing.T, string, string
 // TestReplyApprovalBoundToThread: an approval for a reply in one thread does
 // not allow the same reply in another.
 func TestReplyApprovalBoundToThread(t *testing.T) {
+	t.Parallel()
 	e := newEmailEnv(t, false, nil)
 	e.gm.Insert([]byte("From: Dan <dan@example.com>\r\nTo: me@example.com\r\nSubject: Plan A\r\nMessage-ID: <a@example.com>\r\n\r\nA?\r\n"), "INBOX")
 	e.gm.Insert([]byte("From: Dan <dan@example.com>\r\nTo: me@example.com\r\nSubject: Plan B\r\nMessage-ID: <b@example.com>\r\n\r\nB?\r\n"), "INBOX")

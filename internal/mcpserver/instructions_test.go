@@ -10,6 +10,7 @@ import (
 // TestInstructionsFollowToolSets: the instructions a client receives at
 // initialize name only the tool sets the server has (through the protocol).
 func TestInstructionsFollowToolSets(t *testing.T) {
+	t.Parallel()
 	email := newEmailEnv(t, true, nil)
 	am := newAMHarness(t)
 	both, err := New(Deps{Version: "test", Tools: []string{config.ToolsEmail, config.ToolsAgentMail}, Email: email.deps, AgentMail: am.svc})

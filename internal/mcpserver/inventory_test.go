@@ -8,7 +8,6 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -42,56 +41,11 @@ func setClient(t *testing.T, set string) *mcp.ClientSession {
 	return connect(t, srv)
 }
 
-// TestToolsListSnapshot: what a client lists from each tool set (every
-// tool with its title, description, annotations and schemas, and every
-// resource template) is testdata/tools_list.golden.json. After a deliberate
-// change: go test ./internal/mcpserver -run TestToolsListSnapshot -update
-func TestToolsListSnapshot(t *testing.T) {
-	ctx := context.Background()
-	type listing struct {
-		Tools     []*mcp.Tool             `json:"tools"`
-		Resources []*mcp.ResourceTemplate `json:"resourceTemplates,omitempty"`
-	}
-	got := map[string]listing{}
-	for _, set := range allSets {
-		cs := setClient(t, set)
-		tools, err := cs.ListTools(ctx, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		l := listing{Tools: tools.Tools}
-		if cs.InitializeResult().Capabilities.Resources != nil {
-			res, err := cs.ListResourceTemplates(ctx, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			l.Resources = res.ResourceTemplates
-		}
-		got[set] = l
-	}
-	b, err := json.MarshalIndent(got, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	golden := filepath.Join("testdata", "tools_list.golden.json")
-	if *update {
-		if err := os.WriteFile(golden, append(b, '\n'), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run this test with -update to create it)", err)
-	}
-	if strings.TrimSpace(string(b)) != strings.TrimSpace(string(want)) {
-		t.Errorf("tools/list changed; review the difference and run go test ./internal/mcpserver -run TestToolsListSnapshot -update\n%s", b)
-	}
-}
-
 // TestInventoryRows: every row of the inventory is complete and states its
 // risk as one of the named levels (no hint is written by hand anywhere
 // else, so a row is all there is to check).
 func TestInventoryRows(t *testing.T) {
+	t.Parallel()
 	seen := map[string]bool{}
 	for _, e := range inventory {
 		key := e.Set + "/" + e.Name
@@ -132,6 +86,7 @@ func TestInventoryRows(t *testing.T) {
 // destructive and sending tools say destructiveHint, and only the email set
 // (Gmail) is open-world.
 func TestToolsDeclareTheirRisk(t *testing.T) {
+	t.Parallel()
 	for _, set := range allSets {
 		t.Run(set, func(t *testing.T) {
 			cs := setClient(t, set)
@@ -203,6 +158,7 @@ func TestToolsDeclareTheirRisk(t *testing.T) {
 // TestMinimalProfileFromInventory: TOOLS_FILTER_PROFILE=minimal lists
 // exactly the rows marked Minimal.
 func TestMinimalProfileFromInventory(t *testing.T) {
+	t.Parallel()
 	svc := compatService(t, filepath.Join(t.TempDir(), "s.db"), nil)
 	srv, err := New(Deps{Version: "test", Tools: []string{config.ToolsAgentMail}, AgentMail: svc, AgentMailProfile: "minimal"})
 	if err != nil {
@@ -231,6 +187,7 @@ func TestMinimalProfileFromInventory(t *testing.T) {
 // set answered malformed arguments with a JSON-RPC error until the
 // inventory gave every set one call path.)
 func TestMalformedArgumentsAreToolErrors(t *testing.T) {
+	t.Parallel()
 	for _, set := range allSets {
 		t.Run(set, func(t *testing.T) {
 			cs := setClient(t, set)
@@ -263,6 +220,7 @@ func TestMalformedArgumentsAreToolErrors(t *testing.T) {
 // agentmail's send_message advertised channels' {message_id}, which a
 // client that validates structuredContent (the TypeScript SDK) refuses.
 func TestOutputSchemaIsTheAnswers(t *testing.T) {
+	t.Parallel()
 	h := newAMHarness(t)
 	h.setup("/p/app", "GreenDog", "BlueLake")
 	var schema any
@@ -300,6 +258,7 @@ func TestOutputSchemaIsTheAnswers(t *testing.T) {
 // is a JSON-RPC error by contract (the mailbox set's oversized message,
 // FR-013) still is, through the shared call path.
 func TestProtocolErrorsStayWhereContractsWantThem(t *testing.T) {
+	t.Parallel()
 	cs := setClient(t, config.ToolsMailbox)
 	_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "send",
 		Arguments: map[string]any{"recipient": "bob", "message": strings.Repeat("x", 70000)}})
@@ -347,6 +306,7 @@ func boundsOf(t reflect.Type) []bound {
 // over it is refused, naming that limit ("the limit is N"). A new bound
 // without a case here fails the test.
 func TestBoundsAdvertisedAndEnforced(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	// Valid arguments of every tool with a bound, to put one value over.
 	base := map[string]func(id string) map[string]any{
@@ -477,6 +437,7 @@ func TestBoundsAdvertisedAndEnforced(t *testing.T) {
 // annotations are written only by inventory.go (from a risk level), so a
 // new tool cannot take a fifth way to answer or declare its risk by hand.
 func TestOnePlaceEach(t *testing.T) {
+	t.Parallel()
 	only := map[string]string{ // what → the one file that may do it
 		"mcp.CallToolResult{}":  "toolcall.go",
 		"mcp.ToolAnnotations{}": "inventory.go",

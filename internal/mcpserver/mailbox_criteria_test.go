@@ -15,6 +15,7 @@ import (
 // are logged here and measured in BENCHMARKS.md, never asserted. The spec
 // asks for 100 calls; MAILGATE_MAILBOX_CALLS=10000 runs the longer run.
 func TestMailboxSuccessCriteria(t *testing.T) {
+	t.Parallel()
 	n := 100
 	if v, err := strconv.Atoi(os.Getenv("MAILGATE_MAILBOX_CALLS")); err == nil && v > 0 {
 		n = v

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mailgate/mailgate/internal/agentmail/mailboxset"
 	"github.com/mailgate/mailgate/internal/config"
 	"github.com/mailgate/mailgate/internal/store/storetest"
 )
@@ -16,6 +17,7 @@ import (
 // agents are not listed as recipients. Once that name uses the mailbox
 // itself, it is a recipient like any other.
 func TestMailboxSendToChannelsAgentRefused(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	svc := compatService(t, storetest.DSN(t), nil)
 	ch := connectCompat(t, svc, []string{config.ToolsChannels}, CompatOptions{ProjectKey: dir})
@@ -28,7 +30,7 @@ func TestMailboxSendToChannelsAgentRefused(t *testing.T) {
 	}
 	var rs mbRecipients
 	json.Unmarshal([]byte(mbOK(t, alice, "list-recipients", nil)), &rs)
-	if slices.ContainsFunc(rs.Recipients, func(r MailboxRecipient) bool { return r.Name == "coder-1" }) {
+	if slices.ContainsFunc(rs.Recipients, func(r mailboxset.Recipient) bool { return r.Name == "coder-1" }) {
 		t.Fatalf("a channels agent listed as a mailbox recipient: %+v", rs)
 	}
 

@@ -31,6 +31,7 @@ func connectPending(t *testing.T, tools []string, pending func(context.Context) 
 // resource reads wait for the store and then run on it, and what it
 // lists is what a server built on the opened store lists.
 func TestPendingDepsAnswerBeforeTheStore(t *testing.T) {
+	t.Parallel()
 	svc, _ := openService(t, storetest.DSN(t))
 	release := make(chan struct{})
 	tools := []string{config.ToolsAgentMail}
@@ -87,6 +88,7 @@ func TestPendingDepsAnswerBeforeTheStore(t *testing.T) {
 // TestPendingDepsFailure: when the store does not open, a tool call and a
 // resource read say why, in the words the process ends with.
 func TestPendingDepsFailure(t *testing.T) {
+	t.Parallel()
 	cause := errors.New("MAILGATE_DB /nowhere/state.db: unable to open database file")
 	cs := connectPending(t, []string{config.ToolsEmail, config.ToolsAgentMail}, func(context.Context) (Deps, error) { return Deps{}, cause })
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -14,6 +14,7 @@ import (
 // the row's risk: a tool that sends is gated, a read-only tool writes no
 // file and changes no mail, only the email set reaches Gmail.
 func TestInventoryReachDeclared(t *testing.T) {
+	t.Parallel()
 	const known = NoFiles | RootProject | RootAttachments | RootDownloads | RootVault
 	for _, e := range inventory {
 		r := e.Reach
@@ -75,6 +76,7 @@ func reachTable() string {
 // TestReachTableInDocs: the docs' reach table is the inventory's. After a
 // change to a row: go test ./internal/mcpserver -run TestReachTableInDocs -update
 func TestReachTableInDocs(t *testing.T) {
+	t.Parallel()
 	want := reachTable()
 	for _, path := range reachDocs {
 		b, err := os.ReadFile(path)

@@ -266,6 +266,7 @@ var noPathArg = map[string]string{
 // is handed every hostile path, and refuses each without a canary leaking
 // into its answer, the mail or any file.
 func TestReachPaths(t *testing.T) {
+	t.Parallel()
 	r := newReachEnv(t)
 	calls := r.pathCalls()
 	for _, e := range inventory {
@@ -311,7 +312,7 @@ func TestReachPaths(t *testing.T) {
 
 // newsletter is the sandbox's message with a List-Unsubscribe header.
 func (r *reachEnv) newsletter() string {
-	page, err := r.e.deps.Mailbox.SearchPage(context.Background(), "from:newsletter@example.org", 1, "")
+	page, err := actClient(r.e).SearchPage(context.Background(), "from:newsletter@example.org", 1, "")
 	if err != nil || len(page.Results) == 0 {
 		return "none"
 	}
@@ -361,6 +362,7 @@ func (r *reachEnv) gmailCalls() map[string][]map[string]any {
 // approval and the local Gmail server saw no send, trash or delete; no
 // tool, gated or not, makes one; and the user's own draft is unchanged.
 func TestReachGmail(t *testing.T) {
+	t.Parallel()
 	r := newReachEnv(t)
 	calls := r.gmailCalls()
 	d0, _ := r.e.gm.Draft(r.userDraf)
@@ -399,6 +401,7 @@ func TestReachGmail(t *testing.T) {
 // vault, /, .., absolute paths), and never through a symlink or hard link
 // planted there.
 func TestReachDownloads(t *testing.T) {
+	t.Parallel()
 	r := newReachEnv(t)
 	w := r.w
 	if err := os.Symlink(w.auth, filepath.Join(w.downloads, "parent-link")); err != nil {

@@ -12,6 +12,7 @@ import (
 // contract's "Create an approval file" alone sent people writing files the
 // gate ignores).
 func TestOneRefusalForEveryGatedTool(t *testing.T) {
+	t.Parallel()
 	e := newEmailEnv(t, false, nil)
 	msgID, threadID := searchIDs(t, e, "subject:Invoice")
 	truth := " The request file below is what the human approves; a hand-written file is not used (APPROVAL_MODE=content).\n"
@@ -46,6 +47,7 @@ func TestOneRefusalForEveryGatedTool(t *testing.T) {
 // email tool is refused in the project's words, naming what the tool needs,
 // not with the schema validator's "missing properties".
 func TestReplyWithoutThreadIDInProjectWords(t *testing.T) {
+	t.Parallel()
 	e := newEmailEnv(t, false, nil)
 	for tool, args := range map[string]map[string]any{
 		"reply_email": {"body": "Thanks"},

@@ -12,6 +12,7 @@ import (
 // SDK's tools/list validation rejects it, which breaks every client built on
 // that SDK (and the conformance suite's tools-list).
 func TestNoBooleanSubschemas(t *testing.T) {
+	t.Parallel()
 	h := newAMHarness(t)
 	res, err := h.cs.ListTools(context.Background(), nil)
 	if err != nil {

@@ -8,44 +8,14 @@ import (
 	"github.com/mailgate/mailgate/internal/oauthflow"
 )
 
-// The OAuth scope each email tool needs, so that mailgate asks Google for
-// what the enabled tools use and no more (`mailgate auth`), and `mailgate
-// doctor` can name the tools a token leaves out. Reading needs
-// gmail.readonly; drafts gmail.compose; sending gmail.send (which
-// gmail.compose also permits, so tokens from before this table still send);
-// changing labels and the trash gmail.modify. An invariant test checks that
-// every email tool of the inventory has its row.
-var emailToolScopes = map[string]string{
-	"search_email":   gmail.ScopeReadonly,
-	"read_email":     gmail.ScopeReadonly,
-	"read_thread":    gmail.ScopeReadonly,
-	"get_attachment": gmail.ScopeReadonly,
-	"list_labels":    gmail.ScopeReadonly,
-	"draft_email":    gmail.ScopeCompose,
-	"list_drafts":    gmail.ScopeCompose,
-	"update_draft":   gmail.ScopeCompose,
-	"send_draft":     gmail.ScopeCompose, // drafts.send: gmail.send does not permit it
-	"send_email":     gmail.ScopeSend,
-	"reply_email":    gmail.ScopeSend,
-	"forward_email":  gmail.ScopeSend,
-	"modify_labels":  gmail.ScopeModify,
-	"untrash_email":  gmail.ScopeModify,
-	"trash_email":    gmail.ScopeModify,
-	// Issue 27. Labels: gmail.labels would do, but gmail.modify (asked
-	// for modify_labels) permits them too, so no scope is added. Filters
-	// and the vacation responder are read with gmail.readonly and changed
-	// with gmail.settings.basic, which nothing else grants.
-	"create_label":  gmail.ScopeModify,
-	"rename_label":  gmail.ScopeModify,
-	"delete_label":  gmail.ScopeModify,
-	"list_filters":  gmail.ScopeReadonly,
-	"create_filter": gmail.ScopeSettingsBasic,
-	"delete_filter": gmail.ScopeSettingsBasic,
-	"get_vacation":  gmail.ScopeReadonly,
-	"set_vacation":  gmail.ScopeSettingsBasic,
-	"find_contact":  gmail.ScopeReadonly, // the headers search_email reads: no contacts scope
-	"unsubscribe":   gmail.ScopeSend,     // a mailto unsubscribe is a send; the one-click POST needs no scope
-}
+// The OAuth scopes the email tools need (each row's Scope), so that
+// mailgate asks Google for what the enabled tools use and no more
+// (`mailgate auth`), and `mailgate doctor` can name the tools a token
+// leaves out. Reading needs gmail.readonly; drafts gmail.compose; sending
+// gmail.send (which gmail.compose also permits, so tokens from before the
+// scopes were split still send); changing labels and the trash
+// gmail.modify. An invariant test checks that every email tool's row has
+// one.
 
 // scopeOrder is the order scopes are asked for and listed in.
 var scopeOrder = []string{gmail.ScopeReadonly, gmail.ScopeCompose, gmail.ScopeSend, gmail.ScopeModify, gmail.ScopeSettingsBasic}
@@ -56,7 +26,7 @@ func EmailScopes() []string {
 	var out []string
 	for _, sc := range scopeOrder {
 		for _, e := range inventory {
-			if e.Set == config.ToolsEmail && emailToolScopes[e.Name] == sc {
+			if e.Set == config.ToolsEmail && e.Scope == sc {
 				out = append(out, sc)
 				break
 			}
@@ -70,7 +40,7 @@ func EmailScopes() []string {
 func EmailToolsByScope() map[string][]string {
 	out := map[string][]string{}
 	for _, e := range inventory {
-		if sc, ok := emailToolScopes[e.Name]; ok && e.Set == config.ToolsEmail {
+		if sc := e.Scope; sc != "" && e.Set == config.ToolsEmail {
 			out[sc] = append(out[sc], e.Name)
 		}
 	}
@@ -82,7 +52,7 @@ func EmailToolsByScope() map[string][]string {
 func EmailToolsLeftOut(granted []string) []string {
 	var out []string
 	for _, e := range inventory {
-		if sc, ok := emailToolScopes[e.Name]; ok && e.Set == config.ToolsEmail && !oauthflow.Covers(granted, sc) {
+		if sc := e.Scope; sc != "" && e.Set == config.ToolsEmail && !oauthflow.Covers(granted, sc) {
 			out = append(out, e.Name)
 		}
 	}

@@ -15,6 +15,7 @@ import (
 // TestSessionChatterIsDebug: a session's connect and disconnect, logged by
 // go-sdk at info, reach stderr only at MAILGATE_LOG_LEVEL=debug.
 func TestSessionChatterIsDebug(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		level slog.Level
 		want  bool

@@ -26,6 +26,7 @@ import (
 // three. (A 600 KiB body once passed send_email's check, created a draft and
 // failed in the gate with another text.)
 func TestSameLimitsOnDraftSendReply(t *testing.T) {
+	t.Parallel()
 	e := newEmailEnv(t, false, nil)
 	msgID, threadID := searchIDs(t, e, "subject:Invoice")
 	args := func(tool, body string) map[string]any {
@@ -104,6 +105,7 @@ func auditLines(t *testing.T, e *emailEnv, tool string) []audit.Entry {
 // server. An answer whose outcome is unknown (Gmail may have sent it) is
 // audited "unknown", not "error" as a reading of its "Error ..." text said.
 func TestAuditRecordsTypedOutcome(t *testing.T) {
+	t.Parallel()
 	base := map[string]any{"to": "alice@example.com", "subject": "Numbers", "body": "Hi Alice.\n"}
 	tests := []struct {
 		name   string

@@ -17,6 +17,7 @@ import (
 // and, where Gmail replaced that Message-ID (as it may for API sends), by
 // recipient, subject and time; an email never sent is not found.
 func TestSentLookupFindsEmailEvenWhenGmailRewritesMessageID(t *testing.T) {
+	t.Parallel()
 	for _, rewrite := range []bool{false, true} {
 		gm := localgmail.New(localgmail.Options{Email: "me@example.com", RewriteMessageID: rewrite})
 		if _, err := gm.Start("127.0.0.1:0"); err != nil {
@@ -38,7 +39,7 @@ func TestSentLookupFindsEmailEvenWhenGmailRewritesMessageID(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		look := SentLookup(c)
+		look := SentLookup(GmailOf(c))
 		got, found, err := look(ctx, gate.SentQuery{MessageID: "<0123abcd-89abcdef@mailgate.local>", To: "bob@example.com", Subject: "Plans for Friday", After: start})
 		if err != nil || !found || got.MessageID != sent.ID {
 			t.Errorf("rewrite=%t: lookup of the sent email = %+v, %t, %v; want %s", rewrite, got, found, err, sent.ID)

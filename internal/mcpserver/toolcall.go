@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"log/slog"
 	"reflect"
+	"strconv"
+	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -17,7 +19,7 @@ import (
 
 // How an inventory row becomes a registered tool: the handler constructors
 // the inventory names, the one call path of the agent-mail, channels and
-// mailbox sets (rawTool), the one error mapper (failureText) and the result
+// mailbox sets (rawTool), the one error mapper (agentmail.FailureText) and the result
 // builders every set answers with.
 
 // toolHandler registers one tool: its handler bound to the set's receiver.
@@ -45,25 +47,18 @@ func registerSet(s *mcp.Server, set string, recv func() any, log *slog.Logger, o
 	}
 }
 
-// emailTool is a typed tool of the email set: its input schema is inferred
-// from In (edited by edits, for the bounds struct tags cannot say), and its
-// arguments are checked as go-sdk's typed AddTool would (defaults applied,
-// then the schema), except that a missing required argument is refused in
-// the project's words ("Error: thread_id is required: reply_email needs
-// thread_id and body"), not the validator's ("validating root: required:
-// missing properties: [\"thread_id\"]").
+// emailTool is a tool of the email set: its arguments are checked by the
+// one argument decoder, in the email set's words (argsEmail), with the
+// row's schema edits (the bounds struct tags cannot say); the handler
+// builds its own text answer, and the keys the tool does not take, which
+// the contract's schemas allow, are ignored and named at its end.
 func emailTool[In any](h func(*emailHandlers, context.Context, *mcp.CallToolRequest, In) (*mcp.CallToolResult, any, error), edits ...func(*jsonschema.Schema)) toolHandler {
 	return toolHandler{in: reflect.TypeFor[In](), add: func(s *mcp.Server, t *mcp.Tool, b binding) {
-		t = withSchema[In](t, edits...)
-		sch := t.InputSchema.(*jsonschema.Schema)
-		resolved, err := sch.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
-		if err != nil {
-			panic(fmt.Sprintf("input schema of %s: %v", t.Name, err)) // a programming error, caught by every test
-		}
+		args := newArgDecoder[In](t, b.args, edits...)
 		s.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			var in In
-			if msg := emailArgs(t.Name, sch, resolved, req.Params.Arguments, &in); msg != "" {
-				return errorResult(msg), nil
+			in, ignored, err := args.decodeKeys(req.Params.Arguments)
+			if err != nil {
+				return noteIgnored(errorResult(err.Error()), t.Name, ignored), nil
 			}
 			res, out, err := h(b.recv().(*emailHandlers), withElicitSession(ctx, req.Session), req, in)
 			if err != nil {
@@ -71,7 +66,7 @@ func emailTool[In any](h func(*emailHandlers, context.Context, *mcp.CallToolRequ
 				if errors.As(err, &wire) {
 					return nil, wire
 				}
-				return errorResult(err.Error()), nil
+				res = errorResult(err.Error())
 			}
 			if res == nil {
 				res = &mcp.CallToolResult{}
@@ -86,41 +81,35 @@ func emailTool[In any](h func(*emailHandlers, context.Context, *mcp.CallToolRequ
 					res.Content = []mcp.Content{&mcp.TextContent{Text: string(raw)}}
 				}
 			}
-			return res, nil
+			return noteIgnored(res, t.Name, ignored), nil
 		})
 	}}
 }
 
-// emailArgs decodes an email tool's arguments into in ("" when they are
-// fine, else the refusal): a missing required argument in the project's
-// words, anything else the schema refuses in the validator's.
-func emailArgs(tool string, sch *jsonschema.Schema, resolved *jsonschema.Resolved, raw json.RawMessage, in any) string {
-	args := map[string]any{}
-	if len(raw) > 0 && string(raw) != "null" {
-		if err := json.Unmarshal(raw, &args); err != nil {
-			return fmt.Sprintf("Error: the arguments of %s are not a JSON object: %v", tool, err)
+// noteIgnored ends res's text with the arguments tool ignored, so an agent
+// that passed a key by mistake (a misspelt one, say) learns it had no
+// effect.
+func noteIgnored(res *mcp.CallToolResult, tool string, ignored []string) *mcp.CallToolResult {
+	if len(ignored) == 0 {
+		return res
+	}
+	note := fmt.Sprintf("Note: %s does not take %s; ignored.", tool, andList(quoteAll(ignored)))
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			tc.Text = strings.TrimRight(tc.Text, "\n") + "\n\n" + note
+			return res
 		}
 	}
-	for _, name := range sch.Required {
-		if _, ok := args[name]; !ok {
-			return fmt.Sprintf("Error: %s is required: %s needs %s", name, tool, andList(sch.Required))
-		}
+	res.Content = append(res.Content, &mcp.TextContent{Text: note})
+	return res
+}
+
+func quoteAll(names []string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = strconv.Quote(n)
 	}
-	var v any = args // as go-sdk's typed AddTool checks them
-	if err := resolved.ApplyDefaults(&v); err != nil {
-		return `validating "arguments": applying schema defaults: ` + err.Error()
-	}
-	if err := resolved.Validate(&v); err != nil {
-		return `validating "arguments": ` + err.Error()
-	}
-	b, err := json.Marshal(v)
-	if err == nil {
-		err = json.Unmarshal(b, in)
-	}
-	if err != nil {
-		return err.Error()
-	}
-	return ""
+	return out
 }
 
 // typedTool is a tool whose answer is one JSON object (Out). Its output
@@ -164,7 +153,7 @@ func resultTool[In, R any](call func(R, context.Context, In) (*mcp.CallToolResul
 // checked by argDecoder in the set's dialect (any refusal, malformed
 // arguments included, is a tool error), the call runs with the MCP session
 // (agent-mail binds identities to it), and an error is a tool error worded
-// by failureText, except a *jsonrpc.Error, which a contract wants as a
+// by agentmail.FailureText, except a *jsonrpc.Error, which a contract wants as a
 // protocol error (the mailbox set's oversized message, FR-013).
 func rawTool[In any](s *mcp.Server, t *mcp.Tool, b binding, call func(context.Context, In) (*mcp.CallToolResult, error)) {
 	args := newArgDecoder[In](t, b.args)
@@ -179,7 +168,7 @@ func rawTool[In any](s *mcp.Server, t *mcp.Tool, b binding, call func(context.Co
 			if errors.As(err, &wire) {
 				return nil, wire
 			}
-			return errorResult(failureText(ctx, b.log, t.Name, err)), nil
+			return errorResult(agentmail.FailureText(ctx, b.log, t.Name, err)), nil
 		}
 		return res, nil
 	})
@@ -199,25 +188,6 @@ func outputSchema[Out any](set, tool string) any {
 	sch := explicitAny(out)
 	schemaBuilt(key, sch)
 	return sch
-}
-
-// failureText is the text of a tool error from a handler's error:
-// refusals verbatim (they say what to do), a cancelled call as such, and
-// anything else as a generic retryable failure with the details in the
-// server log.
-func failureText(ctx context.Context, log *slog.Logger, tool string, err error) string {
-	var e *agentmail.Error
-	var local *mbError
-	switch {
-	case errors.As(err, &e):
-		return e.Message
-	case errors.As(err, &local):
-		return local.msg
-	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
-		return fmt.Sprintf("%s was cancelled before it finished; nothing is lost, call it again", tool)
-	}
-	log.ErrorContext(ctx, "tool failed", "tool", tool, "err", err) // with the call's request_id
-	return fmt.Sprintf("internal error in %s: the store could not complete the call (details are in the server log); it is safe to retry", tool)
 }
 
 // The result builders every set answers with.

@@ -14,8 +14,9 @@ import (
 	"github.com/mailgate/mailgate/internal/config"
 )
 
-// allRawSets are the tool sets whose schemas come from toolschemas.json.
-var allRawSets = []string{config.ToolsAgentMail, config.ToolsChannels, config.ToolsMailbox}
+// allRawSets are the tool sets whose schemas come from toolschemas.json:
+// every set.
+var allRawSets = []string{config.ToolsEmail, config.ToolsAgentMail, config.ToolsChannels, config.ToolsMailbox}
 
 // inferredSchemas builds a server with every raw tool set while inferring
 // every schema (as go-sdk's jsonschema would), and returns them by key.
@@ -32,7 +33,7 @@ func inferredSchemas(t *testing.T) map[string]json.RawMessage {
 	}
 	defer func() { reflectSchemas, schemaBuilt = false, func(string, any) {} }()
 	svc := compatService(t, filepath.Join(t.TempDir(), "s.db"), nil)
-	if _, err := New(Deps{Version: "test", Tools: allRawSets, AgentMail: svc, Dialects: dialects(t, svc), Compat: CompatOptions{ProjectKey: t.TempDir(), Getenv: noTmux}}); err != nil {
+	if _, err := New(Deps{Version: "test", Tools: allRawSets, Email: &EmailDeps{}, AgentMail: svc, Dialects: dialects(t, svc), Compat: CompatOptions{ProjectKey: t.TempDir(), Getenv: noTmux}}); err != nil {
 		t.Fatal(err)
 	}
 	return got
@@ -91,7 +92,7 @@ func TestToolsListSameWithGeneratedSchemas(t *testing.T) {
 		reflectSchemas = reflect
 		defer func() { reflectSchemas = false }()
 		svc := compatService(t, filepath.Join(t.TempDir(), "s.db"), nil)
-		srv, err := New(Deps{Version: "test", Tools: allRawSets, AgentMail: svc, Dialects: dialects(t, svc), Compat: CompatOptions{ProjectKey: "/p", Getenv: noTmux}})
+		srv, err := New(Deps{Version: "test", Tools: allRawSets, Email: &EmailDeps{}, AgentMail: svc, Dialects: dialects(t, svc), Compat: CompatOptions{ProjectKey: "/p", Getenv: noTmux}})
 		if err != nil {
 			t.Fatal(err)
 		}

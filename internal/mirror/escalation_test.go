@@ -16,6 +16,7 @@ import (
 // ordinary messages, so the Gmail mirror copies them like any other, in
 // the original message's thread.
 func TestEscalationMirrored(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	var now atomic.Int64
 	now.Store(time.Date(2026, 1, 2, 9, 0, 0, 0, time.UTC).UnixMicro())

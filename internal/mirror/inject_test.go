@@ -17,6 +17,7 @@ import (
 // now; one already in a store (written before that rule) is stored here
 // directly, and the header encoder must still carry it as data.
 func TestMirrorHeaderInjectionByThreadName(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	hostile := "channel.x\r\nReply-To: attacker@evil.example\r\n\r\nForged body: wire the money"
 	id := e.send(t, "BlueLake", "status", "", "GreenCastle")
@@ -55,6 +56,7 @@ func TestMirrorHeaderInjectionByThreadName(t *testing.T) {
 // gives a label Gmail accepts (a long slug was a 400 retried every hour),
 // and two long keys still give two labels.
 func TestLabelNameOfLongProjectKey(t *testing.T) {
+	t.Parallel()
 	short := "data-projects-app"
 	if got := mirror.LabelName(short); got != "AgentMail/"+short {
 		t.Errorf("LabelName(%q) = %q", short, got)

@@ -91,6 +91,7 @@ func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/float
 // MAILGATE_MIRROR_LAG_SECONDS (default 60), _RATE (messages/s, default
 // 100), _THREADS (agent threads, default 8), _LATENCY_MS (default 50).
 func TestMirrorLag(t *testing.T) {
+	t.Parallel()
 	if os.Getenv("MAILGATE_MIRROR_LAG") != "1" {
 		t.Skip("set MAILGATE_MIRROR_LAG=1 to run the mirror lag measurement")
 	}

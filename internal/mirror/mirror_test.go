@@ -22,6 +22,7 @@ import (
 // thread, with In-Reply-To/References naming its predecessors, readable
 // .invalid addresses and the agent subject; other threads stay apart.
 func TestThreading(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	first := e.send(t, "BlueLake", "Plan for the parser", "", "GreenCastle")
 	r1 := e.reply(t, "GreenCastle", first)
@@ -103,6 +104,7 @@ func rawOf(t *testing.T, e *env, id int64) string {
 // TestLabelCreatedOnce: one label per project however many messages and
 // workers; a worker that loses the creation race (409) lists again.
 func TestLabelCreatedOnce(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name        string
 		workers     int
@@ -171,6 +173,7 @@ func labelNames(t *testing.T, e *env) []string {
 // recovering: every message ends up in the mailbox exactly once, and the
 // agents' sends never waited.
 func TestOutage(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		fault localgmail.Fault
@@ -218,6 +221,7 @@ func TestOutage(t *testing.T) {
 // key, and the thread's earlier messages; a message that is not there is
 // ErrNoMessage (the sinks skip it).
 func TestLoadMessage(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	r, err := e.svc.Send(ctx, agentmail.SendParams{ProjectKey: project, Sender: "BlueLake", To: []string{"RedStone", "GreenCastle"},

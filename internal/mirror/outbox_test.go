@@ -15,17 +15,23 @@ import (
 
 	"github.com/mailgate/mailgate/internal/mirror"
 	"github.com/mailgate/mailgate/internal/store"
+	"github.com/mailgate/mailgate/internal/testutil"
 )
 
 // TestClaim: leases keep concurrent claimers apart, a lapsed lease frees
 // the row, and a thread's rows come out one at a time, in order.
 func TestClaim(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
+	// The leases follow a test clock: one lapses only when the clock is
+	// moved past it, however slow the machine.
+	clock := testutil.NewClock(time.Now())
 	a, err := mirror.OpenOutbox(ctx, e.db, "test", 200*time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
 	}
+	mirror.SetOutboxClock(a, clock.Now)
 	first := e.send(t, "BlueLake", "t1", "", "GreenCastle")
 	reply := e.reply(t, "GreenCastle", first)
 	other := e.send(t, "RedStone", "t2", "", "BlueLake")
@@ -35,6 +41,7 @@ func TestClaim(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	mirror.SetOutboxClock(b, clock.Now)
 	var mu sync.Mutex
 	got := map[int64]int{}
 	var wg sync.WaitGroup
@@ -65,7 +72,7 @@ func TestClaim(t *testing.T) {
 	}{
 		{"leased rows are not handed out again", func() ([]mirror.Item, error) { return a.Claim(ctx, 10) }, nil, 0},
 		{"a lapsed lease frees the row", func() ([]mirror.Item, error) {
-			time.Sleep(250 * time.Millisecond)
+			clock.Advance(250 * time.Millisecond)
 			return b.Claim(ctx, 10)
 		}, []int64{first, other}, 2},
 		{"the reply follows once the first is done", func() ([]mirror.Item, error) {
@@ -105,6 +112,7 @@ func TestClaim(t *testing.T) {
 // the ones stored before a sink registered by the registration's backfill,
 // later ones by the trigger in the sending transaction.
 func TestOutboxTrigger(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	before := e.send(t, "BlueLake", "before the sinks", "", "GreenCastle")
@@ -141,6 +149,7 @@ func TestOutboxTrigger(t *testing.T) {
 // thread's rows in order: none is claimed before the one ahead of it in its
 // thread is done.
 func TestClaimManyWorkers(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	const threads, perThread = 6, 10
@@ -249,6 +258,7 @@ func triggers(t *testing.T, db *store.DB) int {
 // the mirror carries on from it: the backlog is mirrored, the recorded
 // message is not mirrored again, new messages are queued once.
 func TestMigrateStoreOfEarlierCode(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	first := e.send(t, "BlueLake", "before", "", "GreenCastle")
@@ -334,6 +344,7 @@ func TestMigrateStoreOfEarlierCode(t *testing.T) {
 // none of the mirror's tables, and the mirror's migration alone builds the
 // schema the mirror works on: it migrates, queues and mirrors as ever.
 func TestMigrateFreshStore(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	if n := triggers(t, e.db); n != 0 {

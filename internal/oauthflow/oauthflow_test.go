@@ -82,6 +82,7 @@ func fakeBrowser(tamper func(*url.URL)) (func(string) error, <-chan browserVisit
 }
 
 func TestRun(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name       string
 		setup      func(gm *localgmail.Server)
@@ -145,6 +146,7 @@ func TestRun(t *testing.T) {
 }
 
 func TestRunPortInUse(t *testing.T) {
+	t.Parallel()
 	_, cfg := newGoogle(t)
 	held, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -161,6 +163,7 @@ func TestRunPortInUse(t *testing.T) {
 }
 
 func TestRunChosenPort(t *testing.T) {
+	t.Parallel()
 	_, cfg := newGoogle(t)
 	l, _ := net.Listen("tcp", "127.0.0.1:0")
 	port := l.Addr().(*net.TCPAddr).Port
@@ -179,6 +182,7 @@ func TestRunChosenPort(t *testing.T) {
 // TestRunPaste: the browser is elsewhere; the user pastes the address it
 // was sent to (or only the code, or something else first).
 func TestRunPaste(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		paste func(loc *url.URL) string
@@ -217,6 +221,7 @@ func TestRunPaste(t *testing.T) {
 }
 
 func TestRunTimeout(t *testing.T) {
+	t.Parallel()
 	_, cfg := newGoogle(t)
 	_, err := Run(context.Background(), Options{Config: cfg, Timeout: 50 * time.Millisecond})
 	if !errors.Is(err, ErrTimeout) {
@@ -226,6 +231,7 @@ func TestRunTimeout(t *testing.T) {
 
 // TestRunNoRefreshToken: a token endpoint that ignores access_type=offline.
 func TestRunNoRefreshToken(t *testing.T) {
+	t.Parallel()
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintf(w, `{"access_token":"a","expires_in":3599,"token_type":"Bearer","scope":%q}`, readonly+" "+compose)
@@ -249,6 +255,7 @@ func TestRunNoRefreshToken(t *testing.T) {
 }
 
 func TestCallbackIgnoresOtherRequests(t *testing.T) {
+	t.Parallel()
 	_, cfg := newGoogle(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -271,6 +278,7 @@ func TestCallbackIgnoresOtherRequests(t *testing.T) {
 }
 
 func TestParsePasted(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in        string
 		ok, bare  bool
@@ -294,6 +302,7 @@ func TestParsePasted(t *testing.T) {
 }
 
 func TestSystemBrowserNeedsADisplay(t *testing.T) {
+	t.Parallel()
 	if SystemBrowser("linux", func(string) string { return "" }) != nil {
 		t.Fatal("a browser opener without DISPLAY or WAYLAND_DISPLAY")
 	}

@@ -6,6 +6,7 @@ import (
 )
 
 func TestCovers(t *testing.T) {
+	t.Parallel()
 	const (
 		labels = scopePrefix + "gmail.labels"
 		insert = scopePrefix + "gmail.insert"

@@ -68,6 +68,7 @@ func wantLimited(t *testing.T, l *Limiter, now time.Time, want time.Duration) {
 // were made, then was set right. The sends are 3, 2 and 1 minutes old:
 // the next slot frees in 57 minutes, not in a month.
 func TestWindowSlotsDatedAMonthAhead(t *testing.T) {
+	t.Parallel()
 	wall, real := testutil.NewClock(t0.Add(month)), testutil.NewClock(t0)
 	dsn := storetest.DSN(t)
 	l := clocked(t, dsn, real, "boot:a")
@@ -87,6 +88,7 @@ func TestWindowSlotsDatedAMonthAhead(t *testing.T) {
 // taken now, so it holds one window from when it is first seen, never a
 // month.
 func TestWindowSlotsDatedAMonthAheadOtherClock(t *testing.T) {
+	t.Parallel()
 	for _, other := range []string{"boot:b", ""} {
 		t.Run(fmt.Sprintf("clock %q", other), func(t *testing.T) {
 			wall, real := testutil.NewClock(t0.Add(month)), testutil.NewClock(t0)
@@ -112,6 +114,7 @@ func TestWindowSlotsDatedAMonthAheadOtherClock(t *testing.T) {
 // minutes after three sends. They are still in the window for every
 // process on the machine.
 func TestWindowSlotsDatedAMonthBack(t *testing.T) {
+	t.Parallel()
 	wall, real := testutil.NewClock(t0), testutil.NewClock(t0)
 	dsn := storetest.DSN(t)
 	l := clocked(t, dsn, real, "boot:a")
@@ -129,6 +132,7 @@ func TestWindowSlotsDatedAMonthBack(t *testing.T) {
 // two processes send as fast as they may: in every real hour at most the
 // limit is granted, and no refusal asks to wait longer than the window.
 func TestWindowUnderAJumpingClock(t *testing.T) {
+	t.Parallel()
 	const limit = 3
 	rng := rand.New(rand.NewPCG(31, 4))
 	wall, real := testutil.NewClock(t0), testutil.NewClock(t0)

@@ -30,6 +30,7 @@ func openLimiter(t *testing.T, path string, limit int) (*Limiter, *store.DB) {
 }
 
 func TestRollingWindow(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	l, _ := openLimiter(t, storetest.DSN(t), 3)
 	steps := []struct {
@@ -68,6 +69,7 @@ func TestRollingWindow(t *testing.T) {
 }
 
 func TestLimitErrorText(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		retry  time.Duration
 		window time.Duration
@@ -87,6 +89,7 @@ func TestLimitErrorText(t *testing.T) {
 }
 
 func TestReleaseGivesSlotBack(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	l, _ := openLimiter(t, storetest.DSN(t), 1)
 	r, err := l.Reserve(ctx, t0, "a")
@@ -108,6 +111,7 @@ func TestReleaseGivesSlotBack(t *testing.T) {
 }
 
 func TestLoweredLimitWaitsForEnoughSlots(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	path := storetest.DSN(t)
 	l5, _ := openLimiter(t, path, 5)
@@ -128,6 +132,7 @@ func TestLoweredLimitWaitsForEnoughSlots(t *testing.T) {
 }
 
 func TestSurvivesReopen(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	path := storetest.DSN(t)
 	func() {
@@ -155,6 +160,7 @@ func TestSurvivesReopen(t *testing.T) {
 }
 
 func TestNewRejectsBadConfig(t *testing.T) {
+	t.Parallel()
 	db, err := store.Open(context.Background(), storetest.DSN(t))
 	if err != nil {
 		t.Fatal(err)
@@ -228,6 +234,7 @@ func raceReserve(ctx context.Context, l *Limiter, n int) (int, error) {
 }
 
 func TestExactLimitInProcess(t *testing.T) {
+	t.Parallel()
 	l, _ := openLimiter(t, storetest.DSN(t), 7)
 	won, err := raceReserve(context.Background(), l, 20)
 	if err != nil {
@@ -239,6 +246,7 @@ func TestExactLimitInProcess(t *testing.T) {
 }
 
 func TestExactLimitAcrossProcesses(t *testing.T) {
+	t.Parallel()
 	const procs, goroutines, limit = 2, 10, 7
 	path := storetest.DSN(t)
 	outs := make([]strings.Builder, procs)
@@ -278,6 +286,7 @@ func TestExactLimitAcrossProcesses(t *testing.T) {
 // TestBucketsCountApart: a full organise bucket leaves sends free and the
 // other way round, in one store, across a reopen.
 func TestBucketsCountApart(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	path := storetest.DSN(t)
 	send, db := openLimiter(t, path, 1)

@@ -38,6 +38,7 @@ const sentRaw = "To: Dana <dana@example.com>\r\nSubject: Kept across restarts\r\
 // TestOpenKeepsTheMailbox: what a sandbox server sends, drafts or labels is
 // there when it starts again on the same folder; a fresh folder is seeded.
 func TestOpenKeepsTheMailbox(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := filepath.Join(t.TempDir(), "sandbox")
 	mb := open(t, dir)
@@ -102,6 +103,7 @@ func TestOpenKeepsTheMailbox(t *testing.T) {
 // Desktop's and a terminal's) see each other's sends, and neither loses
 // the other's when it saves.
 func TestTwoServersShareTheMailbox(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	a, b := connect(t, open(t, dir).URL()), connect(t, open(t, dir).URL())
@@ -127,6 +129,7 @@ func TestTwoServersShareTheMailbox(t *testing.T) {
 // TestOpenRefusesABrokenFile: a mailbox file that does not load stops the
 // start, naming the file, rather than silently starting afresh.
 func TestOpenRefusesABrokenFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, File), []byte("{not json"), 0o600); err != nil {
 		t.Fatal(err)

@@ -45,6 +45,7 @@ func search(t *testing.T, c *gmail.Client, q string) []gmail.Summary {
 // answers the demo and the cmd/mailgate tests rely on as they were with
 // files 01–16 only.
 func TestExistingQueriesUnchanged(t *testing.T) {
+	t.Parallel()
 	old := localgmail.New(localgmail.Options{Email: Email})
 	files := fstest.MapFS{}
 	entries, _ := fs.ReadDir(mailbox, "testdata/mailbox")
@@ -73,6 +74,7 @@ func TestExistingQueriesUnchanged(t *testing.T) {
 }
 
 func TestBuildsSearchPages(t *testing.T) {
+	t.Parallel()
 	_, c := client(t)
 	ctx := context.Background()
 	seen := map[string]bool{}
@@ -102,6 +104,7 @@ func TestBuildsSearchPages(t *testing.T) {
 }
 
 func TestReplyAllThreadNamesAlias(t *testing.T) {
+	t.Parallel()
 	_, c := client(t)
 	ctx := context.Background()
 	res := search(t, c, `subject:"atlas design review on thursday"`)
@@ -126,6 +129,7 @@ func TestReplyAllThreadNamesAlias(t *testing.T) {
 }
 
 func TestAttachmentsHTMLDraftLabels(t *testing.T) {
+	t.Parallel()
 	_, c := client(t)
 	ctx := context.Background()
 	res := search(t, c, "label:travel has:attachment")
@@ -190,6 +194,7 @@ func TestAttachmentsHTMLDraftLabels(t *testing.T) {
 // TestReadmeListsEveryFile keeps the mailbox README's table in step with the
 // files.
 func TestReadmeListsEveryFile(t *testing.T) {
+	t.Parallel()
 	readme, err := os.ReadFile("testdata/mailbox/README.md")
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 // A store file that exists but lost its history is refused with what to do;
 // only a missing file is created (issue 31).
 func TestOpenRefusesAStoreThatLostItsHistory(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name    string
@@ -86,6 +87,7 @@ func TestOpenRefusesAStoreThatLostItsHistory(t *testing.T) {
 // A missing store is created whole (never a 0-byte file) and reported
 // fresh until a migration runs; reopened, it is not fresh.
 func TestOpenCreatesAMissingStoreFresh(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "sub", "state.db")
 	db, err := Open(ctx, path)

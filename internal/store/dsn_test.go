@@ -13,6 +13,7 @@ import (
 // and -shm files are the owner's alone, and so is the folder mailgate
 // creates for them; a store left readable by an older mailgate is tightened.
 func TestStateDBReadableByOtherUsers(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := filepath.Join(t.TempDir(), "home", ".mailgate")
 	path := filepath.Join(dir, "state.db")
@@ -107,6 +108,7 @@ func TestKeywordPostgresStringTakenForFileName(t *testing.T) {
 // that does not parse is refused without quoting it, even where pgx cannot
 // tell the password from the rest.
 func TestKeywordPostgresParseErrorsHideThePassword(t *testing.T) {
+	t.Parallel()
 	for _, dsn := range []string{
 		"host=x password = s3cr3t leaked dbname=y",
 		"host=x password=s3cr3t leaked",

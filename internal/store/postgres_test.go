@@ -19,6 +19,7 @@ import (
 )
 
 func TestRebindPostgres(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ in, want string }{
 		{`SELECT 1`, `SELECT 1`},
 		{`SELECT a FROM t WHERE x = ? AND y = ?`, `SELECT a FROM t WHERE x = $1 AND y = $2`},
@@ -35,6 +36,7 @@ func TestRebindPostgres(t *testing.T) {
 // A URL that does not parse fails at once, naming the variable and without
 // echoing the password.
 func TestOpenBadPostgresURL(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	for _, dsn := range []string{
@@ -58,6 +60,7 @@ func TestOpenBadPostgresURL(t *testing.T) {
 // An unreachable server fails the start within the connect timeout, naming
 // the address but not the password.
 func TestOpenUnreachablePostgres(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	start := time.Now()
@@ -81,6 +84,7 @@ func pgOnly(t *testing.T) {
 // pool_max_conns in the URL bounds the pool (as pgxpool reads it) and is
 // not sent to the server, which would refuse it as an unknown setting.
 func TestPostgresPoolMaxConns(t *testing.T) {
+	t.Parallel()
 	pgOnly(t)
 	dsn := storetest.DSN(t)
 	sep := "?"
@@ -102,6 +106,7 @@ func TestPostgresPoolMaxConns(t *testing.T) {
 
 // Servers starting together on one database apply each migration once.
 func TestPostgresMigrateConcurrently(t *testing.T) {
+	t.Parallel()
 	pgOnly(t)
 	dsn := storetest.DSN(t)
 	fsys := fstest.MapFS{
@@ -123,6 +128,7 @@ CREATE TABLE b (y BIGINT);`)},
 // Write retries serialization failures: many read-modify-write
 // transactions on one row from two pools (two "servers") all land.
 func TestPostgresWriteRetriesSerializationFailures(t *testing.T) {
+	t.Parallel()
 	pgOnly(t)
 	ctx := context.Background()
 	dsn := storetest.DSN(t)
@@ -173,6 +179,7 @@ func TestPostgresWriteRetriesSerializationFailures(t *testing.T) {
 
 // Retryable is specific: an ordinary error is not retried.
 func TestWriteDoesNotRetryOrdinaryErrors(t *testing.T) {
+	t.Parallel()
 	db := storetest.Open(t)
 	calls := 0
 	boom := errors.New("boom")
@@ -185,6 +192,7 @@ func TestWriteDoesNotRetryOrdinaryErrors(t *testing.T) {
 // TestOpenKeywordValueString opens the test database through a libpq
 // keyword/value string (issue 18 item 8): it is PostgreSQL, not a file.
 func TestOpenKeywordValueString(t *testing.T) {
+	t.Parallel()
 	url := storetest.PostgresURL()
 	if url == "" {
 		t.Skip("needs " + storetest.EnvPostgres)

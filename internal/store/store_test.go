@@ -10,6 +10,7 @@ import (
 )
 
 func TestMigrateMultiStatementAndIdempotent(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "s.db")
 	fsys := fstest.MapFS{
@@ -62,6 +63,7 @@ func MigrateConcurrently(t *testing.T, dsn string, fsys fs.FS, n int) {
 }
 
 func TestOpenRefusesRelativePath(t *testing.T) {
+	t.Parallel()
 	if _, err := Open(context.Background(), "rel/state.db"); err == nil {
 		t.Fatal("relative path accepted")
 	}

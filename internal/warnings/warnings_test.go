@@ -15,6 +15,7 @@ func codes(ws []Warning) string {
 }
 
 func TestAddress(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, in string
 		want     []string // codes, in order
@@ -55,6 +56,7 @@ func TestAddress(t *testing.T) {
 }
 
 func TestReplyTo(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ from, replyTo, want string }{
 		{"Dan <dan@example.com>", "", ""},
 		{"Dan <dan@example.com>", "DAN@example.com", ""},
@@ -73,6 +75,7 @@ func TestReplyTo(t *testing.T) {
 }
 
 func TestBody(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, in string
 		want     string // codes
@@ -104,6 +107,7 @@ func TestBody(t *testing.T) {
 }
 
 func TestEscape(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ in, want string }{
 		{"plain\ttext\n", "plain\ttext\n"},
 		{"a\u202eb", "a⟨U+202E RIGHT-TO-LEFT OVERRIDE⟩b"},

@@ -19,6 +19,7 @@ import (
 // types PostgreSQL infers, list parameters, case folding), including the
 // methods the Service reaches only through rarer paths.
 func TestSharedStatements(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st, err := amstore.Open(ctx, storetest.Open(t))
 	if err != nil {

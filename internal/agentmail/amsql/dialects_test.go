@@ -13,6 +13,7 @@ import (
 // TestStatementsRebind: every statement of a Statements goes through its
 // Rebind (PostgreSQL), and through none without one (SQLite).
 func TestStatementsRebind(t *testing.T) {
+	t.Parallel()
 	var got []string
 	rec := Statements{
 		ExecFn:     func(_ context.Context, q string, _ ...any) (sql.Result, error) { got = append(got, q); return nil, nil },
@@ -45,6 +46,7 @@ func TestStatementsRebind(t *testing.T) {
 // TestTimes: microsecond columns round-trip, NULL is the zero time, and an
 // absent since means every row.
 func TestTimes(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2026, 1, 2, 3, 4, 5, 6000, time.UTC)
 	if got := FromUS(sql.NullInt64{Int64: US(at).(int64), Valid: true}); !got.Equal(at) {
 		t.Errorf("round trip = %v", got)

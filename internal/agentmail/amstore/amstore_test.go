@@ -74,6 +74,7 @@ func count(tb testing.TB, db *store.DB, query string) int {
 // message is delivered or held, and a held message is delivered, never
 // lost, once the recipient approves the sender.
 func TestAgentMailContactPolicies(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		policy       agentmail.Policy
 		sameProject  bool
@@ -155,6 +156,7 @@ func TestAgentMailContactPolicies(t *testing.T) {
 
 // TestAgentMailErrorsAreTyped: callers decide with errors.Is / errors.As.
 func TestAgentMailErrorsAreTyped(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	svc := open(t, agentmail.Options{})
 	testutil.Register(t, svc, "/p", "GreenDog")
@@ -179,6 +181,7 @@ func TestAgentMailErrorsAreTyped(t *testing.T) {
 // ErrNotFound and a unique-constraint failure as ErrConflict, on either
 // engine; agent names collide case-insensitively.
 func TestAgentMailStoreErrors(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st, err := amstore.Open(ctx, storetest.Open(t))
 	if err != nil {
@@ -224,6 +227,7 @@ func TestAgentMailStoreErrors(t *testing.T) {
 // TestAgentMailConcurrentGoroutines: many goroutines of one process send
 // and read at once; every message arrives and no call fails.
 func TestAgentMailConcurrentGoroutines(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	svc := open(t, agentmail.Options{})
 	const workers, each = 8, 40
@@ -267,6 +271,7 @@ func TestAgentMailConcurrentGoroutines(t *testing.T) {
 // round. Reservations are advisory, so both are granted, but never both
 // silently: at least one of them must report the other as a conflict.
 func TestAgentMailReservationRaceAcrossHandles(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dbs := handles(t, 2)
 	svcs := []*agentmail.Service{service(t, dbs[0], agentmail.Options{}), service(t, dbs[1], agentmail.Options{})}
@@ -313,6 +318,7 @@ func TestAgentMailReservationRaceAcrossHandles(t *testing.T) {
 // TestAgentMailSendsAcrossHandles: several servers send to one recipient at
 // once; every message is stored exactly once, with its own id.
 func TestAgentMailSendsAcrossHandles(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	const nHandles, perHandle, each = 3, 2, 20
 	dbs := handles(t, nHandles)
@@ -374,6 +380,7 @@ func TestAgentMailSendsAcrossHandles(t *testing.T) {
 // agents at the same instant; each agent is retired once: one stale mark,
 // one agent-stale broadcast.
 func TestAgentMailStaleSweepAcrossHandles(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	var clock atomic.Int64
 	clock.Store(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano())
@@ -431,6 +438,7 @@ func TestAgentMailStaleSweepAcrossHandles(t *testing.T) {
 // TestAgentMailSearch: phrases, prefixes, AND/OR/NOT, column filters and
 // odd input through the Service, with the same answers on both engines.
 func TestAgentMailSearch(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	svc := open(t, agentmail.Options{})
 	testutil.Register(t, svc, "/p", "Alice", "Bob", "Carol")
@@ -522,6 +530,7 @@ func TestAgentMailSearch(t *testing.T) {
 // three) before the limit applies, with the hits kept whole (sender,
 // recipients, thread), the same on both engines.
 func TestAgentMailSearchWindow(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("sends 210 messages")
 	}
@@ -563,6 +572,7 @@ func TestAgentMailSearchWindow(t *testing.T) {
 // TestAgentMailSearchLike: the LIKE fallback (Match "") is a
 // case-insensitive substring search with LIKE's wildcards escaped.
 func TestAgentMailSearchLike(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := storetest.Open(t)
 	svc := service(t, db, agentmail.Options{})
@@ -612,6 +622,7 @@ func TestAgentMailSearchLike(t *testing.T) {
 // keeps the spelling it registered with, and the other case cannot make a
 // second agent.
 func TestAgentMailNamesCaseInsensitive(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	svc := open(t, agentmail.Options{})
 	testutil.Register(t, svc, "/p", "GreenDog")
@@ -636,6 +647,7 @@ func TestAgentMailNamesCaseInsensitive(t *testing.T) {
 // thread and subject and no body, only the project's own, at most the
 // limit; an unknown project is an error.
 func TestAgentMailMessagesAfter(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	svc := open(t, agentmail.Options{})
 	testutil.Register(t, svc, "/w/app", "BlueLake", "GreenCastle", "RedStone")

@@ -29,6 +29,7 @@ func (c *fakeClock) advance(d time.Duration) { c.us.Add(d.Microseconds()) }
 // reserved once; an acknowledged copy escalates no further, and later
 // passes add nothing.
 func TestAckEscalationTwoServersRace(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	clock := &fakeClock{}
 	clock.us.Store(time.Date(2026, 1, 2, 9, 0, 0, 0, time.UTC).UnixMicro())
@@ -173,6 +174,7 @@ func TestAckEscalationTwoServersRace(t *testing.T) {
 // TestAckEscalationPerProjectDeadline: a project's own deadline replaces
 // the default, and 0 turns escalation off for it.
 func TestAckEscalationPerProjectDeadline(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	clock := &fakeClock{}
 	clock.us.Store(time.Date(2026, 1, 2, 9, 0, 0, 0, time.UTC).UnixMicro())
@@ -203,6 +205,7 @@ func TestAckEscalationPerProjectDeadline(t *testing.T) {
 }
 
 func TestParseDeadlines(t *testing.T) {
+	t.Parallel()
 	got, err := agentmail.ParseDeadlines(" 45m, /abs/backend=15m, web=2h ,quiet=off")
 	if err != nil || got.Deadline != 45*time.Minute || len(got.Deadlines) != 3 || got.Deadlines["/abs/backend"] != 15*time.Minute ||
 		got.Deadlines["web"] != 2*time.Hour || got.Deadlines["quiet"] != 0 {

@@ -9,6 +9,7 @@ import (
 // spelling of one file must normalise to one key (the reference strips
 // "./", cleans and uses "/"), and project-absolute paths become relative.
 func TestChannelsNormalizeClaimPath(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ in, want string }{
 		{"a/b.go", "a/b.go"},
 		{"./a/b.go", "a/b.go"},
@@ -29,6 +30,7 @@ func TestChannelsNormalizeClaimPath(t *testing.T) {
 
 // TestChannelsNewUUID: agent ids are random version-4 UUIDs.
 func TestChannelsNewUUID(t *testing.T) {
+	t.Parallel()
 	re := regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
 	seen := map[string]bool{}
 	for range 1000 {

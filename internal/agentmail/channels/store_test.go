@@ -46,6 +46,7 @@ func must[T any](v T, err error) func(*testing.T) T {
 // channel messages with their sender UUID (one channel, or all), change
 // announcements (by anyone, or by one agent, after a time).
 func TestStoreMessagesAndChanges(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c, clock := open(t)
 	a := must(c.Register(ctx, "alice", "coder"))(t).AgentID
@@ -84,6 +85,7 @@ func TestStoreMessagesAndChanges(t *testing.T) {
 // TestStoreHeartbeatAndSweep: a heartbeat keeps an agent; a silent one is
 // marked stale once, its claims released, and it can no longer act.
 func TestStoreHeartbeatAndSweep(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c, clock := open(t)
 	a := must(c.Register(ctx, "alice", "coder"))(t).AgentID

@@ -6,6 +6,7 @@ import (
 )
 
 func TestParseMailboxMessage(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		line string
 		err  string // "" = valid
@@ -55,6 +56,7 @@ func FuzzParseMailboxLine(f *testing.F) {
 
 // TestMailboxCheckMessage: the 64 KiB limit is on bytes, inclusive.
 func TestMailboxCheckMessage(t *testing.T) {
+	t.Parallel()
 	if err := CheckMessage(string(make([]byte, MaxBytes))); err != nil {
 		t.Fatalf("65536 bytes refused: %v", err)
 	}

@@ -31,6 +31,7 @@ func open(t *testing.T) *mailboxset.Set {
 
 // TestStoreSendReceive: receive pops the oldest unread message first, once.
 func TestStoreSendReceive(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	m := open(t)
 	if _, ok, err := m.Receive(ctx, "bob"); ok || err != nil {
@@ -55,6 +56,7 @@ func TestStoreSendReceive(t *testing.T) {
 // TestStoreStatus: a status is stored; work and offline clear the notified
 // mark, ready keeps it.
 func TestStoreStatus(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	m := open(t)
 	if _, err := m.State(ctx, "bob"); !errors.Is(err, agentmail.ErrNotFound) {
@@ -87,6 +89,7 @@ func TestStoreStatus(t *testing.T) {
 // TestStoreImportOnce: a second import of the same directory adds nothing,
 // and a status set here is kept over the imported one.
 func TestStoreImportOnce(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	m := open(t)
 	dir := t.TempDir()

@@ -18,6 +18,7 @@ import (
 // that no retry recognises (the fleet test once lost sends that way, to a
 // serialization failure in a lookup whose error was dropped).
 func TestWriteReportsSwallowedStatementErrors(t *testing.T) {
+	t.Parallel()
 	if storetest.PostgresURL() == "" {
 		t.Skip("needs PostgreSQL (" + storetest.EnvPostgres + ")")
 	}

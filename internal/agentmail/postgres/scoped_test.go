@@ -63,6 +63,7 @@ func waitingOn(t *testing.T, db *store.DB, scope string, n int) {
 // waits for the holder's commit before its transaction begins (it never
 // runs alongside and fails), then runs.
 func TestWriteScopedQueuesAcrossServers(t *testing.T) {
+	t.Parallel()
 	a, b, db, key := twoServers(t)
 	ctx := context.Background()
 	scope := agentmail.Scope{Key: key, Always: true}
@@ -108,6 +109,7 @@ func TestWriteScopedQueuesAcrossServers(t *testing.T) {
 // TestWriteScopedWaitersLeaveThePool: many writers queued on a scope do not
 // take every connection of their pool: the server's other work goes on.
 func TestWriteScopedWaitersLeaveThePool(t *testing.T) {
+	t.Parallel()
 	a, b, db, key := twoServers(t)
 	ctx := context.Background()
 	scope := agentmail.Scope{Key: key, Always: true}
@@ -155,6 +157,7 @@ func TestWriteScopedWaitersLeaveThePool(t *testing.T) {
 // TestWriteScopedPanicReleasesTheScope: a writer that panics inside its
 // transaction leaves the scope free for the next.
 func TestWriteScopedPanicReleasesTheScope(t *testing.T) {
+	t.Parallel()
 	a, b, _, key := twoServers(t)
 	ctx := context.Background()
 	scope := agentmail.Scope{Key: key, Always: true}
@@ -176,6 +179,7 @@ func TestWriteScopedPanicReleasesTheScope(t *testing.T) {
 // once the write commits, never earlier than what is there, and not at all
 // when the write fails.
 func TestTouchAgentAfterCommit(t *testing.T) {
+	t.Parallel()
 	a, _, _, key := twoServers(t)
 	ctx := context.Background()
 	old := time.UnixMicro(time.Now().Add(-time.Hour).UnixMicro()).UTC()
@@ -239,6 +243,7 @@ func TestTouchAgentAfterCommit(t *testing.T) {
 // second send became a pivot between the first and the third, and
 // PostgreSQL failed it at commit (see 0006_message_fks.sql).
 func TestConcurrentSendsDoNotConflict(t *testing.T) {
+	t.Parallel()
 	a, _, _, _ := twoServers(t)
 	ctx := context.Background()
 	now := time.Now()

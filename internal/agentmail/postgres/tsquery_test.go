@@ -12,6 +12,7 @@ import (
 
 // TestTsquery renders what agents type, parsed by agentmail.ParseQuery.
 func TestTsquery(t *testing.T) {
+	t.Parallel()
 	cases := []struct{ in, want string }{
 		{``, ``},
 		{`Hello`, `'Hello'`},
@@ -44,6 +45,7 @@ func TestTsquery(t *testing.T) {
 // TestTsqueryLimits: trees no parse gives (the renderer takes any tree)
 // stay within the limits.
 func TestTsqueryLimits(t *testing.T) {
+	t.Parallel()
 	term := func(text string, prefix bool) *agentmail.QueryNode {
 		return &agentmail.QueryNode{Op: agentmail.QueryTerm, Text: text, Prefix: prefix}
 	}
@@ -176,6 +178,7 @@ func oddQueries(n int) []string {
 // queries through to_tsquery and the search statement's guard on the test
 // database: none may fail.
 func TestTsqueryAcceptedByPostgres(t *testing.T) {
+	t.Parallel()
 	if storetest.PostgresURL() == "" {
 		t.Skip("needs PostgreSQL (" + storetest.EnvPostgres + ")")
 	}

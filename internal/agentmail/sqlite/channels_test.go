@@ -19,6 +19,7 @@ import (
 // sets (0001 only, with mail in it) gets 0002_compat.sql on the next open,
 // keeps its mail, and serves both sets at once.
 func TestChannelsMigrationUpgrade(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "state.db")

@@ -14,6 +14,7 @@ import (
 // an older one that only emptied the queue (its messages' words wait in
 // am_fts_batch until the next indexing run moves them).
 func TestExpandPrefixes(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := storetest.OpenDSN(t, filepath.Join(t.TempDir(), "state.db"))
 	st, err := Open(ctx, db)

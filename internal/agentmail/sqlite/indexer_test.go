@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 	"testing/fstest"
+	"testing/synctest"
 	"time"
 
 	"github.com/mailgate/mailgate/internal/agentmail"
@@ -52,6 +53,7 @@ func send(tb testing.TB, svc *agentmail.Service, subject, body string) int64 {
 // indexed (its indexer waits an hour) is found at once by another
 // process's search, which indexes the queue first.
 func TestSearchSeesQueuedMessages(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "state.db")
 	dbA, _, a := handle(t, path, time.Hour)
 	_, _, b := handle(t, path, time.Hour)
@@ -76,27 +78,35 @@ func TestSearchSeesQueuedMessages(t *testing.T) {
 }
 
 // TestIndexerIndexesAfterCommit: with nobody searching, the process that
-// stored messages indexes them shortly after its commit.
+// stored messages indexes them its delay after the commit (an hour here,
+// on the bubble's fake clock: no sleeping, no polling).
 func TestIndexerIndexesAfterCommit(t *testing.T) {
-	db, _, svc := handle(t, filepath.Join(t.TempDir(), "state.db"), 10*time.Millisecond)
-	testutil.Register(t, svc, "/p", "Alice", "Bob")
-	for _, s := range []string{"one", "two", "three"} {
-		send(t, svc, "status "+s, "deploy window")
-	}
-	testutil.Eventually(t, 10*time.Second, func() error {
-		if n := queued(t, db); n != 0 {
-			return fmt.Errorf("%d messages still queued 10 s after the sends", n)
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		db, _, svc := handle(t, filepath.Join(t.TempDir(), "state.db"), time.Hour)
+		testutil.Register(t, svc, "/p", "Alice", "Bob")
+		for _, s := range []string{"one", "two", "three"} {
+			send(t, svc, "status "+s, "deploy window")
 		}
-		return nil
+		synctest.Wait()
+		if n := queued(t, db); n != 3 {
+			t.Fatalf("%d messages queued before the delay, want 3 (indexed too early)", n)
+		}
+		time.Sleep(time.Hour)
+		synctest.Wait()
+		if n := queued(t, db); n != 0 {
+			t.Fatalf("%d messages still queued after the delay", n)
+		}
+		if n := indexed(t, db, "deploy"); n != 3 {
+			t.Errorf("the index matches %d messages, want 3", n)
+		}
 	})
-	if n := indexed(t, db, "deploy"); n != 3 {
-		t.Errorf("the index matches %d messages, want 3", n)
-	}
 }
 
 // TestCloseIndexesQueued: a Store that closes indexes what it queued
 // rather than leave it to the next process.
 func TestCloseIndexesQueued(t *testing.T) {
+	t.Parallel()
 	db, st, svc := handle(t, filepath.Join(t.TempDir(), "state.db"), time.Hour)
 	testutil.Register(t, svc, "/p", "Alice", "Bob")
 	send(t, svc, "handover", "release notes drafted")
@@ -115,6 +125,7 @@ func TestCloseIndexesQueued(t *testing.T) {
 // it from the index; deleting a queued one only leaves the queue (an FTS5
 // 'delete' of a row it never indexed corrupts an external-content index).
 func TestDeletingMessagesKeepsIndexIntact(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, st, svc := handle(t, filepath.Join(t.TempDir(), "state.db"), time.Hour)
 	testutil.Register(t, svc, "/p", "Alice", "Bob")
@@ -147,6 +158,7 @@ func TestDeletingMessagesKeepsIndexIntact(t *testing.T) {
 // old synchronous trigger (migrations 0001–0003) keeps them searchable
 // after 0004, next to messages stored since.
 func TestDeferredIndexMigration(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "state.db")
 	old := fstest.MapFS{}
@@ -195,6 +207,7 @@ func TestDeferredIndexMigration(t *testing.T) {
 // another handle started after its send returned, whatever the indexers of
 // the four are doing meanwhile.
 func TestSearchFindsEverySendAcrossHandles(t *testing.T) {
+	t.Parallel()
 	const nHandles, each = 4, 40
 	path := filepath.Join(t.TempDir(), "state.db")
 	svcs := make([]*agentmail.Service, nHandles)
@@ -239,6 +252,7 @@ func TestSearchFindsEverySendAcrossHandles(t *testing.T) {
 // word and by a prefix, the index matches its messages, the queue is empty,
 // and the table no longer merges on writes.
 func TestPrefixIndexMigration(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "state.db")
 	old := fstest.MapFS{}
@@ -321,6 +335,7 @@ func TestPrefixIndexMigration(t *testing.T) {
 // merge); the indexer's merging brings the segments back to a few, and the
 // index still matches its messages.
 func TestWritesDoNotMergeTheIndex(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, st, svc := handle(t, filepath.Join(t.TempDir(), "state.db"), time.Hour)
 	testutil.Register(t, svc, "/p", "Alice", "Bob")
@@ -361,6 +376,7 @@ func TestWritesDoNotMergeTheIndex(t *testing.T) {
 // to the indexer (no write on its read path); one that may match a queued
 // message indexes the queue first and finds it.
 func TestSearchLeavesQueueItCannotMatch(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, st, svc := handle(t, filepath.Join(t.TempDir(), "state.db"), time.Hour)
 	testutil.Register(t, svc, "/p", "Alice", "Bob")

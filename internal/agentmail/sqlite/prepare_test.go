@@ -17,6 +17,7 @@ import (
 // deadlock (a transaction waiting for a second connection to prepare on,
 // while every connection belongs to a transaction doing the same).
 func TestFirstUseOfStatementsUnderFullPool(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "s.db"))

@@ -57,6 +57,7 @@ func open(tb testing.TB, path string) *agentmail.Service {
 // all messages arrive and no process sees an error. AGENTMAIL_STRESS=1 runs
 // the figure: 8 processes × 500 sends.
 func TestAgentMailMultiProcess(t *testing.T) {
+	t.Parallel()
 	procs, each := 4, 60
 	if os.Getenv("AGENTMAIL_STRESS") != "" {
 		procs, each = 8, 500

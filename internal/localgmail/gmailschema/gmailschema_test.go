@@ -15,6 +15,7 @@ func load(t *testing.T) *Doc {
 }
 
 func TestFind(t *testing.T) {
+	t.Parallel()
 	d := load(t)
 	for _, c := range []struct{ method, path, want string }{
 		{"GET", "/gmail/v1/users/me/messages", "gmail.users.messages.list"},
@@ -39,6 +40,7 @@ func TestFind(t *testing.T) {
 
 // TestCheckResponse: what passes and what the document refuses.
 func TestCheckResponse(t *testing.T) {
+	t.Parallel()
 	d := load(t)
 	get := "/gmail/v1/users/me/messages/18c1f0a2b3c4d5e6"
 	list := "/gmail/v1/users/me/messages"

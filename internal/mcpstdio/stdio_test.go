@@ -1,4 +1,4 @@
-package mcpserver
+package mcpstdio
 
 import (
 	"bufio"
@@ -12,7 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// runStdio serves s over a StdioTransport fed with input, returning every
+// runStdio serves s over a Transport fed with input, returning every
 // line the server wrote once it has stopped.
 func runStdio(t *testing.T, s *mcp.Server, input string) []map[string]any {
 	t.Helper()
@@ -20,7 +20,7 @@ func runStdio(t *testing.T, s *mcp.Server, input string) []map[string]any {
 	outR, outW := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		done <- s.Run(context.Background(), &StdioTransport{Reader: inR, Writer: outW, DrainTimeout: 5 * time.Second})
+		done <- s.Run(context.Background(), &Transport{Reader: inR, Writer: outW, DrainTimeout: 5 * time.Second})
 		outW.Close()
 	}()
 	go func() {
@@ -94,7 +94,7 @@ func TestStdioEOFWaitsForInFlightReplies(t *testing.T) {
 	s := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "0"}, nil)
 	mcp.AddTool(s, &mcp.Tool{Name: "slow"}, func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 		time.Sleep(300 * time.Millisecond)
-		return textResult("done"), nil, nil
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil, nil
 	})
 	lines := runStdio(t, s, initLine+`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow","arguments":{}}}`+"\n")
 	res, ok := byID(lines)["2"]
@@ -111,7 +111,7 @@ func TestStdioOversizedLine(t *testing.T) {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	go func() {
-		s.Run(context.Background(), &StdioTransport{Reader: inR, Writer: outW, MaxLineLength: 1024})
+		s.Run(context.Background(), &Transport{Reader: inR, Writer: outW, MaxLineLength: 1024})
 		outW.Close()
 	}()
 	go func() {
@@ -137,18 +137,4 @@ func TestStdioOversizedLine(t *testing.T) {
 func mustJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
-}
-
-// TestUnknownToolIsProtocolError: calling a tool that does not exist is a
-// JSON-RPC -32602 error, not a recovered panic.
-func TestUnknownToolIsProtocolError(t *testing.T) {
-	s, err := New(Deps{Version: "t"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := runStdio(t, s, initLine+`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"nope","arguments":{}}}`+"\n")
-	e, _ := byID(lines)["2"]["error"].(map[string]any)
-	if e == nil || e["code"] != float64(-32602) {
-		t.Fatalf("unknown tool answered %v", byID(lines)["2"])
-	}
 }

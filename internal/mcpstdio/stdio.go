@@ -1,4 +1,9 @@
-package mcpserver
+// Package mcpstdio is mailgate's MCP stdio transport: newline-delimited
+// JSON-RPC over stdin and stdout that answers malformed lines instead of
+// ending the session, and drains replies in flight at EOF. It also holds the
+// one check both transports share (NoMethodRequest), so the HTTP front door
+// needs no tool code.
+package mcpstdio
 
 import (
 	"bufio"
@@ -20,7 +25,7 @@ import (
 // transport does.
 const DefaultMaxLineLength = 16 << 20
 
-// StdioTransport serves newline-delimited JSON-RPC over a reader and a writer
+// Transport serves newline-delimited JSON-RPC over a reader and a writer
 // (stdin and the protocol's stdout).
 //
 // It replaces go-sdk's StdioTransport for two reasons. go-sdk ends the session
@@ -28,7 +33,7 @@ const DefaultMaxLineLength = 16 << 20
 // stray line should cost one error, not the server. And go-sdk returns at once
 // on stdin EOF, dropping replies still being computed; here EOF waits (up to
 // DrainTimeout) until every request read so far has been answered.
-type StdioTransport struct {
+type Transport struct {
 	Reader        io.Reader
 	Writer        io.Writer
 	MaxLineLength int           // 0 = DefaultMaxLineLength
@@ -37,7 +42,7 @@ type StdioTransport struct {
 }
 
 // Connect implements mcp.Transport.
-func (t *StdioTransport) Connect(context.Context) (mcp.Connection, error) {
+func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
 	max := t.MaxLineLength
 	if max <= 0 {
 		max = DefaultMaxLineLength

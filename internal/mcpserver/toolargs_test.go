@@ -12,6 +12,7 @@ import (
 // protocol, never with the schema validator's text; the mailbox set
 // accepts extra keys as the original does.
 func TestArgumentErrorsAsContractsWordThem(t *testing.T) {
+	t.Parallel()
 	am := newAMHarness(t)
 	am.setup("/p/app", "GreenDog", "BlueLake")
 	ch, _ := newChannels(t, nil, CompatOptions{})
@@ -87,6 +88,7 @@ func TestArgumentErrorsAsContractsWordThem(t *testing.T) {
 // TestArgumentSchemasStayHonest: the advertised schemas still list the
 // required arguments (only the refusal's words changed).
 func TestArgumentSchemasStayHonest(t *testing.T) {
+	t.Parallel()
 	svc := compatService(t, storetest.DSN(t), nil)
 	h := connectCompat(t, svc, []string{config.ToolsChannels, config.ToolsMailbox}, CompatOptions{ProjectKey: t.TempDir(), AgentName: "a", Getenv: noTmux})
 	want := map[string][]any{"register": {"name", "role"}, "send": {"recipient", "message"}, "status": {"status"}}

@@ -15,14 +15,16 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Arguments of the agent-mail, channels and mailbox tools are checked here,
-// not by go-sdk (they are registered with the raw AddTool, which does not
+// The arguments of every tool, of every set, are checked here, not by
+// go-sdk (tools are registered with the raw AddTool, which does not
 // validate), so that a missing or mistyped argument gets the words of the
 // contract its tool set implements instead of the schema validator's
 // ("validating root: required: missing properties: [\"role\"]"). The
 // advertised input schemas stay what they are, required properties
 // included: the arguments are required, only the refusal is worded by the
-// contract.
+// contract. One path for every set: the input type's schema (inferred,
+// bounded by its fields' tags, edited by the row's edits) is generated into
+// toolschemas.json and checked by argDecoder in the set's style.
 
 // argStyle is how a tool set words argument errors.
 type argStyle int
@@ -41,6 +43,14 @@ const (
 	// type or arguments that are not an object are "failed to parse
 	// arguments: …" (a tool error, as in every set).
 	argsMailbox
+	// argsEmail: the email set's. A missing required argument is "Error:
+	// thread_id is required: reply_email needs thread_id and body";
+	// arguments that are not an object "Error: the arguments of … are not
+	// a JSON object"; defaults are applied, and anything else the schema
+	// refuses keeps the validator's words. Keys the tool does not take are
+	// accepted, as the contract's schemas allow, ignored, and named in the
+	// answer (decoded.ignored).
+	argsEmail
 )
 
 func (s argStyle) String() string {
@@ -49,6 +59,8 @@ func (s argStyle) String() string {
 		return "channels"
 	case argsMailbox:
 		return "mailbox"
+	case argsEmail:
+		return "email"
 	}
 	return "agentmail"
 }
@@ -73,17 +85,18 @@ type argDecoder[In any] struct {
 	resolved *jsonschema.Resolved
 	tool     string
 	style    argStyle
+	edits    []func(*jsonschema.Schema) // what struct tags cannot say (the row's)
 }
 
-func newArgDecoder[In any](spec *mcp.Tool, style argStyle) *argDecoder[In] {
-	d := &argDecoder[In]{tool: spec.Name, style: style}
+func newArgDecoder[In any](spec *mcp.Tool, style argStyle, edits ...func(*jsonschema.Schema)) *argDecoder[In] {
+	d := &argDecoder[In]{tool: spec.Name, style: style, edits: edits}
 	key := "in/" + style.String() + "/" + spec.Name
 	if raw, ok := toolSchema(key); ok {
 		spec.InputSchema = raw
 		return d
 	}
 	d.init()
-	advertised := inputSchemaFor[In](style)
+	advertised := inputSchemaFor[In](style, edits)
 	applyBounds(reflect.TypeFor[In](), advertised)
 	spec.InputSchema = advertised
 	schemaBuilt(key, advertised)
@@ -142,8 +155,12 @@ func mustAtoi(t reflect.Type, f reflect.StructField, v string) int {
 // init infers and resolves the schema (once).
 func (d *argDecoder[In]) init() {
 	d.once.Do(func() {
-		d.schema = inputSchemaFor[In](d.style)
-		resolved, err := d.schema.Resolve(nil)
+		d.schema = inputSchemaFor[In](d.style, d.edits)
+		var opts *jsonschema.ResolveOptions
+		if d.style == argsEmail {
+			opts = &jsonschema.ResolveOptions{ValidateDefaults: true} // max_results' default 5
+		}
+		resolved, err := d.schema.Resolve(opts)
 		if err != nil {
 			panic(fmt.Sprintf("input schema of %s: %v", d.tool, err)) // a programming error, caught by every test
 		}
@@ -152,10 +169,15 @@ func (d *argDecoder[In]) init() {
 }
 
 // inputSchemaFor is the input schema of a tool taking In in style.
-func inputSchemaFor[In any](style argStyle) *jsonschema.Schema {
+func inputSchemaFor[In any](style argStyle, edits []func(*jsonschema.Schema)) *jsonschema.Schema {
 	schema := amInputSchema[In]()
-	if style == argsMailbox {
-		schema.AdditionalProperties = nil // the original's schemas accept extra keys
+	if style == argsMailbox || style == argsEmail {
+		// The original four-tool server's schemas, and the email
+		// contract's, accept extra keys.
+		schema.AdditionalProperties = nil
+	}
+	for _, edit := range edits {
+		edit(schema)
 	}
 	return schema
 }
@@ -164,17 +186,27 @@ func inputSchemaFor[In any](style argStyle) *jsonschema.Schema {
 // one, checks them (required, then types, then the whole schema), then
 // decodes them into In.
 func (d *argDecoder[In]) decode(raw json.RawMessage) (In, error) {
+	in, _, err := d.decodeKeys(raw)
+	return in, err
+}
+
+// decodeKeys is decode, also naming the keys it ignored (argsEmail's only:
+// the other styles refuse them or, argsMailbox, accept them unsaid).
+func (d *argDecoder[In]) decodeKeys(raw json.RawMessage) (In, []string, error) {
 	d.init()
 	var in In
 	if len(raw) == 0 || string(raw) == "null" {
 		raw = []byte("{}")
 	}
+	if d.style == argsEmail {
+		return d.decodeEmail(raw)
+	}
 	var args map[string]any
 	if err := json.Unmarshal(raw, &args); err != nil {
 		if d.style == argsMailbox {
-			return in, fmt.Errorf("failed to parse arguments: %w: %v", errMalformedArgs, err)
+			return in, nil, fmt.Errorf("failed to parse arguments: %w: %v", errMalformedArgs, err)
 		}
-		return in, fmt.Errorf("%w: %v", errMalformedArgs, err)
+		return in, nil, fmt.Errorf("%w: %v", errMalformedArgs, err)
 	}
 	for k, v := range args {
 		if v == nil {
@@ -182,13 +214,13 @@ func (d *argDecoder[In]) decode(raw json.RawMessage) (In, error) {
 		}
 	}
 	if err := d.check(args); err != nil {
-		return in, err
+		return in, nil, err
 	}
 	if d.style != argsMailbox {
 		// Whatever the checks above do not word (unknown keys, nested
 		// shapes) keeps the validator's text.
 		if err := d.resolved.Validate(args); err != nil {
-			return in, &argError{`validating "arguments": ` + err.Error()}
+			return in, nil, &argError{`validating "arguments": ` + err.Error()}
 		}
 	}
 	if err := json.Unmarshal(raw, &in); err != nil {
@@ -202,9 +234,47 @@ func (d *argDecoder[In]) decode(raw json.RawMessage) (In, error) {
 		if d.style == argsMailbox {
 			msg = "failed to parse arguments: " + msg
 		}
-		return in, &argError{msg}
+		return in, nil, &argError{msg}
 	}
-	return in, nil
+	return in, nil, nil
+}
+
+// decodeEmail is decode in argsEmail's words (see argsEmail). Keys the
+// schema does not have are dropped before validation and returned.
+func (d *argDecoder[In]) decodeEmail(raw json.RawMessage) (In, []string, error) {
+	var in In
+	args := map[string]any{}
+	if err := json.Unmarshal(raw, &args); err != nil {
+		return in, nil, &argError{fmt.Sprintf("Error: the arguments of %s are not a JSON object: %v", d.tool, err)}
+	}
+	var ignored []string
+	for k := range args {
+		if _, ok := d.schema.Properties[k]; !ok {
+			ignored = append(ignored, k)
+			delete(args, k)
+		}
+	}
+	slices.Sort(ignored)
+	for _, name := range d.schema.Required {
+		if _, ok := args[name]; !ok {
+			return in, ignored, &argError{fmt.Sprintf("Error: %s is required: %s needs %s", name, d.tool, andList(d.schema.Required))}
+		}
+	}
+	var v any = args // as go-sdk's typed AddTool checks them
+	if err := d.resolved.ApplyDefaults(&v); err != nil {
+		return in, ignored, &argError{`validating "arguments": applying schema defaults: ` + err.Error()}
+	}
+	if err := d.resolved.Validate(&v); err != nil {
+		return in, ignored, &argError{`validating "arguments": ` + err.Error()}
+	}
+	b, err := json.Marshal(v)
+	if err == nil {
+		err = json.Unmarshal(b, &in)
+	}
+	if err != nil {
+		return in, ignored, &argError{err.Error()}
+	}
+	return in, ignored, nil
 }
 
 // check words the first missing required argument or mistyped argument.
