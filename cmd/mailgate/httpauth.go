@@ -64,7 +64,7 @@ func jwtVerifier(cfg *config.Config, logger *slog.Logger) (*httpserver.JWTVerifi
 func toolRules(ctx context.Context, cfg *config.Config) map[string]httpserver.ToolRule {
 	serverProject := ""
 	if cfg.HasTools(config.ToolsChannels) || cfg.HasTools(config.ToolsMailbox) {
-		// As the channels and mailbox sets find it (CompatOptions' default).
+		// As the channels and mailbox sets find it (SetOptions' default).
 		if key, err := gitrepo.ProjectKey(ctx, ""); err == nil {
 			serverProject = key
 		} else {
@@ -76,7 +76,7 @@ func toolRules(ctx context.Context, cfg *config.Config) map[string]httpserver.To
 		if !cfg.HasTools(a.Set) {
 			continue
 		}
-		r := httpserver.ToolRule{Role: httpserver.RoleAgent, ProjectArgs: a.ProjectArgs, AddressArgs: a.AddressArgs, PathArgs: a.PathArgs}
+		r := httpserver.ToolRule{Role: httpserver.RoleAgent, ProjectArgs: a.ProjectArgs, AddressArgs: a.AddressArgs, PathArgs: a.PathArgs, Products: a.Products}
 		switch {
 		case a.Set == config.ToolsEmail:
 			r.Role = httpserver.RoleAdmin

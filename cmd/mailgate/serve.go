@@ -286,7 +286,7 @@ func openDeps(ctx context.Context, cfg *config.Config, logger *slog.Logger, useS
 	}
 	// The agent-mail store backs the agentmail, channels and mailbox sets.
 	if cfg.HasTools(config.ToolsAgentMail) || cfg.HasTools(config.ToolsChannels) || cfg.HasTools(config.ToolsMailbox) {
-		if deps.AgentMail, deps.Dialects, err = amstore.NewServiceStore(ctx, db, agentmail.Options{Logger: logger, NameMode: agentmail.NameMode(cfg.NameMode), BindSenders: cfg.BindSenders, Protected: protectedPaths(cfg),
+		if deps.AgentMail, deps.SetStores, err = amstore.NewServiceStore(ctx, db, agentmail.Options{Logger: logger, NameMode: agentmail.NameMode(cfg.NameMode), BindSenders: cfg.BindSenders, Protected: protectedPaths(cfg),
 			Escalation: escalationOptions(cfg)}); err != nil {
 			return nil, mcpserver.Deps{}, fmt.Errorf("opening the agent-mail store: %w", err)
 		}

@@ -9,23 +9,23 @@ import (
 	"time"
 )
 
-// What the dialects beside the core (agentmail/channels, agentmail/mailboxset)
-// use of it. A dialect is an adapter: it keeps its own tables behind its own
+// What the tool sets beside the core (agentmail/channels, agentmail/mailboxset)
+// use of it. A tool set is an adapter: it keeps its own tables behind its own
 // storage port, and runs the core's rules through this API inside its own
-// transactions (whose Tx is the core's Tx plus the dialect's tables), so a
+// transactions (whose Tx is the core's Tx plus the set's tables), so a
 // channel message or a mailbox send is ordinary agent mail.
 
-// Port is a dialect's storage port: the guarantees of Store (Write may run
+// Port is a tool set's storage port: the guarantees of Store (Write may run
 // fn again, so fn must have no effect outside its transaction; Read sees
-// one snapshot) for the dialect's transactions T, which are the core's Tx
-// with the dialect's tables. A dialect builds it on any engine's
+// one snapshot) for the set's transactions T, which are the core's Tx
+// with the set's tables. A tool set builds it on any engine's
 // amsql.Runner (its SQLStore); amstore wires them.
 type Port[T Tx] interface {
 	Write(ctx context.Context, fn func(T) error) error
 	Read(ctx context.Context, fn func(T) error) error
 }
 
-// ProjectOnce creates a dialect's project on its first call, once per
+// ProjectOnce creates a tool set's project on its first call, once per
 // process (the zero value is ready).
 type ProjectOnce struct {
 	mu   sync.Mutex
@@ -58,7 +58,7 @@ func NewError(code string, sentinel error, format string, args ...any) *Error {
 func Invalid(format string, args ...any) *Error { return invalid(format, args...) }
 
 // Now is the service's clock, truncated to the store's resolution (a
-// microsecond), so what a dialect writes is exactly what it reads back.
+// microsecond), so what a tool set writes is exactly what it reads back.
 func (s *Service) Now() time.Time { return s.clock() }
 
 // ProjectIn resolves a project key (an absolute path or a slug) inside tx,
@@ -68,13 +68,13 @@ func (s *Service) ProjectIn(ctx context.Context, tx Tx, key string) (Project, er
 }
 
 // HeldElsewhere reports whether a live session other than ctx's holds agent
-// a's identity: then a dialect must not act as a.
+// a's identity: then a tool set must not act as a.
 func (s *Service) HeldElsewhere(ctx context.Context, tx Tx, a Agent, now time.Time) (bool, error) {
 	v, err := s.mayResume(ctx, tx, a, "", now)
 	return !v.ok, err
 }
 
-// CheckPaths bounds the paths of one dialect call (claims) as
+// CheckPaths bounds the paths of one tool set's call (claims) as
 // file_reservation_paths bounds its own; field names the argument.
 func CheckPaths(field string, paths []string) error { return checkPaths(field, paths) }
 
@@ -86,7 +86,7 @@ func ChannelAgentNameProblem(name string) string { return channelAgentNameProble
 func RoleProblem(role string) string { return roleProblem(role) }
 
 // EnsureCompatAgent returns the project's agent named name, creating it with
-// the given program when missing. Dialect identities bypass the name rules
+// the given program when missing. A tool set's identities bypass the name rules
 // of register_agent (their names come from another system), but stay
 // bounded and visible: the name becomes a header of the Gmail mirror and a
 // line of the archive (a mailbox name is a tmux window or AGENT_NAME, which

@@ -118,7 +118,7 @@ func (s *Service) mayResume(ctx context.Context, tx Tx, a Agent, token string, n
 	h, err := tx.AgentHolder(ctx, a.ID)
 	switch {
 	case errors.Is(err, ErrNotFound):
-		return holdVerdict{ok: true}, nil // never bound (older store, compat sets): the first register binds it
+		return holdVerdict{ok: true}, nil // never bound (older store, channels and mailbox sets): the first register binds it
 	case err != nil:
 		return holdVerdict{}, err
 	}

@@ -5,9 +5,10 @@ import (
 	"time"
 )
 
-// Store is the storage port of the Service. The SQLite implementation lives
-// in agentmail/sqlite; a PostgreSQL one can follow without touching the rules
-// here, because the Service only ever talks to a Tx.
+// Store is the storage port of the Service. Its two engines are
+// agentmail/sqlite and agentmail/postgres (amstore opens the one the store
+// needs); neither touches the rules here, because the Service only ever
+// talks to a Tx.
 type Store interface {
 	// Write runs fn in one short write transaction (on SQLite, BEGIN
 	// IMMEDIATE, so concurrent processes queue instead of failing). fn may
@@ -54,6 +55,7 @@ type Tx interface {
 	AttachmentTx
 	HoldersTx
 	EscalationTx
+	ProductTx
 }
 
 // ProjectTx reads and writes projects and agents.

@@ -1,8 +1,10 @@
 package agentmail
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -174,20 +176,38 @@ func Summarize(ms []Message) ThreadSummary {
 // SummarizeThread digests one thread, or several given as "T-1,T-2" (an
 // empty id gives an empty digest, as in the reference).
 func (s *Service) SummarizeThread(ctx context.Context, projectKey, threadID string, includeExamples bool) (any, error) {
+	return s.summarizeThreads(ctx, threadID, includeExamples, func(tx Tx) ([]int64, error) {
+		proj, err := s.project(ctx, tx, projectKey)
+		return []int64{proj.ID}, err
+	})
+}
+
+// summarizeThreads summarizes threads of the projects projects resolves
+// (one, or a product's): a thread id names the messages of that thread in
+// each of them, oldest first.
+func (s *Service) summarizeThreads(ctx context.Context, threadID string, includeExamples bool, projects func(Tx) ([]int64, error)) (any, error) {
 	var single ThreadSummaryResult
 	digest := ThreadDigest{Threads: []DigestEntry{}, Aggregate: DigestAggregate{TopMentions: []string{}, ActionItems: []string{}, KeyPoints: []string{}}}
 	ids := splitThreads(threadID)
 	multi := len(ids) != 1 || strings.Contains(threadID, ",")
 	err := s.st.Read(ctx, func(tx Tx) error {
-		proj, err := s.project(ctx, tx, projectKey)
+		projIDs, err := projects(tx)
 		if err != nil {
 			return err
 		}
 		counts := map[string]int{}
 		for _, id := range ids {
-			ms, err := tx.Thread(ctx, proj.ID, id, summaryThreadCap, true)
-			if err != nil {
-				return err
+			var ms []Message
+			for _, pid := range projIDs {
+				pm, err := tx.Thread(ctx, pid, id, summaryThreadCap, true)
+				if err != nil {
+					return err
+				}
+				ms = append(ms, pm...)
+			}
+			if len(projIDs) > 1 { // ids grow with time in every project
+				slices.SortFunc(ms, func(a, b Message) int { return cmp.Compare(a.ID, b.ID) })
+				ms = ms[:min(len(ms), summaryThreadCap)]
 			}
 			sum := Summarize(ms)
 			if !multi {

@@ -40,6 +40,7 @@ var roleTools = map[string]ToolRule{
 	"send_message":              {Role: RoleAgent, ProjectArgs: []string{"project_key"}, AddressArgs: []string{"to", "cc", "bcc"}},
 	"uninstall_precommit_guard": {Role: RoleAgent, PathArgs: []string{"code_repo_path"}},
 	"claim_files":               {Role: RoleAgent, Project: "/srv/channels"},
+	"fetch_inbox_product":       {Role: RoleRead, Products: true},
 }
 
 // roleServer answers every tool of roleTools with "ok <name>" and counts
@@ -272,6 +273,9 @@ func TestJWTProjectClaim(t *testing.T) {
 		{"guard path outside", backend, "uninstall_precommit_guard", map[string]any{"code_repo_path": "/srv/backendx"}, "in none of this token's projects"},
 		{"server's project (channels)", backend, "claim_files", nil, "touches project /srv/channels"},
 		{"server's project allowed", key.sign(t, claims("agent", "/srv/channels")), "claim_files", nil, ""},
+		{"a product's projects", backend, "fetch_inbox_product", map[string]any{"product_key": "widget-bus"},
+			"forbidden: fetch_inbox_product reaches every project linked to a product, and this token is limited to the projects /srv/backend"},
+		{"a product's projects, no project claim", key.sign(t, claims("read")), "fetch_inbox_product", map[string]any{"product_key": "widget-bus"}, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

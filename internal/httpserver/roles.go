@@ -84,6 +84,10 @@ type ToolRule struct {
 	// Project is the project every call of the tool touches whatever its
 	// arguments (the channels and mailbox sets serve one project).
 	Project string
+	// Products: the tool reaches every project linked to a product
+	// (fetch_inbox_product, products_link, …), which a project claim
+	// cannot bound: refused to a token limited to projects.
+	Products bool
 }
 
 // ProjectKeyFunc gives a project key's canonical form (the project's
@@ -187,6 +191,9 @@ func (h *Handler) authorizeTool(ctx context.Context, p *Principal, name string, 
 	}
 	if p.Projects == nil {
 		return ""
+	}
+	if rule.Products {
+		return fmt.Sprintf("forbidden: %s reaches every project linked to a product, and this token is limited to the projects %s", name, strings.Join(p.Projects, ", "))
 	}
 	if rule.Project != "" {
 		if why := h.checkProject(ctx, p, name, rule.Project); why != "" {

@@ -24,6 +24,10 @@ type ToolAccess struct {
 	// ServerProject: the tool works on the server's one project (the
 	// channels and mailbox sets), whatever its arguments.
 	ServerProject bool
+	// Products: the tool reaches every project linked to the product its
+	// product_key names (fetch_inbox_product, …), which no project
+	// argument shows.
+	Products bool
 }
 
 // ToolAccessList is the inventory's tools as ToolAccess. The arguments are
@@ -63,6 +67,8 @@ func accessArgs(t reflect.Type, a *ToolAccess) {
 			a.AddressArgs = append(a.AddressArgs, name)
 		case strings.HasSuffix(name, "repo_path"):
 			a.PathArgs = append(a.PathArgs, name)
+		case name == "product_key":
+			a.Products = true
 		}
 	}
 }

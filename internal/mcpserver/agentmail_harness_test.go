@@ -70,7 +70,7 @@ func openService(t testing.TB, path string, opts ...func(*agentmail.Options)) (*
 // connectAM starts a server over svc and returns a connected client session.
 func connectAM(t testing.TB, svc *agentmail.Service) *mcp.ClientSession {
 	t.Helper()
-	return connectCompat(t, svc, []string{config.ToolsAgentMail}, CompatOptions{}).cs
+	return connectCompat(t, svc, []string{config.ToolsAgentMail}, SetOptions{}).cs
 }
 
 // callRaw calls a tool and decodes its answer the way reference clients do

@@ -20,7 +20,7 @@ import (
 // refused with a reason, as is any name a register_agent name could not be.
 func TestChannelNameHeaderInjection(t *testing.T) {
 	t.Parallel()
-	h, _ := newChannels(t, nil, CompatOptions{})
+	h, _ := newChannels(t, nil, SetOptions{})
 	id := chRegister(t, h, "coder-1", "coder")
 	hostile := "x\r\nReply-To: attacker@evil.example\r\n\r\nForged body"
 	cases := []struct {
@@ -87,7 +87,7 @@ func TestReservationPatternHiddenCharacters(t *testing.T) {
 		}
 	}
 
-	c, _ := newChannels(t, nil, CompatOptions{})
+	c, _ := newChannels(t, nil, SetOptions{})
 	id := chRegister(t, c, "coder-1", "coder")
 	many := make([]string, 1001)
 	for i := range many {
@@ -146,7 +146,7 @@ func TestMailboxNameHeaderInjection(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	svc := compatService(t, storetest.DSN(t), nil)
-	h := connectCompat(t, svc, []string{config.ToolsMailbox}, CompatOptions{ProjectKey: dir,
+	h := connectCompat(t, svc, []string{config.ToolsMailbox}, SetOptions{ProjectKey: dir,
 		AgentName: "win\r\nReply-To: attacker@evil.example", Getenv: func(string) string { return "" }})
 	if _, err := svc.EnsureProject(t.Context(), dir); err != nil {
 		t.Fatal(err)

@@ -163,7 +163,7 @@ func TestChannelsIdentityTakeover(t *testing.T) {
 	h.call("ensure_project", map[string]any{"human_key": dir}, &ep)
 	var p amProfile
 	h.call("register_agent", map[string]any{"project_key": dir, "name": "coder-1"}, &p)
-	ch := connectCompat(t, svc, []string{"channels"}, CompatOptions{ProjectKey: dir})
+	ch := connectCompat(t, svc, []string{"channels"}, SetOptions{ProjectKey: dir})
 	id := chRegister(t, ch, "coder-1", "coder")
 	ch.call("send_message", map[string]any{"agent_id": id, "subject": "s", "body": "b"}, nil)
 	var who struct {

@@ -70,7 +70,7 @@ type amReader struct {
 }
 
 func (r *amReader) ours(uri string) bool {
-	for _, kind := range []string{"projects", "project/", "agents/", "inbox/", "thread/", "message/", "file_reservations/"} {
+	for _, kind := range []string{"projects", "project/", "product/", "agents/", "inbox/", "thread/", "message/", "file_reservations/"} {
 		if strings.HasPrefix(uri, "resource://"+kind) {
 			return true
 		}
@@ -105,6 +105,8 @@ func (r *amReader) read(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp
 		v, err = r.svc().ListProjects(ctx)
 	case "project":
 		v, err = r.svc().ProjectDetail(ctx, id)
+	case "product":
+		v, err = r.svc().ProductDetail(ctx, id)
 	case "agents":
 		v, err = r.svc().Agents(ctx, id)
 	case "inbox":

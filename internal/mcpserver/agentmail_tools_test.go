@@ -16,14 +16,17 @@ var agentMailToolNames = []string{
 	"health_check", "ensure_project", "register_agent", "create_agent_identity", "whois", "install_precommit_guard", "uninstall_precommit_guard",
 	"send_message", "reply_message", "fetch_inbox", "mark_message_read", "acknowledge_message",
 	"search_messages", "summarize_thread",
+	"ensure_product", "products_link", "fetch_inbox_product", "search_messages_product", "summarize_thread_product",
 	"file_reservation_paths", "release_file_reservations", "renew_file_reservations", "force_release_file_reservation",
 	"request_contact", "respond_contact", "list_contacts", "set_contact_policy",
 	"macro_start_session", "macro_prepare_thread", "macro_file_reservation_cycle", "macro_contact_handshake",
 }
 
-// TestAgentMailToolList: the set is exactly the contract's 24 tools and the
+// TestAgentMailToolList: the set is exactly the contract's 24 tools, the
 // reference's commit guard pair (install/uninstall_precommit_guard; their
-// titles, descriptions and risk: TestToolsDeclareTheirRisk).
+// titles, descriptions and risk: TestToolsDeclareTheirRisk) and its product
+// tools (ensure_product, products_link, fetch_inbox_product,
+// search_messages_product, summarize_thread_product).
 func TestAgentMailToolList(t *testing.T) {
 	t.Parallel()
 	want := slices.Clone(agentMailToolNames)

@@ -50,7 +50,7 @@ func TestInboxSubscriptionWakes(t *testing.T) {
 
 	// A second service on the same store: what a second server process sees.
 	svc, _ := openService(t, writer.path)
-	srv, err := New(Deps{Version: "test", Tools: []string{config.ToolsAgentMail}, AgentMail: svc, Dialects: dialects(t, svc)})
+	srv, err := New(Deps{Version: "test", Tools: []string{config.ToolsAgentMail}, AgentMail: svc, SetStores: setStores(t, svc)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +138,7 @@ func BenchmarkInboxWake(b *testing.B) {
 	writer := newAMHarness(b)
 	writer.setup("/p/app", "GreenDog", "BlueLake")
 	svc, _ := openService(b, writer.path)
-	srv, err := New(Deps{Version: "test", Tools: []string{config.ToolsAgentMail}, AgentMail: svc, Dialects: dialects(b, svc)})
+	srv, err := New(Deps{Version: "test", Tools: []string{config.ToolsAgentMail}, AgentMail: svc, SetStores: setStores(b, svc)})
 	if err != nil {
 		b.Fatal(err)
 	}

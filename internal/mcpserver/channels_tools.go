@@ -59,8 +59,8 @@ type chChangesIn struct {
 type chTools struct{ ch *channels.Set }
 
 func newCHTools(d Deps) *chTools {
-	o := d.Compat.withDefaults()
-	return &chTools{ch: channels.New(d.AgentMail, d.Dialects.Channels(), channels.Options{ProjectKey: o.ProjectKey, StaleAfter: o.StaleAfter, SweepInterval: o.SweepInterval})}
+	o := d.SetOptions.withDefaults()
+	return &chTools{ch: channels.New(d.AgentMail, d.SetStores.Channels(), channels.Options{ProjectKey: o.ProjectKey, StaleAfter: o.StaleAfter, SweepInterval: o.SweepInterval})}
 }
 
 // The handlers, in the inventory's order.

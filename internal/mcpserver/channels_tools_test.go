@@ -39,15 +39,15 @@ func compatService(t testing.TB, path string, clock *chClock) *agentmail.Service
 }
 
 // compatStores maps a service compatService opened to its store, whose
-// dialect ports the channels and mailbox sets need (Deps.Dialects).
+// storage ports the channels and mailbox sets need (Deps.SetStores).
 var compatStores sync.Map
 
-// dialects returns the dialect ports of a service compatService opened.
-func dialects(t testing.TB, svc *agentmail.Service) Dialects {
+// setStores returns the storage ports of a service compatService opened.
+func setStores(t testing.TB, svc *agentmail.Service) SetStores {
 	t.Helper()
 	st, ok := compatStores.Load(svc)
 	if !ok {
-		t.Fatal("dialects: the service was not opened by compatService")
+		t.Fatal("setStores: the service was not opened by compatService")
 	}
 	return st.(amstore.Store)
 }
@@ -55,9 +55,9 @@ func dialects(t testing.TB, svc *agentmail.Service) Dialects {
 // connectCompat connects a real client (protocol 2025-11-25) to a server
 // with the given tool sets over svc, and wraps it in the agent-mail
 // harness so its call helpers (text == structuredContent check) apply.
-func connectCompat(t testing.TB, svc *agentmail.Service, sets []string, co CompatOptions) *amHarness {
+func connectCompat(t testing.TB, svc *agentmail.Service, sets []string, co SetOptions) *amHarness {
 	t.Helper()
-	srv, err := New(Deps{Version: "test", Tools: sets, AgentMail: svc, Dialects: dialects(t, svc), Compat: co})
+	srv, err := New(Deps{Version: "test", Tools: sets, AgentMail: svc, SetStores: setStores(t, svc), SetOptions: co})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +66,7 @@ func connectCompat(t testing.TB, svc *agentmail.Service, sets []string, co Compa
 }
 
 // newChannels is a channels server on a fresh store, for project dir.
-func newChannels(t *testing.T, clock *chClock, co CompatOptions) (*amHarness, string) {
+func newChannels(t *testing.T, clock *chClock, co SetOptions) (*amHarness, string) {
 	t.Helper()
 	dir := t.TempDir()
 	if co.ProjectKey == "" {
@@ -93,7 +93,7 @@ func toolNames(t *testing.T, h *amHarness) []string {
 // TestChannelsToolList: the set is exactly the reference's nine tools.
 func TestChannelsToolList(t *testing.T) {
 	t.Parallel()
-	h, _ := newChannels(t, nil, CompatOptions{})
+	h, _ := newChannels(t, nil, SetOptions{})
 	want := []string{"announce_change", "claim_files", "get_changes", "get_file_claims", "heartbeat", "read_messages", "register", "release_files", "send_message"}
 	if got := toolNames(t, h); !slices.Equal(got, want) {
 		t.Fatalf("tools = %v, want %v", got, want)
@@ -118,7 +118,7 @@ func chRegister(t *testing.T, h *amHarness, name, role string) string {
 // exact text (clients match on them).
 func TestChannelsErrors(t *testing.T) {
 	t.Parallel()
-	h, _ := newChannels(t, nil, CompatOptions{})
+	h, _ := newChannels(t, nil, SetOptions{})
 	id := chRegister(t, h, "coder-1", "coder")
 	ghost := "00000000-0000-4000-8000-000000000000"
 	cases := []struct {
@@ -204,7 +204,7 @@ func chClaims(t *testing.T, h *amHarness, files []string) []chClaim {
 // paths, releases, and change announcements.
 func TestChannelsWorkflow(t *testing.T) {
 	t.Parallel()
-	h, _ := newChannels(t, nil, CompatOptions{})
+	h, _ := newChannels(t, nil, SetOptions{})
 	a := chRegister(t, h, "coder-1", "coder")
 	b := chRegister(t, h, "coder-1", "reviewer") // names need not be unique
 	if a == b {
@@ -317,7 +317,7 @@ func TestChannelsStaleSweep(t *testing.T) {
 	t.Parallel()
 	clock := &chClock{}
 	dir := t.TempDir()
-	co := CompatOptions{ProjectKey: dir, StaleAfter: time.Minute, SweepInterval: time.Millisecond}
+	co := SetOptions{ProjectKey: dir, StaleAfter: time.Minute, SweepInterval: time.Millisecond}
 	path := storetest.DSN(t)
 	p1 := connectCompat(t, compatService(t, path, clock), []string{config.ToolsChannels}, co)
 	p2 := connectCompat(t, compatService(t, path, clock), []string{config.ToolsChannels}, co)
@@ -368,7 +368,7 @@ func TestChannelsStaleSweep(t *testing.T) {
 func TestChannelsOneCore(t *testing.T) {
 	t.Parallel()
 	key := t.TempDir()
-	h, _ := newChannels(t, nil, CompatOptions{ProjectKey: key})
+	h, _ := newChannels(t, nil, SetOptions{ProjectKey: key})
 	a := chRegister(t, h, "coder-1", "coder")
 	h.call("send_message", map[string]any{"agent_id": a, "subject": "hi all", "body": "broadcast body"}, nil)
 	th, err := h.svc.Thread(h.ctx, key, channels.ThreadPrefix+"broadcast", true)
@@ -433,7 +433,7 @@ func TestChannelsStaleCrossProcess(t *testing.T) {
 	}
 
 	h := connectCompat(t, compatService(t, path, nil), []string{config.ToolsChannels},
-		CompatOptions{ProjectKey: dir, StaleAfter: staleAfter, SweepInterval: sweep})
+		SetOptions{ProjectKey: dir, StaleAfter: staleAfter, SweepInterval: sweep})
 	live := chRegister(t, h, "watcher", "reviewer")
 	if time.Since(registered) < staleAfter-time.Second { // else the machine is too slow to tell
 		if got := chClaims(t, h, nil); len(got) != 1 || got[0].AgentID != dead {
@@ -470,7 +470,7 @@ func TestChannelsHelperProcess(t *testing.T) {
 		t.Skip("only run as the helper of TestChannelsStaleCrossProcess")
 	}
 	h := connectCompat(t, compatService(t, path, nil), []string{config.ToolsChannels},
-		CompatOptions{ProjectKey: os.Getenv("MAILGATE_CH_HELPER_DIR")})
+		SetOptions{ProjectKey: os.Getenv("MAILGATE_CH_HELPER_DIR")})
 	before := time.Now()
 	id := chRegister(t, h, "coder-9", "coder")
 	h.call("claim_files", map[string]any{"agent_id": id, "files": []string{"pkg/a.go"}}, nil)

@@ -128,7 +128,7 @@ func (h *emailHandlers) updateDraft(ctx context.Context, _ *mcp.CallToolRequest,
 			return res, gate.Outcome{Status: gate.Invalid, Err: errors.New("not a draft mailgate created")}
 		}
 		// The email is checked as draft_email checks it, by the same code.
-		return h.composed(ctx, in.emailComposeIn, func(ctx context.Context, req approval.Request, x extras) (*mcp.CallToolResult, gate.Outcome) {
+		return h.checkEmail(ctx, in.emailComposeIn, func(ctx context.Context, req approval.Request, x extras) (*mcp.CallToolResult, gate.Outcome) {
 			return h.doUpdateDraft(ctx, draftID, req, x)
 		})
 	})

@@ -194,28 +194,28 @@ func oneLine(s string) string {
 }
 
 func (h *emailHandlers) draft(ctx context.Context, _ *mcp.CallToolRequest, in emailComposeIn) (*mcp.CallToolResult, any, error) {
-	return h.compose(ctx, "draft_email", in, (*emailCall).doDraft)
+	return h.newEmail(ctx, "draft_email", in, (*emailCall).doDraft)
 }
 
 func (h *emailHandlers) send(ctx context.Context, _ *mcp.CallToolRequest, in emailComposeIn) (*mcp.CallToolResult, any, error) {
-	return h.compose(ctx, "send_email", in, (*emailCall).doSend)
+	return h.newEmail(ctx, "send_email", in, (*emailCall).doSend)
 }
 
-// compose runs a draft or a send: an audited call whose input is checked
+// newEmail runs a draft or a send: an audited call whose input is checked
 // first, once, by the one validator of an outgoing email, then its body
 // format and attachments (refused before anything is written).
-func (h *emailHandlers) compose(ctx context.Context, tool string, in emailComposeIn,
+func (h *emailHandlers) newEmail(ctx context.Context, tool string, in emailComposeIn,
 	do func(*emailCall, context.Context, approval.Request, extras) (*mcp.CallToolResult, gate.Outcome)) (*mcp.CallToolResult, any, error) {
 	return h.call(ctx, tool, audit.MaskAddress(in.To.first()), func(ctx context.Context, h *emailCall) (*mcp.CallToolResult, gate.Outcome) {
-		return h.composed(ctx, in, func(ctx context.Context, req approval.Request, x extras) (*mcp.CallToolResult, gate.Outcome) {
+		return h.checkEmail(ctx, in, func(ctx context.Context, req approval.Request, x extras) (*mcp.CallToolResult, gate.Outcome) {
 			return do(h, ctx, req, x)
 		})
 	})
 }
 
-// composed checks in (draft_email, send_email and update_draft's email) and
+// checkEmail checks in (draft_email, send_email and update_draft's email) and
 // hands do the request it describes, with its body format and attachments.
-func (h *emailCall) composed(ctx context.Context, in emailComposeIn,
+func (h *emailCall) checkEmail(ctx context.Context, in emailComposeIn,
 	do func(context.Context, approval.Request, extras) (*mcp.CallToolResult, gate.Outcome)) (*mcp.CallToolResult, gate.Outcome) {
 	if len(in.To) == 0 {
 		return invalid(&mailmsg.InvalidError{Field: "to", Text: "at least one recipient is required in to"})

@@ -247,7 +247,7 @@ func TestOrganizeLimit(t *testing.T) {
 	}
 }
 
-func TestOrganizeDevMode(t *testing.T) {
+func TestOrganiseDevMode(t *testing.T) {
 	t.Parallel()
 	e := newSandboxEnv(t, true)
 	travel := firstID(t, e, `subject:"Travel documents for Lisbon"`)

@@ -26,7 +26,7 @@ import (
 //   - resultTool: the handler builds the answer itself (the mailbox set's
 //     sentences such as "Message #12 sent").
 //
-// The last three are checked by one argument decoder in the set's dialect
+// The last three are checked by one argument decoder in the set's style
 // (argDecoder) and fail through one error mapper (agentmail.FailureText), so every
 // set answers a refusal and malformed arguments the same way: a tool error
 // (isError), not a protocol error (the one exception is a contract's: the
@@ -284,6 +284,24 @@ var inventory = []ToolEntry{
 		Description: "Summarize a thread without an LLM: participants, key points (bullets, headings), " +
 			"action items (TODO/ACTION/NEXT/FIXME/BLOCKED lines and checkboxes), mentions and code references. Several ids separated by commas give a digest.",
 		Handler: jsonTool[amSummarizeIn]((*amTools).summarize)},
+	{Set: config.ToolsAgentMail, Name: "ensure_product", Title: "Ensure product", Risk: RiskWrites, Reach: reachNone, Idempotent: true,
+		Description: "Create or look up a product: a key that links projects (products_link), so fetch_inbox_product and " +
+			"search_messages_product span them. Linking changes no contact policy.",
+		Handler: typedTool[amEnsureProductIn]((*amTools).ensureProduct)},
+	{Set: config.ToolsAgentMail, Name: "products_link", Title: "Link project to product", Risk: RiskWrites, Reach: reachNone, Idempotent: true,
+		Description: "Link a project to a product (idempotent). Answers {product, project, linked}.",
+		Handler:     typedTool[amProductsLinkIn]((*amTools).linkProduct)},
+	{Set: config.ToolsAgentMail, Name: "fetch_inbox_product", Title: "Fetch inbox across a product", Risk: RiskReadOnly, Reach: reachNone,
+		Description: "fetch_inbox across the product's linked projects: the delivered mail of the agent of that name in each, " +
+			"newest first (each entry's project_id says where). Held mail stays held; nothing is marked read.",
+		Handler: jsonTool[amFetchProductIn]((*amTools).fetchInboxProduct)},
+	{Set: config.ToolsAgentMail, Name: "search_messages_product", Title: "Search across a product", Risk: RiskReadOnly, Reach: reachNone,
+		Description: "search_messages in every project linked to the product, merged by rank (each project's best first); " +
+			"each result names its project_id.",
+		Handler: typedTool[amSearchProductIn]((*amTools).searchProduct)},
+	{Set: config.ToolsAgentMail, Name: "summarize_thread_product", Title: "Summarize thread across a product", Risk: RiskReadOnly, Reach: reachNone,
+		Description: "summarize_thread over the product's linked projects: the thread's messages in each of them, oldest first, summarized together.",
+		Handler:     jsonTool[amSummarizeProductIn]((*amTools).summarizeProduct)},
 	{Set: config.ToolsAgentMail, Name: "request_contact", Title: "Request contact", Risk: RiskWrites, Reach: reachNone,
 		Description: "Ask another agent for permission to write to it (needed across projects and " +
 			"for contacts_only recipients). Sends it an introduction that asks for an acknowledgement.",
@@ -402,6 +420,8 @@ var resources = []ResourceEntry{
 		Description: "All projects."},
 	{Set: config.ToolsAgentMail, Name: "project", Title: "Project", URITemplate: "resource://project/{slug}{?format}", MIMEType: "application/json",
 		Description: "A project and its agents."},
+	{Set: config.ToolsAgentMail, Name: "product", Title: "Product", URITemplate: "resource://product/{key}{?format}", MIMEType: "application/json",
+		Description: "A product (ensure_product) and the projects linked to it."},
 	{Set: config.ToolsAgentMail, Name: "agents", Title: "Agents", URITemplate: "resource://agents/{project}{?format}", MIMEType: "application/json",
 		Description: "The agents of a project (slug or URL-encoded absolute path), with unread counts: who you can write to."},
 	{Set: config.ToolsAgentMail, Name: "inbox", Title: "Inbox", URITemplate: "resource://inbox/{agent}{?project,limit,include_bodies,format}", MIMEType: "application/json",

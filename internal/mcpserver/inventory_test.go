@@ -32,7 +32,7 @@ func setClient(t *testing.T, set string) *mcp.ClientSession {
 	t.Helper()
 	if set != config.ToolsEmail {
 		svc := compatService(t, filepath.Join(t.TempDir(), "s.db"), nil)
-		return connectCompat(t, svc, []string{set}, CompatOptions{ProjectKey: t.TempDir(), AgentName: "alice", Getenv: noTmux}).cs
+		return connectCompat(t, svc, []string{set}, SetOptions{ProjectKey: t.TempDir(), AgentName: "alice", Getenv: noTmux}).cs
 	}
 	srv, err := New(Deps{Version: "test", Tools: []string{set}, Email: &EmailDeps{}})
 	if err != nil {

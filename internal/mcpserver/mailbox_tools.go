@@ -34,7 +34,7 @@ type mbStatusIn struct {
 // mbTools adapts a mailboxset.Caller to MCP.
 type mbTools struct{ c *mailboxset.Caller }
 
-func newMBTools(svc *agentmail.Service, st mailboxset.Store, co CompatOptions) *mbTools {
+func newMBTools(svc *agentmail.Service, st mailboxset.Store, co SetOptions) *mbTools {
 	o := co.withDefaultsButProject()
 	return &mbTools{c: mailboxset.NewCaller(svc, st, tmux.Client{Getenv: o.Getenv}, mailboxset.CallerOptions{
 		ProjectKey: o.ProjectKey, DefaultProjectKey: defaultProjectKey, AgentName: o.AgentName, Getenv: o.Getenv,

@@ -40,8 +40,8 @@ func mbPair(t *testing.T) (alice, bob *amHarness, svc *agentmail.Service, dir st
 	t.Helper()
 	dir = t.TempDir()
 	svc = compatService(t, storetest.DSN(t), nil)
-	alice = connectCompat(t, svc, []string{config.ToolsMailbox}, CompatOptions{ProjectKey: dir, AgentName: "alice", Getenv: noTmux})
-	bob = connectCompat(t, svc, []string{config.ToolsMailbox}, CompatOptions{ProjectKey: dir, AgentName: "bob", Getenv: noTmux})
+	alice = connectCompat(t, svc, []string{config.ToolsMailbox}, SetOptions{ProjectKey: dir, AgentName: "alice", Getenv: noTmux})
+	bob = connectCompat(t, svc, []string{config.ToolsMailbox}, SetOptions{ProjectKey: dir, AgentName: "bob", Getenv: noTmux})
 	return
 }
 
@@ -129,7 +129,7 @@ func TestMailboxErrors(t *testing.T) {
 	t.Parallel()
 	alice, bob, _, dir := mbPair(t)
 	mbOK(t, bob, "status", map[string]any{"status": "ready"})
-	carol := connectCompat(t, alice.svc, []string{config.ToolsMailbox}, CompatOptions{ProjectKey: dir, AgentName: "carol", Getenv: noTmux})
+	carol := connectCompat(t, alice.svc, []string{config.ToolsMailbox}, SetOptions{ProjectKey: dir, AgentName: "carol", Getenv: noTmux})
 	mbOK(t, carol, "status", map[string]any{"status": "ready"})
 	if err := os.WriteFile(filepath.Join(dir, ".agentmailignore"), []byte("# helpers\ncarol\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -187,7 +187,7 @@ func TestMailboxSizeLimit(t *testing.T) {
 func TestMailboxStatusNotified(t *testing.T) {
 	t.Parallel()
 	_, bob, svc, dir := mbPair(t)
-	mb := mailboxset.New(svc, dialects(t, svc).Mailboxes(), dir)
+	mb := mailboxset.New(svc, setStores(t, svc).Mailboxes(), dir)
 	for _, c := range []struct {
 		status      string
 		keepsNotify bool
@@ -240,7 +240,7 @@ func TestMailboxNoIdentity(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	h := connectCompat(t, compatService(t, filepath.Join(dir, "s.db"), nil), []string{config.ToolsMailbox},
-		CompatOptions{ProjectKey: dir, Getenv: func(string) string { return "" }})
+		SetOptions{ProjectKey: dir, Getenv: func(string) string { return "" }})
 	if got, isErr := mbText(t, h, "receive", nil); !isErr || !strings.Contains(got, "AGENT_NAME") {
 		t.Fatalf("receive without identity = %q (isError %v)", got, isErr)
 	}
@@ -344,8 +344,8 @@ func TestMailboxRealTmux(t *testing.T) {
 	// Each "process" sees the environment tmux gives a program in its pane.
 	envIn := func(window string) func(string) string { return paneEnv(tmuxVar, panes[window]) }
 	svc := compatService(t, storetest.DSN(t), nil)
-	alice := connectCompat(t, svc, []string{config.ToolsMailbox}, CompatOptions{ProjectKey: dir, Getenv: envIn("alice")})
-	bob := connectCompat(t, svc, []string{config.ToolsMailbox}, CompatOptions{ProjectKey: dir, Getenv: envIn("bob")})
+	alice := connectCompat(t, svc, []string{config.ToolsMailbox}, SetOptions{ProjectKey: dir, Getenv: envIn("alice")})
+	bob := connectCompat(t, svc, []string{config.ToolsMailbox}, SetOptions{ProjectKey: dir, Getenv: envIn("bob")})
 
 	var rs mbRecipients
 	json.Unmarshal([]byte(mbOK(t, alice, "list-recipients", nil)), &rs)
@@ -415,7 +415,7 @@ func TestMailboxServeEndsWithTmuxSession(t *testing.T) {
 	dir := t.TempDir()
 	svc := compatService(t, storetest.DSN(t), nil)
 	srv, err := New(Deps{Version: "test", Tools: []string{config.ToolsMailbox},
-		AgentMail: svc, Dialects: dialects(t, svc), Compat: CompatOptions{ProjectKey: dir, Getenv: getenv}})
+		AgentMail: svc, SetStores: setStores(t, svc), SetOptions: SetOptions{ProjectKey: dir, Getenv: getenv}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -437,7 +437,7 @@ func TestMailboxFollowsTmuxChanges(t *testing.T) {
 	tmuxVar, panes, tm := tmuxSession(t, "alice", "bob")
 	getenv := paneEnv(tmuxVar, panes["alice"])
 	dir := t.TempDir()
-	h := connectCompat(t, compatService(t, storetest.DSN(t), nil), []string{config.ToolsMailbox}, CompatOptions{ProjectKey: dir, Getenv: getenv})
+	h := connectCompat(t, compatService(t, storetest.DSN(t), nil), []string{config.ToolsMailbox}, SetOptions{ProjectKey: dir, Getenv: getenv})
 	recipients := func() []mailboxset.Recipient {
 		var rs mbRecipients
 		json.Unmarshal([]byte(mbOK(t, h, "list-recipients", nil)), &rs)
@@ -493,7 +493,7 @@ func TestMailboxOpsAskTmuxPerCall(t *testing.T) {
 	tmuxVar, panes, _ := tmuxSession(t, "alice", "bob")
 	getenv := paneEnv(tmuxVar, panes["alice"])
 	svc := compatService(t, storetest.DSN(t), nil)
-	ops := mailboxset.NewCaller(svc, dialects(t, svc).Mailboxes(), tmux.Client{Getenv: getenv, PerCall: true}, mailboxset.CallerOptions{ProjectKey: t.TempDir(), Getenv: getenv})
+	ops := mailboxset.NewCaller(svc, setStores(t, svc).Mailboxes(), tmux.Client{Getenv: getenv, PerCall: true}, mailboxset.CallerOptions{ProjectKey: t.TempDir(), Getenv: getenv})
 	ctx := context.Background()
 	if me, err := ops.Identity(ctx); err != nil || me != "alice" {
 		t.Fatalf("Identity = %q, %v", me, err)

@@ -20,9 +20,9 @@ func TestMailboxSendToChannelsAgentRefused(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	svc := compatService(t, storetest.DSN(t), nil)
-	ch := connectCompat(t, svc, []string{config.ToolsChannels}, CompatOptions{ProjectKey: dir})
+	ch := connectCompat(t, svc, []string{config.ToolsChannels}, SetOptions{ProjectKey: dir})
 	chRegister(t, ch, "coder-1", "coder")
-	alice := connectCompat(t, svc, []string{config.ToolsMailbox}, CompatOptions{ProjectKey: dir, AgentName: "alice", Getenv: noTmux})
+	alice := connectCompat(t, svc, []string{config.ToolsMailbox}, SetOptions{ProjectKey: dir, AgentName: "alice", Getenv: noTmux})
 
 	got, isErr := mbText(t, alice, "send", map[string]any{"recipient": "coder-1", "message": "hi"})
 	if !isErr || !strings.HasPrefix(got, "recipient not found: coder-1 is an agent of the channels tool set") {
@@ -35,7 +35,7 @@ func TestMailboxSendToChannelsAgentRefused(t *testing.T) {
 	}
 
 	// The same name as a mailbox identity reads its inbox: mail goes through.
-	coder := connectCompat(t, svc, []string{config.ToolsMailbox}, CompatOptions{ProjectKey: dir, AgentName: "coder-1", Getenv: noTmux})
+	coder := connectCompat(t, svc, []string{config.ToolsMailbox}, SetOptions{ProjectKey: dir, AgentName: "coder-1", Getenv: noTmux})
 	mbOK(t, coder, "status", map[string]any{"status": "ready"})
 	if got := mbOK(t, alice, "send", map[string]any{"recipient": "coder-1", "message": "hi"}); !strings.HasPrefix(got, "Message #") {
 		t.Fatalf("send once coder-1 uses the mailbox: %q", got)

@@ -28,7 +28,7 @@ type fuzzTarget struct {
 func fuzzTargets(t testing.TB, r *reachEnv) []fuzzTarget {
 	t.Helper()
 	ch := connectCompat(t, compatService(t, filepath.Join(t.TempDir(), "c.db"), nil),
-		[]string{config.ToolsChannels, config.ToolsMailbox}, CompatOptions{ProjectKey: r.w.project, AgentName: "alice", Getenv: noTmux}).cs
+		[]string{config.ToolsChannels, config.ToolsMailbox}, SetOptions{ProjectKey: r.w.project, AgentName: "alice", Getenv: noTmux}).cs
 	base := map[string]map[string]any{}
 	for name, call := range r.pathCalls() {
 		base[name] = call("ok.txt")

@@ -1,7 +1,9 @@
-// Package mcpserver builds mailgate's MCP server: the tool sets, the policy
-// middleware every call passes through, and the stdio transport. It is the
-// only package that knows MCP; the tools are thin adapters over the leaf
-// packages (gmail, gate, agentmail, …), which know nothing about MCP.
+// Package mcpserver builds mailgate's MCP server: the inventory of every
+// tool set's tools (inventory.go), the one call path and argument check
+// (toolcall.go, toolargs.go) and the policy middleware every call passes
+// through. The tools are thin adapters over the packages that do the work
+// (gmail, gate, agentmail, channels, mailboxset, …), which know nothing of
+// MCP; the transports are internal/mcpstdio and internal/httpserver.
 package mcpserver
 
 import (
@@ -67,10 +69,10 @@ type Deps struct {
 	// AgentMailProfile selects the agentmail tools listed: "full" (or "")
 	// or "minimal" (AgentMailMinimalTools), as TOOLS_FILTER_PROFILE.
 	AgentMailProfile string
-	Compat           CompatOptions // options of the channels and mailbox sets
-	// Dialects are the storage ports of the channels and mailbox sets on
+	SetOptions       SetOptions // options of the channels and mailbox sets
+	// SetStores are the storage ports of the channels and mailbox sets on
 	// AgentMail's database (amstore.Store is one): required with those sets.
-	Dialects Dialects
+	SetStores SetStores
 
 	// Pending, when set, stands for Email and AgentMail while the process
 	// still opens them: New builds the server from the fields above alone,
@@ -182,15 +184,15 @@ func receiver(set string, d Deps) (any, error) {
 		}
 		return &amTools{svc: d.AgentMail}, nil
 	case config.ToolsChannels:
-		if d.AgentMail == nil || d.Dialects == nil {
+		if d.AgentMail == nil || d.SetStores == nil {
 			return nil, errors.New("building server: the channels tool set needs the agent-mail store")
 		}
 		return newCHTools(d), nil
 	case config.ToolsMailbox:
-		if d.AgentMail == nil || d.Dialects == nil {
+		if d.AgentMail == nil || d.SetStores == nil {
 			return nil, errors.New("building server: the mailbox tool set needs the agent-mail store")
 		}
-		return newMBTools(d.AgentMail, d.Dialects.Mailboxes(), d.Compat), nil
+		return newMBTools(d.AgentMail, d.SetStores.Mailboxes(), d.SetOptions), nil
 	}
 	return nil, fmt.Errorf("building server: tool set %q is not available yet", set)
 }

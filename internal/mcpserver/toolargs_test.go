@@ -15,7 +15,7 @@ func TestArgumentErrorsAsContractsWordThem(t *testing.T) {
 	t.Parallel()
 	am := newAMHarness(t)
 	am.setup("/p/app", "GreenDog", "BlueLake")
-	ch, _ := newChannels(t, nil, CompatOptions{})
+	ch, _ := newChannels(t, nil, SetOptions{})
 	chID := chRegister(t, ch, "coder-1", "coder")
 	mb, _, _, _ := mbPair(t)
 
@@ -90,7 +90,7 @@ func TestArgumentErrorsAsContractsWordThem(t *testing.T) {
 func TestArgumentSchemasStayHonest(t *testing.T) {
 	t.Parallel()
 	svc := compatService(t, storetest.DSN(t), nil)
-	h := connectCompat(t, svc, []string{config.ToolsChannels, config.ToolsMailbox}, CompatOptions{ProjectKey: t.TempDir(), AgentName: "a", Getenv: noTmux})
+	h := connectCompat(t, svc, []string{config.ToolsChannels, config.ToolsMailbox}, SetOptions{ProjectKey: t.TempDir(), AgentName: "a", Getenv: noTmux})
 	want := map[string][]any{"register": {"name", "role"}, "send": {"recipient", "message"}, "status": {"status"}}
 	for tool, err := range h.cs.Tools(h.ctx, nil) {
 		if err != nil {

@@ -31,7 +31,7 @@ type toolHandler struct {
 // binding is what a set's handlers run on.
 type binding struct {
 	recv func() any // the set's receiver: *emailHandlers, *amTools, *chTools or *mbTools
-	args argStyle   // the set's argument dialect
+	args argStyle   // how the set words argument errors
 	set  string
 	log  *slog.Logger
 }
@@ -150,7 +150,7 @@ func resultTool[In, R any](call func(R, context.Context, In) (*mcp.CallToolResul
 }
 
 // rawTool registers a tool with go-sdk's raw AddTool: its arguments are
-// checked by argDecoder in the set's dialect (any refusal, malformed
+// checked by argDecoder in the set's style (any refusal, malformed
 // arguments included, is a tool error), the call runs with the MCP session
 // (agent-mail binds identities to it), and an error is a tool error worded
 // by agentmail.FailureText, except a *jsonrpc.Error, which a contract wants as a

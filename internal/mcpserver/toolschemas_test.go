@@ -33,7 +33,7 @@ func inferredSchemas(t *testing.T) map[string]json.RawMessage {
 	}
 	defer func() { reflectSchemas, schemaBuilt = false, func(string, any) {} }()
 	svc := compatService(t, filepath.Join(t.TempDir(), "s.db"), nil)
-	if _, err := New(Deps{Version: "test", Tools: allRawSets, Email: &EmailDeps{}, AgentMail: svc, Dialects: dialects(t, svc), Compat: CompatOptions{ProjectKey: t.TempDir(), Getenv: noTmux}}); err != nil {
+	if _, err := New(Deps{Version: "test", Tools: allRawSets, Email: &EmailDeps{}, AgentMail: svc, SetStores: setStores(t, svc), SetOptions: SetOptions{ProjectKey: t.TempDir(), Getenv: noTmux}}); err != nil {
 		t.Fatal(err)
 	}
 	return got
@@ -92,7 +92,7 @@ func TestToolsListSameWithGeneratedSchemas(t *testing.T) {
 		reflectSchemas = reflect
 		defer func() { reflectSchemas = false }()
 		svc := compatService(t, filepath.Join(t.TempDir(), "s.db"), nil)
-		srv, err := New(Deps{Version: "test", Tools: allRawSets, Email: &EmailDeps{}, AgentMail: svc, Dialects: dialects(t, svc), Compat: CompatOptions{ProjectKey: "/p", Getenv: noTmux}})
+		srv, err := New(Deps{Version: "test", Tools: allRawSets, Email: &EmailDeps{}, AgentMail: svc, SetStores: setStores(t, svc), SetOptions: SetOptions{ProjectKey: "/p", Getenv: noTmux}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -82,7 +82,7 @@ func NewService(ctx context.Context, db *store.DB, opts agentmail.Options) (*age
 	return svc, err
 }
 
-// NewServiceStore is NewService also returning the store, whose dialect
+// NewServiceStore is NewService also returning the store, whose tool set
 // ports (Channels, Mailboxes) serve the channels and mailbox sets.
 func NewServiceStore(ctx context.Context, db *store.DB, opts agentmail.Options) (*agentmail.Service, Store, error) {
 	st, err := Open(ctx, db)

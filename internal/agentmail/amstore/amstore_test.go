@@ -39,7 +39,7 @@ func service(tb testing.TB, db *store.DB, opts agentmail.Options) *agentmail.Ser
 }
 
 // serviceStore builds a service over db and returns its store too, for
-// the dialects' ports.
+// the tool sets' ports.
 func serviceStore(tb testing.TB, db *store.DB, opts agentmail.Options) (*agentmail.Service, amstore.Store) {
 	tb.Helper()
 	svc, st, err := amstore.NewServiceStore(context.Background(), db, opts)

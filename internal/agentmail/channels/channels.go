@@ -1,4 +1,4 @@
-// Package channels is the channels dialect of agent mail: the coordination
+// Package channels is the channels tool set of agent mail: the coordination
 // contract of a shared server where agents register for a UUID, heartbeat,
 // talk on named channels, claim exact file paths and announce changes
 // (MAILGATE_TOOLS=channels). It is an adapter beside the agent-mail core:

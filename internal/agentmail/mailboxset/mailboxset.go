@@ -1,4 +1,4 @@
-// Package mailboxset is the mailbox dialect of agent mail: the four tools
+// Package mailboxset is the mailbox tool set of agent mail: the four tools
 // (send, receive, status, list-recipients) of the tmux agent-mail CLI, for
 // agents identified by their tmux window or AGENT_NAME (MAILGATE_TOOLS=
 // mailbox), and the import of that system's .agentmail/ directory.

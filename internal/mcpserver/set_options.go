@@ -10,9 +10,9 @@ import (
 	"github.com/mailgate/mailgate/internal/gitrepo"
 )
 
-// Dialects are the storage ports of the channels and mailbox sets, on the
+// SetStores are the storage ports of the channels and mailbox sets, on the
 // agent-mail store's database (amstore.Store implements it).
-type Dialects interface {
+type SetStores interface {
 	Channels() channels.Store
 	Mailboxes() mailboxset.Store
 }
@@ -21,9 +21,9 @@ type Dialects interface {
 // may stand in for it).
 var projectKeyOf = gitrepo.ProjectKey
 
-// CompatOptions configure the two compatibility tool sets (channels and
+// SetOptions configure the two compatibility tool sets (channels and
 // mailbox; see docs/compat.md). The zero value is usable.
-type CompatOptions struct {
+type SetOptions struct {
 	// ProjectKey is the absolute path of the project both sets live in (its
 	// claims, channels and mailboxes). Default: the git top level of the
 	// working directory, else the working directory.
@@ -44,7 +44,7 @@ type CompatOptions struct {
 	TmuxPoll time.Duration
 }
 
-func (o CompatOptions) withDefaults() CompatOptions {
+func (o SetOptions) withDefaults() SetOptions {
 	o = o.withDefaultsButProject()
 	if o.ProjectKey == "" {
 		o.ProjectKey = defaultProjectKey()
@@ -54,7 +54,7 @@ func (o CompatOptions) withDefaults() CompatOptions {
 
 // withDefaultsButProject is withDefaults leaving an empty ProjectKey empty
 // (its default takes a git process: the mailbox set finds it on first use).
-func (o CompatOptions) withDefaultsButProject() CompatOptions {
+func (o SetOptions) withDefaultsButProject() SetOptions {
 	if o.Getenv == nil {
 		o.Getenv = os.Getenv
 	}
