@@ -101,6 +101,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME) ./internal/config
 	$(GO) test -run '^$$' -fuzz '^FuzzEncodeHeaderValue$$' -fuzztime $(FUZZTIME) ./internal/mailmsg
 	$(GO) test -run '^$$' -fuzz '^FuzzSanitizeFilename$$' -fuzztime $(FUZZTIME) ./internal/mailmsg
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./internal/unsubscribe
 	$(GO) test -run '^$$' -fuzz '^FuzzParseDraft$$' -fuzztime $(FUZZTIME) ./internal/mcpserver
 	$(GO) test -run '^$$' -fuzz '^FuzzRenderBody$$' -fuzztime $(FUZZTIME) ./internal/mailmsg
 	$(GO) test -run '^$$' -fuzz '^FuzzAttachmentName$$' -fuzztime $(FUZZTIME) ./internal/mailmsg

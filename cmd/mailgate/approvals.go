@@ -280,7 +280,7 @@ func printRequest(w io.Writer, it *approval.Item, now time.Time) {
 		fmt.Fprintf(w, "Type     send\n")
 	case approval.KindReply:
 		fmt.Fprintf(w, "Type     reply in thread %s, answering message %s\n", it.ThreadID, it.MessageID)
-	case approval.KindSendDraft, approval.KindTrash:
+	case approval.KindSendDraft, approval.KindTrash, approval.KindLabelDelete, approval.KindFilterCreate, approval.KindVacation, approval.KindUnsubscribe:
 		fmt.Fprintf(w, "Type     %s\n", actionType(it))
 	case approval.KindForward:
 		fmt.Fprintf(w, "Type     forward of message %s\n", it.MessageID)
@@ -369,7 +369,7 @@ func approvalSummary(it *approval.Item, now time.Time) string {
 			p += " to " + recipientOf(it)
 		}
 		parts = append(parts, p)
-	case approval.KindSendDraft, approval.KindTrash:
+	case approval.KindSendDraft, approval.KindTrash, approval.KindLabelDelete, approval.KindFilterCreate, approval.KindVacation, approval.KindUnsubscribe:
 		parts = append(parts, actionType(it))
 	default:
 		parts = append(parts, fmt.Sprintf("type %q", string(it.Kind)))

@@ -94,7 +94,7 @@ func TestAuthFlow(t *testing.T) {
 			}},
 		// The email tools ask for the scope of each kind of tool they serve;
 		// the mirror's scopes are then covered by gmail.modify.
-		{name: "email tools ask per kind of tool", stderr: "mailgate asks Google for: gmail.readonly, gmail.compose, gmail.send, gmail.modify\n",
+		{name: "email tools ask per kind of tool", stderr: "mailgate asks Google for: gmail.readonly, gmail.compose, gmail.send, gmail.modify, gmail.settings.basic\n",
 			setup: func(t *testing.T, w *world) ([]string, []string) { return nil, []string{"AGENT_MAIL_MIRROR=gmail"} }},
 		{name: "unticked modify", wantErr: &oauthflow.ScopeError{}, errText: "gmail.modify",
 			setup: func(t *testing.T, w *world) ([]string, []string) {

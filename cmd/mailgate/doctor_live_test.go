@@ -142,7 +142,7 @@ func liveMessage(t *testing.T, subject string, n int) []byte {
 }
 
 var (
-	liveScopes = []string{"gmail.readonly", "gmail.compose", "gmail.send", "gmail.modify"}
+	liveScopes = []string{"gmail.readonly", "gmail.compose", "gmail.send", "gmail.modify", "gmail.settings.basic"}
 	liveChecks = []string{"live profile", "live labels", "live search", "live thread", "live attachment", "live draft", "live scopes"}
 )
 

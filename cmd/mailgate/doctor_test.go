@@ -107,9 +107,13 @@ func TestDoctorFindsProblems(t *testing.T) {
 		// A token of an older release (before the organising tools): the
 		// tools it leaves out are named, and auth is the fix.
 		{name: "tool set grew", breakf: brkGrant("gmail.readonly", "gmail.compose"), status: "FAIL", check: "scopes",
-			detail: "granted gmail.readonly, gmail.compose; missing gmail.modify; tools left out: ",
+			detail: "granted gmail.readonly, gmail.compose; missing gmail.modify, gmail.settings.basic; tools left out: ",
 			fix:    `run "mailgate auth"`, exit: 1},
-		{name: "modify alone is enough", breakf: brkGrant("gmail.modify"), status: "ok", check: "scopes", detail: "gmail.modify", exit: 0},
+		{name: "modify and settings are enough", breakf: brkGrant("gmail.modify", "gmail.settings.basic"), status: "ok", check: "scopes", detail: "gmail.modify", exit: 0},
+		// Filters and the vacation responder need gmail.settings.basic, for
+		// which not even gmail.modify stands in.
+		{name: "modify leaves out the settings tools", breakf: brkGrant("gmail.modify"), status: "FAIL", check: "scopes",
+			detail: "missing gmail.settings.basic; tools left out: create_filter, delete_filter, set_vacation", fix: `run "mailgate auth"`, exit: 1},
 		{name: "gmail unreachable", breakf: brkEnv("GMAIL_API_ENDPOINT=http://127.0.0.1:1/"), status: "FAIL", check: "gmail api",
 			detail: "127.0.0.1:1", fix: "GMAIL_API_ENDPOINT", exit: 1},
 		{name: "vault not writable", root: true, breakf: brkChmod("vault", 0o500), status: "FAIL", check: "vault",

@@ -66,7 +66,7 @@ func builtBinary(t testing.TB) string {
 // local Gmail server that requires real OAuth, and the environment a client
 // emailTools is the email set a client lists, sorted by name as go-sdk
 // lists them: the tests that list tools through a client compare with it.
-var emailTools = strings.Split("draft_email,forward_email,get_attachment,list_drafts,list_labels,modify_labels,read_email,read_thread,reply_email,search_email,send_draft,send_email,trash_email,untrash_email,update_draft", ",")
+var emailTools = strings.Split("create_filter,create_label,delete_filter,delete_label,draft_email,find_contact,forward_email,get_attachment,get_vacation,list_drafts,list_filters,list_labels,modify_labels,read_email,read_thread,rename_label,reply_email,search_email,send_draft,send_email,set_vacation,trash_email,unsubscribe,untrash_email,update_draft", ",")
 
 // such as Claude Desktop would pass.
 type world struct {
@@ -90,7 +90,7 @@ func newWorld(t testing.TB, devMode bool, extraEnv ...string) *world {
 	gm.SetBaseURL(base)
 	gm.AddClient(testClientID, testClientSecret)
 	rt := gm.IssueRefreshToken(testClientID, "https://www.googleapis.com/auth/gmail.readonly", "https://www.googleapis.com/auth/gmail.compose",
-		"https://www.googleapis.com/auth/gmail.send", "https://www.googleapis.com/auth/gmail.modify")
+		"https://www.googleapis.com/auth/gmail.send", "https://www.googleapis.com/auth/gmail.modify", "https://www.googleapis.com/auth/gmail.settings.basic")
 	home := t.TempDir()
 	writeJSON(t, filepath.Join(home, "auth", "credentials.json"), map[string]any{"installed": map[string]any{
 		"client_id": testClientID, "client_secret": testClientSecret,

@@ -187,6 +187,9 @@ func (c *Claim) record(o Outcome, by Settlement) error {
 
 // outcomeText is the one sentence a Done file says about itself.
 func outcomeText(a *Approval, o Outcome, errMsg string) string {
+	if a.Final.Kind.IsSettings() {
+		return settingsOutcomeText(a.Final, o, errMsg) // kind_settings.go
+	}
 	if a.Final.Kind == KindTrash {
 		return trashOutcomeText(a.Final, o, errMsg) // kind_action.go
 	}

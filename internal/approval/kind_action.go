@@ -42,11 +42,16 @@ const (
 )
 
 // IsAction reports the kinds that act on existing mail by id.
-func (k Kind) IsAction() bool { return k == KindSendDraft || k == KindTrash }
+func (k Kind) IsAction() bool { return k == KindSendDraft || k == KindTrash || k.IsSettings() }
 
 // CountsAsSend reports whether a request of this kind takes a slot of the
 // rolling send limit: everything that puts an email in someone's inbox.
-func (k Kind) CountsAsSend() bool { return k != KindTrash }
+func (k Kind) CountsAsSend() bool {
+	if spec, ok := settingsKinds[k]; ok { // kind_settings.go
+		return spec.sends
+	}
+	return k != KindTrash
+}
 
 // Texts of an action's request file, in place of the email's.
 const (
@@ -68,6 +73,9 @@ func markerFor(k Kind) string {
 	case KindTrash:
 		return TrashMarker
 	}
+	if spec, ok := settingsKinds[k]; ok {
+		return spec.marker
+	}
 	return BodyMarker
 }
 
@@ -78,6 +86,9 @@ func instructionsFor(k Kind) string {
 		return draftInstructions
 	case KindTrash:
 		return trashInstructions
+	}
+	if spec, ok := settingsKinds[k]; ok {
+		return spec.instructions
 	}
 	return Instructions
 }
@@ -117,6 +128,12 @@ func (r Request) validateAction() error {
 			return &ValidationError{Field: id.field, Value: id.v, Text: fmt.Sprintf("Invalid %s %q", id.field, id.v)}
 		}
 	}
+	return r.checkSubjectBody()
+}
+
+// checkSubjectBody checks an action's subject as one header line and its
+// description's size and encoding, so its request file can be read back.
+func (r Request) checkSubjectBody() error {
 	if err := mailmsg.CheckHeaderValue("subject", r.Subject); err != nil {
 		return &ValidationError{Field: "subject", Err: err, Text: err.Error()}
 	}
@@ -130,6 +147,8 @@ func (r Request) validateAction() error {
 func actionFields(r Request) []kv {
 	var kvs []kv
 	switch {
+	case r.Kind.IsSettings():
+		kvs = append(kvs, kv{key: "target", value: r.Target, quoted: true})
 	case r.Kind == KindSendDraft:
 		kvs = append(kvs, kv{key: "draft_id", value: r.DraftID, quoted: true}, kv{key: "message_id", value: r.MessageID, quoted: true})
 	case r.ThreadID != "":
@@ -143,6 +162,8 @@ func actionFields(r Request) []kv {
 // actionSlug is the "recipient" part of an action's file name.
 func actionSlug(r Request) string {
 	switch {
+	case r.Kind.IsSettings():
+		return settingsSlug(r) // kind_settings.go
 	case r.Kind == KindSendDraft:
 		return slug("draft-"+r.DraftID, 40, "draft")
 	case r.ThreadID != "":
@@ -154,6 +175,9 @@ func actionSlug(r Request) string {
 // actionBinding says how a file's ids differ from an action call's ("" when
 // they agree): the draft and its content version, or what is trashed.
 func actionBinding(p *parsedFile, r Request) string {
+	if r.Kind.IsSettings() {
+		return settingsBinding(p, r) // kind_settings.go
+	}
 	for _, f := range [...]struct{ name, file, call string }{
 		{"draft", p.DraftID, r.DraftID},
 		{"draft's content version (message_id)", p.MessageID, r.MessageID},
@@ -197,6 +221,9 @@ func (v *Vault) ActionFiles(dir string, r Request) ([]Item, error) {
 		}
 		it, err := v.item(dir, n)
 		if err != nil || it.Invalid != "" || it.Kind != r.Kind || strings.TrimSpace(it.DraftID) != r.DraftID {
+			continue
+		}
+		if r.Kind.IsSettings() && strings.TrimSpace(it.Target) != r.Target {
 			continue
 		}
 		if r.Kind == KindTrash && (strings.TrimSpace(it.MessageID) != r.MessageID || strings.TrimSpace(it.ThreadID) != r.ThreadID) {

@@ -51,6 +51,7 @@ type Item struct {
 	// when the request was written (see MessageIDFor).
 	OutgoingMessageID string
 	DraftID           string // send_draft (kind_action.go)
+	Target            string // the settings kinds (kind_settings.go)
 	// ContentSHA256 is the hash of the request as issued.
 	ContentSHA256 string
 	// Body is the email body as the file holds it, line endings as written
@@ -184,7 +185,7 @@ func (v *Vault) item(dir, name string) (Item, error) {
 	it.From = strings.TrimSpace(p.From)
 	it.SendAt, _ = parseTime(p.SendAt)
 	it.MessageID, it.ContentSHA256, it.Body, it.Reason = p.MessageID, p.ContentSHA256, p.RawBody, p.Reason
-	it.DraftID, it.OutgoingMessageID = p.DraftID, strings.TrimSpace(p.OutgoingMsgID)
+	it.DraftID, it.OutgoingMessageID, it.Target = p.DraftID, strings.TrimSpace(p.OutgoingMsgID), p.Target
 	it.HTMLFrom, it.HTMLLinks = p.HTMLFrom, p.HTMLLinks
 	it.Created, _ = parseTime(p.Created)
 	it.Expires, _ = parseTime(p.Expires)

@@ -40,6 +40,7 @@ type fields struct {
 	ThreadID      string   `yaml:"thread_id"`
 	MessageID     string   `yaml:"message_id"`
 	DraftID       string   `yaml:"draft_id"` // send_draft (kind_action.go)
+	Target        string   `yaml:"target"`   // the settings kinds (kind_settings.go)
 	Subject       string   `yaml:"subject"`
 	Created       string   `yaml:"created"`
 	Expires       string   `yaml:"expires"`

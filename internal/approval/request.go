@@ -55,6 +55,10 @@ type Request struct {
 	// DraftID is the Gmail draft a KindSendDraft sends (kind_action.go);
 	// "" for every other kind.
 	DraftID string
+	// Target is what a settings kind acts on (kind_settings.go): a label
+	// id, a filter, the vacation responder, a message's List-Unsubscribe;
+	// "" for every other kind.
+	Target string
 	// HTMLSHA256 is the hex SHA-256 of the HTML part sent with the text
 	// (mailmsg.Digest), "" when the email is text only: the human reads the
 	// text and is told an HTML part goes too, and the approval binds it.
@@ -190,6 +194,8 @@ func (r Request) Validate() error {
 		}
 	case KindSendDraft, KindTrash: // kind_action.go
 		return r.validateAction()
+	case KindLabelDelete, KindFilterCreate, KindVacation, KindUnsubscribe: // kind_settings.go
+		return r.validateSettings()
 	default:
 		return &ValidationError{Field: "type", Value: string(r.Kind), Text: "Invalid type: unknown request type " + strconv.Quote(string(r.Kind))}
 	}
@@ -268,6 +274,9 @@ func (r Request) SHA256() string {
 	}
 	if r.DraftID != "" { // send_draft (kind_action.go); every other hash is as before
 		fmt.Fprintf(h, "draft_id %d\n%s\n", len(r.DraftID), r.DraftID)
+	}
+	if r.Target != "" { // the settings kinds (kind_settings.go)
+		fmt.Fprintf(h, "target %d\n%s\n", len(r.Target), r.Target)
 	}
 	field := func(name, v string) { fmt.Fprintf(h, "%s %d\n%s\n", name, len(v), v) }
 	for _, l := range [...]struct {

@@ -118,6 +118,9 @@ func what(it *approval.Item) string {
 	case approval.KindTrash:
 		return "move to Trash"
 	}
+	if it.Kind.IsSettings() { // delete_label, create_filter, set_vacation, unsubscribe: the subject says what
+		return it.Subject
+	}
 	return string(it.Kind)
 }
 

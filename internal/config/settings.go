@@ -99,7 +99,7 @@ var Vars = []Var{
 		Meaning: "rolling one-hour limit over sends and replies, shared by every process on the store"},
 	{Name: "ORGANIZE_LIMIT", Flag: "organize-limit", Default: "300", Kind: KindInt, Section: SectionEmail,
 		Min: 1, Max: 100000,
-		Meaning: "rolling one-hour limit over `modify_labels` and `untrash_email` calls (run without approval, audited), shared by every process on the store"},
+		Meaning: "rolling one-hour limit over the organising calls run without approval (`modify_labels`, `untrash_email`, `create_label`, `rename_label`, `delete_filter`; audited), shared by every process on the store"},
 	{Name: "ATTACHMENTS_DIR", Flag: "attachments-dir", Default: homePrefix + "attachments", Kind: KindPath, Section: SectionEmail,
 		Meaning: "the one folder files may be attached from (`attachments` of send/draft/reply; symlinks resolved, anything outside refused); created 0700 on first use"},
 

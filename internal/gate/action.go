@@ -39,6 +39,8 @@ func (g *Gate) check(ctx context.Context, k approval.Kind) (time.Duration, error
 // "thread:<id>" or "message:<id>" (ids, never an address).
 func actionTarget(r approval.Request) string {
 	switch {
+	case r.Kind.IsSettings():
+		return r.Target // "label:<id>", "filter", "vacation", "message:<id>"
 	case r.Kind == approval.KindSendDraft:
 		return "draft:" + r.DraftID
 	case r.ThreadID != "":
@@ -52,7 +54,20 @@ type actionWords struct {
 	tool, what, done, verb, failed string
 }
 
+// phrase is "to <verb> <what>" ("to move to Trash message m1"); a
+// settings kind's what is the whole imperative ("to delete label …").
+func (w actionWords) phrase() string {
+	if w.verb == "" {
+		return "to " + w.what
+	}
+	return "to " + w.verb + " " + w.what
+}
+
 func wordsFor(r approval.Request) actionWords {
+	if w, ok := settingsWords[r.Kind]; ok {
+		w.what = r.Subject
+		return w
+	}
 	if r.Kind == approval.KindSendDraft {
 		return actionWords{tool: "send_draft", what: "draft " + r.DraftID, done: "sent", verb: "send", failed: "Error sending draft: "}
 	}
@@ -68,6 +83,9 @@ func (o Outcome) actionMessage() string {
 	w := wordsFor(o.Request)
 	switch o.Status {
 	case Sent:
+		if o.Kind.IsSettings() {
+			return settingsDone(o)
+		}
 		if o.Kind == approval.KindSendDraft {
 			return fmt.Sprintf("Draft sent successfully. Draft ID: %s Message ID: %s Thread ID: %s", o.Request.DraftID, o.Result.MessageID, o.Result.ThreadID)
 		}
@@ -75,7 +93,7 @@ func (o Outcome) actionMessage() string {
 
 	case AwaitingApproval:
 		var b strings.Builder
-		b.WriteString(o.refusalText(fmt.Sprintf("to %s %s as it is now", w.verb, w.what), w.tool, "the same arguments"))
+		b.WriteString(o.refusalText(w.phrase()+" as it is now", w.tool, "the same arguments"))
 		if o.Kind == approval.KindSendDraft {
 			b.WriteString(" The approval is for the draft exactly as it is now: if it is edited, it needs a new approval.")
 		}
@@ -94,11 +112,15 @@ func (o Outcome) actionMessage() string {
 		if re != nil {
 			name = re.Name
 		}
-		return fmt.Sprintf("Rejected: The approver rejected this request to %s %s (vault/%s/%s). Nothing was done; do not retry it.", w.verb, w.what, approval.DirRejected, name) + approverReason(re)
+		return fmt.Sprintf("Rejected: The approver rejected this request %s (vault/%s/%s). Nothing was done; do not retry it.", w.phrase(), approval.DirRejected, name) + approverReason(re)
 
 	case DevMode:
 		var b strings.Builder
-		fmt.Fprintf(&b, "[DEV_MODE] %s of %s logged but not executed", strings.ToUpper(w.verb[:1])+w.verb[1:], w.what)
+		if o.Kind.IsSettings() {
+			fmt.Fprintf(&b, "[DEV_MODE] Request to %s logged but not executed", w.what)
+		} else {
+			fmt.Fprintf(&b, "[DEV_MODE] %s of %s logged but not executed", strings.ToUpper(w.verb[:1])+w.verb[1:], w.what)
+		}
 		o.writeDevChecks(&b)
 		b.WriteString(". Nothing was done (DEV_MODE=true).")
 		if p := o.Pending; p != nil {
@@ -109,7 +131,11 @@ func (o Outcome) actionMessage() string {
 	case Failed, Unknown:
 		msg := w.failed + errText(o.Err)
 		if o.Status == Unknown {
-			msg += fmt.Sprintf(". The request may have reached Gmail, so the %s may or may not have been %s; it will not be retried. Check Gmail before asking for a new approval", w.what, w.done)
+			if o.Kind.IsSettings() {
+				msg += fmt.Sprintf(". The request may have reached its destination, so this may or may not have been done (%s); it will not be retried. Check Gmail before asking for a new approval", w.what)
+			} else {
+				msg += fmt.Sprintf(". The request may have reached Gmail, so the %s may or may not have been %s; it will not be retried. Check Gmail before asking for a new approval", w.what, w.done)
+			}
 		}
 		if o.DoneFile != "" {
 			msg += fmt.Sprintf(". The approval was used up (vault/%s/%s records this attempt); trying again needs a new approval", approval.DirDone, o.DoneFile)

@@ -154,7 +154,7 @@ const RequestFenceWhat = "EMAIL REQUEST"
 // since they may quote it.
 func SenderText(k approval.Kind) bool {
 	switch k {
-	case approval.KindReply, approval.KindForward, approval.KindTrash, approval.KindSendDraft:
+	case approval.KindReply, approval.KindForward, approval.KindTrash, approval.KindSendDraft, approval.KindUnsubscribe:
 		return true
 	}
 	return false

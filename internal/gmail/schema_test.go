@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestEveryMethodAnswersGmailShapes drives every method of Client against
@@ -17,7 +18,7 @@ import (
 // added here.
 func TestEveryMethodAnswersGmailShapes(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, []string{ScopeReadonly, ScopeCompose, ScopeModify, ScopeLabels, ScopeInsert})
+	e := newEnv(t, []string{ScopeReadonly, ScopeCompose, ScopeModify, ScopeLabels, ScopeInsert, ScopeSettingsBasic})
 	ctx := context.Background()
 	c := e.c
 	files := "--mix\r\nContent-Type: text/plain\r\n\r\nsee the files\r\n" +
@@ -33,7 +34,7 @@ func TestEveryMethodAnswersGmailShapes(t *testing.T) {
 		}
 	}
 	var draftID string
-	var label string
+	var label, label2, filterID string
 	calls := map[string]func(){
 		"HTTPClient": func() { _ = c.HTTPClient() },
 		"Endpoint":   func() { _ = c.Endpoint() },
@@ -103,6 +104,41 @@ func TestEveryMethodAnswersGmailShapes(t *testing.T) {
 		"UntrashMessage": func() { _, err := c.UntrashMessage(ctx, id); must("UntrashMessage", err) },
 		"TrashThread":    func() { _, err := c.TrashThread(ctx, tid); must("TrashThread", err) },
 		"UntrashThread":  func() { _, err := c.UntrashThread(ctx, tid); must("UntrashThread", err) },
+		// Issue 27 (settings.go).
+		"NewLabel": func() {
+			l, err := c.NewLabel(ctx, LabelSpec{Name: "Tinted", LabelListVisibility: "labelShowIfUnread", MessageListVisibility: "hide", TextColor: "#ffffff", BgColor: "#16a766"})
+			must("NewLabel", err)
+			label2 = l.ID
+		},
+		"GetLabel": func() { _, err := c.GetLabel(ctx, label2); must("GetLabel", err) },
+		"PatchLabel": func() {
+			_, err := c.PatchLabel(ctx, label2, LabelSpec{Name: "Tinted2"})
+			must("PatchLabel", err)
+		},
+		"ListFilters": func() { _, err := c.ListFilters(ctx); must("ListFilters", err) },
+		"CreateFilter": func() {
+			f, err := c.CreateFilter(ctx, Filter{Criteria: FilterCriteria{From: "x@example.org", Size: 1000, SizeComparison: "larger"},
+				Action: FilterAction{AddLabelIDs: []string{label2}, RemoveLabelIDs: []string{"INBOX"}, Forward: "y@example.org"}})
+			must("CreateFilter", err)
+			filterID = f.ID
+		},
+		"DeleteFilter": func() { must("DeleteFilter", c.DeleteFilter(ctx, filterID)) },
+		"DeleteLabel":  func() { must("DeleteLabel", c.DeleteLabel(ctx, label2)) },
+		"GetVacation":  func() { _, err := c.GetVacation(ctx); must("GetVacation", err) },
+		"ListUnsubscribe": func() {
+			lid, _ := e.insert(t, "News <news@list.example>", "weekly", "hello\r\n",
+				"List-Unsubscribe: <mailto:u@list.example>, <https://list.example/u>", "List-Unsubscribe-Post: List-Unsubscribe=One-Click")
+			lh, err := c.ListUnsubscribe(ctx, lid)
+			must("ListUnsubscribe", err)
+			if lh.ListUnsubscribePost != "List-Unsubscribe=One-Click" || !strings.Contains(lh.ListUnsubscribe, "<https://list.example/u>") {
+				t.Errorf("ListUnsubscribe: %+v", lh)
+			}
+		},
+		"UpdateVacation": func() {
+			_, err := c.UpdateVacation(ctx, Vacation{Enabled: true, Subject: "Away", Text: "back soon", RestrictToContacts: true,
+				Start: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC), End: time.Date(2026, 12, 8, 0, 0, 0, 0, time.UTC)})
+			must("UpdateVacation", err)
+		},
 	}
 	var have []string
 	ct := reflect.TypeOf(c)
@@ -122,7 +158,9 @@ func TestEveryMethodAnswersGmailShapes(t *testing.T) {
 		"Search", "SearchPage", "Message", "Thread", "SearchThreads", "ThreadMessageIDs", "Messages", "ReplyParent", "GetAttachment",
 		"CreateDraft", "ListDrafts", "GetDraft", "DraftRaw", "UpdateDraft", "SendDraft", "Send", "DeleteDraft", "HasSentTo",
 		"Insert", "FindRFC822", "CreateLabel", "ListLabels", "LabelID",
-		"ModifyMessages", "ModifyThread", "TrashMessage", "UntrashMessage", "TrashThread", "UntrashThread"} {
+		"ModifyMessages", "ModifyThread", "TrashMessage", "UntrashMessage", "TrashThread", "UntrashThread",
+		"NewLabel", "GetLabel", "PatchLabel", "ListFilters", "CreateFilter", "DeleteFilter", "DeleteLabel",
+		"UpdateVacation", "GetVacation", "ListUnsubscribe"} {
 		calls[name]()
 		delete(calls, name)
 	}
@@ -137,6 +175,9 @@ func TestEveryMethodAnswersGmailShapes(t *testing.T) {
 		"gmail.users.messages.insert", "gmail.users.labels.create", "gmail.users.labels.list", "gmail.users.messages.batchModify",
 		"gmail.users.threads.modify", "gmail.users.messages.trash", "gmail.users.messages.untrash", "gmail.users.threads.trash",
 		"gmail.users.threads.untrash", "gmail.users.threads.list",
+		"gmail.users.labels.get", "gmail.users.labels.patch", "gmail.users.labels.delete", "gmail.users.settings.filters.list",
+		"gmail.users.settings.filters.create", "gmail.users.settings.filters.delete", "gmail.users.settings.getVacation",
+		"gmail.users.settings.updateVacation",
 	} {
 		if answered[m] == 0 {
 			t.Errorf("%s never answered: %v", m, answered)

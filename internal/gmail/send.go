@@ -101,22 +101,34 @@ func (c *Client) SendDraft(ctx context.Context, draftID string, raw []byte, thre
 // sendOnce makes one send call (messages.send or drafts.send) and says, on
 // failure, whether Google may have received the message.
 func (c *Client) sendOnce(ctx context.Context, op string, send func(context.Context) (*gmailapi.Message, error)) (*Sent, error) {
+	m, err := callOnce(ctx, c, op, ScopeCompose, send)
+	if err != nil {
+		return nil, err
+	}
+	return &Sent{ID: m.Id, ThreadID: m.ThreadId}, nil
+}
+
+// callOnce makes one call that must not be repeated (a send, a filter
+// created, a label deleted) and says, on failure, whether Google may have
+// received it (*SendError, which the gate reads: NeverReached, Refused).
+// scope is what a 403 insufficientPermissions names.
+func callOnce[T any](ctx context.Context, c *Client, op, scope string, call func(context.Context) (T, error)) (T, error) {
 	// gotConn: a connection was obtained for this request, so bytes may
 	// have been written. Conservative on purpose: a partial write counts
 	// as "may have reached".
 	var gotConn atomic.Bool
 	trace := &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) { gotConn.Store(true) }}
 	started := time.Now()
-	m, err := send(httptrace.WithClientTrace(ctx, trace))
+	v, err := call(httptrace.WithClientTrace(ctx, trace))
 	if err == nil {
-		return &Sent{ID: m.Id, ThreadID: m.ThreadId}, nil
+		return v, nil
 	}
 	se := &SendError{Err: err, MayHaveReached: true}
 	var gerr *googleapi.Error
 	switch {
 	case errors.As(err, &gerr):
 		// The server answered. A 4xx is a refusal: Gmail did not accept
-		// the message. A 5xx says nothing about whether it was.
+		// the request. A 5xx says nothing about whether it was.
 		se.MayHaveReached = gerr.Code >= 500
 		se.Answered = true
 		switch {
@@ -127,7 +139,7 @@ func (c *Client) sendOnce(ctx context.Context, op string, send func(context.Cont
 				se.Err = &RateLimitedError{Until: time.Now().Add(wait), Err: err}
 			}
 		case gerr.Code == http.StatusForbidden && hasReason(gerr, "insufficientPermissions"):
-			se.Err = &PermissionError{Scope: ScopeCompose, Err: err}
+			se.Err = &PermissionError{Scope: scope, Err: err}
 		}
 	case !gotConn.Load():
 		// Failed before any connection: dial error, token refresh
@@ -135,7 +147,8 @@ func (c *Client) sendOnce(ctx context.Context, op string, send func(context.Cont
 		se.MayHaveReached = false
 	}
 	c.log.Warn(op+" failed", "may_have_reached", se.MayHaveReached, "err", err)
-	return nil, se
+	var zero T
+	return zero, se
 }
 
 // after401 handles a 401 on a call that must not be repeated: it refreshes

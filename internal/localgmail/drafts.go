@@ -169,8 +169,11 @@ func (s *Server) listLabels(c *call) (any, error) {
 	defer s.mu.RUnlock()
 	resp := &gmail.ListLabelsResponse{}
 	for _, l := range s.st.sortedLabels() {
-		cp := *l
-		resp.Labels = append(resp.Labels, &cp)
+		// "each label resource only contains an id, name,
+		// messageListVisibility, labelListVisibility, and type" (no
+		// colour: labels.get has it).
+		resp.Labels = append(resp.Labels, &gmail.Label{Id: l.Id, Name: l.Name, MessageListVisibility: l.MessageListVisibility,
+			LabelListVisibility: l.LabelListVisibility, Type: l.Type})
 	}
 	return resp, nil
 }
@@ -178,6 +181,9 @@ func (s *Server) listLabels(c *call) (any, error) {
 func (s *Server) createLabel(c *call) (any, error) {
 	var in gmail.Label
 	if _, err := c.readBody(&in); err != nil {
+		return nil, err
+	}
+	if err := checkLabelShape(&in); err != nil { // settings.go
 		return nil, err
 	}
 	s.mu.Lock()

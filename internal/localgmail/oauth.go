@@ -92,11 +92,22 @@ var opScopes = map[string][]string{
 	"drafts.list": {"gmail.compose", "gmail.readonly"}, "drafts.update": {"gmail.compose"},
 	"labels.get":           {"gmail.labels", "gmail.readonly", "gmail.metadata"},
 	"settings.sendAs.list": {"gmail.readonly", "gmail.metadata", "gmail.settings.basic"},
+	"labels.patch":         {"gmail.labels"}, "labels.delete": {"gmail.labels"},
+	"settings.filters.list": {"gmail.readonly", "gmail.settings.basic"}, "settings.filters.get": {"gmail.readonly", "gmail.settings.basic"},
+	"settings.getVacation": {"gmail.readonly", "gmail.settings.basic"},
+	// settings.filters.create and delete, settings.updateVacation: the
+	// discovery document lists gmail.settings.basic alone, not even
+	// gmail.modify or the full scope (settingsOnly).
+	"settings.filters.create": {"gmail.settings.basic"}, "settings.filters.delete": {"gmail.settings.basic"},
+	"settings.updateVacation": {"gmail.settings.basic"},
 	// messages/threads modify, batchModify, trash and untrash: gmail.modify only.
 }
 
+// settingsOnly are the operations only gmail.settings.basic permits.
+var settingsOnly = map[string]bool{"settings.filters.create": true, "settings.filters.delete": true, "settings.updateVacation": true}
+
 func (a *access) allows(op string) bool {
-	if a.scopes[scopeFull] || a.scopes[scopePrefix+"gmail.modify"] {
+	if !settingsOnly[op] && (a.scopes[scopeFull] || a.scopes[scopePrefix+"gmail.modify"]) {
 		return true
 	}
 	for _, sc := range opScopes[op] {

@@ -33,6 +33,11 @@ type snapshot struct {
 	Labels   []*gmail.Label `json:"labels"`   // user labels
 	Messages []snapshotMsg  `json:"messages"` // oldest first
 	Sent     []string       `json:"sent"`     // ids of messages.send / drafts.send results, oldest first
+	// Filters and Vacation are the settings (settings.go); absent in
+	// snapshots written before them.
+	Filters   []*gmail.Filter         `json:"filters,omitempty"`
+	FilterSeq int                     `json:"filterSeq,omitempty"`
+	Vacation  *gmail.VacationSettings `json:"vacation,omitempty"`
 }
 
 type snapshotMsg struct {
@@ -64,6 +69,10 @@ func (s *Server) Snapshot() ([]byte, error) {
 	}
 	for _, m := range st.sent {
 		snap.Sent = append(snap.Sent, m.id)
+	}
+	snap.Filters, snap.FilterSeq = st.cfg.filters, st.cfg.filterSeq
+	if v := st.cfg.vacation; v.EnableAutoReply || v.ResponseSubject != "" || v.ResponseBodyPlainText != "" || v.ResponseBodyHtml != "" {
+		snap.Vacation = &v
 	}
 	return json.Marshal(&snap)
 }
@@ -105,6 +114,10 @@ func (s *Server) Restore(data []byte) error {
 		st.sent = append(st.sent, m)
 	}
 	st.history, st.lastID, st.labelSeq, st.draftSeq = snap.History, snap.LastID, snap.LabelSeq, snap.DraftSeq
+	st.cfg.filters, st.cfg.filterSeq = snap.Filters, snap.FilterSeq
+	if snap.Vacation != nil {
+		st.cfg.vacation = *snap.Vacation
+	}
 	s.mu.Lock()
 	s.st = st
 	s.mu.Unlock()

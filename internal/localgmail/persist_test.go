@@ -70,7 +70,7 @@ func TestSnapshotKnowsEveryField(t *testing.T) {
 		known []string
 	}{
 		{storedMsg{}, []string{"id", "threadID", "labels", "historyID", "internalDate", "raw", "p", "trashedFromInbox", "draftID"}},
-		{store{}, []string{"msgs", "order", "threads", "byMsgID", "labels", "drafts", "sent", "history", "lastID", "labelSeq", "draftSeq"}},
+		{store{}, []string{"msgs", "order", "threads", "byMsgID", "labels", "drafts", "sent", "history", "lastID", "labelSeq", "draftSeq", "cfg"}},
 	} {
 		typ := reflect.TypeOf(c.v)
 		for i := range typ.NumField() {

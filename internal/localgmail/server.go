@@ -200,6 +200,14 @@ var routes = []route{
 	{"GET", "labels", "labels.list", (*Server).listLabels, false},
 	{"POST", "labels", "labels.create", (*Server).createLabel, false},
 	{"GET", "labels/{id}", "labels.get", (*Server).getLabel, false},
+	{"PATCH", "labels/{id}", "labels.patch", (*Server).patchLabel, false}, // settings.go
+	{"DELETE", "labels/{id}", "labels.delete", (*Server).deleteLabel, false},
+	{"GET", "settings/filters", "settings.filters.list", (*Server).listFilters, false},
+	{"POST", "settings/filters", "settings.filters.create", (*Server).createFilter, false},
+	{"GET", "settings/filters/{id}", "settings.filters.get", (*Server).getFilter, false},
+	{"DELETE", "settings/filters/{id}", "settings.filters.delete", (*Server).deleteFilter, false},
+	{"GET", "settings/vacation", "settings.getVacation", (*Server).getVacation, false},
+	{"PUT", "settings/vacation", "settings.updateVacation", (*Server).updateVacation, false},
 	{"GET", "profile", "profile", (*Server).getProfile, false},
 	{"GET", "settings/sendAs", "settings.sendAs.list", (*Server).listSendAs, false},
 }
@@ -213,6 +221,8 @@ var quotaUnits = map[string]int{
 	"drafts.list": 5, "drafts.update": 15, "labels.get": 1, "settings.sendAs.list": 1,
 	"messages.modify": 5, "messages.batchModify": 50, "threads.modify": 10,
 	"messages.trash": 5, "messages.untrash": 5, "threads.trash": 10, "threads.untrash": 10,
+	"labels.patch": 5, "labels.delete": 5, "settings.filters.list": 1, "settings.filters.get": 1,
+	"settings.filters.create": 5, "settings.filters.delete": 5, "settings.getVacation": 1, "settings.updateVacation": 5,
 }
 
 // match resolves the request to a route. api reports a /gmail/ or /upload/

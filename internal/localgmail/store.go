@@ -62,6 +62,7 @@ type store struct {
 	lastID   uint64 // last message id handed out
 	labelSeq int    // user label counter (Label_<n>)
 	draftSeq uint64
+	cfg      settingsState // filters and the vacation responder (settings.go)
 }
 
 // systemLabels in the order labels.list returns them, with the visibility

@@ -21,6 +21,7 @@ type Mailbox interface {
 	GmailDrafts
 	GmailLabels
 	GmailSender
+	SettingsAdmin // labels, filters, vacation, unsubscribe (email_settings.go)
 }
 
 var _ Mailbox = (*gmail.Client)(nil)

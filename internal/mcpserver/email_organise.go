@@ -221,7 +221,7 @@ func organiseError(doing string, err error) *mcp.CallToolResult {
 	var limited *ratelimit.LimitError
 	switch {
 	case errors.As(err, &limited):
-		return errorResult(fmt.Sprintf("Error: organise limit reached (%d modify_labels/untrash_email calls per hour, ORGANIZE_LIMIT). Next call available in %d minutes; nothing was changed.",
+		return errorResult(fmt.Sprintf("Error: organise limit reached (%d organising calls per hour: modify_labels, untrash_email, create_label, rename_label, delete_filter; ORGANIZE_LIMIT). Next call available in %d minutes; nothing was changed.",
 			limited.Limit, limited.RetryMinutes()))
 	case errors.Is(err, gmail.ErrNotFound), errors.Is(err, gmail.ErrThreadNotFound):
 		return errorResult("Error: message or thread not found or no longer accessible.")

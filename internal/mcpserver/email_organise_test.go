@@ -235,7 +235,7 @@ func TestOrganizeLimit(t *testing.T) {
 	}
 	batches := e.gm.Calls("messages.batchModify")
 	text, isErr := callTool(t, e.cs, "untrash_email", map[string]any{"message_id": travel})
-	if !isErr || !strings.HasPrefix(text, "Error: organise limit reached (2 modify_labels/untrash_email calls per hour, ORGANIZE_LIMIT). Next call available in 60 minutes") {
+	if !isErr || !strings.HasPrefix(text, "Error: organise limit reached (2 organising calls per hour: modify_labels, untrash_email, create_label, rename_label, delete_filter; ORGANIZE_LIMIT). Next call available in 60 minutes") {
 		t.Fatalf("third call: (%v) %q", isErr, text)
 	}
 	text, isErr = callTool(t, e.cs, "modify_labels", map[string]any{"message_ids": []string{travel}, "actions": []string{"unstar"}})

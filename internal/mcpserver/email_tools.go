@@ -98,6 +98,9 @@ type EmailDeps struct {
 	// update_draft changes (drafts.Registry). nil: update_draft refuses
 	// every draft.
 	Drafts DraftRecord
+	// Unsubscribe makes unsubscribe's one-click POSTs; nil: a client that
+	// reaches public https addresses only (unsubscribe.NewClient).
+	Unsubscribe Unsubscriber
 }
 
 // DraftRecord is the record of the drafts mailgate created.

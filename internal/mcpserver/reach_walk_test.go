@@ -154,7 +154,8 @@ func (w *reachWorld) checkFiles(t testing.TB, before map[string]string) {
 }
 
 // gatedOps are the Gmail operations that deliver or destroy mail.
-var gatedOps = []string{"messages.send", "drafts.send", "messages.trash", "threads.trash", "drafts.delete"}
+var gatedOps = []string{"messages.send", "drafts.send", "messages.trash", "threads.trash", "drafts.delete",
+	"labels.delete", "settings.filters.create", "settings.updateVacation"}
 
 // reachEnv is the email set on the sandbox mailbox and the agent-mail set,
 // both rooted in one reachWorld.
@@ -309,6 +310,15 @@ func TestReachPaths(t *testing.T) {
 	r.w.checkFiles(t, before)
 }
 
+// newsletter is the sandbox's message with a List-Unsubscribe header.
+func (r *reachEnv) newsletter() string {
+	page, err := actClient(r.e).SearchPage(context.Background(), "from:newsletter@example.org", 1, "")
+	if err != nil || len(page.Results) == 0 {
+		return "none"
+	}
+	return page.Results[0].ID
+}
+
 // gmailCalls: for every tool that changes mail, each change it can be
 // asked for (none approved).
 func (r *reachEnv) gmailCalls() map[string][]map[string]any {
@@ -337,6 +347,13 @@ func (r *reachEnv) gmailCalls() map[string][]map[string]any {
 			{"message_ids": r.known, "actions": []any{"archive"}},
 		},
 		"untrash_email": {{"message_id": r.message}, {"thread_id": r.thread}},
+		"create_label":  {{"name": "Reach"}},
+		"rename_label":  {{"label": "Reach", "new_name": "Reach2"}},
+		"delete_label":  {{"label": "Reach2"}},
+		"create_filter": {{"from": "a@example.com", "forward": "x@example.com"}, {"query": "x", "add_labels": []any{"TRASH"}}},
+		"delete_filter": {{"filter_id": "ANe1Bm0"}},
+		"set_vacation":  {{"enabled": true, "text": "away"}, {"enabled": false}},
+		"unsubscribe":   {{"message_id": r.newsletter()}, {"message_id": r.newsletter(), "method": "mailto"}},
 	}
 }
 

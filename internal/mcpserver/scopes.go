@@ -18,7 +18,7 @@ import (
 // one.
 
 // scopeOrder is the order scopes are asked for and listed in.
-var scopeOrder = []string{gmail.ScopeReadonly, gmail.ScopeCompose, gmail.ScopeSend, gmail.ScopeModify}
+var scopeOrder = []string{gmail.ScopeReadonly, gmail.ScopeCompose, gmail.ScopeSend, gmail.ScopeModify, gmail.ScopeSettingsBasic}
 
 // EmailScopes are the scopes the email tool set needs: one per kind of
 // tool it serves, narrowest first.

@@ -21,7 +21,7 @@ func TestEveryEmailToolHasAScope(t *testing.T) {
 
 func TestEmailScopes(t *testing.T) {
 	t.Parallel()
-	want := []string{gmail.ScopeReadonly, gmail.ScopeCompose, gmail.ScopeSend, gmail.ScopeModify}
+	want := []string{gmail.ScopeReadonly, gmail.ScopeCompose, gmail.ScopeSend, gmail.ScopeModify, gmail.ScopeSettingsBasic}
 	if got := EmailScopes(); !slices.Equal(got, want) {
 		t.Fatalf("EmailScopes = %v, want %v", got, want)
 	}
@@ -31,8 +31,16 @@ func TestEmailScopes(t *testing.T) {
 	if !slices.Contains(left, "modify_labels") || !slices.Contains(left, "untrash_email") || slices.Contains(left, "send_email") || slices.Contains(left, "search_email") {
 		t.Fatalf("left out by readonly+compose: %v", left)
 	}
-	if left := EmailToolsLeftOut([]string{gmail.ScopeModify}); len(left) != 0 {
-		t.Fatalf("gmail.modify leaves out %v", left)
+	// Filters and the vacation responder are changed with
+	// gmail.settings.basic alone: neither gmail.modify nor the full scope
+	// stands in (Google's discovery document).
+	for _, granted := range [][]string{{gmail.ScopeModify}, {"https://mail.google.com/"}} {
+		if left := EmailToolsLeftOut(granted); !slices.Equal(left, []string{"create_filter", "delete_filter", "set_vacation"}) {
+			t.Fatalf("%v leaves out %v", granted, left)
+		}
+	}
+	if left := EmailToolsLeftOut([]string{gmail.ScopeModify, gmail.ScopeSettingsBasic}); len(left) != 0 {
+		t.Fatalf("gmail.modify and gmail.settings.basic leave out %v", left)
 	}
 	if by := EmailToolsByScope(); !slices.Contains(by[gmail.ScopeModify], "modify_labels") || !slices.Contains(by[gmail.ScopeReadonly], "read_email") {
 		t.Fatalf("by scope: %v", by)
