@@ -107,6 +107,14 @@ func (s *Service) writeIn(ctx context.Context, scope Scope, fn func(Tx) error) e
 	return s.st.Write(ctx, fn)
 }
 
+// reservationScope is the queue of a project's reservation writers: each
+// grant reads every live reservation of the project, so any two at once in
+// one project conflict. The key is the caller's spelling of the project;
+// two spellings of one project only lose the queue, not correctness.
+func reservationScope(projectKey string) Scope {
+	return Scope{Key: "reservations:" + projectKey, Always: true}
+}
+
 // messageScope is the queue of a project's senders that lost a race: two
 // sends conflict only sometimes (one reads the agent or copies the other
 // writes), so first attempts run side by side.

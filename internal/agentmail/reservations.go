@@ -59,9 +59,9 @@ type ReserveParams struct {
 }
 
 // Bounds of one file_reservation_paths call. Every requested pattern is
-// inserted in one statement and checked against every live reservation of
-// the project, so an unbounded request would hold the store (on SQLite its
-// one writer: every agent's sends) for as long as it takes.
+// checked against every live reservation of the project inside the write
+// transaction, so an unbounded request would hold the store's write lock
+// (every agent's sends) for as long as it takes.
 const (
 	maxReservePaths   = 1000
 	maxPatternBytes   = 1024
@@ -89,93 +89,15 @@ func (s *Service) Reserve(ctx context.Context, p ReserveParams) (ReserveResult, 
 	}
 	exclusive := p.Exclusive == nil || *p.Exclusive
 	ttl, warnings := reservationTTL(p.TTLSeconds)
-
-	// A grant is three short steps, none of which waits for another
-	// agent's grant. Reservations are advisory: every path is granted, so
-	// granting needs no look at the others' reservations; only the
-	// conflicts do, and they are read after the grant has committed. Of two
-	// grants racing on overlapping paths, the later to commit therefore
-	// always lists the earlier (its read follows both commits), where one
-	// transaction reading every reservation and inserting would make every
-	// two grants of a project conflict (PostgreSQL's serializable isolation
-	// aborts one; both engines ran them one after the other, each waiting
-	// through the other's commit).
-	//
-	// 1. What the agent already holds: re-reserving one's own active pattern
-	//    extends it instead of duplicating it.
-	var proj Project
-	var a Agent
-	var mine []Reservation
-	err := s.st.Read(ctx, func(tx Tx) error {
-		var err error
-		if proj, a, err = s.projectAgent(ctx, tx, p.ProjectKey, p.Agent); err != nil {
+	out := ReserveResult{Granted: []GrantView{}, Conflicts: []ConflictView{}}
+	err := s.writeIn(ctx, reservationScope(p.ProjectKey), func(tx Tx) error {
+		out = ReserveResult{Granted: []GrantView{}, Conflicts: []ConflictView{}, Warnings: slices.Clone(warnings)}
+		proj, a, err := s.projectAgent(ctx, tx, p.ProjectKey, p.Agent)
+		if err != nil {
 			return err
 		}
-		mine, err = tx.Reservations(ctx, ReservationQuery{ProjectID: proj.ID, AgentID: a.ID, ActiveAt: s.clock()})
-		return err
-	})
-	if err != nil {
-		return ReserveResult{}, fmt.Errorf("reserving files: %w", err)
-	}
-	var paths []string
-	seen := map[string]bool{}
-	for _, raw := range p.Paths {
-		path := NormalizePattern(raw, proj.HumanKey)
-		if seen[path] {
-			continue
-		}
-		seen[path] = true
-		if path == "**" {
-			warnings = append(warnings, fmt.Sprintf("%q reserves the whole project; prefer narrower paths", raw))
-		}
-		paths = append(paths, path)
-	}
-
-	// 2. The grant: extensions by id and one insert. The transaction reads
-	//    no reservation, so grants run side by side on every engine.
-	granted := make([]GrantView, len(paths))
-	err = s.st.Write(ctx, func(tx Tx) error {
 		now := s.clock()
-		var fresh []*Reservation
-		var slots []int
-		for k, path := range paths {
-			i := slices.IndexFunc(mine, func(r Reservation) bool {
-				return r.PathPattern == path && r.Exclusive == exclusive && r.ExpiresAt.After(now)
-			})
-			if i >= 0 {
-				r := mine[i]
-				if exp := now.Add(ttl); exp.After(r.ExpiresAt) {
-					if err := tx.SetReservationExpiry(ctx, r.ID, exp); err != nil {
-						return err
-					}
-					r.ExpiresAt = exp
-				}
-				granted[k] = grantView(r)
-				continue
-			}
-			fresh = append(fresh, &Reservation{ProjectID: proj.ID, AgentID: a.ID, AgentName: a.Name, PathPattern: path,
-				Exclusive: exclusive, Reason: p.Reason, CreatedAt: now, ExpiresAt: now.Add(ttl)})
-			slots = append(slots, k)
-		}
-		if len(fresh) > 0 {
-			if err := tx.InsertReservations(ctx, fresh); err != nil {
-				return err
-			}
-			for i, r := range fresh {
-				granted[slots[i]] = grantView(*r)
-			}
-		}
-		return tx.TouchAgent(ctx, a.ID, now)
-	})
-	if err != nil {
-		return ReserveResult{}, fmt.Errorf("reserving files: %w", err)
-	}
-
-	// 3. The conflicts: the other agents' live reservations overlapping a
-	//    granted path, as they stand now that the grant is visible to them.
-	out := ReserveResult{Granted: granted, Conflicts: []ConflictView{}, Warnings: warnings}
-	err = s.st.Read(ctx, func(tx Tx) error {
-		active, err := tx.Reservations(ctx, ReservationQuery{ProjectID: proj.ID, ActiveAt: s.clock()})
+		active, err := tx.Reservations(ctx, ReservationQuery{ProjectID: proj.ID, ActiveAt: now})
 		if err != nil {
 			return err
 		}
@@ -183,26 +105,67 @@ func (s *Service) Reserve(ctx context.Context, p ReserveParams) (ReserveResult, 
 		for i, r := range active {
 			compiled[i] = CompilePattern(r.PathPattern)
 		}
-		for _, path := range paths {
+		seen := map[string]bool{}
+		var fresh []*Reservation
+		var slots []int
+		for _, raw := range p.Paths {
+			path := NormalizePattern(raw, proj.HumanKey)
+			if seen[path] {
+				continue
+			}
+			seen[path] = true
+			if path == "**" {
+				out.Warnings = append(out.Warnings, fmt.Sprintf("%q reserves the whole project; prefer narrower paths", raw))
+			}
 			pat := CompilePattern(path)
 			var holders []HolderView
+			var mine *Reservation
 			for i, r := range active {
-				if r.AgentID != a.ID && (exclusive || r.Exclusive) && Overlap(pat, compiled[i]) {
+				if r.AgentID == a.ID {
+					if r.PathPattern == path && r.Exclusive == exclusive && mine == nil {
+						mine = &active[i]
+					}
+					continue
+				}
+				if (exclusive || r.Exclusive) && Overlap(pat, compiled[i]) {
 					holders = append(holders, HolderView{Agent: r.AgentName, PathPattern: r.PathPattern, Exclusive: r.Exclusive, ExpiresTS: ts(r.ExpiresAt)})
 				}
 			}
 			if len(holders) > 0 {
-				out.Conflicts = append(out.Conflicts, ConflictView{Path: path, Code: "FILE_RESERVATION_CONFLICT", Holders: holders})
+				c := ConflictView{Path: path, Code: "FILE_RESERVATION_CONFLICT", Holders: holders}
+				out.Conflicts = append(out.Conflicts, c)
+			}
+			if mine != nil { // re-reserving one's own pattern extends it
+				if exp := now.Add(ttl); exp.After(mine.ExpiresAt) {
+					if err := tx.SetReservationExpiry(ctx, mine.ID, exp); err != nil {
+						return err
+					}
+					mine.ExpiresAt = exp
+				}
+				out.Granted = append(out.Granted, grantView(*mine))
+				continue
+			}
+			fresh = append(fresh, &Reservation{ProjectID: proj.ID, AgentID: a.ID, AgentName: a.Name, PathPattern: path,
+				Exclusive: exclusive, Reason: p.Reason, CreatedAt: now, ExpiresAt: now.Add(ttl)})
+			out.Granted = append(out.Granted, GrantView{}) // filled once inserted
+			slots = append(slots, len(out.Granted)-1)
+		}
+		if len(fresh) > 0 {
+			if err := tx.InsertReservations(ctx, fresh); err != nil {
+				return err
+			}
+			for i, r := range fresh {
+				out.Granted[slots[i]] = grantView(*r)
 			}
 		}
-		return nil
+		if len(out.Conflicts) > 0 {
+			out.Warnings = append(out.Warnings, fmt.Sprintf("FILE_RESERVATION_CONFLICT: %d path(s) overlap other agents' reservations; "+
+				"they were granted (reservations are advisory), but coordinate with the holders before editing, or wait for them to release.", len(out.Conflicts)))
+		}
+		return tx.TouchAgent(ctx, a.ID, now)
 	})
 	if err != nil {
-		return ReserveResult{}, fmt.Errorf("reserving files (granted; reading the conflicts): %w", err)
-	}
-	if len(out.Conflicts) > 0 {
-		out.Warnings = append(out.Warnings, fmt.Sprintf("FILE_RESERVATION_CONFLICT: %d path(s) overlap other agents' reservations; "+
-			"they were granted (reservations are advisory), but coordinate with the holders before editing, or wait for them to release.", len(out.Conflicts)))
+		return ReserveResult{}, fmt.Errorf("reserving files: %w", err)
 	}
 	return out, nil
 }
@@ -239,13 +202,12 @@ type ReleaseResult struct {
 
 // Release releases the agent's selected active reservations.
 func (s *Service) Release(ctx context.Context, p SelectParams) (ReleaseResult, error) {
-	a, mine, err := s.readMine(ctx, p)
-	if err != nil {
-		return ReleaseResult{}, fmt.Errorf("releasing file reservations: %w", err)
-	}
 	var out ReleaseResult
-	err = s.st.Write(ctx, func(tx Tx) error {
-		now := s.clock()
+	err := s.writeIn(ctx, reservationScope(p.ProjectKey), func(tx Tx) error {
+		_, a, mine, now, err := s.selectMine(ctx, tx, p)
+		if err != nil {
+			return err
+		}
 		for _, r := range mine {
 			if err := tx.ReleaseReservation(ctx, r.ID, now); err != nil {
 				return err
@@ -258,23 +220,6 @@ func (s *Service) Release(ctx context.Context, p SelectParams) (ReleaseResult, e
 		return ReleaseResult{}, fmt.Errorf("releasing file reservations: %w", err)
 	}
 	return out, nil
-}
-
-// readMine reads the agent's selected active reservations in a read
-// transaction of its own. Release and Renew then change them by id in a
-// write transaction that reads no reservation, so that they, like grants,
-// never wait for another agent's (see Reserve). A reservation is only ever
-// changed by its own agent, so nothing but that agent's own concurrent call
-// can come between the two.
-func (s *Service) readMine(ctx context.Context, p SelectParams) (Agent, []Reservation, error) {
-	var a Agent
-	var mine []Reservation
-	err := s.st.Read(ctx, func(tx Tx) error {
-		var err error
-		_, a, mine, _, err = s.selectMine(ctx, tx, p)
-		return err
-	})
-	return a, mine, err
 }
 
 func (s *Service) selectMine(ctx context.Context, tx Tx, p SelectParams) (Project, Agent, []Reservation, time.Time, error) {
@@ -316,13 +261,12 @@ type RenewResult struct {
 func (s *Service) Renew(ctx context.Context, p RenewParams) (RenewResult, error) {
 	ext := ttlOr(p.ExtendSeconds, defaultRenewExtension)
 	ext = max(ext, minReservationTTL)
-	a, mine, err := s.readMine(ctx, p.SelectParams)
-	if err != nil {
-		return RenewResult{}, fmt.Errorf("renewing file reservations: %w", err)
-	}
 	var out RenewResult
-	err = s.st.Write(ctx, func(tx Tx) error {
-		now := s.clock()
+	err := s.writeIn(ctx, reservationScope(p.SelectParams.ProjectKey), func(tx Tx) error {
+		_, a, mine, now, err := s.selectMine(ctx, tx, p.SelectParams)
+		if err != nil {
+			return err
+		}
 		out = RenewResult{FileReservations: []RenewedView{}}
 		for _, r := range mine {
 			next := r.ExpiresAt

@@ -22,7 +22,7 @@ type Store interface {
 }
 
 // ScopedWriter is a Store whose writers on one contended resource (a
-// project's messages) can queue for it instead of racing
+// project's reservations, its messages) can queue for it instead of racing
 // and running again. Writers with different scopes, or writing through
 // Write, do not wait for each other, and every guarantee of Write still
 // holds without the queue (it only spares the retries). The PostgreSQL
@@ -36,9 +36,7 @@ type ScopedWriter interface {
 type Scope struct {
 	Key string
 	// Always queues every writer before its transaction begins: for
-	// resources where any two writers conflict (file reservations were one,
-	// until grants stopped reading the others' in their transaction; no
-	// writer asks for it today). Otherwise a writer's first
+	// resources where any two writers conflict. Otherwise a writer's first
 	// attempt runs alongside the others and only one that lost a race
 	// queues to run again.
 	Always bool
