@@ -3,12 +3,10 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -102,7 +100,7 @@ func TestNoProcessOutlivesServer(t *testing.T) {
 		}
 		testutil.Eventually(t, 20*time.Second, func() error {
 			for _, p := range marked(mark) {
-				if strings.HasPrefix(p.args, "sleep 600") {
+				if strings.HasPrefix(p.Args, "sleep 600") {
 					return nil
 				}
 			}
@@ -185,42 +183,12 @@ func (r *markedRun) wait() {
 	r.stdin.Close()
 }
 
-type proc struct {
-	pid  int
-	args string
-}
-
 // marked lists the live processes whose environment carries the mark.
-func marked(mark string) []proc {
-	want := []byte(leakMarkVar + "=" + mark + "\x00")
-	paths, _ := filepath.Glob("/proc/[0-9]*/environ")
-	var out []proc
-	for _, p := range paths {
-		env, err := os.ReadFile(p)
-		if err != nil || !bytes.Contains(env, want) {
-			continue
-		}
-		dir := filepath.Dir(p)
-		var pid int
-		fmt.Sscan(filepath.Base(dir), &pid)
-		if stat, err := os.ReadFile(filepath.Join(dir, "stat")); err == nil && isZombie(stat) {
-			continue // ended, waiting for its (test) parent to reap it
-		}
-		cmdline, _ := os.ReadFile(filepath.Join(dir, "cmdline"))
-		out = append(out, proc{pid: pid, args: strings.TrimSpace(strings.ReplaceAll(string(cmdline), "\x00", " "))})
-	}
-	return out
-}
-
-// isZombie reads the state field of /proc/PID/stat ("pid (comm) S ...").
-func isZombie(stat []byte) bool {
-	i := bytes.LastIndexByte(stat, ')')
-	return i >= 0 && i+2 < len(stat) && stat[i+2] == 'Z'
-}
+func marked(mark string) []testutil.Proc { return testutil.ProcessesWithEnv(leakMarkVar + "=" + mark) }
 
 func killMarked(mark string) {
 	for _, p := range marked(mark) {
-		syscall.Kill(p.pid, syscall.SIGKILL)
+		syscall.Kill(p.PID, syscall.SIGKILL)
 	}
 }
 

@@ -3,14 +3,11 @@
 package childproc
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -68,22 +65,10 @@ func TestGroupCancelEndsGrandchildren(t *testing.T) {
 	}
 }
 
-// marked lists the live (not zombie) processes whose environment holds the mark.
 func marked(mark string) []int {
-	want := []byte("CHILDPROC_MARK=" + mark + "\x00")
-	paths, _ := filepath.Glob("/proc/[0-9]*/environ")
 	var pids []int
-	for _, p := range paths {
-		env, err := os.ReadFile(p)
-		if err != nil || !bytes.Contains(env, want) {
-			continue
-		}
-		stat, _ := os.ReadFile(filepath.Join(filepath.Dir(p), "stat"))
-		if i := bytes.LastIndexByte(stat, ')'); i >= 0 && i+2 < len(stat) && stat[i+2] == 'Z' {
-			continue
-		}
-		pid, _ := strconv.Atoi(strings.TrimPrefix(filepath.Dir(p), "/proc/"))
-		pids = append(pids, pid)
+	for _, p := range testutil.ProcessesWithEnv("CHILDPROC_MARK=" + mark) {
+		pids = append(pids, p.PID)
 	}
 	return pids
 }
