@@ -54,6 +54,9 @@ type Item struct {
 	Target            string // the settings kinds (kind_settings.go)
 	// ContentSHA256 is the hash of the request as issued.
 	ContentSHA256 string
+	// OriginalSHA256 names the kept message a reply answers or a forward
+	// forwards (Vault.Original); "" when none was kept.
+	OriginalSHA256 string
 	// Body is the email body as the file holds it, line endings as written
 	// (what is sent, once CRLF and lone CR are made line breaks).
 	Body string
@@ -156,6 +159,7 @@ type extraFields struct {
 	Warnings     []string `yaml:"warnings"`
 	Instructions string   `yaml:"instructions"`
 	Edited       string   `yaml:"edited_by_approver"`
+	Original     string   `yaml:"original_sha256"`
 }
 
 func (v *Vault) item(dir, name string) (Item, error) {
@@ -192,6 +196,7 @@ func (v *Vault) item(dir, name string) (Item, error) {
 	var d extraFields
 	if _, err := parseYAMLFront(bytes.TrimPrefix(data, utf8BOM), &d); err == nil {
 		it.Warnings, it.Instructions = d.Warnings, d.Instructions
+		it.OriginalSHA256 = strings.TrimSpace(d.Original)
 		if dir == DirDone {
 			it.SentAt, _ = parseTime(d.SentAt)
 			it.Error, it.Edited = d.Error, d.Edited

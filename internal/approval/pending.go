@@ -158,7 +158,7 @@ func (v *Vault) Request(ctx context.Context, req Request, extra []warnings.Warni
 		_ = v.keepHTML(req.HTML, req.HTMLSHA256)
 	}
 	data := renderRequestFile(requestFile{req: req, sha: sha, id: rid, msgID: inheritedMessageID(earlier, id), created: now, expires: now.Add(v.o.TTL),
-		warnings: warnings.Texts(ws), note: v.history(id, earlier)})
+		warnings: warnings.Texts(ws), note: v.history(id, earlier), original: v.keepOriginal(req.Kind, req.Original)})
 	p := &Pending{RequestID: rid, Warnings: warnings.Texts(ws), Earlier: earlier}
 	if stale != "" {
 		// Same content, no longer usable: replace it where the human saw it,
@@ -490,6 +490,7 @@ type requestFile struct {
 	created, expires time.Time
 	warnings         []string
 	note             string
+	original         string // the kept original's hash (original.go)
 }
 
 func renderRequest(req Request, sha, id string, created, expires time.Time, note string) []byte {
@@ -516,6 +517,9 @@ func renderRequestFile(r requestFile) []byte {
 		kv{key: "expires", value: r.expires.UTC().Format(time.RFC3339)},
 		kv{key: "content_sha256", value: r.sha},
 		kv{key: "instructions", value: instructionsFor(r.req.Kind), quoted: true})
+	if r.original != "" {
+		kvs = append(kvs, kv{key: "original_sha256", value: r.original})
+	}
 	if len(r.warnings) > 0 {
 		kvs = append(kvs, kv{key: "warnings", list: r.warnings})
 	}
@@ -526,6 +530,7 @@ func renderRequestFile(r requestFile) []byte {
 	var b strings.Builder
 	b.WriteString(notesBlock(r.warnings, "**What to do:** "+instructionsFor(r.req.Kind)))
 	b.WriteString(contentNotes(r.req))
+	b.WriteString(originalNote(r.req, r.original))
 	b.WriteString(markerFor(r.req.Kind) + "\n\n")
 	b.WriteString(r.req.Body)
 	return renderFile("mailgate approval request: read the notes and the email below, then decide.", kvs, b.String())

@@ -88,6 +88,11 @@ type Request struct {
 	// later.go): bound like the content, so the approval approves the
 	// time too; zero sends it when the approval is used.
 	SendAt time.Time
+	// Original is the message a reply answers or a forward forwards, as
+	// the server read it from Gmail, kept beside the request for the
+	// approver (original.go); nil when not known. Not hashed: the bound
+	// message_id fixes it (original.go says why that is sound).
+	Original *Original
 	// OutgoingMessageID is the Message-ID the email goes out with (see
 	// MessageIDFor): set on an Approval's Final, "" on an agent's call. It
 	// is not part of SHA256: it names one request of the email, not the

@@ -32,6 +32,7 @@ var funcs = template.FuncMap{
 		return t.Local().Format("2006-01-02 15:04")
 	},
 	"esc": warnings.Escape,
+	"utc": func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 MST") },
 }
 
 // row is one request in the list.
@@ -39,6 +40,7 @@ type row struct {
 	Folder, Name, What, Subject string
 	Created, Expires, SentAt    time.Time
 	Expired, HTML               bool
+	SendAt                      time.Time // scheduled
 	Warnings, Attachments       int
 	Problem                     string // dead, invalid, failed …
 }
@@ -70,7 +72,7 @@ func (s *Server) listData(ctx context.Context, csrf string) (listData, error) {
 	for i := range items {
 		it := &items[i]
 		r := row{Folder: it.Folder, Name: it.Name, What: what(it), Subject: it.Subject, Created: it.Created, Expires: it.Expires,
-			Expired: it.Expired(now), HTML: it.HTMLSHA256 != "", Warnings: len(it.CurrentWarnings()), Attachments: len(it.Attachments), SentAt: it.SentAt}
+			Expired: it.Expired(now), HTML: it.HTMLSHA256 != "", Warnings: len(it.CurrentWarnings()), Attachments: len(it.Attachments), SentAt: it.SentAt, SendAt: it.SendAt}
 		switch {
 		case it.Invalid != "":
 			r.Problem = "not a readable request: " + it.Invalid
@@ -151,6 +153,8 @@ type detailData struct {
 	Editable, BodyFixed bool
 	Decidable           bool
 	Expired             bool
+	Original            *original // a reply's or a forward's (context.go)
+	Scheduled           *schedule // an email sent later
 }
 
 // frameCSP is the email frame's own policy: nothing is loaded, nothing
@@ -225,6 +229,7 @@ func (s *Server) detail(ctx context.Context, csrf, folder, name string) (detailD
 	for _, line := range it.Attachments {
 		d.Attachments = append(d.Attachments, s.preview(line))
 	}
+	d.Original, d.Scheduled = s.original(it), scheduleOf(it.SendAt, s.o.Now()) // context.go
 	return d, http.StatusOK
 }
 

@@ -108,6 +108,10 @@ type Call struct {
 	// Reply-To elsewhere, a recipient never written to) to a new request
 	// file. It is called only when a request file is written.
 	Warnings func(ctx context.Context) []warnings.Warning
+	// Original, when set, reads the message a reply answers or a forward
+	// forwards, kept beside a new request for the approver (not hashed:
+	// approval.Original). Called only when a request file is written.
+	Original func(ctx context.Context) *approval.Original
 	// Prepare builds the final email whole, for a request with a send
 	// time that is kept for later (later.go); nil: it cannot be.
 	Prepare func(final approval.Request) (Prepared, error)
@@ -509,7 +513,11 @@ func (s *submission) request() (*approval.Pending, error) {
 	if s.call.Warnings != nil {
 		extra = s.call.Warnings(s.ctx)
 	}
-	p, err := s.g.Vault.Request(s.ctx, s.req, extra)
+	req := s.req
+	if s.call.Original != nil {
+		req.Original = s.call.Original(s.ctx)
+	}
+	p, err := s.g.Vault.Request(s.ctx, req, extra)
 	if err != nil {
 		return nil, err
 	}

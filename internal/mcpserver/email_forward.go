@@ -85,7 +85,8 @@ func (h *emailCall) doForward(ctx context.Context, in emailForwardIn) (*mcp.Call
 		return invalid(err)
 	}
 	return h.submit(ctx, gate.Call{Tool: "forward_email", Request: req, Compose: h.composer(x, req, "", nil), Prepare: preparer(x, req, "", nil),
-		Warnings: func(ctx context.Context) []warnings.Warning { return h.warnNew(ctx, req) }})
+		Warnings: func(ctx context.Context) []warnings.Warning { return h.warnNew(ctx, req) },
+		Original: func(context.Context) *approval.Original { return originalOf(m) }}) // email_original.go
 }
 
 // originalAttachments fetches the bytes of every named attachment of m, in

@@ -563,6 +563,7 @@ func (h *emailCall) doReply(ctx context.Context, in emailReplyIn) (*mcp.CallTool
 	// The approver sees where the reply really goes: Reply-To, when the
 	// message has one, and how it differs from the sender.
 	return h.submit(ctx, gate.Call{Tool: "reply_email", Request: req, Compose: h.composer(x, req, threadID, parent), Prepare: preparer(x, req, threadID, parent),
+		Original: h.replyOriginal(msgID), // email_original.go
 		Warnings: func(ctx context.Context) []warnings.Warning {
 			ws := warnings.ReplyTo(parent.From, parent.ReplyTo)
 			ws = append(ws, warnings.DisplayName("Reply-To", toHeader)...)

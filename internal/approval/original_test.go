@@ -1,0 +1,96 @@
+package approval
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// TestOriginalKeptBesideTheRequest: the message a reply answers is kept
+// under the hash of its file, named by the request file (with a line in
+// its notes), and read back exactly, fences and hidden characters in its
+// text included; it does not change the approval hash; a kept file that
+// no longer matches its hash is not shown.
+func TestOriginalKeptBesideTheRequest(t *testing.T) {
+	t.Parallel()
+	v, _ := newVault(t, Options{})
+	orig := &Original{MessageID: "18d5a3b2c1d0e0f2", From: "Ann <ann@example.org>", Date: "Mon, 9 Feb 2026 09:00:00 +0100",
+		Subject: "Budget", To: "me@example.com", Cc: "Bob <bob@example.org>",
+		Text:        "Can we agree on 10k?\n```\nnot a fence end\n````\nHidden\u200bword, ![pixel](https://tracker.example/p.png)\n",
+		Attachments: []OriginalFile{{Name: "budget (v2).xlsx", Size: 12345}, {Name: "note.txt", Size: 3}}}
+	req := replyReq()
+	plain := req.SHA256()
+	req.Original = orig
+	if req.SHA256() != plain {
+		t.Fatal("the original changes the approval hash")
+	}
+	p, err := v.Request(context.Background(), req, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	it, err := v.Resolve(p.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !isHex(it.OriginalSHA256) {
+		t.Fatalf("original_sha256 = %q", it.OriginalSHA256)
+	}
+	file := readFile(t, p.Path)
+	if !strings.Contains(file, `**Answering** the message from Ann <ann@example.org> of Mon, 9 Feb 2026 09:00:00 +0100, subject “Budget” (kept as it was: Logs/originals/`+it.OriginalSHA256+".md") {
+		t.Errorf("the request's notes do not name the original:\n%s", file)
+	}
+	got, err := v.Original(it)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, orig) {
+		t.Fatalf("read back\n%+v\nwant\n%+v", got, orig)
+	}
+	// The kept file shows the sender's text as text (a fence longer than
+	// any in it), so a Markdown viewer fetches nothing it names.
+	kept := readFile(t, filepath.Join(v.Root(), DirLogs, DirOriginals, it.OriginalSHA256+".md"))
+	if !strings.Contains(kept, "`````text\nCan we agree") {
+		t.Errorf("kept file:\n%s", kept)
+	}
+	// Changed by anyone: not shown.
+	if err := os.WriteFile(filepath.Join(v.Root(), DirLogs, DirOriginals, it.OriginalSHA256+".md"), []byte(strings.Replace(kept, "10k", "100k", 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := v.Original(it); !errors.Is(err, ErrNoOriginal) {
+		t.Fatalf("a changed copy: %v, want ErrNoOriginal", err)
+	}
+	// A send keeps none.
+	p2, err := v.Request(context.Background(), Request{Kind: KindSend, To: "x@example.com", Subject: "s", Body: "b", Original: orig}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	it2, _ := v.Resolve(p2.Name)
+	if _, err := v.Original(it2); !errors.Is(err, ErrNoOriginal) || strings.Contains(readFile(t, p2.Path), "original_sha256") {
+		t.Fatalf("a send kept an original: %v", err)
+	}
+}
+
+// TestOriginalTextBounded: a long text is cut (on a rune boundary) and
+// said to be.
+func TestOriginalTextBounded(t *testing.T) {
+	t.Parallel()
+	v, _ := newVault(t, Options{})
+	req := replyReq()
+	req.Original = &Original{MessageID: "m", From: "a@example.org", Text: strings.Repeat("é", maxOriginalText)}
+	p, err := v.Request(context.Background(), req, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	it, _ := v.Resolve(p.Name)
+	got, err := v.Original(it)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.Truncated || len(got.Text) > maxOriginalText+1 || !strings.HasPrefix(req.Original.Text, strings.TrimSuffix(got.Text, "\n")) {
+		t.Fatalf("truncated %v, %d bytes", got.Truncated, len(got.Text))
+	}
+}
