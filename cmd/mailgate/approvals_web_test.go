@@ -12,7 +12,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -157,11 +159,11 @@ func TestApprovalPageBrowser(t *testing.T) {
 	rejectSend := map[string]any{"to": "bob@example.com", "subject": "Wire transfer", "body": "Bob, please wire 10,000 EUR today.\n"}
 	editSend := map[string]any{"to": "carol@example.com", "subject": "Lunch", "body_format": "markdown", "body": "Hi Carol,\n\nlunch on **Friday**?\n"}
 	warnSend := map[string]any{"to": "dave@exаmple.com", "subject": "Invoice", "body": "Dave, the invoice.\n%%pay to the new account%%\n"}
-	pendingName := func(args map[string]any) string {
+	pendingOf := func(tool string, args map[string]any) string {
 		t.Helper()
-		text, isErr := call(t, cs, "send_email", args)
+		text, isErr := call(t, cs, tool, args)
 		if !isErr || !strings.Contains(text, "Pending_Approval/") {
-			t.Fatalf("first send_email = %q", text)
+			t.Fatalf("first %s = %q", tool, text)
 		}
 		for _, f := range w.files(approval.DirPending) {
 			if strings.Contains(text, f) {
@@ -171,7 +173,26 @@ func TestApprovalPageBrowser(t *testing.T) {
 		t.Fatalf("no pending file named in %q", text)
 		return ""
 	}
+	pendingName := func(args map[string]any) string { t.Helper(); return pendingOf("send_email", args) }
 	htmlName, rejectName, editName, warnName := pendingName(htmlSend), pendingName(rejectSend), pendingName(editSend), pendingName(warnSend)
+
+	// A reply, sent later, to a message in the inbox, and a forward of it:
+	// the page shows the message answered or forwarded, and the time.
+	budget := "From: Ann Lee <ann@example.org>\r\nTo: " + userEmail + "\r\nSubject: Budget 2027\r\nDate: Mon, 23 Nov 2026 09:15:00 +0100\r\n" +
+		"Message-ID: <b2027@example.org>\r\nMIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=XX\r\n\r\n" +
+		"--XX\r\nContent-Type: text/plain; charset=utf-8\r\n\r\nCan we agree on 10k for the offsite? The sheet is attached.\r\n" +
+		"--XX\r\nContent-Type: text/csv; name=\"budget.csv\"\r\nContent-Disposition: attachment; filename=\"budget.csv\"\r\n\r\nitem,eur\r\nvenue,6000\r\nfood,4000\r\n--XX--\r\n"
+	if _, err := w.gm.Insert([]byte(budget), "INBOX"); err != nil {
+		t.Fatal(err)
+	}
+	found, _ := call(t, cs, "search_email", map[string]any{"query": "subject:Budget"})
+	ids := regexp.MustCompile(`Message ID: (\w+) \| Thread ID: (\w+)`).FindStringSubmatch(found)
+	if ids == nil {
+		t.Fatalf("search found no message: %q", found)
+	}
+	sendAt := time.Now().Add(48 * time.Hour).UTC().Truncate(time.Minute)
+	replyName := pendingOf("reply_email", map[string]any{"thread_id": ids[2], "message_id": ids[1], "body": "Agreed: 10k.\n", "send_at": sendAt.Format(time.RFC3339)})
+	forwardName := pendingOf("forward_email", map[string]any{"message_id": ids[1], "to": "finance@example.com", "note": "For the offsite budget."})
 
 	pageURL := startApprovalPage(t, w)
 	firstURL := pageURL
@@ -202,7 +223,34 @@ func TestApprovalPageBrowser(t *testing.T) {
 	if strings.Index(list, "Invoice") > strings.Index(list, "Quarterly report") {
 		t.Errorf("the list is not newest first:\n%s", list)
 	}
+	if !strings.Contains(list, "scheduled "+sendAt.Format("2006-01-02 15:04 UTC")) {
+		t.Errorf("the list does not say the reply is scheduled:\n%s", list)
+	}
+	// The running server's mode, limit and slots left: none used yet.
+	slots := regexp.MustCompile(`DEV_MODE=false — an approved email WILL be sent[^;]*\(at most (\d+) per hour\); (\d+) of (\d+) send slots left this hour`)
+	status := b.text("#status")
+	if m := slots.FindStringSubmatch(status); m == nil || m[1] != m[2] || m[2] != m[3] {
+		t.Fatalf("status %q: want the limit and all its slots left", status)
+	}
 	shot(t, ctx, "list")
+
+	// The scheduled reply: its time on top, the message it answers.
+	b.do(chromedp.Navigate(detail(replyName)), chromedp.WaitVisible(chromedp.CSS("#scheduled")))
+	if sched := b.text("#scheduled"); !strings.Contains(sched, sendAt.Format("Mon 2 Jan 2006 15:04 UTC")) || !strings.Contains(sched, "not when approved") {
+		t.Errorf("scheduled line %q", sched)
+	}
+	if orig := b.text("#original"); !strings.Contains(orig, "The message this reply answers") || !strings.Contains(orig, "Ann Lee <ann@example.org>") ||
+		!strings.Contains(orig, "Mon, 23 Nov 2026 09:15:00 +0100") || !strings.Contains(orig, "Budget 2027") ||
+		!strings.Contains(orig, "Can we agree on 10k for the offsite?") || !strings.Contains(orig, "budget.csv") {
+		t.Errorf("the message answered: %q", orig)
+	}
+	shot(t, ctx, "reply")
+	// The forward: what is forwarded, its attachment by name and size.
+	b.do(chromedp.Navigate(detail(forwardName)), chromedp.WaitVisible(chromedp.CSS("#original")))
+	if orig := b.text("#original"); !strings.Contains(orig, "What is forwarded") || !strings.Contains(orig, "Can we agree on 10k") ||
+		!strings.Contains(b.text("#original-attachments"), "budget.csv · ") {
+		t.Errorf("what is forwarded: %q", orig)
+	}
 
 	// The foreign HTML email: shown in the sandboxed frame, the image
 	// blocked and listed, never fetched.
@@ -231,6 +279,11 @@ func TestApprovalPageBrowser(t *testing.T) {
 	}
 	if raw, _ := w.gm.RawMessage(w.gm.Sent()[0].Id); !strings.Contains(string(raw), "Subject: Quarterly report") || !strings.Contains(string(raw), "text/html") {
 		t.Fatalf("sent message:\n%s", raw)
+	}
+	// One send taken: the status says one slot fewer.
+	b.do(chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS("#status")))
+	if m := slots.FindStringSubmatch(b.text("#status")); m == nil || atoi(t, m[2]) != atoi(t, m[3])-1 {
+		t.Errorf("after one send the status says %q", b.text("#status"))
 	}
 	if a := readAudit(t, w.home); !strings.Contains(a, `"detail":"approved on the local approval page (mailgate approvals --web)"`) {
 		t.Errorf("the audit log does not say the approval came from the page:\n%s", a)
@@ -381,4 +434,13 @@ func (b tab) value(sel string) string { return get(b, chromedp.Value(chromedp.CS
 func (b tab) location() string        { return get(b, chromedp.Location()) }
 func (b tab) attr(sel, name string) chromedp.AttributeResult {
 	return get(b, chromedp.AttributeValue(chromedp.CSS(sel), name))
+}
+
+func atoi(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
