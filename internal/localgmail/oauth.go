@@ -99,12 +99,15 @@ var opScopes = map[string][]string{
 	// discovery document lists gmail.settings.basic alone, not even
 	// gmail.modify or the full scope (settingsOnly).
 	"settings.filters.create": {"gmail.settings.basic"}, "settings.filters.delete": {"gmail.settings.basic"},
-	"settings.updateVacation": {"gmail.settings.basic"},
+	"settings.updateVacation":           {"gmail.settings.basic"},
+	"settings.forwardingAddresses.list": {"gmail.readonly", "gmail.settings.basic"}, "settings.forwardingAddresses.get": {"gmail.readonly", "gmail.settings.basic"},
+	"settings.forwardingAddresses.create": {"gmail.settings.sharing"}, "settings.forwardingAddresses.delete": {"gmail.settings.sharing"},
 	// messages/threads modify, batchModify, trash and untrash: gmail.modify only.
 }
 
 // settingsOnly are the operations only gmail.settings.basic permits.
-var settingsOnly = map[string]bool{"settings.filters.create": true, "settings.filters.delete": true, "settings.updateVacation": true}
+var settingsOnly = map[string]bool{"settings.filters.create": true, "settings.filters.delete": true, "settings.updateVacation": true,
+	"settings.forwardingAddresses.create": true, "settings.forwardingAddresses.delete": true}
 
 func (a *access) allows(op string) bool {
 	if !settingsOnly[op] && (a.scopes[scopeFull] || a.scopes[scopePrefix+"gmail.modify"]) {

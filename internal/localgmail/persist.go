@@ -38,6 +38,8 @@ type snapshot struct {
 	Filters   []*gmail.Filter         `json:"filters,omitempty"`
 	FilterSeq int                     `json:"filterSeq,omitempty"`
 	Vacation  *gmail.VacationSettings `json:"vacation,omitempty"`
+	// Forwarding are the forwarding addresses (forwarding.go).
+	Forwarding []*gmail.ForwardingAddress `json:"forwarding,omitempty"`
 }
 
 type snapshotMsg struct {
@@ -70,7 +72,7 @@ func (s *Server) Snapshot() ([]byte, error) {
 	for _, m := range st.sent {
 		snap.Sent = append(snap.Sent, m.id)
 	}
-	snap.Filters, snap.FilterSeq = st.cfg.filters, st.cfg.filterSeq
+	snap.Filters, snap.FilterSeq, snap.Forwarding = st.cfg.filters, st.cfg.filterSeq, st.cfg.forwarding
 	if v := st.cfg.vacation; v.EnableAutoReply || v.ResponseSubject != "" || v.ResponseBodyPlainText != "" || v.ResponseBodyHtml != "" {
 		snap.Vacation = &v
 	}
@@ -114,7 +116,7 @@ func (s *Server) Restore(data []byte) error {
 		st.sent = append(st.sent, m)
 	}
 	st.history, st.lastID, st.labelSeq, st.draftSeq = snap.History, snap.LastID, snap.LabelSeq, snap.DraftSeq
-	st.cfg.filters, st.cfg.filterSeq = snap.Filters, snap.FilterSeq
+	st.cfg.filters, st.cfg.filterSeq, st.cfg.forwarding = snap.Filters, snap.FilterSeq, snap.Forwarding
 	if snap.Vacation != nil {
 		st.cfg.vacation = *snap.Vacation
 	}

@@ -210,6 +210,10 @@ var routes = []route{
 	{"PUT", "settings/vacation", "settings.updateVacation", (*Server).updateVacation, false},
 	{"GET", "profile", "profile", (*Server).getProfile, false},
 	{"GET", "settings/sendAs", "settings.sendAs.list", (*Server).listSendAs, false},
+	{"GET", "settings/forwardingAddresses", "settings.forwardingAddresses.list", (*Server).listForwarding, false}, // forwarding.go
+	{"POST", "settings/forwardingAddresses", "settings.forwardingAddresses.create", (*Server).createForwarding, false},
+	{"GET", "settings/forwardingAddresses/{id}", "settings.forwardingAddresses.get", (*Server).getForwarding, false},
+	{"DELETE", "settings/forwardingAddresses/{id}", "settings.forwardingAddresses.delete", (*Server).deleteForwarding, false},
 }
 
 // quotaUnits per operation, from gmail-api.md §3 (and Gmail's published table
@@ -223,6 +227,8 @@ var quotaUnits = map[string]int{
 	"messages.trash": 5, "messages.untrash": 5, "threads.trash": 10, "threads.untrash": 10,
 	"labels.patch": 5, "labels.delete": 5, "settings.filters.list": 1, "settings.filters.get": 1,
 	"settings.filters.create": 5, "settings.filters.delete": 5, "settings.getVacation": 1, "settings.updateVacation": 5,
+	"settings.forwardingAddresses.list": 1, "settings.forwardingAddresses.get": 1,
+	"settings.forwardingAddresses.create": 100, "settings.forwardingAddresses.delete": 5,
 }
 
 // match resolves the request to a route. api reports a /gmail/ or /upload/

@@ -17,9 +17,10 @@ import (
 // settingsState is the mailbox's settings: its filters, in creation order,
 // and the vacation responder.
 type settingsState struct {
-	filters   []*gmail.Filter
-	filterSeq int
-	vacation  gmail.VacationSettings
+	filters    []*gmail.Filter
+	filterSeq  int
+	vacation   gmail.VacationSettings
+	forwarding []*gmail.ForwardingAddress // forwarding.go
 }
 
 // labelPalette is Gmail's set of allowed label colours (LabelColor in the
@@ -174,6 +175,9 @@ func (s *Server) createFilter(c *call) (any, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if a.Forward != "" && !s.forwardingAccepted(a.Forward) {
+		return nil, forwardingErr() // forwarding.go
+	}
 	for _, id := range slices.Concat(a.AddLabelIds, a.RemoveLabelIds) {
 		if _, ok := s.st.labels[id]; !ok {
 			return nil, apiErr(400, "invalidArgument", "Invalid label "+id+" in AddLabelIds")

@@ -12,6 +12,7 @@ import (
 // gmail.readonly.
 func TestSettingsScopes(t *testing.T) {
 	s := New(Options{RequireAuth: true})
+	s.AddForwardingAddress("x@c.example", true) // a filter forwards only to a verified address (forwarding.go)
 	base := startServer(t, s)
 	call := func(method, path, body string, scopes ...string) int {
 		t.Helper()
@@ -42,6 +43,11 @@ func TestSettingsScopes(t *testing.T) {
 		{"GET", "settings/vacation", "", "gmail.readonly", 200},
 		{"POST", "settings/filters", filter, "gmail.settings.basic", 200},
 		{"PUT", "settings/vacation", vacation, "gmail.settings.basic", 200},
+		{"GET", "settings/forwardingAddresses", "", "gmail.readonly", 200},
+		{"GET", "settings/forwardingAddresses/x@c.example", "", "gmail.settings.basic", 200},
+		{"POST", "settings/forwardingAddresses", `{"forwardingEmail":"y@c.example"}`, "gmail.settings.basic", 403},
+		{"POST", "settings/forwardingAddresses", `{"forwardingEmail":"y@c.example"}`, "https://mail.google.com/", 403},
+		{"POST", "settings/forwardingAddresses", `{"forwardingEmail":"y@c.example"}`, "gmail.settings.sharing", 200},
 	} {
 		if got := call(c.method, c.path, c.body, c.scope); got != c.want {
 			t.Errorf("%s %s with %s: %d, want %d", c.method, c.path, c.scope, got, c.want)

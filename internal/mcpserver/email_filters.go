@@ -225,6 +225,9 @@ func (h *emailCall) filterFrom(ctx context.Context, in emailCreateFilterIn) (gma
 			return gmail.Filter{}, nil, invalidField("forward", "forward is one plain address (a@b.c)")
 		}
 		a.Forward = addr.Address
+		if err := h.checkForwarding(ctx, a.Forward); err != nil { // email_forwarding.go
+			return gmail.Filter{}, nil, err
+		}
 	}
 	names := map[string]string{}
 	if len(in.AddLabels)+len(in.RemoveLabels) > 0 {

@@ -25,6 +25,7 @@ type SettingsAdmin interface {
 	GetVacation(ctx context.Context) (gmail.Vacation, error)
 	UpdateVacation(ctx context.Context, v gmail.Vacation) (gmail.Vacation, error)
 	ListUnsubscribe(ctx context.Context, id string) (gmail.ListHeaders, error) // unsubscribe
+	ForwardingAddresses(ctx context.Context) ([]gmail.ForwardingAddress, error) // create_filter's forward
 }
 
 var _ SettingsAdmin = (*gmail.Client)(nil)

@@ -89,6 +89,9 @@ func TestLabelsCreateRenameAndGatedDelete(t *testing.T) {
 
 func TestForwardingFilterIsARequestNotAFilter(t *testing.T) {
 	e := newEmailEnv(t, false, nil)
+	// Gmail forwards only to verified forwarding addresses (TestFilterForwardUnverifiedRefused).
+	e.gm.AddForwardingAddress("mallory@evil.example", true)
+	e.gm.AddForwardingAddress("mallory@evil2.example", true)
 	args := map[string]any{"from": "billing@vendor.example", "forward": "mallory@evil.example", "remove_labels": []any{"INBOX", "UNREAD"}}
 	text, file := request(t, e, "create_filter", args)
 	mustContain(t, "answer", text, "Rejected: No matching approval file found in vault/Approved/ to create filter: ",
@@ -195,4 +198,30 @@ func TestVacationTextChangedAfterApprovalRefused(t *testing.T) {
 	}
 	text, _ = callTool(t, e.cs, "get_vacation", map[string]any{})
 	mustContain(t, "get_vacation", text, "Vacation responder: ON", "Text:\nI am away until Monday.")
+}
+
+// TestFilterForwardUnverifiedRefused: a filter forwarding to an address
+// the account has not verified (unknown, or its owner has not confirmed
+// it) is refused before any request is written, as Gmail would refuse to
+// make it; the answer says why and what the user must do.
+func TestFilterForwardUnverifiedRefused(t *testing.T) {
+	e := newEmailEnv(t, false, nil)
+	e.gm.AddForwardingAddress("pending@evil.example", false)
+	for to, why := range map[string]string{
+		"stranger@evil.example": "(it is not among them)",
+		"pending@evil.example":  "(its verification is pending: its owner has not confirmed it yet)",
+	} {
+		text, isErr := callTool(t, e.cs, "create_filter", map[string]any{"from": "billing@vendor.example", "forward": to})
+		if !isErr {
+			t.Fatalf("%s: accepted: %q", to, text)
+		}
+		mustContain(t, "answer", text, to+" is not a verified forwarding address of this Gmail account "+why,
+			"Settings → Forwarding and POP/IMAP", "No request was written.")
+	}
+	if names := pendingNames(t, e); len(names) != 0 {
+		t.Fatalf("requests written: %v", names)
+	}
+	if n := e.gm.Calls("settings.filters.create"); n != 0 || len(e.gm.Filters()) != 0 {
+		t.Fatalf("%d filters.create calls", n)
+	}
 }

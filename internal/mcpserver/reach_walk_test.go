@@ -173,6 +173,7 @@ type reachEnv struct {
 func newReachEnv(t testing.TB) *reachEnv {
 	t.Helper()
 	e := newSandboxEnv(t, false)
+	e.gm.AddForwardingAddress("x@example.com", true) // create_filter's forward target, verified as Gmail requires
 	w := newReachWorld(t, e.vault)
 	e.deps.Attachments = attach.Folder{Dir: w.attachments}
 	e.deps.Downloads = attach.Downloads{Dir: w.downloads}
