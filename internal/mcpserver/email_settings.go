@@ -24,7 +24,7 @@ type SettingsAdmin interface {
 	DeleteFilter(ctx context.Context, id string) error
 	GetVacation(ctx context.Context) (gmail.Vacation, error)
 	UpdateVacation(ctx context.Context, v gmail.Vacation) (gmail.Vacation, error)
-	ListUnsubscribe(ctx context.Context, id string) (gmail.ListHeaders, error) // unsubscribe
+	ListUnsubscribe(ctx context.Context, id string) (gmail.ListHeaders, error)  // unsubscribe
 	ForwardingAddresses(ctx context.Context) ([]gmail.ForwardingAddress, error) // create_filter's forward
 }
 
