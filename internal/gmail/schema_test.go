@@ -19,6 +19,7 @@ import (
 func TestEveryMethodAnswersGmailShapes(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, []string{ScopeReadonly, ScopeCompose, ScopeModify, ScopeLabels, ScopeInsert, ScopeSettingsBasic})
+	e.srv.AddForwardingAddress("y@example.org", true) // CreateFilter's forward target, verified as Gmail requires
 	ctx := context.Background()
 	c := e.c
 	files := "--mix\r\nContent-Type: text/plain\r\n\r\nsee the files\r\n" +
@@ -116,6 +117,13 @@ func TestEveryMethodAnswersGmailShapes(t *testing.T) {
 			must("PatchLabel", err)
 		},
 		"ListFilters": func() { _, err := c.ListFilters(ctx); must("ListFilters", err) },
+		"ForwardingAddresses": func() {
+			fs, err := c.ForwardingAddresses(ctx)
+			must("ForwardingAddresses", err)
+			if len(fs) != 1 || fs[0] != (ForwardingAddress{Email: "y@example.org", Status: "accepted", Accepted: true}) {
+				t.Fatalf("ForwardingAddresses = %+v", fs)
+			}
+		},
 		"CreateFilter": func() {
 			f, err := c.CreateFilter(ctx, Filter{Criteria: FilterCriteria{From: "x@example.org", Size: 1000, SizeComparison: "larger"},
 				Action: FilterAction{AddLabelIDs: []string{label2}, RemoveLabelIDs: []string{"INBOX"}, Forward: "y@example.org"}})
@@ -159,7 +167,7 @@ func TestEveryMethodAnswersGmailShapes(t *testing.T) {
 		"CreateDraft", "ListDrafts", "GetDraft", "DraftRaw", "UpdateDraft", "SendDraft", "Send", "DeleteDraft", "HasSentTo",
 		"Insert", "FindRFC822", "CreateLabel", "ListLabels", "LabelID",
 		"ModifyMessages", "ModifyThread", "TrashMessage", "UntrashMessage", "TrashThread", "UntrashThread",
-		"NewLabel", "GetLabel", "PatchLabel", "ListFilters", "CreateFilter", "DeleteFilter", "DeleteLabel",
+		"NewLabel", "GetLabel", "PatchLabel", "ListFilters", "ForwardingAddresses", "CreateFilter", "DeleteFilter", "DeleteLabel",
 		"UpdateVacation", "GetVacation", "ListUnsubscribe"} {
 		calls[name]()
 		delete(calls, name)
