@@ -72,10 +72,7 @@ func (h *emailCall) doSearch(ctx context.Context, in emailSearchIn) *mcp.CallToo
 		fmt.Fprintf(&entries, "\n%d. From: %s | Subject: %s | Date: %s\n   Snippet: %s\n   Message ID: %s | Thread ID: %s\n",
 			i+1, oneLine(m.From), oneLine(m.Subject), oneLine(date), oneLine(m.Snippet), m.ID, m.ThreadID)
 	}
-	f := fence.New(entries.String())
-	b.WriteString(f.Begin(searchFenceWhat))
-	b.WriteString(entries.String())
-	b.WriteString(f.End(searchFenceWhat))
+	b.WriteString(fence.Text(searchFenceWhat, entries.String()))
 	b.WriteString(nextPageLine("search_email", page.NextPageToken))
 	return textResult(b.String())
 }
@@ -161,10 +158,7 @@ func formatMessages(msgs []*gmail.Message) string {
 			fmt.Fprintf(&c, "\n[truncated: %d more characters not shown]", cut)
 		}
 		c.WriteString("\n")
-		f := fence.New(c.String())
-		b.WriteString(f.Begin(readFenceWhat))
-		b.WriteString(c.String())
-		b.WriteString(f.End(readFenceWhat))
+		b.WriteString(fence.Text(readFenceWhat, c.String()))
 	}
 	return b.String()
 }
