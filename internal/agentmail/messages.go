@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -364,10 +363,7 @@ func (s *Service) Reply(ctx context.Context, p ReplyParams) (ReplyResult, error)
 		if err != nil {
 			return err
 		}
-		thread := orig.ThreadID
-		if thread == "" {
-			thread = strconv.FormatInt(orig.ID, 10)
-		}
+		thread := orig.Thread()
 		subject := orig.Subject
 		if !strings.HasPrefix(strings.ToLower(subject), strings.ToLower(prefix)) {
 			subject = prefix + " " + subject
