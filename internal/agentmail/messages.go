@@ -19,6 +19,15 @@ const (
 	defaultInbox    = 20
 )
 
+// listLimit is a search's result count: defaultInbox for none (0 or
+// less), at most maxInboxLimit.
+func listLimit(n int) int {
+	if n <= 0 {
+		return defaultInbox
+	}
+	return min(n, maxInboxLimit)
+}
+
 var threadIDPattern = lazyRegexp(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
 
 func checkThreadID(id string) error {
