@@ -60,8 +60,9 @@ type ReserveParams struct {
 
 // Bounds of one file_reservation_paths call. Every requested pattern is
 // checked against every live reservation of the project inside the write
-// transaction, so an unbounded request would hold the store's write lock
-// (every agent's sends) for as long as it takes.
+// transaction, so an unbounded request would hold the project's
+// reservation lock (on SQLite the store's write lock: every agent's sends)
+// for as long as it takes.
 const (
 	maxReservePaths   = 1000
 	maxPatternBytes   = 1024
@@ -90,10 +91,21 @@ func (s *Service) Reserve(ctx context.Context, p ReserveParams) (ReserveResult, 
 	exclusive := p.Exclusive == nil || *p.Exclusive
 	ttl, warnings := reservationTTL(p.TTLSeconds)
 	out := ReserveResult{Granted: []GrantView{}, Conflicts: []ConflictView{}}
-	err := s.writeIn(ctx, reservationScope(p.ProjectKey), func(tx Tx) error {
+	// Grants of one project run one at a time under the project's
+	// reservation lock, in a READ COMMITTED transaction (see
+	// CommittedWriter): each reads the live reservations only once the lock
+	// is its own, so it sees every grant before it, and of two overlapping
+	// exclusive grants the later always lists the earlier. Nothing else
+	// takes the lock, so sends never wait for a grant nor fail because of
+	// one; a serializable grant (every grant reads all of the project's
+	// reservations) made them retry.
+	err := s.writeCommitted(ctx, func(tx Tx) error {
 		out = ReserveResult{Granted: []GrantView{}, Conflicts: []ConflictView{}, Warnings: slices.Clone(warnings)}
 		proj, a, err := s.projectAgent(ctx, tx, p.ProjectKey, p.Agent)
 		if err != nil {
+			return err
+		}
+		if err := tx.LockReservations(ctx, proj.ID); err != nil {
 			return err
 		}
 		now := s.clock()
@@ -200,10 +212,13 @@ type ReleaseResult struct {
 	ReleasedAt *string `json:"released_at"`
 }
 
-// Release releases the agent's selected active reservations.
+// Release releases the agent's selected active reservations. It takes no
+// lock: it changes only the agent's own rows, by id, and a grant reading
+// a reservation as it is released lists it or not, both true a moment
+// apart (see Reserve).
 func (s *Service) Release(ctx context.Context, p SelectParams) (ReleaseResult, error) {
 	var out ReleaseResult
-	err := s.writeIn(ctx, reservationScope(p.ProjectKey), func(tx Tx) error {
+	err := s.writeCommitted(ctx, func(tx Tx) error {
 		_, a, mine, now, err := s.selectMine(ctx, tx, p)
 		if err != nil {
 			return err
@@ -257,12 +272,13 @@ type RenewResult struct {
 	FileReservations []RenewedView `json:"file_reservations"`
 }
 
-// Renew extends the agent's selected active reservations.
+// Renew extends the agent's selected active reservations (like Release,
+// without the lock).
 func (s *Service) Renew(ctx context.Context, p RenewParams) (RenewResult, error) {
 	ext := ttlOr(p.ExtendSeconds, defaultRenewExtension)
 	ext = max(ext, minReservationTTL)
 	var out RenewResult
-	err := s.writeIn(ctx, reservationScope(p.SelectParams.ProjectKey), func(tx Tx) error {
+	err := s.writeCommitted(ctx, func(tx Tx) error {
 		_, a, mine, now, err := s.selectMine(ctx, tx, p.SelectParams)
 		if err != nil {
 			return err

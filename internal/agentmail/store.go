@@ -2,6 +2,7 @@ package agentmail
 
 import (
 	"context"
+	"fmt"
 	"time"
 )
 
@@ -22,7 +23,7 @@ type Store interface {
 }
 
 // ScopedWriter is a Store whose writers on one contended resource (a
-// project's reservations, its messages) can queue for it instead of racing
+// project's messages) can queue for it instead of racing
 // and running again. Writers with different scopes, or writing through
 // Write, do not wait for each other, and every guarantee of Write still
 // holds without the queue (it only spares the retries). The PostgreSQL
@@ -30,6 +31,28 @@ type Store interface {
 // lock.
 type ScopedWriter interface {
 	WriteScoped(ctx context.Context, scope Scope, fn func(Tx) error) error
+}
+
+// CommittedWriter is a Store that can run a write transaction at READ
+// COMMITTED instead of Write's serializable isolation. Such a transaction
+// never fails with a serialization error and never makes a serializable
+// writer fail, so writers that would otherwise conflict with everything
+// (every grant reads all of its project's reservations) run beside the
+// others; what it must not miss it orders itself by a lock it takes
+// (ReservationTx.LockReservations). Each statement sees every transaction
+// committed before it began. The PostgreSQL store implements it; on SQLite,
+// whose writers already run one at a time, Write is the same thing.
+type CommittedWriter interface {
+	WriteCommitted(ctx context.Context, fn func(Tx) error) error
+}
+
+// ReservationScope is the scope of a project's reservation lock (see
+// ReservationTx.LockReservations): a serializable writer that must be
+// ordered with the project's grants (a channel claim refuses what is
+// held) queues on it before its transaction begins, where a grant takes
+// the same lock inside its READ COMMITTED transaction.
+func ReservationScope(projectID int64) Scope {
+	return Scope{Key: fmt.Sprintf("reservations:%d", projectID), Always: true}
 }
 
 // Scope names a contended resource for ScopedWriter.
@@ -183,4 +206,13 @@ type ReservationTx interface {
 	SetReservationExpiry(ctx context.Context, id int64, expires time.Time) error
 	// ReleaseReservation marks a reservation released at at.
 	ReleaseReservation(ctx context.Context, id int64, at time.Time) error
+	// LockReservations takes the project's reservation lock until the
+	// transaction ends (commit or rollback): of the transactions that take
+	// it, one runs at a time, and the statements after it see every write
+	// of those before. It orders the writers that read the project's
+	// reservations to decide what they write (a grant's conflicts, a
+	// claim's refusal). Only meaningful in CommittedWriter's transactions
+	// (a serializable transaction's snapshot predates the lock); a no-op
+	// on SQLite, whose writers run one at a time.
+	LockReservations(ctx context.Context, projectID int64) error
 }

@@ -85,8 +85,9 @@ type Store struct {
 }
 
 var (
-	_ agentmail.Store        = (*Store)(nil)
-	_ agentmail.ScopedWriter = (*Store)(nil)
+	_ agentmail.Store           = (*Store)(nil)
+	_ agentmail.ScopedWriter    = (*Store)(nil)
+	_ agentmail.CommittedWriter = (*Store)(nil)
 	_ agentmail.Tx           = (*tx)(nil)
 )
 
@@ -196,6 +197,67 @@ func (t *tx) TouchAgent(ctx context.Context, agentID int64, at time.Time) error 
 	return nil
 }
 
+// WriteCommitted runs fn in one READ COMMITTED transaction (see
+// agentmail.CommittedWriter), outside the lane: it cannot fail with a
+// serialization error, nor make a serializable writer fail. It runs again
+// only after a deadlock (which PostgreSQL reports as retryable).
+func (s *Store) WriteCommitted(ctx context.Context, fn func(agentmail.Tx) error) error {
+	return s.writeCommitted(ctx, own(fn))
+}
+
+// writeCommitted is WriteCommitted with the store's own transaction
+// (WriteCommittedSQL uses it).
+func (s *Store) writeCommitted(ctx context.Context, fn func(*tx) error) error {
+	var last *tx
+	err := s.db.Retry(ctx, func() error {
+		sqltx, err := s.db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
+		if err != nil {
+			return fmt.Errorf("beginning transaction: %w", err)
+		}
+		defer sqltx.Rollback()
+		t := &tx{tx: sqltx, committed: true}
+		t.Tx = amsql.NewTx(t, queries)
+		if err := fn(t); err != nil {
+			return err
+		}
+		if t.failed != nil {
+			return fmt.Errorf("a statement failed inside the transaction: %w", t.failed)
+		}
+		if err := sqltx.Commit(); err != nil {
+			return fmt.Errorf("committing transaction: %w", err)
+		}
+		last = t
+		return nil
+	})
+	if err == nil {
+		s.touch(ctx, s.db, last)
+	}
+	return err
+}
+
+// LockReservations takes the project's reservation lock, a transaction
+// advisory lock, until the transaction ends (see
+// agentmail.ReservationTx.LockReservations). At READ COMMITTED every
+// statement after it takes a new snapshot, which includes the commit of
+// the transaction that held the lock before (PostgreSQL makes a commit
+// visible before it releases the commit's locks). Under SERIALIZABLE the
+// snapshot was taken at the transaction's first statement, so the lock
+// would order nothing: that is refused.
+func (t *tx) LockReservations(ctx context.Context, projectID int64) error {
+	if !t.committed {
+		return t.note(errors.New("LockReservations outside a READ COMMITTED transaction (WriteCommitted)"))
+	}
+	_, err := t.exec(ctx, `SELECT pg_advisory_xact_lock($1)`, reservationLockKey(projectID))
+	return err
+}
+
+// reservationLockKey is the advisory lock key of a project's reservations:
+// the key of its agentmail.ReservationScope, so that writers queued on that
+// scope (a channel claim, serializable) and grants exclude each other.
+func reservationLockKey(projectID int64) int64 {
+	return scopeKey(agentmail.ReservationScope(projectID).Key)
+}
+
 // WriteScoped is Write for writers that contend on one resource (see
 // agentmail.ScopedWriter). Queueing is a session advisory lock keyed by the
 // scope, taken before BEGIN on the connection the transaction then runs on,
@@ -210,8 +272,12 @@ func (t *tx) TouchAgent(ctx context.Context, agentID int64, at time.Time) error 
 //
 // With scope.Always every writer queues; otherwise the first attempt runs
 // as Write's does and only a writer that lost a race queues.
-func (s *Store) WriteScoped(ctx context.Context, scope agentmail.Scope, afn func(agentmail.Tx) error) error {
-	fn := own(afn)
+func (s *Store) WriteScoped(ctx context.Context, scope agentmail.Scope, fn func(agentmail.Tx) error) error {
+	return s.writeScoped(ctx, scope, own(fn))
+}
+
+// writeScoped is WriteScoped with the store's own transaction.
+func (s *Store) writeScoped(ctx context.Context, scope agentmail.Scope, fn func(*tx) error) error {
 	if !scope.Always {
 		s.lane.RLock()
 		err := s.attempt(ctx, fn)
@@ -372,6 +438,9 @@ type tx struct {
 	// touches are the agents' activity times to record after the commit
 	// (see Store.touch), in writes only.
 	touches map[int64]time.Time
+	// committed: a READ COMMITTED transaction (WriteCommitted), where
+	// LockReservations orders what follows it.
+	committed bool
 }
 
 // note records a statement's failure (sql.ErrNoRows is an answer, not one).
@@ -468,6 +537,11 @@ type execer interface {
 // noted on the transaction (see run).
 func (s *Store) WriteSQL(ctx context.Context, fn func(agentmail.Tx, amsql.Querier) error) error {
 	return s.write(ctx, func(t *tx) error { return fn(t, statements(t)) })
+}
+
+// WriteScopedSQL is WriteSQL queued on scope as WriteScoped queues.
+func (s *Store) WriteScopedSQL(ctx context.Context, scope agentmail.Scope, fn func(agentmail.Tx, amsql.Querier) error) error {
+	return s.writeScoped(ctx, scope, func(t *tx) error { return fn(t, statements(t)) })
 }
 
 // ReadSQL: see WriteSQL.
