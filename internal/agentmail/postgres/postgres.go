@@ -88,7 +88,7 @@ var (
 	_ agentmail.Store           = (*Store)(nil)
 	_ agentmail.ScopedWriter    = (*Store)(nil)
 	_ agentmail.CommittedWriter = (*Store)(nil)
-	_ agentmail.Tx           = (*tx)(nil)
+	_ agentmail.Tx              = (*tx)(nil)
 )
 
 // Open applies the agent-mail migrations to db and returns the store. The
