@@ -37,20 +37,18 @@ type ScopedWriter interface {
 // COMMITTED instead of Write's serializable isolation. Such a transaction
 // never fails with a serialization error and never makes a serializable
 // writer fail, so writers that would otherwise conflict with everything
-// (every grant reads all of its project's reservations) run beside the
-// others; what it must not miss it orders itself by a lock it takes
-// (ReservationTx.LockReservations). Each statement sees every transaction
+// (a grant) run beside the others. Each statement sees every transaction
 // committed before it began. The PostgreSQL store implements it; on SQLite,
 // whose writers already run one at a time, Write is the same thing.
 type CommittedWriter interface {
 	WriteCommitted(ctx context.Context, fn func(Tx) error) error
 }
 
-// ReservationScope is the scope of a project's reservation lock (see
-// ReservationTx.LockReservations): a serializable writer that must be
-// ordered with the project's grants (a channel claim refuses what is
-// held) queues on it before its transaction begins, where a grant takes
-// the same lock inside its READ COMMITTED transaction.
+// ReservationScope is the scope of a project's reservation lock: a
+// serializable writer that must be ordered with the project's grants (a
+// channel claim refuses what is held) queues on it before its transaction
+// begins; a grant takes the same lock with its insert
+// (ReservationTx.GrantReservations).
 func ReservationScope(projectID int64) Scope {
 	return Scope{Key: fmt.Sprintf("reservations:%d", projectID), Always: true}
 }
@@ -206,13 +204,12 @@ type ReservationTx interface {
 	SetReservationExpiry(ctx context.Context, id int64, expires time.Time) error
 	// ReleaseReservation marks a reservation released at at.
 	ReleaseReservation(ctx context.Context, id int64, at time.Time) error
-	// LockReservations takes the project's reservation lock until the
-	// transaction ends (commit or rollback): of the transactions that take
-	// it, one runs at a time, and the statements after it see every write
-	// of those before. It orders the writers that read the project's
-	// reservations to decide what they write (a grant's conflicts, a
-	// claim's refusal). Only meaningful in CommittedWriter's transactions
-	// (a serializable transaction's snapshot predates the lock); a no-op
-	// on SQLite, whose writers run one at a time.
-	LockReservations(ctx context.Context, projectID int64) error
+	// GrantReservations is InsertReservations for a grant, ordered with
+	// the writers that refuse what is held (a channel claim), which queue
+	// on the project's ReservationScope: on PostgreSQL the statement takes
+	// that scope's lock (a transaction advisory lock) before it inserts,
+	// and holds it until the transaction ends, so a claim either sees the
+	// grant or committed before the grant's conflicts are read. SQLite's
+	// writers run one at a time already.
+	GrantReservations(ctx context.Context, rs []*Reservation) error
 }

@@ -99,6 +99,8 @@ func (t *Tx) ReleaseReservation(ctx context.Context, id int64, at time.Time) err
 	return err
 }
 
-// LockReservations does nothing here: on SQLite writers run one at a time
-// already. The PostgreSQL store takes a lock (see its tx).
-func (t *Tx) LockReservations(context.Context, int64) error { return nil }
+// GrantReservations is InsertReservations: on SQLite writers run one at a
+// time already. The PostgreSQL store takes a lock with it (see its tx).
+func (t *Tx) GrantReservations(ctx context.Context, rs []*agentmail.Reservation) error {
+	return t.InsertReservations(ctx, rs)
+}

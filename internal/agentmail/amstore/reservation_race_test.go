@@ -14,12 +14,13 @@ import (
 
 // TestReservationGrantsAcrossServersOneCleanWinner: six agents on three
 // servers (separate pools) reserve overlapping patterns of one directory
-// exclusively at the same instant, round after round. Grants of a project
-// run one at a time (on PostgreSQL under the project's reservation lock, in
-// READ COMMITTED transactions), each seeing every grant before it, so in
-// every round at most one agent is granted with no conflict reported: the
-// first. Without the lock, grants that read the reservations before either
-// committed would both come out clean.
+// exclusively at the same instant, round after round. A grant reads the
+// conflicts once its insert has committed (on PostgreSQL at READ
+// COMMITTED, beside the others), so each sees every grant that committed
+// before it, and in every round at most one agent is granted with no
+// conflict reported: the first to commit. Grants that read the others'
+// reservations before their own commit, unordered, would come out clean
+// together.
 func TestReservationGrantsAcrossServersOneCleanWinner(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -75,7 +76,10 @@ func TestReservationGrantsAcrossServersOneCleanWinner(t *testing.T) {
 // server while a mail agent reserves it on another, round after round.
 // The claim refuses what is held and the grant lists what overlaps, so at
 // least one side must see the other: never a claim granted beside a grant
-// that reported no conflict.
+// that reported no conflict. On PostgreSQL the claim queues on the
+// project's reservation lock, which the grant's insert takes; without it
+// the claim's snapshot can miss the grant while the grant reads before the
+// claim commits.
 func TestClaimAndGrantAcrossServers(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()

@@ -4,7 +4,8 @@
 // directly, such as internal/mirror's, runs on both), and the same answers.
 //
 // Safety between servers comes from store.DB: every write is one
-// SERIALIZABLE transaction, run again when PostgreSQL reports that it lost a
+// SERIALIZABLE transaction (file reservations' grants, releases and
+// renewals excepted: see WriteCommitted and agentmail.Service.Reserve), run again when PostgreSQL reports that it lost a
 // race (serialization failure or deadlock), so the outcome is as if all
 // writes of all servers ran one at a time, which is what SQLite's single
 // writer gives the other implementation. Within one process, a transaction
@@ -108,8 +109,8 @@ func (s *Store) Close() error { return nil }
 
 // Write runs fn in one serializable transaction.
 //
-// Writers that touch the same rows or ranges (agents reserving files in one
-// project, two sweeps retiring one agent) make PostgreSQL fail all but one
+// Writers that touch the same rows or ranges (channel agents claiming files
+// in one project, two sweeps retiring one agent) make PostgreSQL fail all but one
 // of them with a serialization error; the others must run again. Run again
 // blindly, a dozen goroutines of one busy process keep colliding until
 // store.DB's retry budget is spent. So a first attempt runs concurrently with
@@ -215,7 +216,7 @@ func (s *Store) writeCommitted(ctx context.Context, fn func(*tx) error) error {
 			return fmt.Errorf("beginning transaction: %w", err)
 		}
 		defer sqltx.Rollback()
-		t := &tx{tx: sqltx, committed: true}
+		t := &tx{tx: sqltx}
 		t.Tx = amsql.NewTx(t, queries)
 		if err := fn(t); err != nil {
 			return err
@@ -232,22 +233,6 @@ func (s *Store) writeCommitted(ctx context.Context, fn func(*tx) error) error {
 	if err == nil {
 		s.touch(ctx, s.db, last)
 	}
-	return err
-}
-
-// LockReservations takes the project's reservation lock, a transaction
-// advisory lock, until the transaction ends (see
-// agentmail.ReservationTx.LockReservations). At READ COMMITTED every
-// statement after it takes a new snapshot, which includes the commit of
-// the transaction that held the lock before (PostgreSQL makes a commit
-// visible before it releases the commit's locks). Under SERIALIZABLE the
-// snapshot was taken at the transaction's first statement, so the lock
-// would order nothing: that is refused.
-func (t *tx) LockReservations(ctx context.Context, projectID int64) error {
-	if !t.committed {
-		return t.note(errors.New("LockReservations outside a READ COMMITTED transaction (WriteCommitted)"))
-	}
-	_, err := t.exec(ctx, `SELECT pg_advisory_xact_lock($1)`, reservationLockKey(projectID))
 	return err
 }
 
@@ -438,9 +423,6 @@ type tx struct {
 	// touches are the agents' activity times to record after the commit
 	// (see Store.touch), in writes only.
 	touches map[int64]time.Time
-	// committed: a READ COMMITTED transaction (WriteCommitted), where
-	// LockReservations orders what follows it.
-	committed bool
 }
 
 // note records a statement's failure (sql.ErrNoRows is an answer, not one).
