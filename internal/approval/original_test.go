@@ -94,3 +94,37 @@ func TestOriginalTextBounded(t *testing.T) {
 		t.Fatalf("truncated %v, %d bytes", got.Truncated, len(got.Text))
 	}
 }
+
+// FuzzOriginalRoundTrip: whatever a sender wrote (headers, text with
+// fences, control characters, invalid UTF-8), the kept copy reads back as
+// kept: the text block cannot be closed early by the sender's text.
+func FuzzOriginalRoundTrip(f *testing.F) {
+	f.Add("Ann <ann@example.org>", "Budget", "Can we agree?\n```\nx\n~~~\n", "a.pdf")
+	f.Add("\"x\" <y@z>", "\u202e\x00", "````text\n````\r\nend", "")
+	f.Fuzz(func(t *testing.T, from, subject, text, file string) {
+		if len(text) > maxOriginalText {
+			t.Skip()
+		}
+		v, _ := newVault(t, Options{})
+		o := &Original{MessageID: "m1", From: from, Subject: subject, Text: text}
+		if file != "" {
+			o.Attachments = []OriginalFile{{Name: file, Size: 7}}
+		}
+		sha := v.keepOriginal(KindForward, o)
+		if sha == "" {
+			t.Fatal("not kept")
+		}
+		got, err := v.Original(&Item{OriginalSHA256: sha})
+		if err != nil {
+			t.Fatal(err)
+		}
+		valid := func(s string) string { return strings.ToValidUTF8(s, "\uFFFD") }
+		wantText := strings.TrimSuffix(valid(normalizeNewlines(text)), "\n")
+		if got.From != valid(from) || got.Subject != valid(subject) || strings.TrimSuffix(got.Text, "\n") != wantText {
+			t.Fatalf("read back %+v", got)
+		}
+		if file != "" && (len(got.Attachments) != 1 || got.Attachments[0].Name != valid(file) || got.Attachments[0].Size != 7) {
+			t.Fatalf("attachments %+v", got.Attachments)
+		}
+	})
+}
