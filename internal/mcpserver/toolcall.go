@@ -158,19 +158,11 @@ func resultTool[In, R any](call func(R, context.Context, In) (*mcp.CallToolResul
 func rawTool[In any](s *mcp.Server, t *mcp.Tool, b binding, call func(context.Context, In) (*mcp.CallToolResult, error)) {
 	args := newArgDecoder[In](t, b.args)
 	s.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		var (
-			res         *mcp.CallToolResult
-			argErr, err error
-		)
-		workers.run(func() { // see workers.go
-			var in In
-			if in, argErr = args.decode(req.Params.Arguments); argErr == nil {
-				res, err = call(withSession(ctx, req.Session), in)
-			}
-		})
-		if argErr != nil {
-			return errorResult(argErr.Error()), nil
+		in, err := args.decode(req.Params.Arguments)
+		if err != nil {
+			return errorResult(err.Error()), nil
 		}
+		res, err := call(withSession(ctx, req.Session), in)
 		if err != nil {
 			var wire *jsonrpc.Error
 			if errors.As(err, &wire) {
