@@ -138,3 +138,22 @@ func (b *syncBuffer) String() string {
 	defer b.mu.Unlock()
 	return b.b.String()
 }
+
+// TestJSONResultWrapsNonObjects: an answer that is not a JSON object is
+// {"result": …} in structuredContent, the bytes json.Marshal gives the map
+// it used to be.
+func TestJSONResultWrapsNonObjects(t *testing.T) {
+	t.Parallel()
+	for _, v := range []any{[]string{"a", "<b> & c"}, 3, "text", nil, []map[string]any{{"id": 1, "body": "é\n"}}} {
+		res, err := jsonResult(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(v)
+		want, _ := json.Marshal(map[string]json.RawMessage{"result": b})
+		got, ok := res.StructuredContent.(json.RawMessage)
+		if !ok || !bytes.Equal(got, want) {
+			t.Errorf("%v: structuredContent %s, want %s", v, got, want)
+		}
+	}
+}
