@@ -217,7 +217,7 @@ func (s *Store) writeCommitted(ctx context.Context, fn func(*tx) error) error {
 		}
 		defer sqltx.Rollback()
 		t := &tx{tx: sqltx}
-		t.Tx = amsql.NewTx(t, queries)
+		t.Tx = amsql.NewTx(t, queries())
 		if err := fn(t); err != nil {
 			return err
 		}
