@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/mailgate/mailgate/internal/atomicfile"
@@ -139,7 +140,7 @@ func (v *Vault) keepOriginal(kind Kind, o *Original) string {
 	return sha
 }
 
-var originalFileLine = regexp.MustCompile(`^(.*) \(.*, (\d+) bytes\)$`)
+var originalFileLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(.*) \(.*, (\d+) bytes\)$`) })
 
 // ErrNoOriginal: the request keeps no original message (not a reply or a
 // forward, or written before mailgate kept them), or it is gone.
@@ -170,7 +171,7 @@ func (v *Vault) Original(it *Item) (*Original, error) {
 	o := &Original{MessageID: f.MessageID, From: f.From, Date: f.Date, Subject: f.Subject, To: f.To, Cc: f.Cc, Truncated: f.Truncated == "true"}
 	for _, a := range f.Attachments {
 		f := OriginalFile{Name: a, Size: -1}
-		if m := originalFileLine.FindStringSubmatch(a); m != nil {
+		if m := originalFileLine().FindStringSubmatch(a); m != nil {
 			f.Name = m[1]
 			f.Size, _ = strconv.ParseInt(m[2], 10, 64)
 		}
