@@ -409,13 +409,17 @@ func openEmail(ctx context.Context, cfg *config.Config, logger *slog.Logger, db 
 	if _, err := gmail.New(ctx, gmail.Options{Endpoint: gopts.Endpoint, TokenSource: oauth2.StaticTokenSource(&oauth2.Token{})}); err != nil {
 		return nil, &config.Error{Var: "GMAIL_API_ENDPOINT", Msg: err.Error()}
 	}
-	conn := gmail.NewConnector(ctx, gopts, cfg.Home)
+	conn := gmail.NewAccounts(ctx, gopts, cfg.Home)
+	deps.Accounts = conn.Names
 	a.gmail = "connected"
-	if _, err := conn.Get(ctx); err != nil {
+	if names := conn.Names(); len(names) > 1 {
+		a.gmail = "connected; accounts " + strings.Join(names, ", ")
+	}
+	if _, err := conn.Connector().Get(ctx); err != nil {
 		a.gmail = "not connected yet: run mailgate auth (the email tools say so until it has saved " + cfg.TokenFile + "; no restart needed)"
 		logger.Debug("Gmail is not connected", "reason", errors.Unwrap(err))
 	}
-	a.Gmail = conn.Client()
+	a.Gmail = conn.Connector().Client()
 	deps.Gmail = mcpserver.GmailConnector(conn)
 	settleAtStart(ctx, g, deps.Gmail, logger, a)
 	runLater(ctx, later, deps, a)
@@ -425,7 +429,7 @@ func openEmail(ctx context.Context, cfg *config.Config, logger *slog.Logger, db 
 // settleAtStart decides, in the background, the sends an earlier process
 // left without a known outcome (gate.Settle: the audit log, then Sent by
 // Message-ID). Close waits for it.
-func settleAtStart(ctx context.Context, g *gate.Gate, gm func(context.Context) (mcpserver.Mailbox, error), logger *slog.Logger, a *app) {
+func settleAtStart(ctx context.Context, g *gate.Gate, gm mcpserver.GmailGetter, logger *slog.Logger, a *app) {
 	g.Sent = mcpserver.SentLookup(gm)
 	done := make(chan struct{})
 	go func() {
