@@ -28,11 +28,7 @@ type ledgerQueries struct{ prune, issue, issued, consume, exists string }
 // NewStoreLedger migrates the "approval" component of db and returns the
 // ledger.
 func NewStoreLedger(ctx context.Context, db *store.DB) (*StoreLedger, error) {
-	sub, err := db.MigrationsFor(migrations, "migrations")
-	if err != nil {
-		return nil, fmt.Errorf("opening request ledger: %w", err)
-	}
-	if err := db.Migrate(ctx, "approval", sub); err != nil {
+	if err := db.MigrateDialect(ctx, "approval", migrations, "migrations"); err != nil {
 		return nil, fmt.Errorf("opening request ledger: %w", err)
 	}
 	return &StoreLedger{db: db, q: ledgerQueries{

@@ -32,11 +32,7 @@ type Registry struct {
 
 // New migrates db (the drafts_created table) and returns its registry.
 func New(ctx context.Context, db *store.DB) (*Registry, error) {
-	sub, err := db.MigrationsFor(migrations, "migrations")
-	if err != nil {
-		return nil, fmt.Errorf("drafts: %w", err)
-	}
-	if err := db.Migrate(ctx, "drafts", sub); err != nil {
+	if err := db.MigrateDialect(ctx, "drafts", migrations, "migrations"); err != nil {
 		return nil, fmt.Errorf("drafts: %w", err)
 	}
 	return &Registry{db: db, now: time.Now}, nil

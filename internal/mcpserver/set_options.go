@@ -38,10 +38,6 @@ type SetOptions struct {
 	AgentName string
 	// Getenv reads the environment (TMUX, TMUX_PANE, AGENT_NAME). Default os.Getenv.
 	Getenv func(string) string
-	// TmuxPoll is how often the mailbox set's session watcher runs
-	// `tmux has-session` where tmux control mode is unavailable (see
-	// mailboxset.WatchTmuxSession). Default 250 ms.
-	TmuxPoll time.Duration
 }
 
 func (o SetOptions) withDefaults() SetOptions {
@@ -57,9 +53,6 @@ func (o SetOptions) withDefaults() SetOptions {
 func (o SetOptions) withDefaultsButProject() SetOptions {
 	if o.Getenv == nil {
 		o.Getenv = os.Getenv
-	}
-	if o.TmuxPoll <= 0 {
-		o.TmuxPoll = 250 * time.Millisecond
 	}
 	return o
 }

@@ -80,11 +80,7 @@ type Registration struct {
 
 // Migrate creates the presence table in db if needed.
 func Migrate(ctx context.Context, db *store.DB) error {
-	sub, err := db.MigrationsFor(migrations, "migrations")
-	if err != nil {
-		return fmt.Errorf("presence: %w", err)
-	}
-	if err := db.Migrate(ctx, "presence", sub); err != nil {
+	if err := db.MigrateDialect(ctx, "presence", migrations, "migrations"); err != nil {
 		return fmt.Errorf("presence: %w", err)
 	}
 	return nil

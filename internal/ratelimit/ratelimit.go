@@ -135,11 +135,7 @@ func NewBucket(ctx context.Context, db *store.DB, bucket string, limit int, wind
 	if window <= 0 {
 		return nil, fmt.Errorf("creating rate limiter: window %v must be positive", window)
 	}
-	sub, err := db.MigrationsFor(migrations, "migrations")
-	if err != nil {
-		return nil, fmt.Errorf("creating rate limiter: %w", err)
-	}
-	if err := db.Migrate(ctx, "ratelimit", sub); err != nil {
+	if err := db.MigrateDialect(ctx, "ratelimit", migrations, "migrations"); err != nil {
 		return nil, fmt.Errorf("creating rate limiter: %w", err)
 	}
 	return &Limiter{db: db, bucket: bucket, limit: limit, window: window, q: newQueries(db)}, nil

@@ -33,11 +33,7 @@ var (
 
 // New migrates db (the scheduled_sends table) and returns the schedule.
 func New(ctx context.Context, db *store.DB) (*Store, error) {
-	sub, err := db.MigrationsFor(migrations, "migrations")
-	if err != nil {
-		return nil, fmt.Errorf("schedule: %w", err)
-	}
-	if err := db.Migrate(ctx, "schedule", sub); err != nil {
+	if err := db.MigrateDialect(ctx, "schedule", migrations, "migrations"); err != nil {
 		return nil, fmt.Errorf("schedule: %w", err)
 	}
 	return &Store{db: db}, nil
