@@ -131,3 +131,39 @@ func TestAccountsDoctor(t *testing.T) {
 		"token (account work)", "scopes (account work)", "missing", "tools left out: ", "draft_email", `mailgate auth --account work`)
 	mustHave(t, out, "gmail api (account work)", "signed in as "+workEmail)
 }
+
+// TestSandboxServesTwoAccounts: the sandbox has a second account, "work",
+// with a mailbox of its own: its search finds only its mail, and an email
+// approved for it is delivered from its address into its own Sent, kept
+// in the home beside the default account's mailbox.
+func TestSandboxServesTwoAccounts(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	w := &world{t: t, home: home}
+	cs, _ := startSandbox(t, home)
+	text, _ := call(t, cs, "search_email", map[string]any{"query": "contract", "account": "work"})
+	mustHave(t, text, "Contract for the Atlas project")
+	if text, _ := call(t, cs, "search_email", map[string]any{"query": "dana@client.example"}); !strings.HasPrefix(text, "No emails found") {
+		t.Fatalf("the default account's search found work's mail: %q", text)
+	}
+	send := map[string]any{"to": "dana@client.example", "subject": "Signed", "body": "Signed today.\n", "account": "work"}
+	if text, isErr := call(t, cs, "send_email", send); !isErr || !strings.Contains(text, "Account: work") {
+		t.Fatalf("first send_email = %q", text)
+	}
+	mustHave(t, w.read("Pending_Approval", w.files("Pending_Approval")[0]), "\naccount: \"work\"\n")
+	w.approveAll()
+	text, isErr := call(t, cs, "send_email", send)
+	if isErr || !strings.HasPrefix(text, "Email sent successfully.") {
+		t.Fatalf("approved send_email for work = %q", text)
+	}
+	sentID := strings.Fields(strings.TrimPrefix(text, "Email sent successfully. Message ID: "))[0]
+	text, _ = call(t, cs, "search_email", map[string]any{"query": "in:sent subject:signed", "account": "work"})
+	mustHave(t, text, "Signed", "sandbox")
+	if text, _ := call(t, cs, "search_email", map[string]any{"query": "in:sent subject:signed"}); !strings.HasPrefix(text, "No emails found") {
+		t.Fatalf("work's email is in the default account's Sent: %q", text)
+	}
+	kept, err := os.ReadFile(filepath.Join(home, "sandbox", "accounts", "work", "mailbox.json"))
+	if err != nil || !strings.Contains(string(kept), sentID) {
+		t.Fatalf("work's mailbox is not kept in the home: %v", err)
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/oauth2"
 
+	"github.com/mailgate/mailgate/internal/account"
 	"github.com/mailgate/mailgate/internal/agentmail"
 	"github.com/mailgate/mailgate/internal/agentmail/amstore"
 	"github.com/mailgate/mailgate/internal/approval"
@@ -359,6 +360,7 @@ func openEmail(ctx context.Context, cfg *config.Config, logger *slog.Logger, db 
 		Endpoint:        cfg.GmailEndpoint,
 		Logger:          logger,
 	}
+	workEndpoint := "" // the sandbox's second account
 	if useSandbox {
 		mb, err := sandbox.Open(sandboxDir(cfg), logger)
 		if err != nil {
@@ -374,6 +376,15 @@ func openEmail(ctx context.Context, cfg *config.Config, logger *slog.Logger, db 
 		}
 		a.gmail = "sandbox mailbox " + sandbox.Email + " (local; nothing leaves this machine; " + kept + ")"
 		a.sandbox = true
+		// A second account, "work", with a mailbox of its own: the email
+		// tools' account argument can be tried without Google.
+		wmb, err := sandbox.OpenWork(sandboxDir(cfg), logger)
+		if err != nil {
+			return nil, err
+		}
+		a.closers = append(a.closers, wmb.Close)
+		workEndpoint = wmb.URL()
+		a.gmail += "; account " + sandbox.WorkAccount + ": " + sandbox.WorkEmail
 	}
 	// The sandbox delivers approved emails into its own mailbox whatever
 	// DEV_MODE says: nothing can leave the machine, and trying the sandbox
@@ -399,6 +410,16 @@ func openEmail(ctx context.Context, cfg *config.Config, logger *slog.Logger, db 
 			return nil, err
 		}
 		a.Gmail, deps.Gmail = client, mcpserver.GmailOf(client)
+		if workEndpoint != "" {
+			wopts := gopts
+			wopts.Endpoint = workEndpoint
+			work, err := gmail.New(ctx, wopts)
+			if err != nil {
+				return nil, err
+			}
+			deps.Gmail = mcpserver.GmailAccounts(map[string]mcpserver.Mailbox{account.Default: client, sandbox.WorkAccount: work})
+			deps.Accounts = func() []string { return []string{account.Default, sandbox.WorkAccount} }
+		}
 		settleAtStart(ctx, g, deps.Gmail, logger, a)
 		runLater(ctx, later, deps, a)
 		return deps, nil
