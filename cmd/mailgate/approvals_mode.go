@@ -73,14 +73,16 @@ func approvalModeLines(ctx context.Context, env *environment, cfg *config.Config
 		}
 		groups[k] = append(groups[k], s)
 	}
+	// The slots the window has left, beside each limit (approvals_slots.go).
+	used, uerr := sendSlotsUsed(ctx, cfg.DB, now)
 	var lines []string
 	if len(order) == 1 {
 		k := order[0]
-		lines = append(lines, fmt.Sprintf("%s: %s", describeServers(groups[k]), verdict(k.dev, k.mailbox, k.limit, k.mode)))
+		lines = append(lines, fmt.Sprintf("%s: %s", describeServers(groups[k]), verdict(k.dev, k.mailbox, k.limit, k.mode, slotsLeft(k.limit, used, uerr))))
 	} else {
 		lines = append(lines, fmt.Sprintf("%d servers are running on this vault with different settings; the one the agent's next call reaches decides:", len(here)))
 		for _, k := range order {
-			lines = append(lines, fmt.Sprintf("  %s: %s", describeServers(groups[k]), verdict(k.dev, k.mailbox, k.limit, k.mode)))
+			lines = append(lines, fmt.Sprintf("  %s: %s", describeServers(groups[k]), verdict(k.dev, k.mailbox, k.limit, k.mode, slotsLeft(k.limit, used, uerr))))
 		}
 	}
 	// The terminal's own settings are not what the servers use; when they
@@ -130,8 +132,9 @@ func describeServers(ss []presence.Server) string {
 	return fmt.Sprintf("%d servers running (pids %s; the first started %s)", len(ss), strings.Join(pids, ", "), ss[0].Started.Local().Format("2006-01-02 15:04"))
 }
 
-// verdict is what a server with these settings does with an approved call.
-func verdict(dev bool, mailbox string, limit int, mode string) string {
+// verdict is what a server with these settings does with an approved call,
+// and the send slots it has left (slots).
+func verdict(dev bool, mailbox string, limit int, mode, slots string) string {
 	var v string
 	switch {
 	case mailbox == "sandbox": // whatever DEV_MODE says (openEmail)
@@ -143,6 +146,7 @@ func verdict(dev bool, mailbox string, limit int, mode string) string {
 	default:
 		v = fmt.Sprintf("DEV_MODE=false — an approved email WILL be sent, through the Gmail API at %s (at most %d per hour)", mailbox, limit)
 	}
+	v += "; " + slots
 	if mode == "recipient" {
 		v += "; APPROVAL_MODE=recipient: an approval matches on the recipient or thread alone, not the exact text"
 	}

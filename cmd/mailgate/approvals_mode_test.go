@@ -11,6 +11,7 @@ import (
 
 	"github.com/mailgate/mailgate/internal/config"
 	"github.com/mailgate/mailgate/internal/presence"
+	"github.com/mailgate/mailgate/internal/ratelimit"
 	"github.com/mailgate/mailgate/internal/store"
 )
 
@@ -47,13 +48,26 @@ func TestApprovalModeServersDiffer(t *testing.T) {
 	register(agents, nil)
 	register(stale, func() time.Time { return time.Now().Add(-time.Hour) })
 
+	// Three sends taken in the window: each limit says what it has left.
+	lim, err := ratelimit.New(ctx, db, 10, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lim.SetMonotonic(ratelimit.SystemClock)
+	for i := range 3 {
+		if _, err := lim.Reserve(ctx, time.Now(), "r"+strconv.Itoa(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+
 	env := &environment{getenv: func(string) string { return "" }}
 	out := strings.Join(approvalModeLines(ctx, env, cfg, time.Now()), "\n")
 	t.Logf("approvals says:\n%s", out)
 	for _, want := range []string{
 		"2 servers are running on this vault with different settings",
-		"DEV_MODE=false — an approved email WILL be sent (at most 10 per hour)",
+		"DEV_MODE=false — an approved email WILL be sent (at most 10 per hour); 7 of 10 send slots left this hour",
 		"DEV_MODE=true — nothing is sent",
+		"only says what it would have sent; 7 of 10 send slots left this hour",
 		"DEV_MODE=true here, DEV_MODE=false in a running server",
 	} {
 		if !strings.Contains(out, want) {

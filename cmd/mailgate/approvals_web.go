@@ -27,6 +27,11 @@ func approvalsWeb(ctx context.Context, env *environment, cfg *config.Config, v *
 		return fmt.Errorf("AUDIT_LOG_DIR %s: %w", cfg.AuditDir, err)
 	}
 	defer alog.Close()
+	// A decision a killed page (or terminal) left half made is finished or
+	// put back (approval.SweepTemp), so the list shows it.
+	if _, err := v.SweepTemp(time.Hour); err != nil {
+		fmt.Fprintf(env.stderr, "warning: sweeping the vault: %v\n", err)
+	}
 	srv, err := approvalweb.New(approvalweb.Options{
 		Vault: v, Audit: alog, Attachments: cfg.AttachmentsDir,
 		Status: func(ctx context.Context) []string { return approvalModeLines(ctx, env, cfg, time.Now()) },

@@ -27,9 +27,12 @@ import (
 // while someone else may move it, so a decision cannot resurrect a file
 // another decider (or the gate's claim) already moved.
 //
-// A process killed between the two renames leaves the hidden file; SweepTemp
-// removes it after an hour, as every temporary file: the request is then
-// gone undecided, and the agent's next call writes it again.
+// A process killed between the renames leaves the hidden file, whose name
+// says when it was taken, what state the decision reached and the
+// request's own name (holdName). SweepTemp recovers it once it is older
+// than any live decision (recover.go): a file not yet marked goes back
+// where it was, undecided; a marked one finishes its move (the human's
+// decision was whole, only its last rename was lost).
 
 // Ways a decision is made, written into the file (decided_via) and said in
 // the audit log.
@@ -139,13 +142,15 @@ func (v *Vault) decide(id, to string, d Decision, from ...string) (*Item, error)
 		}
 	}
 	// Take the file: the rename that decides between deciders.
-	held := filepath.Join(filepath.Dir(it.Path), tmpPrefix+"decide-"+randomHex(8)+".md")
+	dir, taken, tag := filepath.Dir(it.Path), v.o.Now(), randomHex(4)
+	held := filepath.Join(dir, holdName(taken, tag, holdHeld, it.Name))
 	if err := atomicfile.RenameNoReplace(it.Path, held); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("%s: %w", verb, v.whereNow(it))
 		}
 		return nil, fmt.Errorf("%s %s: %w", verb, it.Name, err)
 	}
+	decideStep(holdHeld)
 	putBack := func() {
 		if atomicfile.RenameNoReplace(held, it.Path) != nil {
 			// Its name was taken meanwhile: keep it visible under another.
@@ -177,6 +182,15 @@ func (v *Vault) decide(id, to string, d Decision, from ...string) (*Item, error)
 		putBack()
 		return nil, fmt.Errorf("%s %s: %w", verb, it.Name, merr)
 	}
+	// The decision is whole: its hidden name says so, so a crash from here
+	// on is finished by the recovery, not undone.
+	marked := filepath.Join(dir, holdName(taken, tag, to, it.Name))
+	if err := atomicfile.RenameNoReplace(held, marked); err != nil {
+		putBack()
+		return nil, fmt.Errorf("%s %s: %w", verb, it.Name, err)
+	}
+	held = marked
+	decideStep(to)
 	base := strings.TrimSuffix(it.Name, ".md")
 	for attempt := 1; ; attempt++ {
 		name := it.Name

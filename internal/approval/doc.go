@@ -125,6 +125,10 @@
 //	                                  original_sha256, final_sha256
 //	Approve / Reject (terminal)       status rewritten, file not yet moved        a file saying approved in
 //	                                                                              Pending_Approval/ is still current
+//	ApproveAs / RejectAs, taken       hidden .tmp-decide-<ms>-<tag>-held-<name>   writes a new request; SweepTemp puts
+//	                                  in its folder                               the file back where it was, undecided
+//	ApproveAs / RejectAs, marked      hidden .tmp-decide-<ms>-<tag>-<to>-<name>   SweepTemp finishes the move into
+//	                                                                              Approved/ or Rejected/ (recover.go)
 //
 // A Done file whose status is not sent, failed or unknown (still pending or
 // approved, as it was moved) was claimed by a process that stopped before

@@ -23,13 +23,13 @@ const tmpPrefix = ".tmp-"
 // folders, when they are older than minAge. A live write lasts milliseconds,
 // so with minAge of minutes or more no writer can still own the file. Only
 // regular files are removed (never a symlink or a folder), and the human's
-// own files are never touched: the names are mailgate's. It returns how many
-// it removed; a folder that cannot be read is reported but does not stop
-// the others.
+// own files are never touched: the names are mailgate's. A request a killed
+// decision held aside is never removed: it is recovered (recover.go). It
+// returns how many files it removed or recovered; a folder that cannot be
+// read is reported but does not stop the others.
 func (v *Vault) SweepTemp(minAge time.Duration) (int, error) {
 	cutoff := v.o.Now().Add(-minAge)
-	removed := 0
-	var errs []error
+	removed, errs := v.recoverDecisions(minAge)
 	for _, d := range []string{DirPending, DirApproved, DirRejected, DirDone, DirLogs} {
 		dir := filepath.Join(v.root, d)
 		entries, err := os.ReadDir(dir)
@@ -38,7 +38,8 @@ func (v *Vault) SweepTemp(minAge time.Duration) (int, error) {
 			continue
 		}
 		for _, e := range entries {
-			if !(strings.HasPrefix(e.Name(), tmpPrefix) || atomicfile.IsTemp(e.Name())) || !e.Type().IsRegular() {
+			if !(strings.HasPrefix(e.Name(), tmpPrefix) || atomicfile.IsTemp(e.Name())) || !e.Type().IsRegular() ||
+				strings.HasPrefix(e.Name(), decidePrefix) { // a request held by a decision: recovered, never removed
 				continue
 			}
 			info, err := e.Info()

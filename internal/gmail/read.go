@@ -23,13 +23,13 @@ const maxTextBytes = 100 << 10
 // sanitized (mailmsg.Sanitize); MessageID, InReplyTo and References are the
 // raw header values, as threading needs them.
 type Message struct {
-	Summary                            // ID, ThreadID, From, To, Subject, Date, Snippet, MessageID, Time
-	Cc, ReplyTo, InReplyTo, References string
-	Bcc                                string // only on the sender's own copies (Sent, drafts)
-	Labels                             []string
-	Text                               string   // the text/plain part, or the HTML part as text; truncated to 100 KB
-	HTML                               bool     // the message has a text/html body part
-	Attachments                        []string // file names
+	Summary                        // ID, ThreadID, From, To, Cc, Subject, Date, Snippet, MessageID, Time
+	ReplyTo, InReplyTo, References string
+	Bcc                            string // only on the sender's own copies (Sent, drafts)
+	Labels                         []string
+	Text                           string   // the text/plain part, or the HTML part as text; truncated to 100 KB
+	HTML                           bool     // the message has a text/html body part
+	Attachments                    []string // file names
 	// Files describes every attachment: the named parts of Attachments, in
 	// the same order, then unnamed ones (inline images), whether Gmail
 	// stores them apart or sent them inline.
@@ -212,7 +212,6 @@ func convert(m *gmailapi.Message) *Message {
 	h := headerMap(m.Payload)
 	out := &Message{
 		Summary:    summarize(m),
-		Cc:         displayHeader(h.get("Cc")),
 		Bcc:        displayHeader(h.get("Bcc")),
 		ReplyTo:    displayHeader(h.get("Reply-To")),
 		InReplyTo:  strings.TrimSpace(h.get("In-Reply-To")),

@@ -24,13 +24,13 @@ const maxListResults = 500
 // Summary is one search hit: enough to show a result line and to reply.
 // Text fields are decoded and sanitized.
 type Summary struct {
-	ID, ThreadID, From, To, Subject, Date, Snippet, MessageID string
-	Time                                                      time.Time // internalDate (when Gmail received it)
+	ID, ThreadID, From, To, Cc, Subject, Date, Snippet, MessageID string
+	Time                                                          time.Time // internalDate (when Gmail received it)
 }
 
 // summaryHeaders are requested in metadata gets. Both spellings of
 // Message-ID are asked for; the answer keeps the message's own case.
-var summaryHeaders = []string{"From", "To", "Subject", "Date", "Message-ID", "Message-Id"}
+var summaryHeaders = []string{"From", "To", "Cc", "Subject", "Date", "Message-ID", "Message-Id"}
 
 // ErrBadPageToken: Gmail refused a page token (it belongs to another
 // query, or is not one of Gmail's at all).
@@ -152,6 +152,7 @@ func summarize(m *gmailapi.Message) Summary {
 		ThreadID:  m.ThreadId,
 		From:      displayHeader(h.get("From")),
 		To:        displayHeader(h.get("To")),
+		Cc:        displayHeader(h.get("Cc")),
 		Subject:   displayHeader(h.get("Subject")),
 		Date:      displayHeader(h.get("Date")),
 		MessageID: strings.TrimSpace(h.get("Message-ID")),

@@ -17,7 +17,7 @@ import (
 
 // find_contact (issue 27): the addresses the user has written to or
 // received from, from the headers mailgate can already read (From of mail
-// received, To of mail sent; gmail.readonly, no contacts scope), ranked by
+// received, To and Cc of mail sent; gmail.readonly, no contacts scope), ranked by
 // how recent and how often. It helps an agent pick the right address, and
 // warns when a candidate looks like one of the user's frequent contacts
 // without being it (warnings.Resembles: confusable letters, a domain one
@@ -30,7 +30,7 @@ type emailFindContactIn struct {
 }
 
 // Bounds of the scan: the newest messages of each side, read as metadata
-// (From, To, Date) only.
+// (From, To, Cc, Date) only.
 const (
 	contactScanPages = 4  // pages of contactScanSize per side
 	contactScanSize  = 50 // Gmail's page for metadata reads
@@ -128,6 +128,7 @@ func (h *emailCall) scanContacts(ctx context.Context, own []string, now time.Tim
 				}
 				if side.sent {
 					see(m.To, true, at)
+					see(m.Cc, true, at) // a copy is written to as well
 				} else {
 					see(m.From, false, at)
 				}

@@ -1,0 +1,161 @@
+package approval
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/mailgate/mailgate/internal/atomicfile"
+)
+
+// A decision (decide.go) holds the request under a hidden name in its own
+// folder while it checks, corrects and marks it, then moves it. A process
+// killed in between leaves the held file, which every reader skips: the
+// request would be neither pending nor decided. The hidden name carries
+// what recovery needs, since nothing else survives the process:
+//
+//	.tmp-decide-<unix ms taken>-<tag>-<state>-<the request's name>
+//
+// state is holdHeld until the file is marked, then the folder it goes to
+// (Approved or Rejected). Recovery (SweepTemp) waits until a hold is older
+// than any live decision (maxDecision), then puts a held file back under
+// its own name (undecided: the human decides again), and moves a marked
+// one on into its folder (the decision was whole; only its last rename was
+// lost).
+
+// holdHeld is the state of a hold not yet marked.
+const holdHeld = "held"
+
+// decidePrefix starts every hold's name.
+const decidePrefix = tmpPrefix + "decide-"
+
+// maxDecision is longer than any live decision holds a file (milliseconds,
+// seconds on a loaded disk): a hold older than this is a dead process's.
+const maxDecision = 2 * time.Minute
+
+// maxName is the longest file name the usual filesystems take.
+const maxName = 255
+
+// decideStep is called after each step of a decision; tests replace it to
+// kill the process there.
+var decideStep = func(state string) {}
+
+// holdName is the hidden name of a request named name held since taken.
+// A name too long to fit keeps its end (where mailgate's names carry the
+// request's id).
+func holdName(taken time.Time, tag, state, name string) string {
+	head := decidePrefix + strconv.FormatInt(taken.UnixMilli(), 10) + "-" + tag + "-" + state + "-"
+	for len(head)+len(name) > maxName {
+		_, n := utf8.DecodeRuneInString(name)
+		name = name[n:]
+	}
+	return head + name
+}
+
+// parseHold reads a hold's name; ok is false for a name of the format
+// before holds said what they held (".tmp-decide-<hex>.md").
+func parseHold(s string) (taken time.Time, state, name string, ok bool) {
+	parts := strings.SplitN(strings.TrimPrefix(s, decidePrefix), "-", 4)
+	if len(parts) != 4 || parts[3] == "" {
+		return time.Time{}, "", "", false
+	}
+	ms, err := strconv.ParseInt(parts[0], 10, 64)
+	if err != nil {
+		return time.Time{}, "", "", false
+	}
+	switch parts[2] {
+	case holdHeld, DirApproved, DirRejected:
+	default:
+		return time.Time{}, "", "", false
+	}
+	return time.UnixMilli(ms), parts[2], parts[3], true
+}
+
+// recoverDecisions recovers the holds of dead decisions in the folders a
+// decision takes requests from: those older than maxDecision (or minAge,
+// if shorter), and those of the older format (which say nothing of their
+// age or name) older than minAge by their modification time. It returns
+// how many it recovered.
+func (v *Vault) recoverDecisions(minAge time.Duration) (int, []error) {
+	now := v.o.Now()
+	n := 0
+	var errs []error
+	for _, folder := range []string{DirPending, DirApproved} {
+		dir := filepath.Join(v.root, folder)
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("recovering decisions in %s: %w", folder, err))
+			continue
+		}
+		for _, e := range entries {
+			if !strings.HasPrefix(e.Name(), decidePrefix) || !e.Type().IsRegular() {
+				continue
+			}
+			path := filepath.Join(dir, e.Name())
+			taken, state, name, ok := parseHold(e.Name())
+			if !ok {
+				info, err := e.Info()
+				if err != nil || now.Sub(info.ModTime()) < minAge {
+					continue
+				}
+				state, name = holdHeld, v.recoveredName(path)
+			} else if now.Sub(taken) < min(minAge, maxDecision) {
+				continue // perhaps a live decision
+			}
+			to := folder
+			if state != holdHeld {
+				to = state
+			}
+			if err := v.moveUnique(path, to, name); err != nil {
+				if !errors.Is(err, fs.ErrNotExist) { // gone: another process recovered it
+					errs = append(errs, fmt.Errorf("recovering %s/%s: %w", folder, e.Name(), err))
+				}
+				continue
+			}
+			n++
+		}
+	}
+	return n, errs
+}
+
+// recoveredName names a hold of the older format, which kept no name: by
+// its request's id, where it is readable, so the gate finds it by name as
+// it finds every request.
+func (v *Vault) recoveredName(path string) string {
+	name := "recovered-" + randomHex(4) + ".md"
+	data, _, err := readRegular(path, v.o.MaxFileSize+64<<10)
+	if err != nil {
+		return name
+	}
+	p, err := parseApproval(bytes.TrimPrefix(data, utf8BOM))
+	if err != nil {
+		return name
+	}
+	if sha := strings.ToLower(strings.TrimSpace(p.ContentSHA256)); isHex(sha) {
+		return "recovered_" + nameID(sha) + ".md"
+	}
+	return name
+}
+
+// moveUnique renames path into folder as name, or as name-2.md, name-3.md …
+// when that is taken: nothing is ever replaced.
+func (v *Vault) moveUnique(path, folder, name string) error {
+	base := strings.TrimSuffix(name, ".md")
+	for attempt := 1; ; attempt++ {
+		n := name
+		if attempt > 1 {
+			n = fmt.Sprintf("%s-%d.md", base, attempt)
+		}
+		err := atomicfile.RenameNoReplace(path, v.path(folder, n))
+		if err == nil || !isExist(err) || attempt == 20 {
+			return err
+		}
+	}
+}
