@@ -55,3 +55,21 @@ func TestListAndTokenFile(t *testing.T) {
 		t.Fatalf("List = %v, %v; want default first, then the valid names in order", got, err)
 	}
 }
+
+// FuzzValidName: a name ValidName accepts is a plain file name inside the
+// accounts folder, whatever an agent or a human typed.
+func FuzzValidName(f *testing.F) {
+	for _, s := range []string{"work", "default", "../x", "a/b", "A", "x\x00", "é", strings.Repeat("z", 40)} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		if ValidName(name) != nil {
+			return
+		}
+		def := filepath.Join("/h", "auth", "token.json")
+		p := TokenFile(def, name)
+		if name != Default && (filepath.Dir(p) != filepath.Join("/h", "auth", "accounts") || filepath.Base(p) != name+".json") {
+			t.Fatalf("valid name %q gives token file %q", name, p)
+		}
+	})
+}

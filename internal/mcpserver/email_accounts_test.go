@@ -13,12 +13,14 @@ import (
 
 	"golang.org/x/oauth2"
 
+	"github.com/mailgate/mailgate/internal/account"
 	"github.com/mailgate/mailgate/internal/audit"
 	"github.com/mailgate/mailgate/internal/gate"
 	"github.com/mailgate/mailgate/internal/gmail"
 	"github.com/mailgate/mailgate/internal/localgmail"
 	"github.com/mailgate/mailgate/internal/localgmail/gmailschema"
 	"github.com/mailgate/mailgate/internal/ratelimit"
+	"github.com/mailgate/mailgate/internal/schedule"
 )
 
 // Several Gmail accounts (issue 27 item 2), through the real protocol:
@@ -248,5 +250,55 @@ func TestEveryEmailToolTakesAccount(t *testing.T) {
 		if _, ok := props["account"]; !ok {
 			t.Errorf("%s does not take account", tool.Name)
 		}
+	}
+}
+
+// TestAccountScheduledSendLeavesFromItsAccount: an email approved for work
+// with a send time is kept with its account and, at its time, sent from
+// work's mailbox only, counted in work's own limit.
+func TestAccountScheduledSendLeavesFromItsAccount(t *testing.T) {
+	t.Parallel()
+	e, work := newAccountsEnv(t)
+	ctx := context.Background()
+	st, err := schedule.New(ctx, e.db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := &fakeClock{t: time.Now().UTC().Truncate(time.Second)}
+	g := e.deps.Gate
+	g.Scheduler, g.Now = st, clock.Now
+	getGmail := e.deps.Gmail
+	later := &gate.Later{Store: st, Vault: g.Vault, Limiter: g.Limiter, Audit: e.deps.Audit, Now: clock.Now, Owner: "one",
+		Send: func(ctx context.Context, acct string, raw []byte, threadID string) (gate.SendResult, error) {
+			mb, err := getGmail(ctx, account.Resolve(acct))
+			if err != nil {
+				return gate.SendResult{}, err
+			}
+			s, err := mb.Send(ctx, raw, threadID)
+			if err != nil {
+				return gate.SendResult{}, err
+			}
+			return gate.SendResult{MessageID: s.ID, ThreadID: s.ThreadID}, nil
+		}}
+	at := clock.Now().Add(time.Hour)
+	args := map[string]any{"to": "alice@example.com", "subject": "Later", "body": "At its time.\n", "account": "work", "send_at": at.Format(time.RFC3339)}
+	_, file := request(t, e, "send_email", args)
+	approve(t, e.vault, file)
+	if text, isErr := callTool(t, e.cs, "send_email", args); isErr || !strings.HasPrefix(text, "Approved and scheduled") || !strings.Contains(text, "Account: work") {
+		t.Fatalf("scheduling: (isError=%v) %q", isErr, text)
+	}
+	clock.Set(at.Add(time.Minute))
+	if n, err := later.RunDue(ctx); err != nil || n != 1 {
+		t.Fatalf("RunDue sent %d (%v), want 1", n, err)
+	}
+	if len(e.gm.Sent()) != 0 || len(work.Sent()) != 1 {
+		t.Fatalf("sent %d from default, %d from work; want 0 and 1", len(e.gm.Sent()), len(work.Sent()))
+	}
+	used, err := g.Limiter.WithBucket(gate.SendBucket("work")).Used(ctx, clock.Now())
+	if err != nil || used != 1 {
+		t.Fatalf("work's window holds %d (%v), want the scheduled send", used, err)
+	}
+	if used, _ := g.Limiter.Used(ctx, clock.Now()); used != 0 {
+		t.Fatalf("the default account's window holds %d, want 0", used)
 	}
 }
