@@ -22,6 +22,9 @@ import (
 // amsql.Runner (its SQLStore); amstore wires them.
 type Port[T Tx] interface {
 	Write(ctx context.Context, fn func(T) error) error
+	// WriteScoped is Write queued on scope where the engine queues (see
+	// ScopedWriter); on SQLite it is Write.
+	WriteScoped(ctx context.Context, scope Scope, fn func(T) error) error
 	Read(ctx context.Context, fn func(T) error) error
 }
 

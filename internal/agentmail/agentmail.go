@@ -107,12 +107,13 @@ func (s *Service) writeIn(ctx context.Context, scope Scope, fn func(Tx) error) e
 	return s.st.Write(ctx, fn)
 }
 
-// reservationScope is the queue of a project's reservation writers: each
-// grant reads every live reservation of the project, so any two at once in
-// one project conflict. The key is the caller's spelling of the project;
-// two spellings of one project only lose the queue, not correctness.
-func reservationScope(projectKey string) Scope {
-	return Scope{Key: "reservations:" + projectKey, Always: true}
+// writeCommitted is st.WriteCommitted where the store has it (see
+// CommittedWriter), else st.Write.
+func (s *Service) writeCommitted(ctx context.Context, fn func(Tx) error) error {
+	if cw, ok := s.st.(CommittedWriter); ok {
+		return cw.WriteCommitted(ctx, fn)
+	}
+	return s.st.Write(ctx, fn)
 }
 
 // messageScope is the queue of a project's senders that lost a race: two

@@ -25,7 +25,6 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -296,10 +295,7 @@ func (s *Service) escalateCopy(ctx context.Context, c OverdueCopy, deadline time
 		if err != nil {
 			return err
 		}
-		thread := m.ThreadID
-		if thread == "" {
-			thread = strconv.FormatInt(m.ID, 10)
-		}
+		thread := m.Thread()
 		for st := c.Step + 1; st <= step; st++ {
 			e := Escalation{MessageID: m.ID, AgentID: rcpt.ID, Step: st, At: now}
 			claimed, err := tx.ClaimEscalation(ctx, e)

@@ -67,14 +67,10 @@ func inboxEntry(it InboxItem, withBody bool) InboxEntry {
 
 func inboxQuery(p InboxParams) (InboxQuery, error) {
 	q := InboxQuery{Limit: p.Limit, UnreadOnly: p.UnreadOnly, UrgentOnly: p.UrgentOnly, ThreadID: strings.TrimSpace(p.ThreadID), WithBodies: p.IncludeBodies}
-	switch {
-	case q.Limit < 0:
+	if q.Limit < 0 {
 		return q, invalid("limit must be between 1 and %d (got %d)", maxInboxLimit, p.Limit)
-	case q.Limit == 0:
-		q.Limit = defaultInbox
-	case q.Limit > maxInboxLimit:
-		q.Limit = maxInboxLimit
 	}
+	q.Limit = listLimit(q.Limit)
 	if p.SinceTS != "" {
 		t, err := ParseTimestamp(p.SinceTS)
 		if err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -19,6 +18,15 @@ const (
 	maxRecipients   = 1000 // to + cc + bcc: each is resolved while the write lock is held
 	defaultInbox    = 20
 )
+
+// listLimit is a search's result count: defaultInbox for none (0 or
+// less), at most maxInboxLimit.
+func listLimit(n int) int {
+	if n <= 0 {
+		return defaultInbox
+	}
+	return min(n, maxInboxLimit)
+}
 
 var threadIDPattern = lazyRegexp(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
 
@@ -364,10 +372,7 @@ func (s *Service) Reply(ctx context.Context, p ReplyParams) (ReplyResult, error)
 		if err != nil {
 			return err
 		}
-		thread := orig.ThreadID
-		if thread == "" {
-			thread = strconv.FormatInt(orig.ID, 10)
-		}
+		thread := orig.Thread()
 		subject := orig.Subject
 		if !strings.HasPrefix(strings.ToLower(subject), strings.ToLower(prefix)) {
 			subject = prefix + " " + subject

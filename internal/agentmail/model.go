@@ -2,6 +2,7 @@ package agentmail
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -102,6 +103,15 @@ type Message struct {
 	ReplyTo     int64
 	Recipients  []Recipient  // filled where the answer needs them
 	Attachments []Attachment // filled where the answer shows them (metadata only)
+}
+
+// Thread is the thread m's replies go to: its ThreadID, or its own id when
+// it starts no named thread.
+func (m Message) Thread() string {
+	if m.ThreadID != "" {
+		return m.ThreadID
+	}
+	return strconv.FormatInt(m.ID, 10)
 }
 
 // Recipient is one recipient's copy of a message: its delivery, read and ack

@@ -280,13 +280,7 @@ func (s *Service) SearchProduct(ctx context.Context, p ProductSearchParams) (Pro
 	if err != nil {
 		return ProductSearchResult{}, fmt.Errorf("searching product: %w", err)
 	}
-	limit := p.Limit
-	switch {
-	case limit <= 0:
-		limit = defaultInbox
-	case limit > maxInboxLimit:
-		limit = maxInboxLimit
-	}
+	limit := listLimit(p.Limit)
 	type ranked struct {
 		hit  ProductSearchHit
 		rank int

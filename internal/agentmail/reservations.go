@@ -59,9 +59,10 @@ type ReserveParams struct {
 }
 
 // Bounds of one file_reservation_paths call. Every requested pattern is
-// checked against every live reservation of the project inside the write
-// transaction, so an unbounded request would hold the store's write lock
-// (every agent's sends) for as long as it takes.
+// inserted in one write transaction (on SQLite under the store's write
+// lock: every agent's sends) and checked against every live reservation
+// of the project, so an unbounded request would hold both for as long as
+// it takes.
 const (
 	maxReservePaths   = 1000
 	maxPatternBytes   = 1024
@@ -89,22 +90,32 @@ func (s *Service) Reserve(ctx context.Context, p ReserveParams) (ReserveResult, 
 	}
 	exclusive := p.Exclusive == nil || *p.Exclusive
 	ttl, warnings := reservationTTL(p.TTLSeconds)
-	out := ReserveResult{Granted: []GrantView{}, Conflicts: []ConflictView{}}
-	err := s.writeIn(ctx, reservationScope(p.ProjectKey), func(tx Tx) error {
-		out = ReserveResult{Granted: []GrantView{}, Conflicts: []ConflictView{}, Warnings: slices.Clone(warnings)}
-		proj, a, err := s.projectAgent(ctx, tx, p.ProjectKey, p.Agent)
-		if err != nil {
+	// A grant is a write and, once it has committed, a read. Reservations
+	// are advisory: every path is granted, so the write needs no look at
+	// the others' reservations, and it runs at READ COMMITTED (see
+	// CommittedWriter), beside every other writer: sends never wait for a
+	// grant nor fail because of one (a serializable grant, reading all of
+	// the project's reservations, made them retry; queued grants waited
+	// through each other's commits). The conflicts are read after the
+	// commit, so of two grants racing on overlapping paths the later to
+	// commit always lists the earlier: its read follows both commits.
+	var proj Project
+	var a Agent
+	var paths, whole []string
+	var granted []GrantView
+	err := s.writeCommitted(ctx, func(tx Tx) error {
+		var err error
+		if proj, a, err = s.projectAgent(ctx, tx, p.ProjectKey, p.Agent); err != nil {
 			return err
 		}
 		now := s.clock()
-		active, err := tx.Reservations(ctx, ReservationQuery{ProjectID: proj.ID, ActiveAt: now})
+		// Re-reserving one's own active pattern extends it instead of
+		// duplicating it.
+		mine, err := tx.Reservations(ctx, ReservationQuery{ProjectID: proj.ID, AgentID: a.ID, ActiveAt: now})
 		if err != nil {
 			return err
 		}
-		compiled := make([]*Pattern, len(active))
-		for i, r := range active {
-			compiled[i] = CompilePattern(r.PathPattern)
-		}
+		paths, whole, granted = paths[:0], whole[:0], granted[:0]
 		seen := map[string]bool{}
 		var fresh []*Reservation
 		var slots []int
@@ -114,58 +125,71 @@ func (s *Service) Reserve(ctx context.Context, p ReserveParams) (ReserveResult, 
 				continue
 			}
 			seen[path] = true
+			paths = append(paths, path)
 			if path == "**" {
-				out.Warnings = append(out.Warnings, fmt.Sprintf("%q reserves the whole project; prefer narrower paths", raw))
+				whole = append(whole, raw)
 			}
-			pat := CompilePattern(path)
-			var holders []HolderView
-			var mine *Reservation
-			for i, r := range active {
-				if r.AgentID == a.ID {
-					if r.PathPattern == path && r.Exclusive == exclusive && mine == nil {
-						mine = &active[i]
-					}
-					continue
-				}
-				if (exclusive || r.Exclusive) && Overlap(pat, compiled[i]) {
-					holders = append(holders, HolderView{Agent: r.AgentName, PathPattern: r.PathPattern, Exclusive: r.Exclusive, ExpiresTS: ts(r.ExpiresAt)})
-				}
-			}
-			if len(holders) > 0 {
-				c := ConflictView{Path: path, Code: "FILE_RESERVATION_CONFLICT", Holders: holders}
-				out.Conflicts = append(out.Conflicts, c)
-			}
-			if mine != nil { // re-reserving one's own pattern extends it
-				if exp := now.Add(ttl); exp.After(mine.ExpiresAt) {
-					if err := tx.SetReservationExpiry(ctx, mine.ID, exp); err != nil {
+			if i := slices.IndexFunc(mine, func(r Reservation) bool { return r.PathPattern == path && r.Exclusive == exclusive }); i >= 0 {
+				r := mine[i]
+				if exp := now.Add(ttl); exp.After(r.ExpiresAt) {
+					if err := tx.SetReservationExpiry(ctx, r.ID, exp); err != nil {
 						return err
 					}
-					mine.ExpiresAt = exp
+					r.ExpiresAt = exp
 				}
-				out.Granted = append(out.Granted, grantView(*mine))
+				granted = append(granted, grantView(r))
 				continue
 			}
 			fresh = append(fresh, &Reservation{ProjectID: proj.ID, AgentID: a.ID, AgentName: a.Name, PathPattern: path,
 				Exclusive: exclusive, Reason: p.Reason, CreatedAt: now, ExpiresAt: now.Add(ttl)})
-			out.Granted = append(out.Granted, GrantView{}) // filled once inserted
-			slots = append(slots, len(out.Granted)-1)
+			granted = append(granted, GrantView{}) // filled once inserted
+			slots = append(slots, len(granted)-1)
 		}
-		if len(fresh) > 0 {
-			if err := tx.InsertReservations(ctx, fresh); err != nil {
-				return err
-			}
-			for i, r := range fresh {
-				out.Granted[slots[i]] = grantView(*r)
-			}
+		if err := tx.GrantReservations(ctx, fresh); err != nil {
+			return err
 		}
-		if len(out.Conflicts) > 0 {
-			out.Warnings = append(out.Warnings, fmt.Sprintf("FILE_RESERVATION_CONFLICT: %d path(s) overlap other agents' reservations; "+
-				"they were granted (reservations are advisory), but coordinate with the holders before editing, or wait for them to release.", len(out.Conflicts)))
+		for i, r := range fresh {
+			granted[slots[i]] = grantView(*r)
 		}
 		return tx.TouchAgent(ctx, a.ID, now)
 	})
 	if err != nil {
 		return ReserveResult{}, fmt.Errorf("reserving files: %w", err)
+	}
+	out := ReserveResult{Granted: granted, Conflicts: []ConflictView{}, Warnings: slices.Clone(warnings)}
+	for _, raw := range whole {
+		out.Warnings = append(out.Warnings, fmt.Sprintf("%q reserves the whole project; prefer narrower paths", raw))
+	}
+	err = s.st.Read(ctx, func(tx Tx) error {
+		active, err := tx.Reservations(ctx, ReservationQuery{ProjectID: proj.ID, ActiveAt: s.clock()})
+		if err != nil {
+			return err
+		}
+		out.Conflicts = out.Conflicts[:0]
+		compiled := make([]*Pattern, len(active))
+		for i, r := range active {
+			compiled[i] = CompilePattern(r.PathPattern)
+		}
+		for _, path := range paths {
+			pat := CompilePattern(path)
+			var holders []HolderView
+			for i, r := range active {
+				if r.AgentID != a.ID && (exclusive || r.Exclusive) && Overlap(pat, compiled[i]) {
+					holders = append(holders, HolderView{Agent: r.AgentName, PathPattern: r.PathPattern, Exclusive: r.Exclusive, ExpiresTS: ts(r.ExpiresAt)})
+				}
+			}
+			if len(holders) > 0 {
+				out.Conflicts = append(out.Conflicts, ConflictView{Path: path, Code: "FILE_RESERVATION_CONFLICT", Holders: holders})
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return ReserveResult{}, fmt.Errorf("reserving files (granted; reading the conflicts): %w", err)
+	}
+	if len(out.Conflicts) > 0 {
+		out.Warnings = append(out.Warnings, fmt.Sprintf("FILE_RESERVATION_CONFLICT: %d path(s) overlap other agents' reservations; "+
+			"they were granted (reservations are advisory), but coordinate with the holders before editing, or wait for them to release.", len(out.Conflicts)))
 	}
 	return out, nil
 }
@@ -200,10 +224,13 @@ type ReleaseResult struct {
 	ReleasedAt *string `json:"released_at"`
 }
 
-// Release releases the agent's selected active reservations.
+// Release releases the agent's selected active reservations. It takes no
+// lock: it changes only the agent's own rows, by id, and a grant reading
+// a reservation as it is released lists it or not, both true a moment
+// apart (see Reserve).
 func (s *Service) Release(ctx context.Context, p SelectParams) (ReleaseResult, error) {
 	var out ReleaseResult
-	err := s.writeIn(ctx, reservationScope(p.ProjectKey), func(tx Tx) error {
+	err := s.writeCommitted(ctx, func(tx Tx) error {
 		_, a, mine, now, err := s.selectMine(ctx, tx, p)
 		if err != nil {
 			return err
@@ -257,12 +284,13 @@ type RenewResult struct {
 	FileReservations []RenewedView `json:"file_reservations"`
 }
 
-// Renew extends the agent's selected active reservations.
+// Renew extends the agent's selected active reservations (like Release,
+// without the lock).
 func (s *Service) Renew(ctx context.Context, p RenewParams) (RenewResult, error) {
 	ext := ttlOr(p.ExtendSeconds, defaultRenewExtension)
 	ext = max(ext, minReservationTTL)
 	var out RenewResult
-	err := s.writeIn(ctx, reservationScope(p.SelectParams.ProjectKey), func(tx Tx) error {
+	err := s.writeCommitted(ctx, func(tx Tx) error {
 		_, a, mine, now, err := s.selectMine(ctx, tx, p.SelectParams)
 		if err != nil {
 			return err

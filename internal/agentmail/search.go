@@ -67,13 +67,7 @@ type pendingIndexer interface {
 // posting lists and costs hundreds of milliseconds, and in a busy mailbox
 // the recent matches are the ones wanted.
 func (s *Service) Search(ctx context.Context, p SearchParams) (SearchResult, error) {
-	limit := p.Limit
-	switch {
-	case limit <= 0:
-		limit = defaultInbox
-	case limit > maxInboxLimit:
-		limit = maxInboxLimit
-	}
+	limit := listLimit(p.Limit)
 	match, notes := ParseQuery(p.Query)
 	if ix, ok := s.st.(pendingIndexer); ok && match != nil {
 		if err := ix.IndexPendingFor(ctx, match); err != nil {

@@ -2,6 +2,7 @@ package agentmail
 
 import (
 	"context"
+	"fmt"
 	"time"
 )
 
@@ -22,7 +23,7 @@ type Store interface {
 }
 
 // ScopedWriter is a Store whose writers on one contended resource (a
-// project's reservations, its messages) can queue for it instead of racing
+// project's messages) can queue for it instead of racing
 // and running again. Writers with different scopes, or writing through
 // Write, do not wait for each other, and every guarantee of Write still
 // holds without the queue (it only spares the retries). The PostgreSQL
@@ -30,6 +31,26 @@ type Store interface {
 // lock.
 type ScopedWriter interface {
 	WriteScoped(ctx context.Context, scope Scope, fn func(Tx) error) error
+}
+
+// CommittedWriter is a Store that can run a write transaction at READ
+// COMMITTED instead of Write's serializable isolation. Such a transaction
+// never fails with a serialization error and never makes a serializable
+// writer fail, so writers that would otherwise conflict with everything
+// (a grant) run beside the others. Each statement sees every transaction
+// committed before it began. The PostgreSQL store implements it; on SQLite,
+// whose writers already run one at a time, Write is the same thing.
+type CommittedWriter interface {
+	WriteCommitted(ctx context.Context, fn func(Tx) error) error
+}
+
+// ReservationScope is the scope of a project's reservation lock: a
+// serializable writer that must be ordered with the project's grants (a
+// channel claim refuses what is held) queues on it before its transaction
+// begins; a grant takes the same lock with its insert
+// (ReservationTx.GrantReservations).
+func ReservationScope(projectID int64) Scope {
+	return Scope{Key: fmt.Sprintf("reservations:%d", projectID), Always: true}
 }
 
 // Scope names a contended resource for ScopedWriter.
@@ -183,4 +204,12 @@ type ReservationTx interface {
 	SetReservationExpiry(ctx context.Context, id int64, expires time.Time) error
 	// ReleaseReservation marks a reservation released at at.
 	ReleaseReservation(ctx context.Context, id int64, at time.Time) error
+	// GrantReservations is InsertReservations for a grant, ordered with
+	// the writers that refuse what is held (a channel claim), which queue
+	// on the project's ReservationScope: on PostgreSQL the statement takes
+	// that scope's lock (a transaction advisory lock) before it inserts,
+	// and holds it until the transaction ends, so a claim either sees the
+	// grant or committed before the grant's conflicts are read. SQLite's
+	// writers run one at a time already.
+	GrantReservations(ctx context.Context, rs []*Reservation) error
 }

@@ -67,30 +67,28 @@ const (
 // markerFor is the line of a FormatV2 file of kind k after which its
 // content starts.
 func markerFor(k Kind) string {
-	switch k {
-	case KindSendDraft:
-		return DraftMarker
-	case KindTrash:
-		return TrashMarker
-	}
-	if spec, ok := settingsKinds[k]; ok {
-		return spec.marker
-	}
-	return BodyMarker
+	marker, _ := textsFor(k)
+	return marker
 }
 
 // instructionsFor is what a new request file of kind k tells the human.
 func instructionsFor(k Kind) string {
+	_, instructions := textsFor(k)
+	return instructions
+}
+
+// textsFor is the marker and the instructions of a request file of kind k.
+func textsFor(k Kind) (marker, instructions string) {
 	switch k {
 	case KindSendDraft:
-		return draftInstructions
+		return DraftMarker, draftInstructions
 	case KindTrash:
-		return trashInstructions
+		return TrashMarker, trashInstructions
 	}
 	if spec, ok := settingsKinds[k]; ok {
-		return spec.instructions
+		return spec.marker, spec.instructions
 	}
-	return Instructions
+	return BodyMarker, Instructions
 }
 
 // isGmailID reports a Gmail-style identifier (drafts are "r" and digits,

@@ -107,6 +107,17 @@ func (v *Vault) EnsurePending(ctx context.Context, req Request) (string, error) 
 // have been sent, the new one is marked as a repeat at its top and in its
 // name. (A request in Rejected/ never gets here: Find answers ErrRejected.)
 func (v *Vault) Request(ctx context.Context, req Request, extra []warnings.Warning) (*Pending, error) {
+	return v.RequestChecked(ctx, req, extra, nil)
+}
+
+// RequestChecked is Request, calling check (when not nil) with the request
+// as the new file will describe it — its OutgoingMessageID set, for an
+// email — before anything is written: an error from check writes nothing
+// and is returned as it is. The gate builds the email there, once, so the
+// bytes checked are the ones the file describes, Message-ID included. A
+// current request found for the same content is returned without a check
+// (it was checked when it was written).
+func (v *Vault) RequestChecked(ctx context.Context, req Request, extra []warnings.Warning, check func(Request) error) (*Pending, error) {
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
@@ -145,6 +156,19 @@ func (v *Vault) Request(ctx context.Context, req Request, extra []warnings.Warni
 		ws = append([]warnings.Warning{{Code: warnings.CodeRepeat, Text: repeatText(earlier)}}, ws...)
 	}
 	rid := id + "-" + randomHex(4)
+	msgID := ""
+	if !req.Kind.IsAction() {
+		if msgID = inheritedMessageID(earlier, id); msgID == "" {
+			msgID = MessageIDFor(rid)
+		}
+	}
+	if check != nil {
+		written := req
+		written.OutgoingMessageID = msgID
+		if err := check(written); err != nil {
+			return nil, err
+		}
+	}
 	if v.o.Ledger != nil {
 		// Issue before the file exists, so no request file ever names an
 		// id the ledger does not know.
@@ -157,7 +181,7 @@ func (v *Vault) Request(ctx context.Context, req Request, extra []warnings.Warni
 		// page cannot show this HTML part.
 		_ = v.keepHTML(req.HTML, req.HTMLSHA256)
 	}
-	data := renderRequestFile(requestFile{req: req, sha: sha, id: rid, msgID: inheritedMessageID(earlier, id), created: now, expires: now.Add(v.o.TTL),
+	data := renderRequestFile(requestFile{req: req, sha: sha, id: rid, msgID: msgID, created: now, expires: now.Add(v.o.TTL),
 		warnings: warnings.Texts(ws), note: v.history(id, earlier)})
 	p := &Pending{RequestID: rid, Warnings: warnings.Texts(ws), Earlier: earlier}
 	if stale != "" {

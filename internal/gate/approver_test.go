@@ -28,9 +28,9 @@ func TestCorrectedEmailIsComposedAndAudited(t *testing.T) {
 		t.Fatalf("Submit with a corrected approval: %v %v", out.Status, out.Err)
 	}
 	var composed approval.Request
-	out := g.Run(context.Background(), Call{Tool: "send_email", Request: req, Compose: func(final approval.Request) (SendFunc, error) {
+	out := g.Run(context.Background(), Call{Tool: "send_email", Request: req, Compose: func(final approval.Request) (Composed, error) {
 		composed = final
-		return f.send, nil
+		return Composed{Send: f.send}, nil
 	}})
 	if out.Status != Sent || f.calls.Load() != 1 || !strings.HasSuffix(composed.Body, "Sorry for the delay.\n") || composed.To != req.To {
 		t.Fatalf("Run: %v %v, composed %+v", out.Status, out.Err, composed)
@@ -68,7 +68,7 @@ func TestAlreadySentIsSaid(t *testing.T) {
 	if sent.Status != Sent {
 		t.Fatal(sent.Err)
 	}
-	out := g.Run(context.Background(), Call{Tool: "send_email", Request: req, Compose: func(approval.Request) (SendFunc, error) { return f.send, nil },
+	out := g.Run(context.Background(), Call{Tool: "send_email", Request: req, Compose: func(approval.Request) (Composed, error) { return Composed{Send: f.send}, nil },
 		Warnings: func(context.Context) []warnings.Warning {
 			return []warnings.Warning{{Code: warnings.CodeNewRecipient, Text: "never written to"}}
 		}})
@@ -95,7 +95,7 @@ func TestComposeRefusalKeepsTheApproval(t *testing.T) {
 	req.Attachments = []approval.Attachment{{Name: "a.txt", Size: 3, SHA256: strings.Repeat("ab", 32)}}
 	name := e.approve(t, g, req)
 	changed := errors.New(`attachment "a.txt" changed since it was approved (its content changed); ask for a new approval`)
-	out := g.Run(context.Background(), Call{Tool: "send_email", Request: req, Compose: func(approval.Request) (SendFunc, error) { return nil, changed }})
+	out := g.Run(context.Background(), Call{Tool: "send_email", Request: req, Compose: func(approval.Request) (Composed, error) { return Composed{}, changed }})
 	if out.Status != Failed || out.DoneFile != "" || !strings.Contains(out.Message(), "changed since it was approved") {
 		t.Fatalf("%v %q", out.Status, out.Message())
 	}
@@ -104,7 +104,7 @@ func TestComposeRefusalKeepsTheApproval(t *testing.T) {
 		t.Fatalf("a slot was taken: %v %v", retry, err)
 	}
 	f := &fakeSend{}
-	if out := g.Run(context.Background(), Call{Tool: "send_email", Request: req, Compose: func(approval.Request) (SendFunc, error) { return f.send, nil }}); out.Status != Sent {
+	if out := g.Run(context.Background(), Call{Tool: "send_email", Request: req, Compose: func(approval.Request) (Composed, error) { return Composed{Send: f.send}, nil }}); out.Status != Sent {
 		t.Fatalf("the kept approval: %v %v", out.Status, out.Err)
 	}
 }

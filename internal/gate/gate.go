@@ -2,8 +2,9 @@
 // composes the approval vault, the durable send limit and the audit log in a
 // fixed order, so no tool can skip or reorder a step:
 //
-//	validate → DEV_MODE branch → find approval → compose the final email →
-//	reserve a slot → audit "claim" → claim the approval (rename into Done/) →
+//	validate → DEV_MODE branch → find approval (none: compose the email as
+//	the new request file describes it, then write the file) → compose the
+//	final email → reserve a slot → audit "claim" → claim the approval (rename into Done/) →
 //	call Gmail → record the outcome in the Done file → give the slot back
 //	only if Google provably never received the request → audit the outcome
 //
@@ -93,11 +94,22 @@ const (
 	ActionSettle    = "gate_settle" // an unknown outcome decided later (settle.go)
 )
 
-// ComposeFunc builds the email to send from the final request (the agent's,
-// or the human's correction of it) and returns the call that sends it. It
-// runs after the approval matched and before anything is reserved or
-// claimed, so a build failure consumes nothing.
-type ComposeFunc func(final approval.Request) (SendFunc, error)
+// ComposeFunc builds what the final request describes (an email: the
+// agent's request, or the human's correction of it) and returns it with the
+// call that performs it. Run calls it once: with the matched approval's
+// final request, before anything is reserved or claimed, so a build
+// failure consumes nothing; or, with no approval, with the request as the
+// new request file describes it (its Message-ID included), before the file
+// is written, so a request that could never be sent writes no file.
+type ComposeFunc func(final approval.Request) (Composed, error)
+
+// Composed is what a ComposeFunc built: the call that performs it, and for
+// an email the email itself, built whole: the bytes Send sends, or that a
+// scheduled send keeps (later.go).
+type Composed struct {
+	Send  SendFunc
+	Email *Prepared // nil for the actions that are not an email
+}
 
 // Call is one send or reply submitted to the gate.
 type Call struct {
@@ -108,9 +120,6 @@ type Call struct {
 	// Reply-To elsewhere, a recipient never written to) to a new request
 	// file. It is called only when a request file is written.
 	Warnings func(ctx context.Context) []warnings.Warning
-	// Prepare builds the final email whole, for a request with a send
-	// time that is kept for later (later.go); nil: it cannot be.
-	Prepare func(final approval.Request) (Prepared, error)
 }
 
 // Gate runs sends and replies through the approval protocol. Vault and
@@ -241,12 +250,20 @@ var ErrCannotSendEdited = errors.New("the approver corrected this email, and thi
 // Submit runs req through the gate with a send that sends exactly req; an
 // approval the human corrected is not used (ErrCannotSendEdited). See Run.
 func (g *Gate) Submit(ctx context.Context, tool string, req approval.Request, send SendFunc) Outcome {
-	return g.Run(ctx, Call{Tool: tool, Request: req, Compose: func(final approval.Request) (SendFunc, error) {
+	return g.Run(ctx, Call{Tool: tool, Request: req, Compose: Exactly(req, send)})
+}
+
+// Exactly is the ComposeFunc of an action that can only do exactly req, as
+// first asked (a draft sent as it is in Gmail, a trash, a settings change):
+// send, for req itself; ErrCannotSendEdited for an approval the human
+// corrected.
+func Exactly(req approval.Request, send SendFunc) ComposeFunc {
+	return func(final approval.Request) (Composed, error) {
 		if !final.Same(req) {
-			return nil, ErrCannotSendEdited
+			return Composed{}, ErrCannotSendEdited
 		}
-		return send, nil
-	}})
+		return Composed{Send: send}, nil
+	}
 }
 
 // Run runs c through the gate; the composed send is called at most once,
@@ -338,12 +355,12 @@ func (s *submission) live() Outcome {
 		// and audited with the claim, so Sent can still settle it.
 		a.Final.OutgoingMessageID = "<" + strings.ToLower(rand.Text()) + "@mailgate.local>"
 	}
-	send, err := s.call.Compose(a.Final)
+	composed, err := s.call.Compose(a.Final)
 	if err != nil {
 		return s.end(Failed, err, s.entry(ActionApproval, audit.ResultError, "Approved/"+a.Name, "composing the approved email: "+err.Error()))
 	}
 	if !a.Final.SendAt.IsZero() {
-		if out, done := s.later(a); done { // later.go
+		if out, done := s.later(a, composed.Email); done { // later.go
 			return out
 		}
 	}
@@ -407,7 +424,7 @@ func (s *submission) live() Outcome {
 		e.GmailMessageID, e.GmailThreadID, e.RFC822MessageID = already.MessageID, already.ThreadID, a.Final.OutgoingMessageID
 		return s.end(Sent, nil, e)
 	}
-	sr, err := callSend(ctx, send)
+	sr, err := callSend(ctx, composed.Send)
 	switch {
 	case err == nil:
 		s.out.Result = sr
@@ -446,10 +463,13 @@ func (s *submission) afterFind(a *approval.Approval, err error) (Outcome, bool) 
 		s.g.settleQuietly(s.ctx, s.req.SHA256())
 		p, perr := s.request()
 		var be *approval.BacklogError
-		if errors.As(perr, &be) {
+		var ce *composeError
+		switch {
+		case errors.As(perr, &ce):
+			return s.end(Invalid, ce.err, s.entry(ActionValidate, audit.ResultError, "", "the email cannot be built: "+ce.err.Error())), true
+		case errors.As(perr, &be):
 			return s.end(Backlog, perr, s.entry(ActionApproval, audit.ResultRejected, "", perr.Error())), true
-		}
-		if perr != nil {
+		case perr != nil:
 			return s.end(Failed, perr, s.entry(ActionApproval, audit.ResultError, "", perr.Error())), true
 		}
 		detail := "awaiting approval; " + err.Error()
@@ -471,15 +491,22 @@ func (s *submission) dev() Outcome {
 	approvalNote := "found (Approved/" + nameOf(a) + ")"
 	switch {
 	case err == nil:
+		// Built as it would be sent, and not sent.
+		if _, err := s.call.Compose(a.Final); err != nil {
+			return s.end(Failed, err, s.entry(ActionDevMode, audit.ResultError, approvalFile(a), "composing the approved email: "+err.Error()))
+		}
 	case s.out.DevRejected:
 		approvalNote = "rejected by the approver"
 	case errors.Is(err, approval.ErrNoApproval):
 		p, perr := s.request()
 		var be *approval.BacklogError
-		if errors.As(perr, &be) {
+		var ce *composeError
+		switch {
+		case errors.As(perr, &ce):
+			return s.end(Invalid, ce.err, s.entry(ActionDevMode, audit.ResultError, "", "the email cannot be built: "+ce.err.Error()))
+		case errors.As(perr, &be):
 			return s.end(Backlog, perr, s.entry(ActionDevMode, audit.ResultRejected, "", perr.Error()))
-		}
-		if perr != nil {
+		case perr != nil:
 			return s.end(Failed, perr, s.entry(ActionDevMode, audit.ResultError, "", perr.Error()))
 		}
 		approvalNote = "none (request written to Pending_Approval/" + p.Name + ")"
@@ -505,18 +532,32 @@ func (s *submission) dev() Outcome {
 }
 
 // request writes (or finds) the request file, with the caller's warnings.
+// A new file's email is composed first, as the file describes it: a
+// *composeError (nothing written) when it cannot be built.
 func (s *submission) request() (*approval.Pending, error) {
 	var extra []warnings.Warning
 	if s.call.Warnings != nil {
 		extra = s.call.Warnings(s.ctx)
 	}
-	p, err := s.g.Vault.Request(s.ctx, s.req, extra)
+	p, err := s.g.Vault.RequestChecked(s.ctx, s.req, extra, func(written approval.Request) error {
+		if _, err := s.call.Compose(written); err != nil {
+			return &composeError{err: err}
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
 	s.out.Pending, s.out.PendingFile = p, p.Name
 	return p, nil
 }
+
+// composeError is a request whose email cannot be built (too large, a file
+// changed while it was read): refused as invalid, no request file written.
+type composeError struct{ err error }
+
+func (e *composeError) Error() string { return e.err.Error() }
+func (e *composeError) Unwrap() error { return e.err }
 
 // hashes is the audit detail that ties a send to the request the agent made
 // and to what was sent, which differ when the approver corrected it.

@@ -13,9 +13,9 @@ import (
 
 // Send later (issue 27 item 7). A request with a send time is approved like
 // any other and the agent calls again as usual; when the time is still
-// ahead, the gate claims the approval (it can never be used twice), builds
-// the email whole (Call.Prepare) and keeps it in the store (Gate.Scheduler)
-// instead of sending it. At its time whichever server runs takes it
+// ahead, the gate claims the approval (it can never be used twice) and
+// keeps the email the call composed, built whole (Composed.Email), in the
+// store (Gate.Scheduler) instead of sending it. At its time whichever server runs takes it
 // (Later.RunDue): one process wins the store's claim on it, reserves a slot,
 // marks the Done file sending, sends once and records the outcome. An email
 // whose time passed more than the grace ago (no server ran) is never sent:
@@ -71,7 +71,7 @@ func (g *Gate) lateGrace() time.Duration {
 // later decides what a matched approval with a send time does: kept for
 // later (its time ahead), sent now (its time passed within the grace), or
 // refused (its time long past). done is false to send now.
-func (s *submission) later(a *approval.Approval) (Outcome, bool) {
+func (s *submission) later(a *approval.Approval, email *Prepared) (Outcome, bool) {
 	g := s.g
 	at, now := a.Final.SendAt, g.now()
 	if !at.After(now) {
@@ -81,13 +81,9 @@ func (s *submission) later(a *approval.Approval) (Outcome, bool) {
 		err := fmt.Errorf("its send time %s passed more than %s ago; nothing was sent: ask for a new request with a new send_at", approval.FormatSendAt(at), g.lateGrace())
 		return s.end(Failed, err, s.entry(ActionSchedule, audit.ResultError, "Approved/"+a.Name, err.Error())), true
 	}
-	if g.Scheduler == nil || s.call.Prepare == nil {
+	if g.Scheduler == nil || email == nil {
 		err := errors.New("this server cannot keep an email for later (no store for scheduled emails); nothing was sent and the approval stays in Approved/")
 		return s.end(Failed, err, s.entry(ActionSchedule, audit.ResultError, "Approved/"+a.Name, err.Error())), true
-	}
-	p, err := s.call.Prepare(a.Final)
-	if err != nil {
-		return s.end(Failed, err, s.entry(ActionApproval, audit.ResultError, "Approved/"+a.Name, "composing the approved email: "+err.Error())), true
 	}
 	bg := context.WithoutCancel(s.ctx)
 	claimLine := s.entry(ActionClaim, audit.ResultPending, "Approved/"+a.Name, "claiming; then keeping it to send at "+approval.FormatSendAt(at))
@@ -108,7 +104,7 @@ func (s *submission) later(a *approval.Approval) (Outcome, bool) {
 		return s.end(Failed, err, s.entry(ActionClaim, audit.ResultError, "Approved/"+a.Name, err.Error())), true
 	}
 	s.out.DoneFile = c.Name
-	e := ScheduledEmail{DoneName: c.Name, SendAt: at.UTC(), Final: a.Final, ContentSHA256: a.ContentSHA256, Tool: s.tool, Prepared: p}
+	e := ScheduledEmail{DoneName: c.Name, SendAt: at.UTC(), Final: a.Final, ContentSHA256: a.ContentSHA256, Tool: s.tool, Prepared: *email}
 	if err := g.Scheduler.Schedule(bg, e); err != nil {
 		err = fmt.Errorf("keeping the email for later: %w; nothing was sent, and this approval is used up: ask for a new request", err)
 		s.record(c, approval.Outcome{Status: approval.StatusFailed, Error: err.Error()})

@@ -400,6 +400,11 @@ func (s *Server) Calls(op string) int {
 	return s.calls[op]
 }
 
+// InFlight is the number of API requests being handled now. A client that
+// died mid-request leaves its request running here for a while: the crash
+// tests wait for none before they let a second process look for its work.
+func (s *Server) InFlight() int { return int(s.inflight.Load()) }
+
 // TotalCalls counts every Gmail API request (anything but /token and the
 // authorization endpoint), including unknown routes.
 func (s *Server) TotalCalls() int {

@@ -69,12 +69,9 @@ func (s *Server) patchLabel(c *call) (any, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	l := s.st.labels[c.params["id"]]
-	if l == nil {
-		return nil, notFound()
-	}
-	if l.Type == "system" {
-		return nil, apiErr(400, "invalidArgument", "Invalid label: "+l.Id)
+	l, err := s.userLabel(c.params["id"], "Invalid label: "+c.params["id"])
+	if err != nil {
+		return nil, err
 	}
 	if name := strings.TrimSpace(in.Name); name != "" && !strings.EqualFold(name, l.Name) {
 		lower := strings.ToLower(name)
@@ -106,18 +103,29 @@ func (s *Server) patchLabel(c *call) (any, error) {
 	return &cp, nil
 }
 
+// userLabel is the label with this id when the user made it: 404 when there
+// is none, 400 with Gmail's refusal when it is a system label. The caller
+// holds s.mu.
+func (s *Server) userLabel(id, refusal string) (*gmail.Label, error) {
+	l := s.st.labels[id]
+	if l == nil {
+		return nil, notFound()
+	}
+	if l.Type == "system" {
+		return nil, apiErr(400, "invalidArgument", refusal)
+	}
+	return l, nil
+}
+
 // deleteLabel removes a user label from every message and draft, then
 // the label: "Immediately and permanently deletes the specified label and
 // removes it from any messages and threads that it is applied to."
 func (s *Server) deleteLabel(c *call) (any, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	l := s.st.labels[c.params["id"]]
-	if l == nil {
-		return nil, notFound()
-	}
-	if l.Type == "system" {
-		return nil, apiErr(400, "invalidArgument", "Invalid delete request")
+	l, err := s.userLabel(c.params["id"], "Invalid delete request")
+	if err != nil {
+		return nil, err
 	}
 	for _, m := range s.st.order {
 		if m.hasLabel(l.Id) {

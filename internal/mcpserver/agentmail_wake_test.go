@@ -15,26 +15,14 @@ import (
 
 // subscriber is a client whose resources/updated notifications arrive on a
 // channel.
-func subscriber(t *testing.T, srv *mcp.Server) (*mcp.ClientSession, chan string) {
+func subscriber(t testing.TB, srv *mcp.Server) (*mcp.ClientSession, chan string) {
 	t.Helper()
-	ctx := context.Background()
 	updated := make(chan string, 16)
-	st, ct := mcp.NewInMemoryTransports()
-	ss, err := srv.Connect(ctx, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ss.Close() })
-	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "0"}, &mcp.ClientOptions{
+	cs := connectWith(t, srv, &mcp.ClientOptions{
 		ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) {
 			updated <- r.Params.URI
 		},
 	})
-	cs, err := c.Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close() })
 	return cs, updated
 }
 
@@ -143,21 +131,7 @@ func BenchmarkInboxWake(b *testing.B) {
 		b.Fatal(err)
 	}
 	ctx := context.Background()
-	updated := make(chan string, 16)
-	st, ct := mcp.NewInMemoryTransports()
-	ss, err := srv.Connect(ctx, st, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer ss.Close()
-	c := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "0"}, &mcp.ClientOptions{
-		ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) { updated <- r.Params.URI },
-	})
-	cs, err := c.Connect(ctx, ct, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer cs.Close()
+	cs, updated := subscriber(b, srv)
 	inbox := "resource://inbox/BlueLake?project=" + url.QueryEscape("/p/app")
 	if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: inbox}); err != nil {
 		b.Fatal(err)

@@ -129,9 +129,8 @@ func (h *emailCall) doGetAttachment(ctx context.Context, in emailAttachmentIn) *
 	if !in.Save {
 		if text, ok := attach.InlineText(name, file.MimeType, data, 0); ok {
 			body := fmt.Sprintf("Name: %s\nType: %s\n\n%s\n", oneLine(name), oneLine(file.MimeType), strings.TrimRight(text, "\n"))
-			f := fence.New(body)
 			return textResult(fmt.Sprintf("Attachment of message %s (%s), shown as text (call again with save: true to save it):\n", msgID, size) +
-				f.Begin(readFenceWhat) + body + f.End(readFenceWhat))
+				fence.Text(readFenceWhat, body))
 		}
 	}
 	if !filepath.IsAbs(dl.Dir) {

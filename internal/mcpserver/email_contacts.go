@@ -204,10 +204,7 @@ func renderContacts(all []*contact, q string, max int) string {
 			fmt.Fprintf(&entries, "   WARNING: %s\n", warnings.ResemblesWarning(c.addr, []string{c.resembles})[0].Text)
 		}
 	}
-	f := fence.New(entries.String())
-	b.WriteString(f.Begin(searchFenceWhat))
-	b.WriteString(entries.String())
-	b.WriteString(f.End(searchFenceWhat))
+	b.WriteString(fence.Text(searchFenceWhat, entries.String()))
 	if warned > 0 {
 		fmt.Fprintf(&b, "%d of these look like a frequent contact without being it (marked WARNING): do not use one unless the user confirms it.\n", warned)
 	}

@@ -72,12 +72,7 @@ func (h *emailCall) doSendDraft(ctx context.Context, id string) (*mcp.CallToolRe
 	req := approval.Request{Account: h.reqAccount, Kind: approval.KindSendDraft, DraftID: ref.ID, MessageID: ref.MessageID,
 		Subject: view.Subject, Body: view.describe(ref.ID, ref.MessageID)}
 	res, out := h.submit(ctx, gate.Call{Tool: "send_draft", Request: req,
-		Compose: func(final approval.Request) (gate.SendFunc, error) {
-			if !final.Same(req) {
-				return nil, gate.ErrCannotSendEdited
-			}
-			return h.draftSend(ds, ref, raw, view), nil
-		},
+		Compose:  gate.Exactly(req, h.draftSend(ds, ref, raw, view)),
 		Warnings: func(ctx context.Context) []warnings.Warning { return h.draftWarnings(ctx, view) },
 	})
 	if out.Status == gate.AwaitingApproval {

@@ -111,10 +111,7 @@ func (h *emailCall) doListDrafts(ctx context.Context, in emailListDraftsIn) *mcp
 		fmt.Fprintf(&entries, "\n%d. Draft ID: %s | To: %s | Subject: %s | Date: %s\n   Snippet: %s\n   Message ID: %s | Thread ID: %s\n",
 			i+1, d.ID, oneLine(m.To), oneLine(m.Subject), oneLine(m.Date), oneLine(m.Snippet), m.ID, m.ThreadID)
 	}
-	f := fence.New(entries.String())
-	b.WriteString(f.Begin(searchFenceWhat))
-	b.WriteString(entries.String())
-	b.WriteString(f.End(searchFenceWhat))
+	b.WriteString(fence.Text(searchFenceWhat, entries.String()))
 	b.WriteString(next)
 	return textResult(b.String())
 }

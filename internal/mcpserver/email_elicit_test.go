@@ -21,13 +21,6 @@ func connectEliciting(t *testing.T, e *emailEnv, answer func(*mcp.ElicitRequest)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
-	st, ct := mcp.NewInMemoryTransports()
-	ss, err := srv.Connect(ctx, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ss.Close() })
 	var opts *mcp.ClientOptions
 	if answer != nil {
 		opts = &mcp.ClientOptions{ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
@@ -35,12 +28,7 @@ func connectEliciting(t *testing.T, e *emailEnv, answer func(*mcp.ElicitRequest)
 			return answer(req)
 		}}
 	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "eliciting", Version: "0"}, opts).Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close() })
-	return cs
+	return connectWith(t, srv, opts)
 }
 
 // TestElicitApproval: with APPROVAL_ELICIT on and a client that declares

@@ -81,11 +81,9 @@ func (h *emailCall) doForward(ctx context.Context, in emailForwardIn) (*mcp.Call
 		return invalid(err)
 	}
 	// The forwarded text is a stranger's, and now part of what the human
-	// approves: the same validator holds it to the same limits.
-	if err := req.Validate(); err != nil {
-		return invalid(err)
-	}
-	return h.submit(ctx, gate.Call{Tool: "forward_email", Request: req, Compose: h.composer(x, req, "", nil), Prepare: preparer(x, req, "", nil),
+	// approves: the gate's check of the whole request (gate.Run) holds it to
+	// the same limits as any other.
+	return h.submit(ctx, gate.Call{Tool: "forward_email", Request: req, Compose: h.composer(x, req, "", nil),
 		Warnings: func(ctx context.Context) []warnings.Warning { return h.warnNew(ctx, req) }})
 }
 

@@ -72,10 +72,7 @@ func (h *emailCall) doSearch(ctx context.Context, in emailSearchIn) *mcp.CallToo
 		fmt.Fprintf(&entries, "\n%d. From: %s | Subject: %s | Date: %s\n   Snippet: %s\n   Message ID: %s | Thread ID: %s\n",
 			i+1, oneLine(m.From), oneLine(m.Subject), oneLine(date), oneLine(m.Snippet), m.ID, m.ThreadID)
 	}
-	f := fence.New(entries.String())
-	b.WriteString(f.Begin(searchFenceWhat))
-	b.WriteString(entries.String())
-	b.WriteString(f.End(searchFenceWhat))
+	b.WriteString(fence.Text(searchFenceWhat, entries.String()))
 	b.WriteString(nextPageLine("search_email", page.NextPageToken))
 	return textResult(b.String())
 }
@@ -161,10 +158,7 @@ func formatMessages(msgs []*gmail.Message) string {
 			fmt.Fprintf(&c, "\n[truncated: %d more characters not shown]", cut)
 		}
 		c.WriteString("\n")
-		f := fence.New(c.String())
-		b.WriteString(f.Begin(readFenceWhat))
-		b.WriteString(c.String())
-		b.WriteString(f.End(readFenceWhat))
+		b.WriteString(fence.Text(readFenceWhat, c.String()))
 	}
 	return b.String()
 }
@@ -285,7 +279,7 @@ func failed(text string) (*mcp.CallToolResult, gate.Outcome) {
 }
 
 func (h *emailCall) doSend(ctx context.Context, req approval.Request, x extras) (*mcp.CallToolResult, gate.Outcome) {
-	return h.submit(ctx, gate.Call{Tool: "send_email", Request: req, Compose: h.composer(x, req, "", nil), Prepare: preparer(x, req, "", nil),
+	return h.submit(ctx, gate.Call{Tool: "send_email", Request: req, Compose: h.composer(x, req, "", nil),
 		Warnings: func(ctx context.Context) []warnings.Warning { return h.warnNew(ctx, req) }})
 }
 
@@ -303,14 +297,17 @@ func (h *emailCall) warnNew(ctx context.Context, req approval.Request) []warning
 
 // extras is what an email carries besides recipients, subject and text:
 // the body's format (its HTML part) and the attachments, either files from
-// the attachment folder (checked again against the approval when the email
-// is composed) or a forward's, already in memory.
+// the attachment folder or a forward's, already in memory. The files are
+// read once more when the request binds them (bind), checked against what
+// Open read, and those bytes — the ones whose SHA-256 the request and so
+// the approval bind — are the ones built into the email and sent.
 type extras struct {
 	format  mailmsg.BodyFormat
 	html    string // the agent's body when format is html
 	folder  attach.Folder
 	files   []attach.File
 	carried []mailmsg.Attachment
+	loaded  []mailmsg.Attachment // the files' bytes, once bound
 }
 
 // openExtras checks the body format and opens the attachment files: a path
@@ -335,15 +332,23 @@ func (h *emailHandlers) openExtras(format, body string, paths []string, carried 
 }
 
 // bind adds what the approval must bind besides the text to req: the HTML
-// part's digest and each attachment's name, size and SHA-256. An HTML body
-// is read by the approver as its text rendering, which becomes req's body.
-func (x extras) bind(req approval.Request) (approval.Request, error) {
+// part's digest and each attachment's name, size and SHA-256, of the bytes
+// it reads here, kept in x for the email. An HTML body is read by the
+// approver as its text rendering, which becomes req's body.
+func (x *extras) bind(req approval.Request) (approval.Request, error) {
 	if x.format == mailmsg.FormatHTML {
 		parts, err := mailmsg.RenderBody(x.format, req.Body)
 		if err != nil {
 			return req, err
 		}
 		req.Body = parts.Text
+	}
+	if len(x.files) > 0 {
+		atts, err := x.folder.Attachments(x.files)
+		if err != nil {
+			return req, err
+		}
+		x.loaded = atts
 	}
 	o, err := x.outgoing(req, req)
 	if err != nil {
@@ -370,8 +375,8 @@ func (x extras) bind(req approval.Request) (approval.Request, error) {
 
 // outgoing is the email for final (the approved request; asked is the
 // agent's): bare addresses only (a display name is not bound), the body
-// rendered in its format, the attachments loaded (a file changed since it
-// was bound is refused: attach.ChangedError).
+// rendered in its format, the attachments bound (bind), or else read now (a
+// file changed since Open read it is refused: attach.ChangedError).
 func (x extras) outgoing(final, asked approval.Request) (mailmsg.Outgoing, error) {
 	o := mailmsg.Outgoing{Subject: final.Subject, Body: final.Body, From: final.From}
 	to, cc, bcc := final.Recipients()
@@ -403,7 +408,10 @@ func (x extras) outgoing(final, asked approval.Request) (mailmsg.Outgoing, error
 		}
 	}
 	o.Attachments = x.carried
-	if len(x.files) > 0 {
+	switch {
+	case x.loaded != nil:
+		o.Attachments = x.loaded
+	case len(x.files) > 0:
 		atts, err := x.folder.Attachments(x.files)
 		if err != nil {
 			return o, err
@@ -441,19 +449,21 @@ func bare(list []string) []*mail.Address {
 }
 
 // composer returns the gate's ComposeFunc for an email (in threadID, with a
-// reply's threading headers from parent when it is one): the email is built
-// from the final request (the approver may have corrected it) before
-// anything is claimed, so nothing after the claim may fail for a reason that
-// was knowable earlier; attachment files are read and checked against the
-// approval here, the last moment before the claim.
+// reply's threading headers from parent when it is one). The gate calls it
+// once per run: with the request as its new request file describes it, or
+// with the approval's final request (the approver may have corrected it)
+// before anything is claimed, so nothing after the claim may fail for a
+// reason that was knowable earlier. Either way the email is built once, and
+// the bytes built are the bytes sent (or kept for send_at: gate/later.go).
 func (h *emailCall) composer(x extras, asked approval.Request, threadID string, parent *gmail.ReplyParent) gate.ComposeFunc {
-	return func(final approval.Request) (gate.SendFunc, error) {
+	return func(final approval.Request) (gate.Composed, error) {
 		raw, err := buildRaw(x, asked, final, parent)
 		if err != nil {
-			return nil, err
+			return gate.Composed{}, err
 		}
-		return func(ctx context.Context) (gate.SendResult, error) {
-			sent, err := h.gm.Send(ctx, raw, threadID)
+		email := &gate.Prepared{Raw: raw, ThreadID: threadID}
+		return gate.Composed{Email: email, Send: func(ctx context.Context) (gate.SendResult, error) {
+			sent, err := h.gm.Send(ctx, email.Raw, email.ThreadID)
 			if err != nil {
 				return gate.SendResult{}, err
 			}
@@ -462,7 +472,7 @@ func (h *emailCall) composer(x extras, asked approval.Request, threadID string, 
 				h.sent.remember(a)
 			}
 			return gate.SendResult{MessageID: sent.ID, ThreadID: sent.ThreadID}, nil
-		}, nil
+		}}, nil
 	}
 }
 
@@ -486,17 +496,14 @@ func buildRaw(x extras, asked, final approval.Request, parent *gmail.ReplyParent
 
 // submit runs c through the gate and answers with the text rendered from its
 // typed outcome: isError for every refusal, so that agents stop instead of
-// chaining calls. The email is built once before the gate, so that a request
-// that could never be sent (too large, an unreadable file) writes no request
-// file.
+// chaining calls. The gate composes the email (c.Compose) once per run, also
+// before it writes a request file, so a request that could never be sent
+// (too large) writes none.
 func (h *emailCall) submit(ctx context.Context, c gate.Call) (*mcp.CallToolResult, gate.Outcome) {
 	if c.Request.Account != h.reqAccount {
 		// Every gated request names the call's account (the approval binds
 		// it); a handler that forgot would send from the default.
 		return invalid(fmt.Errorf("internal error: %s's request names account %q, the call %q; nothing was done", c.Tool, c.Request.Account, h.reqAccount))
-	}
-	if _, err := c.Compose(c.Request); err != nil {
-		return invalid(err)
 	}
 	out := h.d.Gate.Run(ctx, c)
 	if h.elicitApproval(ctx, out) { // APPROVAL_ELICIT: email_elicit.go
@@ -567,7 +574,7 @@ func (h *emailCall) doReply(ctx context.Context, in emailReplyIn) (*mcp.CallTool
 	// checks with the whole request (gate.Run), as it checks every request.
 	// The approver sees where the reply really goes: Reply-To, when the
 	// message has one, and how it differs from the sender.
-	return h.submit(ctx, gate.Call{Tool: "reply_email", Request: req, Compose: h.composer(x, req, threadID, parent), Prepare: preparer(x, req, threadID, parent),
+	return h.submit(ctx, gate.Call{Tool: "reply_email", Request: req, Compose: h.composer(x, req, threadID, parent),
 		Warnings: func(ctx context.Context) []warnings.Warning {
 			ws := warnings.ReplyTo(parent.From, parent.ReplyTo)
 			ws = append(ws, warnings.DisplayName("Reply-To", toHeader)...)

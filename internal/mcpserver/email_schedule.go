@@ -8,8 +8,6 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/mailgate/mailgate/internal/approval"
-	"github.com/mailgate/mailgate/internal/gate"
-	"github.com/mailgate/mailgate/internal/gmail"
 	"github.com/mailgate/mailgate/internal/mailmsg"
 )
 
@@ -53,15 +51,6 @@ func (h *emailHandlers) now() time.Time {
 		return h.d.Gate.Now()
 	}
 	return time.Now()
-}
-
-// preparer is the gate's Prepare for a send, reply or forward: the email
-// built whole, as composer would send it, to be kept for its time.
-func preparer(x extras, asked approval.Request, threadID string, parent *gmail.ReplyParent) func(approval.Request) (gate.Prepared, error) {
-	return func(final approval.Request) (gate.Prepared, error) {
-		raw, err := buildRaw(x, asked, final, parent)
-		return gate.Prepared{Raw: raw, ThreadID: threadID}, err
-	}
 }
 
 // noSendAt takes send_at out of the schema of the tools that share the

@@ -191,8 +191,9 @@ func TestAttachmentBoundAndChangedFileRefused(t *testing.T) {
 	}
 }
 
-// TestAttachmentChangedBeforeTheClaimRefused: the files are read again, and
-// checked against what was bound, when the approved email is composed.
+// TestAttachmentChangedBeforeTheClaimRefused: the files are read again when
+// the request binds them, and checked against what was opened; those bytes
+// are the ones the email is built from (TestSentEmailIsTheOneRequested).
 func TestAttachmentChangedBeforeTheClaimRefused(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -204,7 +205,7 @@ func TestAttachmentChangedBeforeTheClaimRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.WriteFile(path, []byte("two"), 0o600)
-	_, err = x.outgoing(approvalReq(), approvalReq())
+	_, err = x.bind(approvalReq())
 	var ce *attach.ChangedError
 	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "changed since it was approved") {
 		t.Fatalf("got %v, want a ChangedError", err)

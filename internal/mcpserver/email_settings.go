@@ -40,12 +40,7 @@ func (h *emailCall) gatedSettings(ctx context.Context, tool string, req approval
 	do func(context.Context) (gate.SendResult, error)) (*mcp.CallToolResult, gate.Outcome) {
 	return h.submit(ctx, gate.Call{Tool: tool, Request: req,
 		Warnings: func(context.Context) []warnings.Warning { return ws },
-		Compose: func(final approval.Request) (gate.SendFunc, error) {
-			if !final.Same(req) {
-				return nil, gate.ErrCannotSendEdited
-			}
-			return do, nil
-		}})
+		Compose:  gate.Exactly(req, do)})
 }
 
 // enumSchema restricts a string property to values (and documents them).

@@ -128,6 +128,13 @@ func newEmailEnvAt(t testing.TB, gm *localgmail.Server, devMode bool, mailbox Ma
 // protocol version Claude Desktop sends.
 func connect(t testing.TB, srv *mcp.Server) *mcp.ClientSession {
 	t.Helper()
+	return connectWith(t, srv, nil)
+}
+
+// connectWith is connect for a client with opts: its answers to the
+// server's questions, its handlers of the server's notifications.
+func connectWith(t testing.TB, srv *mcp.Server, opts *mcp.ClientOptions) *mcp.ClientSession {
+	t.Helper()
 	ctx := context.Background()
 	st, ct := mcp.NewInMemoryTransports()
 	ss, err := srv.Connect(ctx, st, nil)
@@ -135,7 +142,7 @@ func connect(t testing.TB, srv *mcp.Server) *mcp.ClientSession {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ss.Close() })
-	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "0"}, nil)
+	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "0"}, opts)
 	cs, err := c.Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatal(err)

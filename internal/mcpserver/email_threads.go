@@ -147,10 +147,7 @@ func (h *emailCall) doSearchThreads(ctx context.Context, in emailSearchIn, max i
 			i+1, oneLine(t.Subject), t.Messages, msgs, oneLine(strings.Join(t.Senders, ", ")), oneLine(t.Latest.From), oneLine(date),
 			oneLine(t.Snippet), t.ID, t.Latest.ID)
 	}
-	f := fence.New(entries.String())
-	b.WriteString(f.Begin(searchFenceWhat))
-	b.WriteString(entries.String())
-	b.WriteString(f.End(searchFenceWhat))
+	b.WriteString(fence.Text(searchFenceWhat, entries.String()))
 	b.WriteString(nextPageLine("search_email", page.NextPageToken))
 	return textResult(b.String())
 }

@@ -80,19 +80,14 @@ func (h *emailCall) doTrash(ctx context.Context, mid, tid string) (*mcp.CallTool
 	}
 	req.Subject, req.Body = headerLine(msgs[0].Subject), describeTrash(req, msgs)
 	return h.submit(ctx, gate.Call{Tool: "trash_email", Request: req,
-		Compose: func(final approval.Request) (gate.SendFunc, error) {
-			if !final.Same(req) {
-				return nil, gate.ErrCannotSendEdited
+		Compose: gate.Exactly(req, func(ctx context.Context) (gate.SendResult, error) {
+			if tid != "" {
+				_, err := tr.TrashThread(ctx, tid)
+				return gate.SendResult{ThreadID: tid}, err
 			}
-			return func(ctx context.Context) (gate.SendResult, error) {
-				if tid != "" {
-					_, err := tr.TrashThread(ctx, tid)
-					return gate.SendResult{ThreadID: tid}, err
-				}
-				ml, err := tr.TrashMessage(ctx, mid)
-				return gate.SendResult{MessageID: ml.ID, ThreadID: ml.ThreadID}, err
-			}, nil
-		}})
+			ml, err := tr.TrashMessage(ctx, mid)
+			return gate.SendResult{MessageID: ml.ID, ThreadID: ml.ThreadID}, err
+		})})
 }
 
 // trashed reports whether every message is in Trash already.

@@ -46,7 +46,9 @@ func LabelName(slug string) string {
 // Gmail for rfc822msgid:<id> and records what it finds instead of
 // inserting. (Real Gmail indexes an insert for search within seconds; a
 // crash and a re-claim inside that window could still duplicate, which the
-// lease length makes practically impossible.)
+// lease length makes practically impossible. An insert that failed without
+// a clear answer is looked up again only a lease later for the same
+// reason: UnsureError.)
 type GmailSink struct {
 	DB       *store.DB // the mirror's records
 	Messages Messages  // the agent mail it copies
@@ -117,10 +119,15 @@ func (s *GmailSink) Process(ctx context.Context, it Item) (func(context.Context,
 		}
 	}
 	if err != nil {
-		if gmail.StatusCode(err) == http.StatusBadRequest {
+		st := gmail.StatusCode(err)
+		if st == http.StatusBadRequest {
 			s.forgetLabels() // a deleted label is one cause; resolve again next time
 		}
-		return nil, fmt.Errorf("mirroring message %d: %w", m.ID, err)
+		err = fmt.Errorf("mirroring message %d: %w", m.ID, err)
+		if st == 0 || st >= 500 {
+			err = &UnsureError{Err: err} // Gmail may have stored it all the same
+		}
+		return nil, err
 	}
 	if s.AfterInsert != nil {
 		s.AfterInsert(m.ID)

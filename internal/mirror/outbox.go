@@ -25,6 +25,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"slices"
+	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/mailgate/mailgate/internal/store"
@@ -36,6 +38,8 @@ type Item struct {
 	ProjectID int64
 	ThreadKey string // thread_id, or the message's own id when it names none
 	Attempts  int    // claims so far, this one included: >1 means an earlier claim may have done the work
+
+	claim string // this claim's lease identity (see Outbox.claimID)
 }
 
 // Outbox is one sink's view of the shared outbox.
@@ -45,7 +49,16 @@ type Outbox struct {
 	owner string        // this worker's lease identity
 	lease time.Duration // how long a claim keeps other workers off a row
 	now   func() time.Time
+	seq   atomic.Int64 // claims made, for claimID
 }
+
+// claimID names one claim: the process's owner and a sequence number. A
+// lease belongs to a claim, not to a process: the lanes of one worker share
+// the Outbox, and when a slow lane's lease lapsed and another lane claimed
+// the row again, the slow lane's Retry, matching on the process alone,
+// released the new claim; a third lane then took the row and inserted it a
+// second time while the second was inserting it (seen in TestCrash).
+func (o *Outbox) claimID() string { return o.owner + "." + strconv.FormatInt(o.seq.Add(1), 10) }
 
 // OpenOutbox registers sink (so the trigger enqueues new messages for it)
 // and returns its outbox. The first registration of a sink also enqueues
@@ -147,11 +160,13 @@ func (o *Outbox) claim(ctx context.Context, n int) ([]Item, error) {
 		}
 		until := o.now().Add(o.lease).UnixMicro()
 		for i, it := range items {
+			claim := o.claimID()
 			if _, err := tx.ExecContext(ctx, o.db.Rebind(`UPDATE am_mirror_outbox SET lease_owner = ?, lease_until_us = ?, attempts = attempts + 1
-				WHERE sink = ? AND message_id = ?`), o.owner, until, o.sink, it.MessageID); err != nil {
+				WHERE sink = ? AND message_id = ?`), claim, until, o.sink, it.MessageID); err != nil {
 				return err
 			}
 			items[i].Attempts++ // as the row now says
+			items[i].claim = claim
 		}
 		return nil
 	})
@@ -178,6 +193,7 @@ func (o *Outbox) claimPostgres(ctx context.Context, n int) ([]Item, error) {
 		}
 		defer tx.Rollback()
 		now := o.now()
+		claim := o.claimID() // one per statement: its rows are released one by one, by the lane that holds each
 		rows, err := tx.QueryContext(ctx, `UPDATE am_mirror_outbox u
 			SET lease_owner = $1, lease_until_us = $2, attempts = u.attempts + 1
 			FROM (SELECT o.message_id FROM am_mirror_outbox o
@@ -188,12 +204,15 @@ func (o *Outbox) claimPostgres(ctx context.Context, n int) ([]Item, error) {
 				FOR UPDATE SKIP LOCKED) c
 			WHERE u.sink = $3 AND u.message_id = c.message_id
 			RETURNING u.message_id, u.project_id, u.thread_key, u.attempts`,
-			o.owner, now.Add(o.lease).UnixMicro(), o.sink, now.UnixMicro(), n)
+			claim, now.Add(o.lease).UnixMicro(), o.sink, now.UnixMicro(), n)
 		if err != nil {
 			return err
 		}
 		if items, err = scanItems(rows, items); err != nil {
 			return err
+		}
+		for i := range items {
+			items[i].claim = claim
 		}
 		return tx.Commit()
 	})
@@ -235,8 +254,8 @@ func (o *Outbox) Done(ctx context.Context, it Item, record func(context.Context,
 }
 
 // Retry releases it for another attempt after delay, keeping cause for
-// diagnosis. Only the lease holder may do so: a lapsed lease means another
-// worker owns the row now.
+// diagnosis. Only the holder of its claim may do so: a lapsed lease means
+// another claim, of this worker or another, owns the row now.
 func (o *Outbox) Retry(ctx context.Context, it Item, delay time.Duration, cause error) error {
 	msg := ""
 	if cause != nil {
@@ -245,7 +264,7 @@ func (o *Outbox) Retry(ctx context.Context, it Item, delay time.Duration, cause 
 	err := o.tx(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, o.db.Rebind(`UPDATE am_mirror_outbox SET lease_owner = NULL, lease_until_us = NULL, next_us = ?, last_error = ?
 			WHERE sink = ? AND message_id = ? AND lease_owner = ?`),
-			o.now().Add(delay).UnixMicro(), msg, o.sink, it.MessageID, o.owner)
+			o.now().Add(delay).UnixMicro(), msg, o.sink, it.MessageID, it.claim)
 		return err
 	})
 	if err != nil {

@@ -44,6 +44,7 @@ func TestClaim(t *testing.T) {
 	mirror.SetOutboxClock(b, clock.Now)
 	var mu sync.Mutex
 	got := map[int64]int{}
+	firstClaim := map[int64]mirror.Item{}
 	var wg sync.WaitGroup
 	for _, ob := range []*mirror.Outbox{a, b, a, b} {
 		wg.Go(func() {
@@ -54,6 +55,7 @@ func TestClaim(t *testing.T) {
 			mu.Lock()
 			for _, it := range items {
 				got[it.MessageID]++
+				firstClaim[it.MessageID] = it
 			}
 			mu.Unlock()
 		})
@@ -98,12 +100,53 @@ func TestClaim(t *testing.T) {
 			t.Errorf("%s: claimed %v, want %v", s.name, ids, s.want)
 		}
 	}
-	// Retry by a worker whose lease was taken over is ignored.
-	if err := a.Retry(ctx, mirror.Item{MessageID: other}, time.Hour, errors.New("x")); err != nil {
+	// Retry by the claim whose lease was taken over is ignored.
+	if err := a.Retry(ctx, firstClaim[other], time.Hour, errors.New("x")); err != nil {
 		t.Fatal(err)
 	}
 	if n, _ := b.Pending(ctx); n != 2 {
 		t.Errorf("pending %d, want 2", n)
+	}
+}
+
+// TestRetryOfALapsedClaim: one worker's lanes share an Outbox. A lane whose
+// lease lapsed while it worked must not release the row another lane has
+// claimed since: that let a third lane take the row and insert the message
+// twice (TestCrash under load). The claim's own Retry still releases it.
+func TestRetryOfALapsedClaim(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	clock := testutil.NewClock(time.Now())
+	ob, err := mirror.OpenOutbox(ctx, e.db, "test", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mirror.SetOutboxClock(ob, clock.Now)
+	id := e.send(t, "BlueLake", "lapsing", "", "GreenCastle")
+	claim := func(want int) []mirror.Item {
+		t.Helper()
+		items, err := ob.Claim(ctx, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(items) != want || want == 1 && items[0].MessageID != id {
+			t.Fatalf("claimed %+v, want %d row(s) of message %d", items, want, id)
+		}
+		return items
+	}
+	slow := claim(1)[0]
+	clock.Advance(time.Minute + time.Second) // the slow lane's lease lapses
+	fresh := claim(1)[0]
+	if err := ob.Retry(ctx, slow, 0, errors.New("deadline exceeded")); err != nil {
+		t.Fatal(err)
+	}
+	claim(0) // still leased by the fresh claim
+	if err := ob.Retry(ctx, fresh, 0, errors.New("transient")); err != nil {
+		t.Fatal(err)
+	}
+	if again := claim(1)[0]; again.Attempts != 3 {
+		t.Errorf("attempts %d, want 3", again.Attempts)
 	}
 }
 
@@ -135,10 +178,8 @@ func TestOutboxTrigger(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for i := range items {
-			items[i].ProjectID, items[i].Attempts = 0, 0
-		}
-		if !slices.Equal(items, want) {
+		same := func(a, b mirror.Item) bool { return a.MessageID == b.MessageID && a.ThreadKey == b.ThreadKey }
+		if !slices.EqualFunc(items, want, same) {
 			t.Errorf("claimed %+v, want %+v", items, want)
 		}
 	}

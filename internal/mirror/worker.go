@@ -33,6 +33,20 @@ type TransientError struct {
 func (e *TransientError) Error() string { return e.Err.Error() }
 func (e *TransientError) Unwrap() error { return e.Err }
 
+// UnsureError marks a failure after which the work may or may not have
+// been done: a Gmail insert that got no answer (a timeout, a dropped
+// connection) or a 5xx, which Gmail can send after storing the copy. The
+// row's next attempt first looks for the earlier one's result
+// (Sink.Process with Attempts > 1); so that the look-up sees it, that
+// attempt comes no sooner than one lease later, the time the design
+// already gives a crashed claim's work to land. A short backoff instead
+// let the look-up run before a slow insert landed, and the copy was
+// inserted twice (seen in TestCrash under load).
+type UnsureError struct{ Err error }
+
+func (e *UnsureError) Error() string { return e.Err.Error() }
+func (e *UnsureError) Unwrap() error { return e.Err }
+
 // PermanentError marks a failure no retry can cure: a file name the file
 // system refuses (too long, invalid), a value no header can carry. The row
 // is reported once, at error level, and dropped from the outbox, instead
@@ -186,6 +200,9 @@ func (w *Worker) one(ctx context.Context, it Item) {
 	delay := w.failed(it, err)
 	if ctx.Err() != nil {
 		delay = 0 // shutting down: let the next process pick it up at once
+	}
+	if ue := (*UnsureError)(nil); errors.As(err, &ue) {
+		delay = max(delay, w.ob.Lease()) // even at shutdown: see UnsureError
 	}
 	if rerr := w.ob.Retry(bctx, it, delay, err); rerr != nil {
 		w.o.Logger.Warn("mirror: could not reschedule; the lease will expire and the row be retried", "sink", w.sink.Name(), "message", it.MessageID, "err", rerr)

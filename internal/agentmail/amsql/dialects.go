@@ -25,6 +25,9 @@ import (
 // notes, its placeholders).
 type Runner interface {
 	WriteSQL(ctx context.Context, fn func(agentmail.Tx, Querier) error) error
+	// WriteScopedSQL is WriteSQL queued on scope (agentmail.ScopedWriter);
+	// an engine that does not queue runs WriteSQL.
+	WriteScopedSQL(ctx context.Context, scope agentmail.Scope, fn func(agentmail.Tx, Querier) error) error
 	ReadSQL(ctx context.Context, fn func(agentmail.Tx, Querier) error) error
 }
 
@@ -41,6 +44,10 @@ type port[T agentmail.Tx] struct {
 
 func (p port[T]) Write(ctx context.Context, fn func(T) error) error {
 	return p.r.WriteSQL(ctx, func(tx agentmail.Tx, q Querier) error { return fn(p.on(tx, q)) })
+}
+
+func (p port[T]) WriteScoped(ctx context.Context, scope agentmail.Scope, fn func(T) error) error {
+	return p.r.WriteScopedSQL(ctx, scope, func(tx agentmail.Tx, q Querier) error { return fn(p.on(tx, q)) })
 }
 
 func (p port[T]) Read(ctx context.Context, fn func(T) error) error {

@@ -98,3 +98,9 @@ func (t *Tx) ReleaseReservation(ctx context.Context, id int64, at time.Time) err
 	_, err := t.exec(ctx, releaseReservation, US(at), id)
 	return err
 }
+
+// GrantReservations is InsertReservations: on SQLite writers run one at a
+// time already. The PostgreSQL store takes a lock with it (see its tx).
+func (t *Tx) GrantReservations(ctx context.Context, rs []*agentmail.Reservation) error {
+	return t.InsertReservations(ctx, rs)
+}

@@ -540,8 +540,19 @@ func (c *Set) ClaimFiles(ctx context.Context, id string, files []string) (ClaimR
 	if err != nil {
 		return ClaimResult{}, err
 	}
+	// A claim refuses what another holds, so it must see every grant of
+	// the project before it: it queues on the project's reservation lock,
+	// which grants take too (agentmail.ReservationScope).
+	var pid int64
+	if err := c.st.Read(ctx, func(tx Tx) error {
+		p, err := c.s.ProjectIn(ctx, tx, c.opts.ProjectKey)
+		pid = p.ID
+		return err
+	}); err != nil {
+		return ClaimResult{}, err
+	}
 	var out ClaimResult
-	err = c.st.Write(ctx, func(tx Tx) error {
+	err = c.st.WriteScoped(ctx, agentmail.ReservationScope(pid), func(tx Tx) error {
 		out = ClaimResult{Claimed: []string{}, Conflicts: []Conflict{}}
 		a, p, err := c.live(ctx, tx, id)
 		if err != nil {

@@ -4,7 +4,8 @@
 // directly, such as internal/mirror's, runs on both), and the same answers.
 //
 // Safety between servers comes from store.DB: every write is one
-// SERIALIZABLE transaction, run again when PostgreSQL reports that it lost a
+// SERIALIZABLE transaction (file reservations' grants, releases and
+// renewals excepted: see WriteCommitted and agentmail.Service.Reserve), run again when PostgreSQL reports that it lost a
 // race (serialization failure or deadlock), so the outcome is as if all
 // writes of all servers ran one at a time, which is what SQLite's single
 // writer gives the other implementation. Within one process, a transaction
@@ -85,9 +86,10 @@ type Store struct {
 }
 
 var (
-	_ agentmail.Store        = (*Store)(nil)
-	_ agentmail.ScopedWriter = (*Store)(nil)
-	_ agentmail.Tx           = (*tx)(nil)
+	_ agentmail.Store           = (*Store)(nil)
+	_ agentmail.ScopedWriter    = (*Store)(nil)
+	_ agentmail.CommittedWriter = (*Store)(nil)
+	_ agentmail.Tx              = (*tx)(nil)
 )
 
 // Open applies the agent-mail migrations to db and returns the store. The
@@ -107,8 +109,8 @@ func (s *Store) Close() error { return nil }
 
 // Write runs fn in one serializable transaction.
 //
-// Writers that touch the same rows or ranges (agents reserving files in one
-// project, two sweeps retiring one agent) make PostgreSQL fail all but one
+// Writers that touch the same rows or ranges (channel agents claiming files
+// in one project, two sweeps retiring one agent) make PostgreSQL fail all but one
 // of them with a serialization error; the others must run again. Run again
 // blindly, a dozen goroutines of one busy process keep colliding until
 // store.DB's retry budget is spent. So a first attempt runs concurrently with
@@ -196,6 +198,51 @@ func (t *tx) TouchAgent(ctx context.Context, agentID int64, at time.Time) error 
 	return nil
 }
 
+// WriteCommitted runs fn in one READ COMMITTED transaction (see
+// agentmail.CommittedWriter), outside the lane: it cannot fail with a
+// serialization error, nor make a serializable writer fail. It runs again
+// only after a deadlock (which PostgreSQL reports as retryable).
+func (s *Store) WriteCommitted(ctx context.Context, fn func(agentmail.Tx) error) error {
+	return s.writeCommitted(ctx, own(fn))
+}
+
+// writeCommitted is WriteCommitted with the store's own transaction
+// (WriteCommittedSQL uses it).
+func (s *Store) writeCommitted(ctx context.Context, fn func(*tx) error) error {
+	var last *tx
+	err := s.db.Retry(ctx, func() error {
+		sqltx, err := s.db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
+		if err != nil {
+			return fmt.Errorf("beginning transaction: %w", err)
+		}
+		defer sqltx.Rollback()
+		t := &tx{tx: sqltx}
+		t.Tx = amsql.NewTx(t, queries)
+		if err := fn(t); err != nil {
+			return err
+		}
+		if t.failed != nil {
+			return fmt.Errorf("a statement failed inside the transaction: %w", t.failed)
+		}
+		if err := sqltx.Commit(); err != nil {
+			return fmt.Errorf("committing transaction: %w", err)
+		}
+		last = t
+		return nil
+	})
+	if err == nil {
+		s.touch(ctx, s.db, last)
+	}
+	return err
+}
+
+// reservationLockKey is the advisory lock key of a project's reservations:
+// the key of its agentmail.ReservationScope, so that writers queued on that
+// scope (a channel claim, serializable) and grants exclude each other.
+func reservationLockKey(projectID int64) int64 {
+	return scopeKey(agentmail.ReservationScope(projectID).Key)
+}
+
 // WriteScoped is Write for writers that contend on one resource (see
 // agentmail.ScopedWriter). Queueing is a session advisory lock keyed by the
 // scope, taken before BEGIN on the connection the transaction then runs on,
@@ -210,8 +257,12 @@ func (t *tx) TouchAgent(ctx context.Context, agentID int64, at time.Time) error 
 //
 // With scope.Always every writer queues; otherwise the first attempt runs
 // as Write's does and only a writer that lost a race queues.
-func (s *Store) WriteScoped(ctx context.Context, scope agentmail.Scope, afn func(agentmail.Tx) error) error {
-	fn := own(afn)
+func (s *Store) WriteScoped(ctx context.Context, scope agentmail.Scope, fn func(agentmail.Tx) error) error {
+	return s.writeScoped(ctx, scope, own(fn))
+}
+
+// writeScoped is WriteScoped with the store's own transaction.
+func (s *Store) writeScoped(ctx context.Context, scope agentmail.Scope, fn func(*tx) error) error {
 	if !scope.Always {
 		s.lane.RLock()
 		err := s.attempt(ctx, fn)
@@ -468,6 +519,11 @@ type execer interface {
 // noted on the transaction (see run).
 func (s *Store) WriteSQL(ctx context.Context, fn func(agentmail.Tx, amsql.Querier) error) error {
 	return s.write(ctx, func(t *tx) error { return fn(t, statements(t)) })
+}
+
+// WriteScopedSQL is WriteSQL queued on scope as WriteScoped queues.
+func (s *Store) WriteScopedSQL(ctx context.Context, scope agentmail.Scope, fn func(agentmail.Tx, amsql.Querier) error) error {
+	return s.writeScoped(ctx, scope, func(t *tx) error { return fn(t, statements(t)) })
 }
 
 // ReadSQL: see WriteSQL.

@@ -2,11 +2,8 @@ package sqlite_test
 
 import (
 	"context"
-	"github.com/mailgate/mailgate/internal/agentmail/amsql"
-	"os"
 	"path/filepath"
 	"testing"
-	"testing/fstest"
 
 	"github.com/mailgate/mailgate/internal/agentmail"
 	"github.com/mailgate/mailgate/internal/agentmail/channels"
@@ -23,20 +20,10 @@ func TestChannelsMigrationUpgrade(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "state.db")
-	init, err := os.ReadFile(filepath.Join("..", "amsql", "migrations", "sqlite", "0001_init.sql"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	db, err := store.Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := db.Migrate(ctx, amsql.Component, fstest.MapFS{"0001_init.sql": {Data: init}}); err != nil {
-		t.Fatal(err)
-	}
+	db := oldStore(t, path, "0001_init.sql")
 	db.Close()
 
-	db, err = store.Open(ctx, path)
+	db, err := store.Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,14 +3,11 @@ package sqlite_test
 import (
 	"context"
 	"fmt"
-	"github.com/mailgate/mailgate/internal/agentmail/amsql"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
-	"testing/fstest"
 	"testing/synctest"
 	"time"
 
@@ -161,21 +158,7 @@ func TestDeferredIndexMigration(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "state.db")
-	old := fstest.MapFS{}
-	for _, name := range []string{"0001_init.sql", "0002_compat.sql", "0003_mirror.sql"} {
-		body, err := os.ReadFile(filepath.Join("..", "amsql", "migrations", "sqlite", name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		old[name] = &fstest.MapFile{Data: body}
-	}
-	db, err := store.Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := db.Migrate(ctx, amsql.Component, old); err != nil {
-		t.Fatal(err)
-	}
+	db := oldStore(t, path, "0003_mirror.sql")
 	if _, err := db.Exec(`INSERT INTO am_projects (id, slug, human_key, created_us) VALUES (1, 'p', '/p', 0);
 		INSERT INTO am_agents (id, project_id, name, inception_us, last_active_us) VALUES (1, 1, 'Alice', 0, 0), (2, 1, 'Bob', 0, 0);
 		INSERT INTO am_messages (project_id, sender_id, subject, body_md, created_us) VALUES (1, 1, 'Before', 'legacy widget', 0);`); err != nil {
@@ -255,22 +238,7 @@ func TestPrefixIndexMigration(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "state.db")
-	old := fstest.MapFS{}
-	for _, name := range []string{"0001_init.sql", "0002_compat.sql", "0003_mirror.sql", "0004_fts_deferred.sql",
-		"0005_agent_holders.sql", "0006_imports_attachments.sql"} {
-		body, err := os.ReadFile(filepath.Join("..", "amsql", "migrations", "sqlite", name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		old[name] = &fstest.MapFile{Data: body}
-	}
-	db, err := store.Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := db.Migrate(ctx, amsql.Component, old); err != nil {
-		t.Fatal(err)
-	}
+	db := oldStore(t, path, "0006_imports_attachments.sql")
 	// Two messages indexed as that version's indexer did, one left queued.
 	if _, err := db.Exec(`INSERT INTO am_projects (id, slug, human_key, created_us) VALUES (1, 'p', '/p', 0);
 		INSERT INTO am_agents (id, project_id, name, inception_us, last_active_us) VALUES (1, 1, 'Alice', 0, 0), (2, 1, 'Bob', 0, 0);

@@ -424,6 +424,11 @@ func (s *Store) WriteSQL(ctx context.Context, fn func(agentmail.Tx, amsql.Querie
 	return s.write(ctx, func(t *tx) error { return fn(t, t) })
 }
 
+// WriteScopedSQL is WriteSQL: writers queue on the file's lock already.
+func (s *Store) WriteScopedSQL(ctx context.Context, _ agentmail.Scope, fn func(agentmail.Tx, amsql.Querier) error) error {
+	return s.WriteSQL(ctx, fn)
+}
+
 // ReadSQL: see WriteSQL.
 func (s *Store) ReadSQL(ctx context.Context, fn func(agentmail.Tx, amsql.Querier) error) error {
 	return s.read(ctx, func(t *tx) error { return fn(t, t) })

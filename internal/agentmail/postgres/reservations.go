@@ -1,0 +1,52 @@
+package postgres
+
+import (
+	"context"
+
+	"github.com/mailgate/mailgate/internal/agentmail"
+	"github.com/mailgate/mailgate/internal/agentmail/amsql"
+)
+
+// grantSQL inserts a grant's patterns, a row each, once it holds the
+// project's reservation lock ($8): every joined row needs the lock's one
+// row, so no row is inserted before the lock is taken (a CTE calling a
+// volatile function is evaluated once, never inlined).
+const grantSQL = `WITH l AS (SELECT pg_advisory_xact_lock($8))
+	INSERT INTO am_reservations (project_id, agent_id, path_pattern, exclusive, reason, created_us, expires_us)
+	SELECT $1::bigint, $2::bigint, j.value, $3::integer, $4::text, $5::bigint, $6::bigint
+	FROM l, unnest($7::text[]) AS j(value) RETURNING id, path_pattern`
+
+// GrantReservations inserts a grant's reservations holding the project's
+// reservation lock until the transaction ends (see
+// agentmail.ReservationTx.GrantReservations), in the statement that
+// inserts them: the lock is held for that statement and the commit only,
+// never for a round trip of the caller's between them.
+func (t *tx) GrantReservations(ctx context.Context, rs []*agentmail.Reservation) error {
+	if len(rs) == 0 {
+		return nil
+	}
+	r0 := rs[0]
+	patterns := make([]string, len(rs))
+	byPattern := make(map[string]*agentmail.Reservation, len(rs))
+	for i, r := range rs {
+		patterns[i] = r.PathPattern
+		byPattern[r.PathPattern] = r
+	}
+	rows, err := t.query(ctx, grantSQL, r0.ProjectID, r0.AgentID, amsql.Flag(r0.Exclusive), r0.Reason,
+		amsql.US(r0.CreatedAt), amsql.US(r0.ExpiresAt), patterns, reservationLockKey(r0.ProjectID))
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		var p string
+		if err := rows.Scan(&id, &p); err != nil {
+			return t.note(err)
+		}
+		if r := byPattern[p]; r != nil {
+			r.ID = id
+		}
+	}
+	return dialect.MapErr(t.note(rows.Err()))
+}
