@@ -32,8 +32,12 @@ lint:
 	@out=$$(gofmt -l cmd internal); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
+# make test runs the stress, crash and leak suites at full size
+# (MAILGATE_TEST_FULL=1: 24 crash cycles, 8 processes × 500 sends, 50
+# SIGKILLs, ...); a plain `go test ./...` runs the same tests smaller, for a
+# quick edit-test loop (testutil.Size).
 test-go: build
-	MAILGATE_BIN=$(CURDIR)/$(BIN) $(GO) test -race -count=1 -timeout 20m ./...
+	MAILGATE_TEST_FULL=1 MAILGATE_BIN=$(CURDIR)/$(BIN) $(GO) test -race -count=1 -timeout 20m ./...
 
 # The store suites again on PostgreSQL, and the fleet test (three servers on
 # one database): on the database MAILGATE_TEST_POSTGRES names, else on a
@@ -44,8 +48,8 @@ test-pg: build
 	@set -eo pipefail; url="$$MAILGATE_TEST_POSTGRES"; \
 	if [ -z "$$url" ]; then url=$$(.ci/pgtest.sh start 55433); trap '.ci/pgtest.sh stop 55433' EXIT; fi; \
 	echo "PostgreSQL suites on $${url%%\?*}"; \
-	MAILGATE_TEST_POSTGRES="$$url" MAILGATE_BIN=$(CURDIR)/$(BIN) $(GO) test -race -count=1 -timeout 20m $(PG_PACKAGES); \
-	MAILGATE_TEST_POSTGRES="$$url" MAILGATE_BIN=$(CURDIR)/$(BIN) $(GO) test -race -count=1 -timeout 20m -run 'TestGate|TestMultiServer|TestGuard' -v ./cmd/mailgate 2>&1 \
+	MAILGATE_TEST_FULL=1 MAILGATE_TEST_POSTGRES="$$url" MAILGATE_BIN=$(CURDIR)/$(BIN) $(GO) test -race -count=1 -timeout 20m $(PG_PACKAGES); \
+	MAILGATE_TEST_FULL=1 MAILGATE_TEST_POSTGRES="$$url" MAILGATE_BIN=$(CURDIR)/$(BIN) $(GO) test -race -count=1 -timeout 20m -run 'TestGate|TestMultiServer|TestGuard' -v ./cmd/mailgate 2>&1 \
 		| grep -E '^(=== RUN|--- |PASS|FAIL|ok|panic)|multiserver_test|gate_procs_test|guard_test|crash_suite_test' 
 
 # External MCP clients (MCP Inspector CLI, TypeScript SDK) against the built binary.

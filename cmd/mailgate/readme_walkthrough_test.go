@@ -15,11 +15,13 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mailgate/mailgate/internal/testutil"
 )
 
 // TestREADMEWalkthrough runs README's first screen as a new user would, in
-// a fresh HOME: the clone's install line (README-CLONE-INSTALL, into a
-// temporary GOBIN), "mailgate claude-config --install", "mailgate demo",
+// a fresh HOME: the clone's install line (README-CLONE-INSTALL, into an
+// empty GOBIN in make test, one kept between runs otherwise), "mailgate claude-config --install", "mailgate demo",
 // then the sandbox in a real MCP client started from the entry
 // claude-config --install --sandbox wrote, with DEV_MODE off as README says
 // to send for real: a send is refused with a request file, "mailgate
@@ -47,7 +49,18 @@ func TestREADMEWalkthrough(t *testing.T) {
 	if len(c) != 3 {
 		t.Fatalf("go env: %q", caches)
 	}
+	repo, _ := filepath.Abs(filepath.Join("..", ".."))
 	home, gobin := t.TempDir(), t.TempDir()
+	if !testutil.Full() {
+		// A plain go test installs into a folder kept between runs: the go
+		// command links nothing when the binary there is up to date (a
+		// link is seconds of CPU). make test (MAILGATE_TEST_FULL) installs
+		// into an empty folder, so the line is seen to put the binary
+		// there.
+		if dir, err := testutil.CacheDir(repo, "gobin"); err == nil {
+			gobin = dir
+		}
+	}
 	gobin, _ = filepath.EvalSymlinks(gobin)
 	env := []string{"HOME=" + home, "PATH=" + gobin + string(os.PathListSeparator) + os.Getenv("PATH"),
 		"GOCACHE=" + c[0], "GOMODCACHE=" + c[1], "GOPATH=" + c[2], "GOBIN=" + gobin, "GOTOOLCHAIN=local"}
@@ -63,7 +76,6 @@ func TestREADMEWalkthrough(t *testing.T) {
 		}
 		return string(out)
 	}
-	repo, _ := filepath.Abs(filepath.Join("..", ".."))
 	work := t.TempDir() // the user's own folder: nothing below depends on the clone
 
 	// Install, from the clone.

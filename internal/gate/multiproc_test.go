@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/mailgate/mailgate/internal/approval"
+	"github.com/mailgate/mailgate/internal/testutil"
 )
 
 // The tests in this file run the gate in several processes at once: TestMain
@@ -287,12 +288,14 @@ func TestLimitHoldsAfterRestart(t *testing.T) {
 }
 
 // TestSIGKILLNeverDuplicates kills a sending process at random moments, 50
-// times, over one vault and store. Whatever step the kill interrupts, no
+// times in make test (MAILGATE_TEST_FULL), 12 in a plain go test, over one
+// vault and store. Whatever step the kill interrupts, no
 // email is sent twice, no consumed approval can be found again, and every
 // Gmail call has its audit "claim" line.
 func TestSIGKILLNeverDuplicates(t *testing.T) {
 	t.Parallel()
-	const n, rounds = 80, 50
+	const n = 80
+	rounds := testutil.Size(12, 50)
 	e := newEnv(t, 1000)
 	e.Set(time.Now()) // the children run on the wall clock
 	g := e.gate(t, false)

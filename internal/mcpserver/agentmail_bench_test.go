@@ -3,7 +3,6 @@ package mcpserver
 import (
 	"crypto/sha256"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	amsqlite "github.com/mailgate/mailgate/internal/agentmail/sqlite"
+	"github.com/mailgate/mailgate/internal/testutil"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -83,18 +83,6 @@ func BenchmarkSendMessagePipelined(b *testing.B) {
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "sends/s")
 }
 
-// vocabulary for seeded messages: a skewed distribution over 2,000 words,
-// so queries hit realistic numbers of documents.
-func benchWords() []string {
-	base := []string{"deploy", "migration", "schema", "review", "build", "test", "flaky", "release", "api", "docs",
-		"frontend", "backend", "cache", "index", "query", "latency", "timeout", "retry", "token", "config"}
-	words := append([]string(nil), base...)
-	for i := len(words); i < 2000; i++ {
-		words = append(words, fmt.Sprintf("w%04dx", i))
-	}
-	return words
-}
-
 // seeded returns a harness on a copy of a store holding n messages from
 // GreenDog to BlueLake. The seeded store is built once through SQL (the
 // tools would take minutes) and kept in the temp directory, keyed by the
@@ -152,19 +140,7 @@ func seeded(b *testing.B, n int) *amHarness {
 func seedMessages(b *testing.B, h *amHarness, n int) {
 	b.Helper()
 	h.setup("/bench/app", "GreenDog", "BlueLake")
-	rng := rand.New(rand.NewPCG(7, 9))
-	words := benchWords()
-	zipf := rand.NewZipf(rng, 1.1, 1, uint64(len(words)-1))
-	text := func(k int) string {
-		var sb strings.Builder
-		for i := range k {
-			if i > 0 {
-				sb.WriteByte(' ')
-			}
-			sb.WriteString(words[zipf.Uint64()])
-		}
-		return sb.String()
-	}
+	text := testutil.ZipfText(7, 9)
 	tx, err := h.db.Begin()
 	if err != nil {
 		b.Fatal(err)

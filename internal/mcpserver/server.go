@@ -120,6 +120,9 @@ func New(d Deps) (*mcp.Server, error) {
 	if wake != nil {
 		wake.server = s
 	}
+	// Added first, so innermost: every middleware after it sees its answers
+	// wrapped (encode.go).
+	s.AddReceivingMiddleware(encodeOnce)
 	// The first middleware is the outermost: recovery must wrap everything.
 	s.AddReceivingMiddleware(recoverPanics(d.Logger), logCalls(d.Logger, d.Observer))
 	only, err := agentMailProfile(d.AgentMailProfile)
@@ -238,7 +241,7 @@ func logCalls(logger *slog.Logger, obs CallObserver) mcp.Middleware {
 				name = p.Name
 			}
 			isErr := err != nil
-			if r, ok := res.(*mcp.CallToolResult); ok && r != nil && r.IsError {
+			if r := toolResult(res); r != nil && r.IsError {
 				isErr = true
 			}
 			if obs != nil {

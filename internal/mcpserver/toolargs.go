@@ -86,6 +86,9 @@ type argDecoder[In any] struct {
 	tool     string
 	style    argStyle
 	edits    []func(*jsonschema.Schema) // what struct tags cannot say (the row's)
+	// typesOnly: the schema says no more than check checks, so arguments
+	// that name only its properties skip the validator (toolargs_fast.go).
+	typesOnly bool
 }
 
 func newArgDecoder[In any](spec *mcp.Tool, style argStyle, edits ...func(*jsonschema.Schema)) *argDecoder[In] {
@@ -165,6 +168,7 @@ func (d *argDecoder[In]) init() {
 			panic(fmt.Sprintf("input schema of %s: %v", d.tool, err)) // a programming error, caught by every test
 		}
 		d.resolved = resolved
+		d.typesOnly = checkedByTypes(d.schema)
 	})
 }
 
@@ -216,7 +220,7 @@ func (d *argDecoder[In]) decodeKeys(raw json.RawMessage) (In, []string, error) {
 	if err := d.check(args); err != nil {
 		return in, nil, err
 	}
-	if d.style != argsMailbox {
+	if d.style != argsMailbox && !(d.typesOnly && allKnown(d.schema, args)) {
 		// Whatever the checks above do not word (unknown keys, nested
 		// shapes) keeps the validator's text.
 		if err := d.resolved.Validate(args); err != nil {

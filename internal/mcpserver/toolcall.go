@@ -213,9 +213,12 @@ func jsonResult(v any) (*mcp.CallToolResult, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encoding answer: %w", err)
 	}
-	var structured any = json.RawMessage(b)
+	structured := json.RawMessage(b)
 	if len(b) == 0 || b[0] != '{' {
-		structured = map[string]json.RawMessage{"result": b}
+		// {"result": v}, written as json.Marshal writes it (b is its
+		// output), so that it stays JSON encodeOnce need not re-encode.
+		structured = make(json.RawMessage, 0, len(b)+len(`{"result":}`))
+		structured = append(append(append(structured, `{"result":`...), b...), '}')
 	}
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}, StructuredContent: structured}, nil
 }

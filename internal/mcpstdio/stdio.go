@@ -213,11 +213,14 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 }
 
 func (c *stdioConn) Write(_ context.Context, msg jsonrpc.Message) error {
-	data, err := jsonrpc.EncodeMessage(msg)
+	line, err := encodeLine(msg)
 	if err != nil {
 		return fmt.Errorf("encoding message: %w", err)
 	}
-	if err := c.writeLine(data); err != nil {
+	c.wmu.Lock()
+	_, err = c.w.Write(line)
+	c.wmu.Unlock()
+	if err != nil {
 		return err
 	}
 	if resp, ok := msg.(*jsonrpc.Response); ok {

@@ -1,21 +1,32 @@
 package testutil
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/mailgate/mailgate/internal/filelock"
 )
 
 // MailgateBinary is for a TestMain whose tests run the mailgate binary: it
 // returns $MAILGATE_BIN (make test builds it), or a binary built once for
 // the whole run from pkg (the cmd/mailgate package, relative to the test's
-// package: "." or "../mailgate") into a temporary folder that cleanup
+// package: "." or "../mailgate"). The binary is kept between runs in the
+// user's cache, in a folder of its own for each checkout (see cachedBuild);
+// where that fails, it is built into a temporary folder that cleanup
 // removes. A failed build ends the process.
 func MailgateBinary(pkg string) (path string, cleanup func()) {
 	if path := os.Getenv("MAILGATE_BIN"); path != "" {
 		return path, func() {}
+	}
+	if abs, err := filepath.Abs(pkg); err == nil {
+		if path, err := cachedBuild(abs); err == nil {
+			return path, func() {}
+		}
 	}
 	dir, err := os.MkdirTemp("", "mailgate-bin-")
 	if err != nil {
@@ -29,6 +40,46 @@ func MailgateBinary(pkg string) (path string, cleanup func()) {
 		os.Exit(1)
 	}
 	return path, func() { os.RemoveAll(dir) }
+}
+
+// cachedBuild builds the package in folder pkg (absolute) into the user's
+// cache, at a path named after pkg, and returns that path. The go command
+// links nothing when the binary there is up to date (its build ID matches
+// the sources), and linking mailgate costs seconds of CPU in every package
+// whose tests run it, on every run. A file lock makes concurrent test
+// binaries (cmd/mailgate and cmd/mailgate-load run side by side) take
+// turns: the second finds the first's binary up to date. A binary replaced
+// while a test runs it is not disturbed: the go command moves the new one
+// into place.
+func cachedBuild(pkg string) (string, error) {
+	dir, err := CacheDir(pkg, "bin")
+	if err != nil {
+		return "", err
+	}
+	unlock, err := filelock.Lock(filepath.Join(dir, "lock"))
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
+	path := filepath.Join(dir, "mailgate")
+	if out, err := exec.Command("go", "build", "-o", path, pkg).CombinedOutput(); err != nil {
+		return "", fmt.Errorf("building mailgate: %w\n%s", err, out)
+	}
+	return path, nil
+}
+
+// CacheDir returns a folder, created if needed, that is kept between test
+// runs in the user's cache: <cache>/mailgate-test/<hash of key>/name. key
+// is an absolute path of the checkout (so two checkouts never share one),
+// name what the folder holds.
+func CacheDir(key, name string) (string, error) {
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256([]byte(key))
+	dir := filepath.Join(cache, "mailgate-test", hex.EncodeToString(sum[:8]), name)
+	return dir, os.MkdirAll(dir, 0o700)
 }
 
 // RunOrChild is a TestMain for tests that re-execute the test binary as

@@ -277,7 +277,7 @@ func TestAgentMailReservationRaceAcrossHandles(t *testing.T) {
 	svcs := []*agentmail.Service{service(t, dbs[0], agentmail.Options{}), service(t, dbs[1], agentmail.Options{})}
 	testutil.Register(t, svcs[0], "/p", "Alpha", "Beta")
 	agents := []string{"Alpha", "Beta"}
-	rounds := 40
+	rounds := testutil.Size(10, 40) // 40 in make test (MAILGATE_TEST_FULL)
 	if testing.Short() {
 		rounds = 10
 	}
@@ -393,7 +393,7 @@ func TestAgentMailStaleSweepAcrossHandles(t *testing.T) {
 		svc, st := serviceStore(t, db, opts)
 		chs[i] = channels.New(svc, st.Channels(), chOpts)
 	}
-	rounds, perRound := 8, 5
+	rounds, perRound := testutil.Size(3, 8), 5 // 8 rounds in make test (MAILGATE_TEST_FULL)
 	if testing.Short() {
 		rounds = 3
 	}

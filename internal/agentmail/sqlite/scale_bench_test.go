@@ -5,12 +5,10 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -32,18 +30,6 @@ import (
 //
 //	MAILGATE_BENCH_SCALE=1000000 go test -run '^$' -bench Scale -benchtime 300x -timeout 2h ./internal/agentmail/sqlite
 //	MAILGATE_BENCH_STORE=/tmp/old.db go test -run '^$' -bench Scale …   (a given store, migrated on open)
-
-// scaleWords is the seeded vocabulary: a skewed distribution over 2,000
-// words (as the in-process tool benchmarks of internal/mcpserver), so
-// queries hit realistic numbers of messages.
-func scaleWords() []string {
-	words := []string{"deploy", "migration", "schema", "review", "build", "test", "flaky", "release", "api", "docs",
-		"frontend", "backend", "cache", "index", "query", "latency", "timeout", "retry", "token", "config"}
-	for i := len(words); i < 2000; i++ {
-		words = append(words, fmt.Sprintf("w%04dx", i))
-	}
-	return words
-}
 
 // scaleQueries are the search forms the issue names: words, a phrase, a
 // prefix, OR, NOT, and a rare word.
@@ -125,25 +111,13 @@ func buildScaleStore(b *testing.B, path string, n int) {
 	os.Remove(tmp + "-shm")
 	db, _, svc := handle(b, tmp, 0)
 	testutil.Register(b, svc, "/bench/app", "GreenDog", "BlueLake")
-	words := scaleWords()
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	start := time.Now()
 	ctx := context.Background()
 	for w := range 16 {
 		wg.Go(func() {
-			rng := rand.New(rand.NewPCG(7, uint64(w)))
-			zipf := rand.NewZipf(rng, 1.1, 1, uint64(len(words)-1))
-			text := func(k int) string {
-				var sb strings.Builder
-				for i := range k {
-					if i > 0 {
-						sb.WriteByte(' ')
-					}
-					sb.WriteString(words[zipf.Uint64()])
-				}
-				return sb.String()
-			}
+			text := testutil.ZipfText(7, uint64(w))
 			for {
 				i := next.Add(1) - 1
 				if i >= int64(n) {
