@@ -10,8 +10,10 @@ NODE_DIR := .ci/node_modules
 
 .PHONY: build run deps test test-go test-pg test-clients tools bench bench-peers fuzz lint clean conformance dist check-install check-goline
 
+# Built as the release binaries are (dist): without cgo, static, so a start
+# loads no dynamic loader or C library (BENCHMARKS.md, start-up).
 build:
-	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/mailgate
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/mailgate
 
 # The demo starts `mailgate serve --sandbox` in a throwaway home and walks
 # search → read → draft → send and reply (each refused, approved, sent once)

@@ -21,7 +21,8 @@
 // The two servers take turns: each phase is cut into ten slices and the
 // subjects alternate slice by slice (start-ups too), so the machine's load
 // weighs on both alike. It also reports the time from starting a server to
-// its answer to initialize, and memory counting every process a server
+// its answer to initialize (median of -starts, 5 by default) with the CPU
+// the server had used by then, and memory counting every process a server
 // started (its resident set and its children's): after tools/list, and for
 // both agents' servers after the run. Without PEER_AGENTMAIL
 // (or -peer) it measures mailgate alone. Nothing outside its temporary
@@ -54,6 +55,7 @@ func main() {
 type config struct {
 	mailgate, peer string
 	calls          int
+	starts         int
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -63,6 +65,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&cfg.mailgate, "mailgate", "bin/mailgate", "the mailgate binary (`PATH`)")
 	fs.StringVar(&cfg.peer, "peer", os.Getenv("PEER_AGENTMAIL"), "the four-tool peer's binary, UserAd/AgentMail's agentmail (`PATH`; default $PEER_AGENTMAIL; empty: mailgate alone)")
 	fs.IntVar(&cfg.calls, "calls", 1000, "calls per phase")
+	fs.IntVar(&cfg.starts, "starts", 5, "start-ups of each server, in turns (their medians are reported)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -71,6 +74,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if cfg.calls < 10 || cfg.calls > 100000 {
 		fmt.Fprintln(stderr, "mailgate-bench: -calls wants 10 to 100000")
+		return 2
+	}
+	if cfg.starts < 1 || cfg.starts > 1000 {
+		fmt.Fprintln(stderr, "mailgate-bench: -starts wants 1 to 1000")
 		return 2
 	}
 	if err := bench(ctx, cfg, stdout); err != nil {
@@ -91,6 +98,7 @@ type subject struct {
 // result is one subject's figures.
 type result struct {
 	start, rss                 []float64 // ms to the initialize answer; MiB after tools/list
+	startCPU                   []float64 // ms of CPU the server had used when its initialize answer came
 	send, receive, statusList  []time.Duration
 	sendTime, recvTime, stTime time.Duration
 	recvFirst, recvLast        time.Duration // p50 of the first and last tenth of receives
@@ -166,7 +174,7 @@ func bench(ctx context.Context, cfg config, w io.Writer) error {
 				"MAILGATE_HOME=" + home, "TMUX=" + tmuxVar, "TMUX_PANE=" + panes[win]}, s.env...)
 		}
 	}
-	results, err := measure(ctx, subjects, dirs, envs, cfg.calls)
+	results, err := measure(ctx, subjects, dirs, envs, cfg.calls, cfg.starts)
 	if err != nil {
 		return err
 	}
@@ -180,21 +188,44 @@ type server struct {
 	cmd *exec.Cmd
 }
 
-func start(ctx context.Context, s subject, dir string, env []string) (server, time.Duration, float64, error) {
+// start starts a server and connects to it. It returns the time to the
+// initialize answer, the CPU the server had used by then (ms: less
+// sensitive to the machine's load than the time), and its memory (with its
+// children's) after tools/list.
+func start(ctx context.Context, s subject, dir string, env []string) (server, time.Duration, float64, float64, error) {
 	cmd := exec.Command(s.bin, s.args...)
 	cmd.Dir, cmd.Env = dir, env // stderr discarded: the peer logs every start there
 	c := mcp.NewClient(&mcp.Implementation{Name: "mailgate-bench", Version: "1"}, nil)
 	t0 := time.Now()
 	cs, err := c.Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
-		return server{}, 0, 0, err
+		return server{}, 0, 0, 0, err
 	}
 	startup := time.Since(t0)
+	cpu := cpuMs(cmd.Process.Pid)
 	if _, err := cs.ListTools(ctx, nil); err != nil {
 		cs.Close()
-		return server{}, 0, 0, err
+		return server{}, 0, 0, 0, err
 	}
-	return server{cs: cs, cmd: cmd}, startup, treeRSSMiB(cmd.Process.Pid), nil
+	return server{cs: cs, cmd: cmd}, startup, cpu, treeRSSMiB(cmd.Process.Pid), nil
+}
+
+// cpuMs is the CPU time a process's threads have run, in ms
+// (/proc/<pid>/task/*/schedstat), 0 when unknown.
+func cpuMs(pid int) float64 {
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
+	var ns float64
+	for _, t := range tasks {
+		b, err := os.ReadFile(t)
+		if err != nil {
+			continue
+		}
+		if f := strings.Fields(string(b)); len(f) > 0 {
+			v, _ := strconv.ParseFloat(f[0], 64)
+			ns += v
+		}
+	}
+	return ns / 1e6
 }
 
 // treeRSSMiB is the resident set (VmRSS) of a process and of every process
@@ -271,7 +302,7 @@ func call(ctx context.Context, s server, tool string, args map[string]any) (stri
 const rounds = 10
 
 // measure runs every phase for every subject, interleaved.
-func measure(ctx context.Context, subjects []subject, dirs []string, envs []func(string) []string, n int) ([]result, error) {
+func measure(ctx context.Context, subjects []subject, dirs []string, envs []func(string) []string, n, starts int) ([]result, error) {
 	rs := make([]result, len(subjects))
 	fail := func(i int, err error) ([]result, error) { return nil, fmt.Errorf("%s: %w", subjects[i].name, err) }
 	order := func(round int) []int { // 0,1 then 1,0, …
@@ -281,16 +312,17 @@ func measure(ctx context.Context, subjects []subject, dirs []string, envs []func
 		}
 		return o
 	}
-	// Start-up, five times each, in turns (the last pair serves the phases).
+	// Start-up, starts times each, in turns (the last pair serves the phases).
 	alice, bob := make([]server, len(subjects)), make([]server, len(subjects))
-	for round := 0; round < 5; round++ {
+	for round := 0; round < starts; round++ {
 		for _, i := range order(round) {
-			a, d, rss, err := start(ctx, subjects[i], dirs[i], envs[i]("alice"))
+			a, d, cpu, rss, err := start(ctx, subjects[i], dirs[i], envs[i]("alice"))
 			if err != nil {
 				return fail(i, fmt.Errorf("starting: %w", err))
 			}
 			rs[i].start, rs[i].rss = append(rs[i].start, float64(d.Microseconds())/1000), append(rs[i].rss, rss)
-			if round < 4 {
+			rs[i].startCPU = append(rs[i].startCPU, cpu)
+			if round < starts-1 {
 				a.cs.Close()
 				continue
 			}
@@ -299,7 +331,7 @@ func measure(ctx context.Context, subjects []subject, dirs []string, envs []func
 		}
 	}
 	for i := range subjects {
-		b, _, _, err := start(ctx, subjects[i], dirs[i], envs[i]("bob"))
+		b, _, _, _, err := start(ctx, subjects[i], dirs[i], envs[i]("bob"))
 		if err != nil {
 			return fail(i, err)
 		}
@@ -433,6 +465,9 @@ func report(w io.Writer, cfg config, tmuxVersion string, subjects []subject, rs 
 	rows = append(rows, row{"start to initialize answer", func(x result) string {
 		return fmt.Sprintf("%.1f ms median of %d", median(x.start), len(x.start))
 	}, func(a, b result) string { return fmt.Sprintf("%.1f× the time", median(a.start)/median(b.start)) }})
+	rows = append(rows, row{"  CPU used by then", func(x result) string {
+		return fmt.Sprintf("%.1f ms median", median(x.startCPU))
+	}, func(a, b result) string { return fmt.Sprintf("%.1f× the CPU", median(a.startCPU)/median(b.startCPU)) }})
 	rows = append(rows, row{"RSS after tools/list", func(x result) string {
 		return fmt.Sprintf("%.1f MiB median", median(x.rss))
 	}, func(a, b result) string { return fmt.Sprintf("%.1f× the memory", median(a.rss)/median(b.rss)) }})

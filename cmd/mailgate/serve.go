@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -128,21 +129,34 @@ func serve(ctx context.Context, env *environment, args []string) error {
 		close(opened)
 		return err
 	}
-	// Opened once the server is built, not side by side with building it:
-	// on two cores the two slowed each other down, and the first answer
-	// waits for the server, not for the store.
-	go openDepsInBackground()
-	// The mailbox set's clients live in tmux windows: when the tmux session
-	// ends, the server must end too (exit status 1), not linger.
-	if cfg.HasTools(config.ToolsMailbox) {
-		go func() {
-			if err := tmux.WatchSession(runCtx, env.getenv, 0); err != nil {
-				logger.Error("tmux session ended; exiting", "err", err)
-				cancel(err)
+	// The store opens, and the mailbox set's tmux client starts, once the
+	// first answer (initialize's) is written, not while it is being
+	// prepared: on two cores the store's migrations, SQLite's page cache and
+	// the tmux client's fork took the CPU and the page faults the first
+	// answer needed. The client reads that answer and sends its next
+	// requests while the store opens. A client that says nothing still has
+	// its store opened (and a store that cannot open still ends the
+	// server) after startQuietWait, or when it leaves.
+	var startOnce sync.Once
+	startRest := func() {
+		startOnce.Do(func() {
+			go openDepsInBackground()
+			// The mailbox set's clients live in tmux windows: when the tmux
+			// session ends, the server must end too (exit status 1), not linger.
+			if cfg.HasTools(config.ToolsMailbox) {
+				go func() {
+					if err := tmux.WatchSession(runCtx, env.getenv, 0); err != nil {
+						logger.Error("tmux session ended; exiting", "err", err)
+						cancel(err)
+					}
+				}()
 			}
-		}()
+		})
 	}
-	runErr := srv.Run(runCtx, &mcpstdio.Transport{Reader: env.stdin, Writer: out, Logger: logger})
+	quiet := time.AfterFunc(startQuietWait, startRest)
+	defer quiet.Stop()
+	runErr := srv.Run(runCtx, &mcpstdio.Transport{Reader: env.stdin, Writer: afterFirstWrite(out, startRest), Logger: logger})
+	startRest() // the client left before any answer
 	// A client that left before the store opened does not hide a store
 	// that cannot open: the process still ends with its error.
 	<-opened
@@ -161,6 +175,27 @@ func serve(ctx context.Context, env *environment, args []string) error {
 // startGCPercent is the collector's target (GOGC) of a stdio server until
 // its store is open, when GOGC is not set (see serve).
 const startGCPercent = 400
+
+// startQuietWait is how long a stdio server whose client has not been
+// answered yet waits before opening its store anyway (see serve).
+const startQuietWait = 100 * time.Millisecond
+
+// afterFirstWrite returns w calling f once, after its first Write.
+func afterFirstWrite(w io.Writer, f func()) io.Writer {
+	return &firstWriteHook{w: w, f: f}
+}
+
+type firstWriteHook struct {
+	w    io.Writer
+	once sync.Once
+	f    func()
+}
+
+func (h *firstWriteHook) Write(p []byte) (int, error) {
+	n, err := h.w.Write(p)
+	h.once.Do(h.f)
+	return n, err
+}
 
 // errOpening is the cause that ends a stdio server whose dependencies did
 // not open.

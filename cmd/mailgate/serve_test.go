@@ -232,14 +232,16 @@ func TestServeFailsFast(t *testing.T) {
 	}
 }
 
-// TestServeStoreFailureEndsServer: the server answers initialize while its
-// store opens; a store that cannot open ends it, client still connected,
-// with the error naming MAILGATE_DB as the last line, as before the
-// answer came first.
+// TestServeStoreFailureEndsServer: the server answers initialize, then
+// opens its store; a store that cannot open ends it, client still
+// connected, with the error naming MAILGATE_DB as the last line, as before
+// the answer came first. A client that has sent nothing yet does not keep
+// the server from opening its store (and ending) either.
 func TestServeStoreFailureEndsServer(t *testing.T) {
 	t.Parallel()
-	for _, tools := range []string{"email", "agentmail", "mailbox"} {
-		t.Run(tools, func(t *testing.T) {
+	for _, tc := range []struct{ tools, client string }{{"email", "initialize"}, {"agentmail", "initialize"}, {"mailbox", "initialize"}, {"mailbox", "silent"}} {
+		tools := tc.tools
+		t.Run(tools+"/"+tc.client, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), refusalWait)
 			defer cancel()
 			cmd := exec.CommandContext(ctx, builtBinary(t), "serve")
@@ -259,7 +261,9 @@ func TestServeStoreFailureEndsServer(t *testing.T) {
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
-			io.WriteString(stdin, initializeLine)
+			if tc.client == "initialize" {
+				io.WriteString(stdin, initializeLine)
+			}
 			io.ReadAll(stdout) // the answer, if it came first, then the end
 			err = cmd.Wait()
 			if ctx.Err() != nil {

@@ -26,6 +26,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 )
@@ -419,7 +420,7 @@ func (s *Service) escalationReserve(ctx context.Context, tx Tx, proj Project, se
 const maxEscalationPaths = 50
 
 // inlineCode is a Markdown code span on one line.
-var inlineCode = regexp.MustCompile("`([^`\n]+)`")
+var inlineCode = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("`([^`\n]+)`") })
 
 // ReservablePaths returns the paths a message names: its code spans
 // (`src/auth.py`, `tests/*.py`) that look like a path or glob relative to a
@@ -430,7 +431,7 @@ var inlineCode = regexp.MustCompile("`([^`\n]+)`")
 func ReservablePaths(text string) []string {
 	var out []string
 	seen := map[string]bool{}
-	for _, sm := range inlineCode.FindAllStringSubmatch(text, -1) {
+	for _, sm := range inlineCode().FindAllStringSubmatch(text, -1) {
 		p := strings.TrimSpace(sm[1])
 		if p == "" || seen[p] || strings.ContainsAny(p, " \t\"'`(){}<>|;&$") || strings.Contains(p, "://") ||
 			!strings.ContainsAny(p, "/.*?[") || strings.HasPrefix(p, "-") || strings.HasSuffix(p, "()") ||

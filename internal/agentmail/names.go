@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Generated names are an adjective and a noun in CamelCase ("GreenCastle"):
@@ -116,9 +117,10 @@ func NameProblem(name string) string {
 // (coerce generates names that follow it): an agent name is an adjective and a noun of the lists above, in
 // CamelCase ("GreenCastle"), optionally followed by the number GenerateName
 // adds once every pair is taken ("GreenCastle2").
+// Built on first use, not at every start.
 var (
-	adjectiveByLower = lowerIndex(adjectives)
-	nounByLower      = lowerIndex(nouns)
+	adjectiveByLower = sync.OnceValue(func() map[string]string { return lowerIndex(adjectives) })
+	nounByLower      = sync.OnceValue(func() map[string]string { return lowerIndex(nouns) })
 )
 
 func lowerIndex(words []string) map[string]string {
@@ -143,11 +145,11 @@ func AdjectiveNounName(name string) (string, bool) {
 		return "", false
 	}
 	for i := 1; i < len(words); i++ {
-		adj, ok := adjectiveByLower[words[:i]]
+		adj, ok := adjectiveByLower()[words[:i]]
 		if !ok {
 			continue
 		}
-		if noun, ok := nounByLower[words[i:]]; ok {
+		if noun, ok := nounByLower()[words[i:]]; ok {
 			return adj + noun + suffix, true
 		}
 	}

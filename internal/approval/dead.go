@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -116,14 +117,14 @@ func (v *Vault) usedAs(rid string) string {
 	return ""
 }
 
-var attachLineRe = regexp.MustCompile(`^(.+) \(.*sha256 ([0-9a-f]{64})\)$`)
+var attachLineRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(.+) \(.*sha256 ([0-9a-f]{64})\)$`) })
 
 // attachmentChanged says which attachment of a request no longer matches
 // the file of that name in the attachments folder ("" when every one
 // still does, or cannot be told).
 func attachmentChanged(dir string, lines []string) string {
 	for _, l := range lines {
-		m := attachLineRe.FindStringSubmatch(strings.TrimSpace(l))
+		m := attachLineRe().FindStringSubmatch(strings.TrimSpace(l))
 		if m == nil {
 			continue
 		}

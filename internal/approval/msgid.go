@@ -3,6 +3,7 @@ package approval
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Every email mailgate sends from a request file goes out with a Message-ID
@@ -20,13 +21,13 @@ const messageIDDomain = "mailgate.local"
 // MessageIDFor is the Message-ID of the request with this request_id.
 func MessageIDFor(requestID string) string { return "<" + requestID + "@" + messageIDDomain + ">" }
 
-var outgoingIDRe = regexp.MustCompile(`^<([0-9a-f]+)-[0-9a-f]{8}@mailgate\.local>$`)
+var outgoingIDRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^<([0-9a-f]+)-[0-9a-f]{8}@mailgate\.local>$`) })
 
 // validMessageID reports whether id is a Message-ID mailgate fixed for a
 // request of the content whose hash is sha: an agent editing the field can
 // at most point it at another request of the same email.
 func validMessageID(id, sha string) bool {
-	m := outgoingIDRe.FindStringSubmatch(id)
+	m := outgoingIDRe().FindStringSubmatch(id)
 	return m != nil && len(sha) >= idHex && strings.EqualFold(m[1], nameID(strings.ToLower(sha)))
 }
 
@@ -37,7 +38,7 @@ func inheritedMessageID(earlier *Handled, id string) string {
 	if earlier == nil || earlier.Status == StatusSent || earlier.Status == StatusFailed {
 		return ""
 	}
-	if m := outgoingIDRe.FindStringSubmatch(earlier.MessageID); m != nil && m[1] == id {
+	if m := outgoingIDRe().FindStringSubmatch(earlier.MessageID); m != nil && m[1] == id {
 		return earlier.MessageID
 	}
 	return ""
@@ -51,7 +52,7 @@ func inheritedMessageID(earlier *Handled, id string) string {
 // before sending.
 func approvalMessageID(p *parsedFile, rid, sha string) (id string, inherited bool) {
 	own := ""
-	if outgoingIDRe.MatchString(MessageIDFor(rid)) {
+	if outgoingIDRe().MatchString(MessageIDFor(rid)) {
 		own = MessageIDFor(rid)
 	}
 	if f := strings.TrimSpace(p.OutgoingMsgID); f != "" && validMessageID(f, sha) {

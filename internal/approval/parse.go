@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/adrg/frontmatter"
@@ -140,7 +141,9 @@ func findBlock(data []byte) (fmBlock, error) {
 }
 
 // topKey matches a top-level mapping key at the start of a line.
-var topKey = regexp.MustCompile(`^(?:"([^"]*)"|'([^']*)'|([A-Za-z0-9_][A-Za-z0-9_.\- ]*?))[ \t]*:(?:[ \t]|\r?\n|$)`)
+var topKey = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(?:"([^"]*)"|'([^']*)'|([A-Za-z0-9_][A-Za-z0-9_.\- ]*?))[ \t]*:(?:[ \t]|\r?\n|$)`)
+})
 
 // lineKey returns the top-level key a frontmatter line starts, or "" for a
 // continuation line (indented, a "- " item, a comment or blank). Any other
@@ -154,7 +157,7 @@ func lineKey(line []byte) (string, error) {
 		t[0] == '-' && (len(t) == 1 || t[1] == ' '):
 		return "", nil
 	}
-	m := topKey.FindSubmatchIndex(line)
+	m := topKey().FindSubmatchIndex(line)
 	if m == nil {
 		return "", fmt.Errorf("unsupported frontmatter line %q", truncateForError(t))
 	}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -33,7 +34,7 @@ type Unsettled struct {
 }
 
 // claimStampRe is the time Claim puts into a Done file's name.
-var claimStampRe = regexp.MustCompile(`\.(\d{8}T\d{6}Z)-[0-9a-f]{6}\.md$`)
+var claimStampRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\.(\d{8}T\d{6}Z)-[0-9a-f]{6}\.md$`) })
 
 // IsUnsettled reports whether a Done file's status is not an outcome.
 func IsUnsettled(status string) bool {
@@ -97,7 +98,7 @@ func (v *Vault) unsettled(name string) (Unsettled, bool, error) {
 		u.ApprovalSHA256 = sum(data)
 	}
 	u.ClaimedAt, _ = parseTime(f.ClaimedAt)
-	if m := claimStampRe.FindStringSubmatch(name); u.ClaimedAt.IsZero() && m != nil {
+	if m := claimStampRe().FindStringSubmatch(name); u.ClaimedAt.IsZero() && m != nil {
 		u.ClaimedAt, _ = time.Parse("20060102T150405Z", m[1])
 	}
 	u.Final = Request{Kind: Kind(strings.ToLower(strings.TrimSpace(p.Type))), To: p.To.first(), ThreadID: strings.TrimSpace(p.ThreadID), Subject: p.Subject,

@@ -15,6 +15,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -231,7 +232,7 @@ func (s *Server) detail(ctx context.Context, csrf, folder, name string) (detailD
 	return d, http.StatusOK
 }
 
-var attachmentLine = regexp.MustCompile(`^(.*) \((.*), sha256 ([0-9a-f]{64})\)$`)
+var attachmentLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(.*) \((.*), sha256 ([0-9a-f]{64})\)$`) })
 
 // maxPreview bounds what an attachment preview reads.
 const maxPreview = 4 << 20
@@ -241,7 +242,7 @@ const maxPreview = 4 << 20
 // start) and images (PNG, JPEG, GIF, WebP, as data: URLs; never SVG).
 func (s *Server) preview(line string) attachment {
 	a := attachment{Line: warnings.Escape(line)}
-	m := attachmentLine.FindStringSubmatch(line)
+	m := attachmentLine().FindStringSubmatch(line)
 	if m == nil {
 		a.Note = "no preview: the line is not mailgate's"
 		return a

@@ -3,6 +3,7 @@ package approvalweb
 import (
 	"regexp"
 	"strings"
+	"sync"
 
 	"golang.org/x/net/html"
 )
@@ -81,11 +82,13 @@ func remoteResources(doc string) []string {
 	}
 }
 
-var cssURL = regexp.MustCompile(`(?i)url\(\s*(?:"([^"]*)"|'([^']*)'|([^)\s]*))\s*\)|@import\s+(?:"([^"]*)"|'([^']*)')`)
+var cssURL = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)url\(\s*(?:"([^"]*)"|'([^']*)'|([^)\s]*))\s*\)|@import\s+(?:"([^"]*)"|'([^']*)')`)
+})
 
 func cssURLs(css string) []string {
 	var out []string
-	for _, m := range cssURL.FindAllStringSubmatch(css, -1) {
+	for _, m := range cssURL().FindAllStringSubmatch(css, -1) {
 		for _, g := range m[1:] {
 			if g != "" {
 				out = append(out, g)

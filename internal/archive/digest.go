@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/mailgate/mailgate/internal/filelock"
 	"github.com/mailgate/mailgate/internal/mirror"
@@ -29,7 +30,7 @@ import (
 // entry "from" another agent. The message file keeps the body unchanged.
 func escapeMarkers(s string) string { return strings.ReplaceAll(s, "<!--", "&lt;!--") }
 
-var entryStart = regexp.MustCompile(`(?m)^<!-- am:message id=(\d+) created=(\S+) -->\n`)
+var entryStart = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^<!-- am:message id=(\d+) created=(\S+) -->\n`) })
 
 func endMarker(id int64) string { return fmt.Sprintf("<!-- am:end %d -->\n", id) }
 
@@ -101,7 +102,7 @@ func renderEntry(m *mirror.Message) entry {
 // header) is dropped and regenerated.
 func parseEntries(s string) []entry {
 	var out []entry
-	locs := entryStart.FindAllStringSubmatchIndex(s, -1)
+	locs := entryStart().FindAllStringSubmatchIndex(s, -1)
 	for _, l := range locs {
 		id, err := strconv.ParseInt(s[l[2]:l[3]], 10, 64)
 		if err != nil {
@@ -123,7 +124,7 @@ type DigestEntry struct {
 	From    string
 }
 
-var fromLine = regexp.MustCompile(`(?m)^\*\*From\*\* (.*?) \*\*to\*\*`)
+var fromLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^\*\*From\*\* (.*?) \*\*to\*\*`) })
 
 // ParseDigest lists the entries of a digest in file order, with the
 // sender each one names.
@@ -131,7 +132,7 @@ func ParseDigest(data []byte) []DigestEntry {
 	var out []DigestEntry
 	for _, e := range parseEntries(string(data)) {
 		d := DigestEntry{ID: e.id, Created: e.created}
-		if m := fromLine.FindStringSubmatch(e.text); m != nil {
+		if m := fromLine().FindStringSubmatch(e.text); m != nil {
 			d.From = m[1]
 		}
 		out = append(out, d)

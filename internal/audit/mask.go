@@ -4,6 +4,7 @@ import (
 	"net/mail"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // MaskAddress hides the local part of an email address for the audit log:
@@ -25,7 +26,9 @@ func MaskAddress(s string) string {
 }
 
 // addressLike finds things that look like email addresses inside free text.
-var addressLike = regexp.MustCompile(`[^\s<>"'(),;:@\[\]]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+`)
+var addressLike = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`[^\s<>"'(),;:@\[\]]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+`)
+})
 
 // maskAddresses masks every address-like substring of s, so an error text
 // quoting a recipient never puts the full address in the log.
@@ -33,5 +36,5 @@ func maskAddresses(s string) string {
 	if !strings.Contains(s, "@") {
 		return s
 	}
-	return addressLike.ReplaceAllStringFunc(s, MaskAddress)
+	return addressLike().ReplaceAllStringFunc(s, MaskAddress)
 }

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/joho/godotenv"
 
@@ -83,7 +84,7 @@ func FlagVar(flag string) string {
 	return ""
 }
 
-var settingLine = regexp.MustCompile(`^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=`)
+var settingLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=`) })
 
 // WriteSetting sets name to value in the settings file at path (value ""
 // removes it), keeping every other line, comments included, and creating
@@ -113,7 +114,7 @@ func WriteSetting(path, name, value string) error {
 	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
 	for sc.Scan() {
 		l := sc.Text()
-		if m := settingLine.FindStringSubmatch(l); m != nil && m[1] == name {
+		if m := settingLine().FindStringSubmatch(l); m != nil && m[1] == name {
 			if !done {
 				out.WriteString(line + "\n")
 				done = true
@@ -165,13 +166,13 @@ func sameBut(before, after map[string]string, name, value string) bool {
 	return ok && got == value
 }
 
-var plainValue = regexp.MustCompile(`^[A-Za-z0-9_./:@,~+%-]*$`)
+var plainValue = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_./:@,~+%-]*$`) })
 
 // quoteSetting writes value so godotenv reads it back unchanged, or says
 // it cannot: godotenv's escapes in double quotes do not round-trip.
 func quoteSetting(value string) (string, bool) {
 	switch {
-	case plainValue.MatchString(value):
+	case plainValue().MatchString(value):
 		return value, true
 	case !strings.Contains(value, "'"):
 		return "'" + value + "'", true

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	"sync"
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
@@ -20,7 +21,7 @@ import (
 
 // retryAfterRe finds the wait Gmail puts in quota messages
 // ("User-rate limit exceeded.  Retry after 2026-09-11T20:00:00.000Z").
-var retryAfterRe = regexp.MustCompile(`Retry after (\d{4}-\d\d-\d\dT[0-9:.]+Z)`)
+var retryAfterRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`Retry after (\d{4}-\d\d-\d\dT[0-9:.]+Z)`) })
 
 // serverWait is how long the server asked us to wait, 0 if it did not say:
 // the larger of the Retry-After header (seconds or HTTP date) and a time
@@ -32,7 +33,7 @@ func serverWait(gerr *googleapi.Error, now time.Time) time.Duration {
 		texts = append(texts, it.Message)
 	}
 	for _, s := range texts {
-		if m := retryAfterRe.FindStringSubmatch(s); m != nil {
+		if m := retryAfterRe().FindStringSubmatch(s); m != nil {
 			if t, err := time.Parse(time.RFC3339Nano, m[1]); err == nil && t.Sub(now) > wait {
 				wait = t.Sub(now)
 			}

@@ -31,12 +31,14 @@ type query struct {
 	spamTrash bool // the query itself reaches into SPAM/TRASH (in:anywhere, in:spam, label:trash…)
 }
 
-var laZone = func() *time.Location {
+// laZone is loaded on first use: reading the zone database at package
+// initialisation cost every mailgate command a file read at start.
+var laZone = sync.OnceValue(func() *time.Location {
 	if l, err := time.LoadLocation("America/Los_Angeles"); err == nil {
 		return l
 	}
 	return time.FixedZone("PST", -8*3600)
-}()
+})
 
 // ---- lexer ----
 
@@ -358,7 +360,7 @@ func parseDateValue(v string) (int64, bool) {
 		n, _ := strconv.ParseInt(v, 10, 64)
 		return n * 1000, true
 	}
-	t, err := time.ParseInLocation("2006/1/2", strings.ReplaceAll(v, "-", "/"), laZone)
+	t, err := time.ParseInLocation("2006/1/2", strings.ReplaceAll(v, "-", "/"), laZone())
 	if err != nil {
 		return 0, false
 	}

@@ -69,7 +69,7 @@ func TestParseQuery(t *testing.T) {
 func TestSearchOperators(t *testing.T) {
 	t.Parallel()
 	s, svc := newService(t, Options{})
-	la := laZone
+	la := laZone()
 	if _, err := svc.Users.Labels.Create("me", &gmail.Label{Name: "Work/Projects"}).Do(); err != nil {
 		t.Fatal(err)
 	}

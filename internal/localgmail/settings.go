@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"google.golang.org/api/gmail/v1"
 )
@@ -25,9 +26,9 @@ type settingsState struct {
 // labelPalette is Gmail's set of allowed label colours (LabelColor in the
 // discovery document: "Only the following predefined set of color values
 // are allowed").
-var labelPalette = map[string]bool{}
-
-func init() {
+// Built on first use, not at every start.
+var labelPalette = sync.OnceValue(func() map[string]bool {
+	m := map[string]bool{}
 	for _, c := range strings.Fields(`#000000 #434343 #666666 #999999 #cccccc #efefef #f3f3f3 #ffffff
 		#fb4c2f #ffad47 #fad165 #16a766 #43d692 #4a86e8 #a479e2 #f691b3 #f6c5be #ffe6c7 #fef1d1 #b9e4d0 #c6f3de #c9daf8 #e4d7f5 #fcdee8
 		#efa093 #ffd6a2 #fce8b3 #89d3b2 #a0eac9 #a4c2f4 #d0bcf1 #fbc8d9 #e66550 #ffbc6b #fcda83 #44b984 #68dfa9 #6d9eeb #b694e8 #f7a7c0
@@ -36,9 +37,10 @@ func init() {
 		#711a36 #fbd3e0 #8a1c0a #f2b2a8 #7a2e0b #ffc8af #7a4706 #ffdeb5 #594c05 #fbe983 #684e07 #fdedc1 #0b4f30 #b3efd3 #04502e #a2dcc1
 		#c2c2c2 #4986e7 #2da2bb #b99aff #994a64 #f691b2 #ff7537 #ffad46 #662e37 #ebdbde #cca6ac #094228 #42d692 #16a765 #757575 #1e53b8
 		#007286 #7858c3 #c2185b #d93025 #54240e #633e04 #521d28 #202124 #083018`) {
-		labelPalette[c] = true
+		m[c] = true
 	}
-}
+	return m
+})
 
 // checkLabelShape refuses what Gmail refuses of a label's visibility and
 // colour.
@@ -51,7 +53,7 @@ func checkLabelShape(l *gmail.Label) error {
 	}
 	if c := l.Color; c != nil {
 		for _, v := range []string{c.TextColor, c.BackgroundColor} {
-			if !labelPalette[strings.ToLower(v)] {
+			if !labelPalette()[strings.ToLower(v)] {
 				return apiErr(400, "invalidArgument", "Label color "+v+" is not on the allowed color palette")
 			}
 		}

@@ -3,6 +3,7 @@ package localgmail
 import (
 	"html"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -44,7 +45,8 @@ func foldWord(s string) string {
 
 // accentFold maps the common precomposed Latin letters to their base letters.
 // A table instead of golang.org/x/text keeps the package dependency-free.
-var accentFold = func() map[rune]string {
+// Built on first use, not at every start.
+var accentFold = sync.OnceValue(func() map[rune]string {
 	m := map[rune]string{'ß': "ss", 'æ': "ae", 'œ': "oe", 'ø': "o", 'ð': "d", 'þ': "th", 'ł': "l", 'đ': "d"}
 	groups := map[string]string{
 		"a": "àáâãäåāăą", "c": "çćĉċč", "d": "ď", "e": "èéêëēĕėęě", "g": "ĝğġģ", "h": "ĥħ",
@@ -57,13 +59,13 @@ var accentFold = func() map[rune]string {
 		}
 	}
 	return m
-}()
+})
 
 func foldRune(r rune) string {
 	if r < utf8.RuneSelf {
 		return string(r)
 	}
-	if f, ok := accentFold[r]; ok {
+	if f, ok := accentFold()[r]; ok {
 		return f
 	}
 	return string(r)

@@ -11,6 +11,7 @@ import (
 	"net/mail"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 )
@@ -65,7 +66,7 @@ var ErrNoRecipient = errors.New("mailmsg: no recipient")
 // msgIDRe is one msg-id as found in real mail: angle brackets around
 // printable ASCII. It is looser than RFC 5322 (no '@' required) because
 // References copied from a parent come from arbitrary clients.
-var msgIDRe = regexp.MustCompile(`^<[!-;=?-~]+>$`)
+var msgIDRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^<[!-;=?-~]+>$`) })
 
 // Build renders o as an RFC 5322 message with CRLF line ends.
 //
@@ -187,7 +188,7 @@ func headers(o Outgoing) ([][2]string, error) {
 	id := o.MessageID
 	if id == "" {
 		id = "<" + rand.Text() + "@" + domain + ">"
-	} else if !msgIDRe.MatchString(id) {
+	} else if !msgIDRe().MatchString(id) {
 		return nil, fmt.Errorf("invalid message-id %q: want one <id@domain>", id)
 	}
 	h = append(h, [2]string{"Message-ID", id})
@@ -198,7 +199,7 @@ func headers(o Outgoing) ([][2]string, error) {
 		}
 		ids := strings.Fields(f[1])
 		for _, id := range ids {
-			if !msgIDRe.MatchString(id) {
+			if !msgIDRe().MatchString(id) {
 				return nil, fmt.Errorf("invalid %s: %q is not a <message-id>", strings.ToLower(f[0]), id)
 			}
 		}

@@ -3,6 +3,7 @@ package mailmsg
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // ReplySubject returns the subject for a reply to a message with subject s:
@@ -23,22 +24,22 @@ func ReplySubject(s string) string {
 // refIDRe finds msg-ids in a References or In-Reply-To value. Real headers
 // carry comments and junk ("<id> (Bob's message of ...)"); only the
 // bracketed ids matter for threading.
-var refIDRe = regexp.MustCompile(`<[!-;=?-~]+>`)
+var refIDRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`<[!-;=?-~]+>`) })
 
 // ReplyReferences returns the References value for a reply: the parent's
 // References (or, when it has none, its In-Reply-To, per common practice for
 // clients that omit References) followed by the parent's own Message-ID.
 // Only well-formed <ids> are kept, single-space separated, each once.
 func ReplyReferences(parentRefs, parentInReplyTo, parentMessageID string) string {
-	base := refIDRe.FindAllString(parentRefs, -1)
+	base := refIDRe().FindAllString(parentRefs, -1)
 	if len(base) == 0 {
-		base = refIDRe.FindAllString(parentInReplyTo, -1)
+		base = refIDRe().FindAllString(parentInReplyTo, -1)
 	}
 	own := strings.TrimSpace(parentMessageID)
 	if own != "" && !strings.HasPrefix(own, "<") {
 		own = "<" + own + ">"
 	}
-	if refIDRe.FindString(own) != own {
+	if refIDRe().FindString(own) != own {
 		own = "" // not a usable id; keep the ancestors only
 	}
 	// Each id once; the parent's own id goes last, where threading

@@ -19,6 +19,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -131,12 +132,14 @@ func Text(field, s string) []Warning {
 }
 
 var (
-	obsidianComment = regexp.MustCompile(`%%`)
-	htmlComment     = regexp.MustCompile(`<!--`)
-	htmlTag         = regexp.MustCompile(`</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>|<![A-Za-z]`)
+	obsidianComment = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`%%`) })
+	htmlComment     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`<!--`) })
+	htmlTag         = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>|<![A-Za-z]`)
+	})
 	// A CommonMark link reference definition (also footnotes, "[^1]: …"):
 	// rendered as nothing at all.
-	linkRefDef = regexp.MustCompile(`^ {0,3}\[[^\]]+\]:`)
+	linkRefDef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^ {0,3}\[[^\]]+\]:`) })
 )
 
 // Body checks the email body for text a Markdown or Obsidian viewer would
@@ -160,16 +163,16 @@ func Body(s string) []Warning {
 		if strings.Contains(strings.TrimSuffix(l, "\r"), "\r") || i == len(all)-1 && strings.HasSuffix(l, "\r") {
 			loneCR = append(loneCR, n)
 		}
-		if obsidianComment.MatchString(l) {
+		if obsidianComment().MatchString(l) {
 			add("an Obsidian comment (%%…%%), hidden in Obsidian's reading view", n)
 		}
-		if htmlComment.MatchString(l) {
+		if htmlComment().MatchString(l) {
 			add("an HTML comment (<!-- … -->), hidden by Markdown viewers", n)
 		}
-		if htmlTag.MatchString(l) {
+		if htmlTag().MatchString(l) {
 			add("HTML tags, which a Markdown viewer renders or hides instead of showing", n)
 		}
-		if linkRefDef.MatchString(l) {
+		if linkRefDef().MatchString(l) {
 			add("a Markdown link reference definition ([label]: …), which a viewer does not show", n)
 		}
 	}

@@ -153,7 +153,7 @@ type Queries struct {
 	MsgCols string
 }
 
-// New builds d's Queries; an engine calls it once, at initialisation.
+// New builds d's Queries; an engine calls it once, on first use.
 func New(d Dialect) *Queries {
 	q := &Queries{d: d, texts: make([]string, len(statements)), MsgCols: d.rebind(MsgCols)}
 	for i, f := range statements {

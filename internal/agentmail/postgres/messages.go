@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"sort"
+	"sync"
 
 	"github.com/mailgate/mailgate/internal/agentmail"
 	"github.com/mailgate/mailgate/internal/agentmail/amsql"
@@ -52,8 +53,10 @@ func (t *tx) InsertMessage(ctx context.Context, m *agentmail.Message) error {
 }
 
 // searchTS is Search's statement, without and with the viewer's
-// condition, rebound once.
-var searchTS = [2]string{store.RebindPostgres(searchSQL("")), store.RebindPostgres(searchSQL(amsql.Viewer("?", "?")))}
+// condition, rebound once (on first use).
+var searchTS = sync.OnceValue(func() [2]string {
+	return [2]string{store.RebindPostgres(searchSQL("")), store.RebindPostgres(searchSQL(amsql.Viewer("?", "?")))}
+})
 
 // searchSQL reads the newest matches of a tsquery ($2) with their rank.
 // querytree is 'T' when a branch of the query holds exclusions only (its
@@ -82,9 +85,9 @@ func (t *tx) Search(ctx context.Context, q agentmail.SearchQuery) ([]agentmail.M
 	if tsq == "" {
 		return nil, true, nil // nothing searchable survived: no match
 	}
-	query, args := searchTS[0], []any{true, tsq, q.ProjectID, q.Window}
+	query, args := searchTS()[0], []any{true, tsq, q.ProjectID, q.Window}
 	if q.ViewerID != 0 {
-		query, args = searchTS[1], []any{true, tsq, q.ProjectID, q.ViewerID, q.ViewerID, q.Window}
+		query, args = searchTS()[1], []any{true, tsq, q.ProjectID, q.ViewerID, q.ViewerID, q.Window}
 	}
 	type hit struct {
 		m    agentmail.Message

@@ -181,7 +181,7 @@ func (s *Store) touch(ctx context.Context, on execer, t *tx) {
 	}
 	ctx = context.WithoutCancel(ctx) // the transaction committed: its heartbeat belongs with it
 	for id, at := range t.touches {
-		on.ExecContext(ctx, queries.TouchAgentSQL(), amsql.US(at), id) // best effort: see above
+		on.ExecContext(ctx, queries().TouchAgentSQL(), amsql.US(at), id) // best effort: see above
 	}
 }
 
@@ -217,7 +217,7 @@ func (s *Store) writeCommitted(ctx context.Context, fn func(*tx) error) error {
 		}
 		defer sqltx.Rollback()
 		t := &tx{tx: sqltx}
-		t.Tx = amsql.NewTx(t, queries)
+		t.Tx = amsql.NewTx(t, queries())
 		if err := fn(t); err != nil {
 			return err
 		}
@@ -402,7 +402,7 @@ func run(sqltx *sql.Tx, fn func(*tx) error) error {
 // runTx is run, returning the transaction's state for after its commit.
 func runTx(sqltx *sql.Tx, fn func(*tx) error) (*tx, error) {
 	t := &tx{tx: sqltx}
-	t.Tx = amsql.NewTx(t, queries)
+	t.Tx = amsql.NewTx(t, queries())
 	if err := fn(t); err != nil {
 		return nil, err
 	}
@@ -502,8 +502,9 @@ var dialect = amsql.Dialect{
 	Unique:    store.IsUniqueViolation,
 }
 
-// queries are the shared statements, as PostgreSQL runs them.
-var queries = amsql.New(dialect)
+// queries are the shared statements, as PostgreSQL runs them (built on
+// first use: a process on SQLite never needs them).
+var queries = sync.OnceValue(func() *amsql.Queries { return amsql.New(dialect) })
 
 // execer runs a statement: *store.DB (the pool) or *sql.Conn.
 type execer interface {

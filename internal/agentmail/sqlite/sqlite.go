@@ -309,7 +309,7 @@ var _ amsql.Querier = (*tx)(nil)
 
 func newTx(s *Store, sqltx *sql.Tx) *tx {
 	t := &tx{s: s, tx: sqltx}
-	t.Tx = amsql.NewTx(t, queries)
+	t.Tx = amsql.NewTx(t, queries())
 	return t
 }
 
@@ -335,8 +335,9 @@ var dialect = amsql.Dialect{
 	Unique:    func(err error) bool { return strings.Contains(err.Error(), "UNIQUE constraint failed") },
 }
 
-// queries are the shared statements, as SQLite runs them.
-var queries = amsql.New(dialect)
+// queries are the shared statements, as SQLite runs them, built on first
+// use (a process on PostgreSQL never needs them).
+var queries = sync.OnceValue(func() *amsql.Queries { return amsql.New(dialect) })
 
 func inJSON(col, ph string) string { return col + ` IN (SELECT value FROM json_each(` + ph + `))` }
 
