@@ -88,6 +88,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzRequestRoundTrip$$' -fuzztime $(FUZZTIME) ./internal/approval
 	$(GO) test -run '^$$' -fuzz '^FuzzRequestListsRoundTrip$$' -fuzztime $(FUZZTIME) ./internal/approval
 	$(GO) test -run '^$$' -fuzz '^FuzzOriginalRoundTrip$$' -fuzztime $(FUZZTIME) ./internal/approval
+	$(GO) test -run '^$$' -fuzz '^FuzzAccountRoundTrip$$' -fuzztime $(FUZZTIME) ./internal/approval
+	$(GO) test -run '^$$' -fuzz '^FuzzValidName$$' -fuzztime $(FUZZTIME) ./internal/account
 	$(GO) test -run '^$$' -fuzz '^FuzzWarnings$$' -fuzztime $(FUZZTIME) ./internal/warnings
 	$(GO) test -run '^$$' -fuzz '^FuzzSearchQuery$$' -fuzztime $(FUZZTIME) ./internal/agentmail
 	$(GO) test -run '^$$' -fuzz '^FuzzPatternOverlap$$' -fuzztime $(FUZZTIME) ./internal/agentmail

@@ -272,6 +272,9 @@ func printRequest(w io.Writer, it *approval.Item, now time.Time) {
 		}
 		return
 	}
+	if it.Account != "" {
+		fmt.Fprintf(w, "Account  %s (the Gmail account it is sent or done from)\n", warnings.Escape(it.Account))
+	}
 	if it.From != "" {
 		fmt.Fprintf(w, "From     %s (send-as address)\n", warnings.Escape(it.From))
 	}
@@ -376,6 +379,9 @@ func approvalSummary(it *approval.Item, now time.Time) string {
 	}
 	if it.From != "" {
 		parts[0] = "from " + warnings.Escape(it.From) + ": " + parts[0]
+	}
+	if it.Account != "" {
+		parts[0] = "account " + warnings.Escape(it.Account) + ": " + parts[0]
 	}
 	parts = append(parts, fmt.Sprintf("%q", clipText(warnings.Escape(it.Subject), 80)))
 	if n := len(it.Warnings); n > 0 && it.Folder != approval.DirDone {

@@ -31,7 +31,7 @@ func settleForListing(ctx context.Context, w io.Writer, cfg *config.Config, v *a
 		return
 	}
 	defer log.Close()
-	conn := gmail.NewConnector(ctx, gmail.Options{CredentialsFile: cfg.CredentialsFile, TokenFile: cfg.TokenFile, Endpoint: cfg.GmailEndpoint,
+	conn := gmail.NewAccounts(ctx, gmail.Options{CredentialsFile: cfg.CredentialsFile, TokenFile: cfg.TokenFile, Endpoint: cfg.GmailEndpoint,
 		Logger: slog.New(slog.DiscardHandler)}, cfg.Home)
 	g := &gate.Gate{Vault: v, Audit: log, Sent: mcpserver.SentLookup(mcpserver.GmailConnector(conn)), Logger: slog.New(slog.DiscardHandler)}
 	r, err := g.Settle(ctx, "")

@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/oauth2"
 
+	"github.com/mailgate/mailgate/internal/account"
 	"github.com/mailgate/mailgate/internal/config"
 	"github.com/mailgate/mailgate/internal/doctor"
 	"github.com/mailgate/mailgate/internal/gmail"
@@ -37,6 +38,7 @@ func runAuth(ctx context.Context, env *environment, args []string, browser func(
 	timeout := fset.Duration("timeout", oauthflow.DefaultTimeout, "how long to wait for the sign-in in the browser")
 	noBrowser := fset.Bool("no-browser", false, "do not open a browser; only print the address")
 	manual := fset.Bool("manual", false, "also accept, on stdin, the address the browser was sent to (for a browser on another machine)")
+	acct := fset.String("account", account.Default, "the Gmail account to sign in: another name adds an account beside the first (\"default\"), with its own token and send limit")
 	cfg, err := loadConfig(fset, args, env)
 	if err != nil {
 		return helpOrError(fset, err, env.stdout)
@@ -44,6 +46,10 @@ func runAuth(ctx context.Context, env *environment, args []string, browser func(
 	if fset.NArg() > 0 {
 		return usageError("auth", "unexpected argument %q: auth takes only flags", fset.Arg(0))
 	}
+	if err := account.ValidName(*acct); err != nil {
+		return usageError("auth", "--account: %v", err)
+	}
+	tokenFile := account.TokenFile(cfg.TokenFile, *acct)
 	scopes := neededScopes(cfg)
 	ocfg, err := gmail.LoadOAuthConfig(cfg.CredentialsFile, scopes...)
 	if err != nil {
@@ -83,11 +89,19 @@ func runAuth(ctx context.Context, env *environment, args []string, browser func(
 	if err != nil {
 		return fmt.Errorf("signing in to Google: %w", err)
 	}
-	if err := gmail.SaveToken(cfg.TokenFile, res.Token); err != nil {
+	if !account.IsDefault(*acct) {
+		if err := os.MkdirAll(filepath.Dir(tokenFile), 0o700); err != nil {
+			return err
+		}
+	}
+	if err := gmail.SaveToken(tokenFile, res.Token); err != nil {
 		return err
 	}
 	tightenTokenDir(env, cfg)
-	fmt.Fprintf(env.stderr, "\nSigned in. Granted: %s.\nSaved the token to %s (mode 0600).\n", shortScopes(res.Granted), cfg.TokenFile)
+	fmt.Fprintf(env.stderr, "\nSigned in. Granted: %s.\nSaved the token to %s (mode 0600).\n", shortScopes(res.Granted), tokenFile)
+	if !account.IsDefault(*acct) {
+		fmt.Fprintf(env.stderr, "This is account %q: the email tools use it when called with account %q (its own send limit); without account they use \"default\".\n", *acct, *acct)
+	}
 	if email, err := gmailProfile(ctx, cfg, res.Token); err != nil {
 		fmt.Fprintf(env.stderr, "But a test call to Gmail failed: %v\nRun \"mailgate doctor\" for the fix.\n", err)
 	} else {

@@ -31,7 +31,10 @@ agent-mail tools work meanwhile.
 	"auth": `Usage: mailgate auth [flags]
 
 Sign in to Gmail in the browser (OAuth with PKCE, on a loopback address) and
-save the token in the home (auth/token.json, mode 0600).
+save the token in the home (auth/token.json, mode 0600). With --account NAME,
+add another Gmail account (or sign it in again): its token is saved as
+auth/accounts/NAME.json, and the email tools use it when called with
+account NAME; the first token is the account "default".
 `,
 	"doctor": `Usage: mailgate doctor [--strict] [--live]
 

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mailgate/mailgate/internal/account"
 	"github.com/mailgate/mailgate/internal/config"
 	"github.com/mailgate/mailgate/internal/gate"
 	"github.com/mailgate/mailgate/internal/mcpserver"
@@ -45,9 +46,14 @@ func runLater(ctx context.Context, l *gate.Later, deps *mcpserver.EmailDeps, a *
 		return
 	}
 	getGmail := deps.Gmail
-	l.Ready = func(ctx context.Context) error { _, err := getGmail(ctx); return err }
-	l.Send = func(ctx context.Context, raw []byte, threadID string) (gate.SendResult, error) {
-		mb, err := getGmail(ctx)
+	// Each email leaves from its own account (approval.Request.Account),
+	// and waits while that account is not connected.
+	l.Ready = func(ctx context.Context, acct string) error {
+		_, err := getGmail(ctx, account.Resolve(acct))
+		return err
+	}
+	l.Send = func(ctx context.Context, acct string, raw []byte, threadID string) (gate.SendResult, error) {
+		mb, err := getGmail(ctx, account.Resolve(acct))
 		if err != nil {
 			return gate.SendResult{}, err
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/oauth2"
 
+	"github.com/mailgate/mailgate/internal/account"
 	"github.com/mailgate/mailgate/internal/agentmail"
 	"github.com/mailgate/mailgate/internal/agentmail/amstore"
 	"github.com/mailgate/mailgate/internal/approval"
@@ -394,6 +395,7 @@ func openEmail(ctx context.Context, cfg *config.Config, logger *slog.Logger, db 
 		Endpoint:        cfg.GmailEndpoint,
 		Logger:          logger,
 	}
+	workEndpoint := "" // the sandbox's second account
 	if useSandbox {
 		mb, err := sandbox.Open(sandboxDir(cfg), logger)
 		if err != nil {
@@ -409,6 +411,15 @@ func openEmail(ctx context.Context, cfg *config.Config, logger *slog.Logger, db 
 		}
 		a.gmail = "sandbox mailbox " + sandbox.Email + " (local; nothing leaves this machine; " + kept + ")"
 		a.sandbox = true
+		// A second account, "work", with a mailbox of its own: the email
+		// tools' account argument can be tried without Google.
+		wmb, err := sandbox.OpenWork(sandboxDir(cfg), logger)
+		if err != nil {
+			return nil, err
+		}
+		a.closers = append(a.closers, wmb.Close)
+		workEndpoint = wmb.URL()
+		a.gmail += "; account " + sandbox.WorkAccount + ": " + sandbox.WorkEmail
 	}
 	// The sandbox delivers approved emails into its own mailbox whatever
 	// DEV_MODE says: nothing can leave the machine, and trying the sandbox
@@ -434,6 +445,16 @@ func openEmail(ctx context.Context, cfg *config.Config, logger *slog.Logger, db 
 			return nil, err
 		}
 		a.Gmail, deps.Gmail = client, mcpserver.GmailOf(client)
+		if workEndpoint != "" {
+			wopts := gopts
+			wopts.Endpoint = workEndpoint
+			work, err := gmail.New(ctx, wopts)
+			if err != nil {
+				return nil, err
+			}
+			deps.Gmail = mcpserver.GmailAccounts(map[string]mcpserver.Mailbox{account.Default: client, sandbox.WorkAccount: work})
+			deps.Accounts = func() []string { return []string{account.Default, sandbox.WorkAccount} }
+		}
 		settleAtStart(ctx, g, deps.Gmail, logger, a)
 		runLater(ctx, later, deps, a)
 		return deps, nil
@@ -444,13 +465,17 @@ func openEmail(ctx context.Context, cfg *config.Config, logger *slog.Logger, db 
 	if _, err := gmail.New(ctx, gmail.Options{Endpoint: gopts.Endpoint, TokenSource: oauth2.StaticTokenSource(&oauth2.Token{})}); err != nil {
 		return nil, &config.Error{Var: "GMAIL_API_ENDPOINT", Msg: err.Error()}
 	}
-	conn := gmail.NewConnector(ctx, gopts, cfg.Home)
+	conn := gmail.NewAccounts(ctx, gopts, cfg.Home)
+	deps.Accounts = conn.Names
 	a.gmail = "connected"
-	if _, err := conn.Get(ctx); err != nil {
+	if names := conn.Names(); len(names) > 1 {
+		a.gmail = "connected; accounts " + strings.Join(names, ", ")
+	}
+	if _, err := conn.Connector().Get(ctx); err != nil {
 		a.gmail = "not connected yet: run mailgate auth (the email tools say so until it has saved " + cfg.TokenFile + "; no restart needed)"
 		logger.Debug("Gmail is not connected", "reason", errors.Unwrap(err))
 	}
-	a.Gmail = conn.Client()
+	a.Gmail = conn.Connector().Client()
 	deps.Gmail = mcpserver.GmailConnector(conn)
 	settleAtStart(ctx, g, deps.Gmail, logger, a)
 	runLater(ctx, later, deps, a)
@@ -460,7 +485,7 @@ func openEmail(ctx context.Context, cfg *config.Config, logger *slog.Logger, db 
 // settleAtStart decides, in the background, the sends an earlier process
 // left without a known outcome (gate.Settle: the audit log, then Sent by
 // Message-ID). Close waits for it.
-func settleAtStart(ctx context.Context, g *gate.Gate, gm func(context.Context) (mcpserver.Mailbox, error), logger *slog.Logger, a *app) {
+func settleAtStart(ctx context.Context, g *gate.Gate, gm mcpserver.GmailGetter, logger *slog.Logger, a *app) {
 	g.Sent = mcpserver.SentLookup(gm)
 	done := make(chan struct{})
 	go func() {

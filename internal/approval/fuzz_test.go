@@ -132,3 +132,22 @@ func closesFrontmatter(s string) bool {
 	s = s[:len(s)-1]
 	return strings.TrimSpace(s[strings.LastIndex(s, "\n")+1:]) == "---"
 }
+
+// FuzzAccountRoundTrip: a request's account, whatever the agent named,
+// is either refused or written into the request file, read back as it
+// was, and bound.
+func FuzzAccountRoundTrip(f *testing.F) {
+	for _, s := range []string{"work", "default", "", "../x", "a\"b", "w\nx"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, acct string) {
+		req := Request{Kind: KindSend, To: "a@example.com", Subject: "s", Body: "b", Account: acct}
+		if req.Validate() != nil {
+			return
+		}
+		p, data := renderedMatches(t, req)
+		if p.Account != acct {
+			t.Fatalf("account %q read back as %q:\n%q", acct, p.Account, data)
+		}
+	})
+}

@@ -30,6 +30,9 @@ type Item struct {
 	// with the text.
 	ToList, Cc, Bcc, Attachments []string
 	HTMLSHA256                   string
+	// Account is the Gmail account that sends or acts ("": a file
+	// without one, which is the default account's).
+	Account string
 	// From is the send-as address the email goes out from ("": the
 	// account's default).
 	From string
@@ -186,7 +189,7 @@ func (v *Vault) item(dir, name string) (Item, error) {
 	it.Kind, it.Status, it.RequestID = Kind(p.Type), p.Status, p.RequestID
 	it.To, it.ThreadID, it.Subject = p.To.one(), p.ThreadID, p.Subject
 	it.ToList, it.Cc, it.Bcc, it.Attachments, it.HTMLSHA256 = p.To, p.Cc, p.Bcc, p.Attachments, p.HTMLSHA256
-	it.From = strings.TrimSpace(p.From)
+	it.From, it.Account = strings.TrimSpace(p.From), strings.TrimSpace(p.Account)
 	it.SendAt, _ = parseTime(p.SendAt)
 	it.MessageID, it.ContentSHA256, it.Body, it.Reason = p.MessageID, p.ContentSHA256, p.RawBody, p.Reason
 	it.DraftID, it.OutgoingMessageID, it.Target = p.DraftID, strings.TrimSpace(p.OutgoingMsgID), p.Target

@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"strings"
 	"time"
+
+	"github.com/mailgate/mailgate/internal/account"
 )
 
 // matcher evaluates candidate files in Approved/ against one call.
@@ -181,6 +183,9 @@ func (m *matcher) checkRecipientMode(p *parsedFile, mtime time.Time) (time.Time,
 // thread, answered or forwarded message, HTML part or attachments differ
 // from the call's ("" when they agree).
 func bindingChange(p *parsedFile, req Request) string {
+	if r := accountChange(p, req); r != "" {
+		return r
+	}
 	if req.Kind.IsAction() {
 		return actionBinding(p, req) // kind_action.go
 	}
@@ -249,6 +254,9 @@ func partsChange(p *parsedFile, req Request) string {
 // bindingReason checks what both modes bind: the recipient of a send, the
 // thread of a reply.
 func bindingReason(p *parsedFile, req Request, addr string) string {
+	if accountChange(p, req) != "" {
+		return "account differs"
+	}
 	if req.Kind.IsAction() {
 		return actionBinding(p, req) // kind_action.go
 	}
@@ -286,6 +294,9 @@ func bindingReason(p *parsedFile, req Request, addr string) string {
 // normalised).
 func contentReason(p *parsedFile, req Request) string {
 	addr := strings.ToLower(req.Address())
+	if accountChange(p, req) != "" {
+		return "account differs"
+	}
 	if fromChange(p, req) != "" {
 		return "from differs"
 	}
@@ -410,4 +421,14 @@ func orNow(s string) string {
 		return "when approved"
 	}
 	return s
+}
+
+// accountChange compares the file's account with the call's (both ""
+// or "default" for the default account).
+func accountChange(p *parsedFile, req Request) string {
+	have, want := account.Resolve(strings.TrimSpace(p.Account)), account.Resolve(req.Account)
+	if have == want {
+		return ""
+	}
+	return fmt.Sprintf("the account was changed from %s to %s: an approval cannot move an email or an action to another Gmail account", want, shown(have))
 }

@@ -33,6 +33,7 @@ type fields struct {
 	Status        string   `yaml:"status"`
 	RequestID     string   `yaml:"request_id"`
 	OutgoingMsgID string   `yaml:"outgoing_message_id"`
+	Account       string   `yaml:"account"`
 	From          string   `yaml:"from"`
 	SendAt        string   `yaml:"send_at"`
 	To            addrList `yaml:"to"`

@@ -407,10 +407,14 @@ type kv struct {
 }
 
 func requestFields(req Request) []kv {
-	if req.Kind.IsAction() {
-		return actionFields(req) // kind_action.go
-	}
 	var kvs []kv
+	if req.Account != "" {
+		// First of all: the account that sends or acts.
+		kvs = append(kvs, kv{key: "account", value: req.Account, quoted: true})
+	}
+	if req.Kind.IsAction() {
+		return append(kvs, actionFields(req)...) // kind_action.go
+	}
 	if req.From != "" {
 		// First: who the email comes from (a send-as address).
 		kvs = append(kvs, kv{key: "from", value: req.From, quoted: true})
@@ -463,6 +467,9 @@ func requestFields(req Request) []kv {
 // attachment. Empty for a plain email to one recipient.
 func contentNotes(req Request) string {
 	var b strings.Builder
+	if req.Account != "" {
+		b.WriteString("**Account: " + req.Account + "** (the Gmail account this is done from; part of this approval: the same call for another account is another request)\n\n")
+	}
 	if !req.SendAt.IsZero() {
 		b.WriteString("**Scheduled: sent at " + FormatSendAt(req.SendAt) + " (UTC)**, not when approved: the time is part of this approval. Until then `mailgate approvals cancel` withdraws it.\n\n")
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/mailgate/mailgate/internal/account"
 	"github.com/mailgate/mailgate/internal/mailmsg"
 )
 
@@ -36,6 +37,13 @@ const (
 // Request is one send or reply as the agent asked for it.
 type Request struct {
 	Kind Kind
+	// Account is the Gmail account that sends (or acts): its name in the
+	// home (internal/account; "" is the default account, the first). It
+	// is bound like From (an approval cannot move an email to another
+	// account) and named first in the request file. The default account
+	// is not hashed, so a request of a home with one account hashes as it
+	// always did.
+	Account string
 	// To is the single recipient of a send ("a@b.c" or "Name <a@b.c>"),
 	// compared case-insensitively on the address part; the display name is
 	// not part of the approval. For a reply it is optional: when the caller
@@ -183,6 +191,11 @@ type ValidationError = mailmsg.InvalidError
 // bounded sizes). The limits keep a request file well under the vault's
 // default MaxFileSize, so every request mailgate writes can be read back.
 func (r Request) Validate() error {
+	if r.Account != "" {
+		if err := account.ValidName(r.Account); err != nil {
+			return &ValidationError{Field: "account", Value: r.Account, Text: "Invalid account: " + err.Error()}
+		}
+	}
 	in := mailmsg.Input{Subject: r.Subject, Body: r.Body, Cc: r.Cc, Bcc: r.Bcc}
 	to := r.recipients()[0].addrs
 	switch r.Kind {
@@ -291,6 +304,9 @@ func (r Request) SHA256() string {
 		if len(l.addrs) > 0 {
 			field(l.name, strings.Join(bound(l.addrs), "\n"))
 		}
+	}
+	if !account.IsDefault(r.Account) {
+		field("account", r.Account)
 	}
 	if r.From != "" {
 		field("from", strings.Join(bound([]string{r.From}), ""))

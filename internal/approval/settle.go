@@ -102,7 +102,7 @@ func (v *Vault) unsettled(name string) (Unsettled, bool, error) {
 		u.ClaimedAt, _ = time.Parse("20060102T150405Z", m[1])
 	}
 	u.Final = Request{Kind: Kind(strings.ToLower(strings.TrimSpace(p.Type))), To: p.To.first(), ThreadID: strings.TrimSpace(p.ThreadID), Subject: p.Subject,
-		OutgoingMessageID: u.MessageID}
+		OutgoingMessageID: u.MessageID, Account: strings.TrimSpace(p.Account)}
 	if u.Final.Kind == KindForward {
 		u.Final.ToList = p.To
 	}

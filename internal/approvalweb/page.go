@@ -196,6 +196,9 @@ func (s *Server) detail(ctx context.Context, csrf, folder, name string) (detailD
 	if it.From != "" {
 		d.From = warnings.Escape(it.From) + " (a send-as address of the account)"
 	}
+	if it.Account != "" { // several Gmail accounts: the one that sends, first
+		d.From = "account " + warnings.Escape(it.Account) + ": " + d.From
+	}
 	for _, l := range []struct {
 		dst *[]string
 		src []string

@@ -53,16 +53,19 @@ const MaxDetail = 300
 
 // Entry is one audit line.
 type Entry struct {
-	Time           time.Time `json:"time"`
-	CorrelationID  string    `json:"correlation_id"`
-	Tool           string    `json:"tool"`
-	ActionType     string    `json:"action_type"`
-	Result         string    `json:"result"` // one of the Result* constants
-	Target         string    `json:"target,omitempty"`
-	ApprovalFile   string    `json:"approval_file,omitempty"`
-	ApprovalSHA256 string    `json:"approval_sha256,omitempty"`
-	GmailMessageID string    `json:"gmail_message_id,omitempty"`
-	GmailThreadID  string    `json:"gmail_thread_id,omitempty"`
+	Time          time.Time `json:"time"`
+	CorrelationID string    `json:"correlation_id"`
+	Tool          string    `json:"tool"`
+	// Account is the Gmail account the call or decision is about (issue
+	// 27 item 2); absent for the default account of a home with one.
+	Account        string `json:"account,omitempty"`
+	ActionType     string `json:"action_type"`
+	Result         string `json:"result"` // one of the Result* constants
+	Target         string `json:"target,omitempty"`
+	ApprovalFile   string `json:"approval_file,omitempty"`
+	ApprovalSHA256 string `json:"approval_sha256,omitempty"`
+	GmailMessageID string `json:"gmail_message_id,omitempty"`
+	GmailThreadID  string `json:"gmail_thread_id,omitempty"`
 	// RFC822MessageID is the Message-ID header of the email a gate claim
 	// line is about to send: what settles an unknown outcome (in Sent).
 	RFC822MessageID string `json:"rfc822_message_id,omitempty"`

@@ -113,6 +113,7 @@ func Run(ctx context.Context, cfg *config.Config, o Options) []Check {
 		return r.checks
 	}
 	r.google()
+	r.accounts() // google.go: every account besides the default
 	if o.Live {
 		r.live()
 	}

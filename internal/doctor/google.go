@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/oauth2"
 
+	"github.com/mailgate/mailgate/internal/account"
 	"github.com/mailgate/mailgate/internal/gmail"
 	"github.com/mailgate/mailgate/internal/oauthflow"
 )
@@ -314,4 +315,35 @@ func orDefault(v, def string) string {
 		return def
 	}
 	return v
+}
+
+// accounts runs the token, refresh, scope and Gmail checks of every
+// account besides the default one (mailgate auth --account NAME), each
+// check named after its account and its fixes pointing at that account's
+// sign-in. The default account's checks are google's, named as always.
+func (r *run) accounts() {
+	names, err := account.List(r.cfg.TokenFile)
+	if err != nil {
+		r.add(Check{Name: "accounts", Status: Warn, Detail: err.Error(), Fix: "check the permissions of " + filepath.Dir(account.TokenFile(r.cfg.TokenFile, "x"))})
+		return
+	}
+	if len(names) > 1 {
+		r.add(Check{Name: "accounts", Detail: strings.Join(names, ", ") + ` (the email tools' account argument; without it, "default")`})
+	}
+	for _, n := range names[1:] {
+		cfg := *r.cfg
+		cfg.TokenFile = account.TokenFile(r.cfg.TokenFile, n)
+		sub := &run{ctx: r.ctx, cfg: &cfg, o: r.o}
+		if tok, ok := sub.token(); ok {
+			if fresh, ok := sub.refresh(tok); ok {
+				sub.scopes(fresh)
+				sub.gmailAPI(fresh)
+			}
+		}
+		for _, c := range sub.checks {
+			c.Name += " (account " + n + ")"
+			c.Fix = strings.ReplaceAll(c.Fix, fixAuth, `run "mailgate auth --account `+n+`"`)
+			r.add(c)
+		}
+	}
 }

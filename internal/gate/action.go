@@ -23,16 +23,16 @@ func (g *Gate) reserve(ctx context.Context, a *approval.Approval) (*ratelimit.Re
 	if !a.Kind.CountsAsSend() {
 		return nil, nil
 	}
-	return g.Limiter.Reserve(ctx, g.now(), refFor(a))
+	return limiterFor(g.Limiter, a.Final.Account).Reserve(ctx, g.now(), refFor(a)) // account.go
 }
 
 // check is DEV_MODE's look at the send limit: how long until a slot is free
 // (0 now, and always 0 for a kind that takes none).
-func (g *Gate) check(ctx context.Context, k approval.Kind) (time.Duration, error) {
-	if !k.CountsAsSend() {
+func (g *Gate) check(ctx context.Context, r approval.Request) (time.Duration, error) {
+	if !r.Kind.CountsAsSend() {
 		return 0, nil
 	}
-	return g.Limiter.Check(ctx, g.now())
+	return limiterFor(g.Limiter, r.Account).Check(ctx, g.now())
 }
 
 // actionTarget is what an action's audit lines name: "draft:<id>",
@@ -151,6 +151,9 @@ func (o Outcome) actionMessage() string {
 // description (hidden characters made visible) and the warnings.
 func actionBlock(r approval.Request, ws []string) string {
 	var b strings.Builder
+	if r.Account != "" {
+		fmt.Fprintf(&b, "Account: %s\n", r.Account)
+	}
 	writeWarnings(&b, ws)
 	b.WriteString("--- request ---\n")
 	b.WriteString(strings.TrimRight(warnings.Escape(r.Body), "\n"))

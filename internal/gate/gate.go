@@ -159,6 +159,7 @@ type SentLookup func(ctx context.Context, q SentQuery) (r SendResult, found bool
 // then, because Gmail may replace the Message-ID of an API send, the sent
 // message to the first recipient with this subject since After.
 type SentQuery struct {
+	Account     string // the Gmail account whose Sent is asked ("": the default)
 	MessageID   string
 	To, Subject string
 	After       time.Time
@@ -382,7 +383,7 @@ func (s *submission) live() Outcome {
 	// recorded as sent and nothing goes out a second time.
 	var already *SendResult
 	if a.MessageIDInherited && g.Sent != nil {
-		r, found, err := g.Sent(ctx, SentQuery{MessageID: a.Final.OutgoingMessageID, To: a.Final.Address(), Subject: a.Final.Subject,
+		r, found, err := g.Sent(ctx, SentQuery{Account: a.Final.Account, MessageID: a.Final.OutgoingMessageID, To: a.Final.Address(), Subject: a.Final.Subject,
 			After: g.now().Add(-2 * g.Vault.TTL())})
 		if err != nil {
 			s.release(bg, res)
@@ -516,7 +517,7 @@ func (s *submission) dev() Outcome {
 	default:
 		return s.end(Failed, err, s.entry(ActionDevMode, audit.ResultError, "", err.Error()))
 	}
-	retry, err := g.check(ctx, s.req.Kind)
+	retry, err := g.check(ctx, s.req)
 	if err != nil {
 		return s.end(Failed, err, s.entry(ActionDevMode, audit.ResultError, "", err.Error()))
 	}
@@ -588,7 +589,7 @@ func (s *submission) entry(action, result, file, detail string) audit.Entry {
 // stamp fills the fields every entry of this submission shares.
 func (s *submission) stamp(e audit.Entry) audit.Entry {
 	now := s.g.now()
-	e.Time, e.CorrelationID, e.Tool, e.Target = now, s.cid, s.tool, s.out.Target
+	e.Time, e.CorrelationID, e.Tool, e.Target, e.Account = now, s.cid, s.tool, s.out.Target, s.req.Account
 	e.DurationMS = now.Sub(s.start).Milliseconds()
 	return e
 }

@@ -126,13 +126,16 @@ type Later struct {
 	Vault   *approval.Vault
 	Limiter *ratelimit.Limiter
 	Audit   *audit.Log
-	Send    func(ctx context.Context, raw []byte, threadID string) (SendResult, error)
-	Grace   time.Duration // DefaultLateGrace when 0
-	Now     func() time.Time
-	Owner   string // who claims (host:pid), for the store's record
-	// Ready, when set, is asked before each pass: a pass is skipped (the
-	// emails wait) while it errs, e.g. Gmail not connected yet.
-	Ready  func(context.Context) error
+	// Send sends raw from the Gmail account named (the email's own,
+	// approval.Request.Account; "" the default).
+	Send  func(ctx context.Context, account string, raw []byte, threadID string) (SendResult, error)
+	Grace time.Duration // DefaultLateGrace when 0
+	Now   func() time.Time
+	Owner string // who claims (host:pid), for the store's record
+	// Ready, when set, is asked before each email is taken, with its
+	// account: the email waits for a later pass while it errs, e.g. that
+	// account's Gmail not connected yet.
+	Ready  func(ctx context.Context, account string) error
 	Logger interface {
 		Error(msg string, args ...any)
 		Info(msg string, args ...any)
@@ -173,9 +176,6 @@ func (l *Later) now() time.Time {
 // RunDue sends (or, too late, rejects) every scheduled email whose time has
 // come, and returns how many this call sent.
 func (l *Later) RunDue(ctx context.Context) (int, error) {
-	if l.Ready != nil && l.Ready(ctx) != nil {
-		return 0, nil
-	}
 	now := l.now()
 	due, err := l.Store.Due(ctx, now)
 	if err != nil {
@@ -189,6 +189,9 @@ func (l *Later) RunDue(ctx context.Context) (int, error) {
 	for _, e := range due {
 		if now.Sub(e.SendAt) > grace {
 			l.expire(ctx, e, now, grace)
+			continue
+		}
+		if l.Ready != nil && l.Ready(ctx, e.Final.Account) != nil {
 			continue
 		}
 		ok, err := l.sendOne(ctx, e)
@@ -225,7 +228,7 @@ func (l *Later) sendOne(ctx context.Context, e ScheduledEmail) (bool, error) {
 	bg := context.WithoutCancel(ctx)
 	var res *ratelimit.Reservation
 	if l.Limiter != nil {
-		res, err = l.Limiter.Reserve(ctx, l.now(), e.DoneName)
+		res, err = limiterFor(l.Limiter, e.Final.Account).Reserve(ctx, l.now(), e.DoneName) // the account's own limit
 		var le *ratelimit.LimitError
 		if errors.As(err, &le) {
 			// The window is full: it waits for the next pass.
@@ -255,7 +258,7 @@ func (l *Later) sendOne(ctx context.Context, e ScheduledEmail) (bool, error) {
 	claimLine := audit.Entry{ActionType: ActionClaim, Result: audit.ResultPending, ApprovalFile: "Done/" + e.DoneName,
 		Detail: "sending the email scheduled for " + approval.FormatSendAt(e.SendAt), RFC822MessageID: e.Final.OutgoingMessageID}
 	l.record(e, claimLine)
-	sr, err := l.Send(ctx, e.Raw, e.ThreadID)
+	sr, err := l.Send(ctx, e.Final.Account, e.Raw, e.ThreadID)
 	var o approval.Outcome
 	state, result := LaterSent, audit.ResultSuccess
 	switch {
@@ -294,7 +297,7 @@ func (l *Later) record(e ScheduledEmail, en audit.Entry) {
 	if l.Audit == nil {
 		return
 	}
-	en.Time, en.Tool, en.Target, en.CorrelationID = l.now(), e.Tool, target(e.Final), audit.NewCorrelationID()
+	en.Time, en.Tool, en.Target, en.CorrelationID, en.Account = l.now(), e.Tool, target(e.Final), audit.NewCorrelationID(), e.Final.Account
 	if err := l.Audit.Record(en); err != nil {
 		l.log().Error("writing audit log", "err", err)
 	}

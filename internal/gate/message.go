@@ -21,6 +21,16 @@ import (
 // Reply-To resolution, the final subject, the warnings, the body, and the
 // request file's absolute path.
 func (o Outcome) Message() string {
+	msg := o.message()
+	if a := o.Request.Account; a != "" && o.Status != Invalid {
+		// The account that sends or acts, named in every answer about a
+		// request once the home has several (issue 27 item 2).
+		msg = strings.TrimRight(msg, "\n") + "\nAccount: " + a + " (the Gmail account this request is for)"
+	}
+	return msg
+}
+
+func (o Outcome) message() string {
 	if o.Kind.IsAction() {
 		return o.actionMessage() // action.go
 	}
@@ -186,6 +196,9 @@ func earlierText(h *approval.Handled) string {
 // subject, warnings, and the body between markers.
 func emailBlock(r approval.Request, ws []string, showWarnings bool) string {
 	var b strings.Builder
+	if r.Account != "" {
+		fmt.Fprintf(&b, "Account: %s\n", r.Account)
+	}
 	to := r.Address()
 	if to == "" {
 		to = "(the sender of message " + r.MessageID + ")"

@@ -44,7 +44,8 @@ func RestoreSendHistory(ctx context.Context, dir string, l *ratelimit.Limiter, n
 			released[e.CorrelationID] = true
 		}
 	}
-	var past []ratelimit.Past
+	past := map[string][]ratelimit.Past{} // by account: each has its own window (account.go)
+	var accounts []string
 	for _, e := range entries {
 		if e.ActionType != ActionClaim || e.Result != audit.ResultPending || e.Tool == "trash_email" ||
 			released[e.CorrelationID] || !e.Time.After(since) {
@@ -55,7 +56,18 @@ func RestoreSendHistory(ctx context.Context, dir string, l *ratelimit.Limiter, n
 		if at.After(now) {
 			at = now
 		}
-		past = append(past, ratelimit.Past{At: at, Ref: "audit:" + e.CorrelationID})
+		if _, ok := past[e.Account]; !ok {
+			accounts = append(accounts, e.Account)
+		}
+		past[e.Account] = append(past[e.Account], ratelimit.Past{At: at, Ref: "audit:" + e.CorrelationID})
 	}
-	return l.Restore(ctx, past)
+	n := 0
+	for _, a := range accounts {
+		k, err := limiterFor(l, a).Restore(ctx, past[a])
+		n += k
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
 }

@@ -65,7 +65,7 @@ func (g *Gate) Settle(ctx context.Context, sha string) (Settled, error) {
 				out.Open++
 				continue
 			}
-			r, found, err := g.Sent(ctx, SentQuery{MessageID: u.MessageID, To: u.Final.Address(), Subject: u.Final.Subject, After: u.ClaimedAt.Add(-time.Minute)})
+			r, found, err := g.Sent(ctx, SentQuery{Account: u.Final.Account, MessageID: u.MessageID, To: u.Final.Address(), Subject: u.Final.Subject, After: u.ClaimedAt.Add(-time.Minute)})
 			switch {
 			case err != nil:
 				errs = append(errs, fmt.Errorf("looking Done/%s up in Sent: %w", u.Name, err))

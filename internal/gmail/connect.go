@@ -17,8 +17,9 @@ import (
 // is needed after `mailgate auth`. Until then Get answers a
 // *NotConnectedError, which says what to run and where the files go.
 type Connector struct {
-	opts Options
-	home string
+	opts    Options
+	home    string
+	account string // "" for the default account (Accounts)
 
 	mu     sync.Mutex
 	client *Client // set once connected, then never changes
@@ -39,11 +40,16 @@ func NewConnector(ctx context.Context, opts Options, home string) *Connector {
 // file goes, and that no restart is needed.
 type NotConnectedError struct {
 	home, credentials, token string
-	cause                    error // why the files did not give a client
+	account                  string // "": the default account
+	cause                    error  // why the files did not give a client
 }
 
 func (e *NotConnectedError) Error() string {
 	const tail = " No restart is needed: the next call uses the new token. Agent-mail tools, if served, work meanwhile."
+	if e.account != "" {
+		return fmt.Sprintf("Gmail account %q is not connected: %v (home %s; token %s). Run `mailgate auth --account %s` in a terminal.%s",
+			e.account, e.cause, e.home, e.token, e.account, tail)
+	}
 	if _, err := os.Stat(e.credentials); errors.Is(err, fs.ErrNotExist) {
 		return fmt.Sprintf("Gmail is not connected yet: run `mailgate auth` in a terminal. It needs the OAuth client file %s first "+
 			"(a \"Desktop app\" client from Google Cloud Console; `mailgate auth` prints the steps), then signs in in the browser "+
@@ -68,7 +74,7 @@ func (g *Connector) Get(ctx context.Context) (*Client, error) {
 	c, err := New(ctx, g.opts)
 	defer func() { g.tried = true }()
 	if err != nil {
-		return nil, &NotConnectedError{home: g.home, credentials: g.opts.CredentialsFile, token: g.opts.TokenFile, cause: err}
+		return nil, &NotConnectedError{home: g.home, credentials: g.opts.CredentialsFile, token: g.opts.TokenFile, account: g.account, cause: err}
 	}
 	if g.opts.Logger != nil && g.tried {
 		g.opts.Logger.Info("Gmail connected: the email tools use the new token", "token", g.opts.TokenFile)

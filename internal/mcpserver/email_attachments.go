@@ -21,6 +21,7 @@ import (
 // the caller chose, under a sanitized name, never overwriting, size capped.
 
 type emailAttachmentIn struct {
+	accountArg
 	MessageID    string `json:"message_id" jsonschema:"Gmail message ID (from search_email or read_email)"`
 	AttachmentID string `json:"attachment_id" jsonschema:"The attachment's id, as read_email lists it"`
 	Save         bool   `json:"save,omitempty" jsonschema:"Save the file even when it is small text shown inline (default false: small text is shown, anything else saved)"`

@@ -24,6 +24,7 @@ import (
 // edit away), the usual shape of a phishing look-alike.
 
 type emailFindContactIn struct {
+	accountArg
 	Query      string `json:"query,omitempty" jsonschema:"Part of a name or address to look for (case-insensitive); omit to list the top contacts"`
 	MaxResults int    `json:"max_results,omitempty" jsonschema:"How many contacts to answer (1-50, default 10)"`
 }

@@ -29,6 +29,7 @@ import (
 // content, so Gmail sends exactly those (the late edit is overwritten).
 
 type emailSendDraftIn struct {
+	accountArg
 	DraftID string `json:"draft_id" jsonschema:"Gmail draft ID to send (from draft_email or list_drafts)"`
 }
 
@@ -68,7 +69,7 @@ func (h *emailCall) doSendDraft(ctx context.Context, id string) (*mcp.CallToolRe
 	if view.recipients() == 0 {
 		return failed(fmt.Sprintf("Error: draft %s has no recipients (To, Cc or Bcc); add them with update_draft or in Gmail first. Nothing was sent.", id))
 	}
-	req := approval.Request{Kind: approval.KindSendDraft, DraftID: ref.ID, MessageID: ref.MessageID,
+	req := approval.Request{Account: h.reqAccount, Kind: approval.KindSendDraft, DraftID: ref.ID, MessageID: ref.MessageID,
 		Subject: view.Subject, Body: view.describe(ref.ID, ref.MessageID)}
 	res, out := h.submit(ctx, gate.Call{Tool: "send_draft", Request: req,
 		Compose:  gate.Exactly(req, h.draftSend(ds, ref, raw, view)),

@@ -59,6 +59,7 @@ func (h *emailHandlers) recordDraft(ctx context.Context, id string) {
 }
 
 type emailListDraftsIn struct {
+	accountArg
 	Query      string `json:"query,omitempty" jsonschema:"Gmail search query to filter drafts (default: every draft)"`
 	MaxResults int    `json:"max_results,omitempty" jsonschema:"Maximum number of drafts to return (1-50, default 5)"`
 	PageToken  string `json:"page_token,omitempty" jsonschema:"The next page's token, from the last line of a previous list_drafts answer with the same query; omit for the first page"`

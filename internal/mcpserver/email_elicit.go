@@ -129,6 +129,9 @@ func elicitText(it *approval.Item) string {
 	default:
 		b.WriteString("An agent asks to send this email. Send it once, exactly as shown?\n\n")
 	}
+	if it.Account != "" {
+		fmt.Fprintf(&b, "Account: %s (the Gmail account it is sent or done from)\n", warnings.Escape(it.Account))
+	}
 	if it.From != "" {
 		fmt.Fprintf(&b, "From: %s\n", warnings.Escape(it.From))
 	}

@@ -27,9 +27,10 @@ import (
 // modify_labels (audited, ORGANIZE_LIMIT). Filters need Google's
 // gmail.settings.basic scope, which nothing else grants.
 
-type emailListFiltersIn struct{}
+type emailListFiltersIn struct{ accountArg }
 
 type emailCreateFilterIn struct {
+	accountArg
 	From          string   `json:"from,omitempty" jsonschema:"Criterion: the sender (an address, a domain or Gmail's from: syntax)"`
 	To            string   `json:"to,omitempty" jsonschema:"Criterion: a recipient"`
 	Subject       string   `json:"subject,omitempty" jsonschema:"Criterion: words in the subject"`
@@ -45,6 +46,7 @@ type emailCreateFilterIn struct {
 }
 
 type emailDeleteFilterIn struct {
+	accountArg
 	FilterID string `json:"filter_id" jsonschema:"The filter's id (see list_filters)"`
 }
 
@@ -190,7 +192,7 @@ func (h *emailHandlers) createFilter(ctx context.Context, _ *mcp.CallToolRequest
 		if len(subject) > 200 {
 			subject = subject[:200] + "…"
 		}
-		req := approval.Request{Kind: approval.KindFilterCreate, Target: approval.TargetFilter, Subject: headerLine(subject), Body: b.String()}
+		req := approval.Request{Account: h.reqAccount, Kind: approval.KindFilterCreate, Target: approval.TargetFilter, Subject: headerLine(subject), Body: b.String()}
 		if err := req.Validate(); err != nil {
 			return invalid(err)
 		}

@@ -22,6 +22,7 @@ import (
 // attachment by name and size) and the approval binds all of it.
 
 type emailForwardIn struct {
+	accountArg
 	MessageID  string        `json:"message_id" jsonschema:"Gmail message ID of the message to forward (from search_email or read_email)"`
 	To         recipientsArg `json:"to" jsonschema:"Recipient email address, or a list of them"`
 	Cc         []string      `json:"cc,omitempty" jsonschema:"Copy recipients (email addresses)"`
@@ -43,7 +44,7 @@ func (h *emailCall) doForward(ctx context.Context, in emailForwardIn) (*mcp.Call
 	if len(in.To) == 0 {
 		return invalid(&mailmsg.InvalidError{Field: "to", Text: "at least one recipient is required in to"})
 	}
-	req := approval.Request{Kind: approval.KindForward, ToList: in.To, Cc: in.Cc, Bcc: in.Bcc, MessageID: in.MessageID, Body: in.Note}
+	req := approval.Request{Account: h.reqAccount, Kind: approval.KindForward, ToList: in.To, Cc: in.Cc, Bcc: in.Bcc, MessageID: in.MessageID, Body: in.Note}
 	// The ids, recipients and note are checked before Gmail is asked.
 	err := req.Validate()
 	if err != nil {

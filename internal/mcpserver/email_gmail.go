@@ -2,7 +2,10 @@ package mcpserver
 
 import (
 	"context"
+	"maps"
+	"slices"
 
+	"github.com/mailgate/mailgate/internal/account"
 	"github.com/mailgate/mailgate/internal/gmail"
 )
 
@@ -75,18 +78,39 @@ type GmailSender interface {
 	SendDraft(ctx context.Context, draftID string, raw []byte, threadID string) (*gmail.Sent, error)
 }
 
-// GmailOf is the getter of a mailbox that is always connected (a client
-// made at start: the sandbox, tests).
-func GmailOf(mb Mailbox) func(context.Context) (Mailbox, error) {
-	return func(context.Context) (Mailbox, error) { return mb, nil }
+// GmailGetter is EmailDeps.Gmail: the mailbox of a Gmail account of the
+// home, by its name (internal/account; the caller resolves "" to
+// account.Default). An account without a token answers
+// *account.UnknownError, naming the accounts configured.
+type GmailGetter func(ctx context.Context, account string) (Mailbox, error)
+
+// GmailOf is the getter of one mailbox that is always connected (a client
+// made at start: the sandbox, tests), the default account's.
+func GmailOf(mb Mailbox) GmailGetter {
+	return GmailAccounts(map[string]Mailbox{account.Default: mb})
 }
 
-// GmailConnector is the getter of a connection made on first use
-// (gmail.Connector): its error, until `mailgate auth` has run, is what every
-// email tool answers.
-func GmailConnector(c *gmail.Connector) func(context.Context) (Mailbox, error) {
-	return func(ctx context.Context) (Mailbox, error) {
-		client, err := c.Get(ctx)
+// GmailAccounts is the getter of several mailboxes always connected, by
+// account name (tests, the sandbox).
+func GmailAccounts(mbs map[string]Mailbox) GmailGetter {
+	return func(_ context.Context, name string) (Mailbox, error) {
+		if mb, ok := mbs[account.Resolve(name)]; ok {
+			return mb, nil
+		}
+		names := slices.Sorted(maps.Keys(mbs))
+		if i := slices.Index(names, account.Default); i > 0 {
+			names = append([]string{account.Default}, slices.Delete(names, i, i+1)...)
+		}
+		return nil, &account.UnknownError{Name: name, Configured: names}
+	}
+}
+
+// GmailConnector is the getter of connections made on first use, one per
+// account (gmail.Accounts): its error, until `mailgate auth` has run for
+// the account, is what every email tool answers.
+func GmailConnector(c *gmail.Accounts) GmailGetter {
+	return func(ctx context.Context, name string) (Mailbox, error) {
+		client, err := c.Get(ctx, name)
 		if err != nil {
 			return nil, err // not a typed nil in the interface
 		}
@@ -95,8 +119,40 @@ func GmailConnector(c *gmail.Connector) func(context.Context) (Mailbox, error) {
 }
 
 // emailCall is one email tool call: the tool set's handlers with the
-// mailbox the call got from EmailDeps.Gmail.
+// mailbox the call got from EmailDeps.Gmail, for the account it names.
 type emailCall struct {
 	*emailHandlers
 	gm Mailbox
+	// account is the Gmail account of the call (resolved: never "");
+	// reqAccount is what its requests and audit lines name: the account,
+	// or "" for the default account of a home with one (so its files are
+	// as they always were). Both bind alike (approval.accountChange).
+	account, reqAccount string
+	// sent is the account's own memory of its Sent folder (it shadows
+	// emailHandlers.sent).
+	sent *sentCache
+}
+
+// accountArg is the optional account every email tool takes (embedded in
+// each input type; TestEveryEmailToolTakesAccount holds every tool to it).
+type accountArg struct {
+	Account string `json:"account,omitempty" jsonschema:"The Gmail account to use, by its name in mailgate (mailgate auth --account NAME adds one); omit for the default account. A send's approval is bound to its account"`
+}
+
+func (a accountArg) accountName() string { return a.Account }
+
+type accountKey struct{}
+
+// withAccount carries the account an email call's arguments name to
+// callDetail.
+func withAccount(ctx context.Context, in any) context.Context {
+	if a, ok := in.(interface{ accountName() string }); ok {
+		return context.WithValue(ctx, accountKey{}, a.accountName())
+	}
+	return ctx
+}
+
+func accountOf(ctx context.Context) string {
+	s, _ := ctx.Value(accountKey{}).(string)
+	return account.Resolve(s)
 }

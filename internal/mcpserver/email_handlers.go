@@ -222,7 +222,7 @@ func (h *emailCall) checkEmail(ctx context.Context, in emailComposeIn,
 	if err != nil {
 		return invalid(err)
 	}
-	req := approval.Request{Kind: approval.KindSend, To: in.To[0], ToList: in.To[1:], Cc: in.Cc, Bcc: in.Bcc,
+	req := approval.Request{Account: h.reqAccount, Kind: approval.KindSend, To: in.To[0], ToList: in.To[1:], Cc: in.Cc, Bcc: in.Bcc,
 		Subject: email.Subject, Body: in.Body}
 	if req.From, err = h.sendAs(ctx, in.From); err != nil { // email_sendas.go
 		return invalid(err)
@@ -500,6 +500,11 @@ func buildRaw(x extras, asked, final approval.Request, parent *gmail.ReplyParent
 // before it writes a request file, so a request that could never be sent
 // (too large) writes none.
 func (h *emailCall) submit(ctx context.Context, c gate.Call) (*mcp.CallToolResult, gate.Outcome) {
+	if c.Request.Account != h.reqAccount {
+		// Every gated request names the call's account (the approval binds
+		// it); a handler that forgot would send from the default.
+		return invalid(fmt.Errorf("internal error: %s's request names account %q, the call %q; nothing was done", c.Tool, c.Request.Account, h.reqAccount))
+	}
 	out := h.d.Gate.Run(ctx, c)
 	if h.elicitApproval(ctx, out) { // APPROVAL_ELICIT: email_elicit.go
 		out = h.d.Gate.Run(ctx, c)
@@ -548,7 +553,7 @@ func (h *emailCall) doReply(ctx context.Context, in emailReplyIn) (*mcp.CallTool
 		// The error quotes the sender's header: fenced.
 		return failed("Error: the message to reply to has no usable sender address:\n" + fence.Text(readFenceWhat, err.Error()))
 	}
-	req := approval.Request{Kind: approval.KindReply, To: to.Address, ThreadID: threadID, MessageID: msgID,
+	req := approval.Request{Account: h.reqAccount, Kind: approval.KindReply, To: to.Address, ThreadID: threadID, MessageID: msgID,
 		Subject: mailmsg.ReplySubject(parent.Subject), Body: in.Body}
 	if req.From, err = h.sendAs(ctx, in.From); err != nil { // email_sendas.go
 		return invalid(err)

@@ -27,6 +27,7 @@ import (
 // carry it now and which filters use it.
 
 type emailCreateLabelIn struct {
+	accountArg
 	Name                  string `json:"name" jsonschema:"The label's name; nest with / (Projects/Acme)"`
 	LabelListVisibility   string `json:"label_list_visibility,omitempty" jsonschema:"Shown in the label list: labelShow (default), labelShowIfUnread or labelHide"`
 	MessageListVisibility string `json:"message_list_visibility,omitempty" jsonschema:"Shown on messages in the message list: show (default) or hide"`
@@ -35,6 +36,7 @@ type emailCreateLabelIn struct {
 }
 
 type emailRenameLabelIn struct {
+	accountArg
 	Label                 string `json:"label" jsonschema:"The user label to change, by name or id (see list_labels)"`
 	NewName               string `json:"new_name,omitempty" jsonschema:"Its new name (omit to keep it)"`
 	LabelListVisibility   string `json:"label_list_visibility,omitempty" jsonschema:"labelShow, labelShowIfUnread or labelHide (omit to keep it)"`
@@ -44,6 +46,7 @@ type emailRenameLabelIn struct {
 }
 
 type emailDeleteLabelIn struct {
+	accountArg
 	Label string `json:"label" jsonschema:"The user label to delete, by name or id (see list_labels)"`
 }
 
@@ -212,7 +215,7 @@ func (h *emailHandlers) deleteLabel(ctx context.Context, _ *mcp.CallToolRequest,
 				}
 			}
 		}
-		req := approval.Request{Kind: approval.KindLabelDelete, Target: "label:" + l.ID,
+		req := approval.Request{Account: h.reqAccount, Kind: approval.KindLabelDelete, Target: "label:" + l.ID,
 			Subject: fmt.Sprintf("delete label %q (%s)", l.Name, l.ID),
 			Body: fmt.Sprintf("Delete the user label %q (id %s) from this mailbox.\nIt is removed from every message and thread that has it; the messages themselves stay.\nThis cannot be undone.\n",
 				l.Name, l.ID)}

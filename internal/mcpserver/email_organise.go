@@ -54,9 +54,10 @@ var gatedLabels = map[string]string{
 	"SPAM":  "modify_labels does not add or remove SPAM: marking mail as spam hides it like trashing does; use trash_email (it needs the user's approval) to remove mail, untrash_email to take it out of the trash",
 }
 
-type emailListLabelsIn struct{}
+type emailListLabelsIn struct{ accountArg }
 
 type emailModifyLabelsIn struct {
+	accountArg
 	MessageIDs   []string `json:"message_ids,omitempty" jsonschema:"Gmail message IDs to change (give this or thread_id)"`
 	ThreadID     string   `json:"thread_id,omitempty" jsonschema:"Gmail thread ID: change every message of the thread (give this or message_ids)"`
 	AddLabels    []string `json:"add_labels,omitempty" jsonschema:"Labels to add, by name or id (see list_labels)"`
@@ -65,6 +66,7 @@ type emailModifyLabelsIn struct {
 }
 
 type emailUntrashIn struct {
+	accountArg
 	MessageID string `json:"message_id,omitempty" jsonschema:"Gmail message ID to take out of the trash; give this or thread_id"`
 	ThreadID  string `json:"thread_id,omitempty" jsonschema:"Gmail thread ID to take out of the trash whole; give this or message_id"`
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mailgate/mailgate/internal/account"
 	"github.com/mailgate/mailgate/internal/gate"
 	"github.com/mailgate/mailgate/internal/localgmail"
 	"github.com/mailgate/mailgate/internal/localgmail/gmailschema"
@@ -60,8 +61,8 @@ func laterServers(t *testing.T, n int, grace time.Duration) ([]*laterServer, *fa
 		getGmail := e.deps.Gmail
 		out = append(out, &laterServer{emailEnv: e, sched: st, later: &gate.Later{
 			Store: st, Vault: g.Vault, Limiter: g.Limiter, Audit: e.deps.Audit, Grace: grace, Now: clock.Now, Owner: fmt.Sprintf("server-%d", i),
-			Send: func(ctx context.Context, raw []byte, threadID string) (gate.SendResult, error) {
-				mb, err := getGmail(ctx)
+			Send: func(ctx context.Context, acct string, raw []byte, threadID string) (gate.SendResult, error) {
+				mb, err := getGmail(ctx, account.Resolve(acct))
 				if err != nil {
 					return gate.SendResult{}, err
 				}

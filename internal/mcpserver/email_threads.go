@@ -25,6 +25,7 @@ const (
 )
 
 type emailReadThreadIn struct {
+	accountArg
 	ThreadID    string `json:"thread_id" jsonschema:"Gmail thread ID (from search_email or read_email)"`
 	MaxMessages int    `json:"max_messages,omitempty" jsonschema:"Messages per page (1-25, default 10); a page also ends early when its text grows long"`
 	PageToken   string `json:"page_token,omitempty" jsonschema:"The next page's token, from the last line of a previous read_thread answer for the same thread; omit for the first page"`

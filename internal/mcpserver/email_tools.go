@@ -14,6 +14,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mailgate/mailgate/internal/account"
 	"github.com/mailgate/mailgate/internal/attach"
 	"github.com/mailgate/mailgate/internal/audit"
 	"github.com/mailgate/mailgate/internal/gate"
@@ -28,9 +29,9 @@ import (
 // SentLookup is the gate's look-up of an email in Sent: by its Message-ID
 // (rfc822msgid:), then, since Gmail may replace the Message-ID of an API
 // send, by recipient, subject and time (in:sent to: subject: after:).
-func SentLookup(gm func(context.Context) (Mailbox, error)) gate.SentLookup {
+func SentLookup(gm GmailGetter) gate.SentLookup {
 	return func(ctx context.Context, q gate.SentQuery) (gate.SendResult, bool, error) {
-		f, err := gm(ctx)
+		f, err := gm(ctx, account.Resolve(q.Account))
 		if err != nil {
 			return gate.SendResult{}, false, err
 		}
@@ -74,7 +75,11 @@ type EmailDeps struct {
 	// (phrased for the user: what to run, where the token goes) and the
 	// call does nothing else: no request file is written for an email
 	// that could not be sent.
-	Gmail func(context.Context) (Mailbox, error)
+	Gmail GmailGetter
+	// Accounts lists the home's accounts, the default first
+	// (account.List); nil: the default alone. With more than one, every
+	// request, answer and audit line names its account.
+	Accounts func() []string
 	// Elicit (APPROVAL_ELICIT) asks the human in a client that declares
 	// elicitation to approve a gated email in the client (email_elicit.go);
 	// ElicitTimeout bounds the question (DefaultElicitTimeout when 0).
@@ -118,6 +123,7 @@ const (
 // The tool inputs (the inventory, inventory.go, lists the tools). Field
 // names and requiredness are the contract's.
 type emailSearchIn struct {
+	accountArg
 	Query      string `json:"query" jsonschema:"Gmail search query (e.g. 'from:user@example.com subject:invoice after:2026/01/01')"`
 	MaxResults int    `json:"max_results,omitempty" jsonschema:"Maximum number of results to return (1-50, default 5)"`
 	PageToken  string `json:"page_token,omitempty" jsonschema:"The next page's token, from the last line of a previous search_email answer with the same query; omit for the first page"`
@@ -125,11 +131,13 @@ type emailSearchIn struct {
 }
 
 type emailReadIn struct {
+	accountArg
 	MessageID string `json:"message_id,omitempty" jsonschema:"Gmail message ID to read (from search_email); give this or thread_id"`
 	ThreadID  string `json:"thread_id,omitempty" jsonschema:"Gmail thread ID to read whole; give this or message_id"`
 }
 
 type emailComposeIn struct {
+	accountArg
 	To          recipientsArg `json:"to" jsonschema:"Recipient email address, or a list of them"`
 	Cc          []string      `json:"cc,omitempty" jsonschema:"Copy recipients (email addresses)"`
 	Bcc         []string      `json:"bcc,omitempty" jsonschema:"Blind copy recipients (email addresses; the other recipients do not see them)"`
@@ -142,6 +150,7 @@ type emailComposeIn struct {
 }
 
 type emailReplyIn struct {
+	accountArg
 	ThreadID    string   `json:"thread_id" jsonschema:"Gmail thread ID to reply to"`
 	MessageID   string   `json:"message_id" jsonschema:"Gmail message ID to reply to (for correct threading headers)"`
 	Body        string   `json:"body" jsonschema:"Reply body: plain text unless body_format says otherwise"`
@@ -204,7 +213,37 @@ func boundMaxResults(s *jsonschema.Schema) {
 
 type emailHandlers struct {
 	d    *EmailDeps
-	sent sentCache
+	sent sentCache // the default account's (emailCall.sent is the call's)
+
+	smu   sync.Mutex
+	sents map[string]*sentCache // the other accounts'
+}
+
+// sentFor is account's memory of its Sent folder: one account having
+// written to an address says nothing of another's.
+func (h *emailHandlers) sentFor(name string) *sentCache {
+	if account.IsDefault(name) {
+		return &h.sent
+	}
+	h.smu.Lock()
+	defer h.smu.Unlock()
+	if h.sents == nil {
+		h.sents = map[string]*sentCache{}
+	}
+	if h.sents[name] == nil {
+		h.sents[name] = &sentCache{}
+	}
+	return h.sents[name]
+}
+
+// requestAccount is what a call of account name writes into its requests
+// and audit lines: the name, except for the default account of a home
+// with one account (""), whose files stay as they were.
+func (h *emailHandlers) requestAccount(name string) string {
+	if !account.IsDefault(name) || (h.d.Accounts != nil && len(h.d.Accounts()) > 1) {
+		return name
+	}
+	return ""
 }
 
 // sentCache remembers, for this process, which recipients the Sent folder
@@ -306,10 +345,15 @@ func (h *emailHandlers) callDetail(ctx context.Context, tool, target string, do 
 	ctx = withCorrelation(ctx)
 	var res *mcp.CallToolResult
 	out, detail := gate.Outcome{Status: gate.Failed}, ""
-	if mb, err := h.d.Gmail(ctx); err != nil {
+	name := accountOf(ctx) // the call's account argument (withAccount)
+	reqAccount := name
+	if err := account.ValidName(name); err != nil {
+		res = errorResult("Error: " + err.Error())
+	} else if mb, err := h.d.Gmail(ctx, name); err != nil {
 		res = errorResult(err.Error())
 	} else {
-		res, out, detail = do(ctx, &emailCall{emailHandlers: h, gm: mb})
+		reqAccount = h.requestAccount(name)
+		res, out, detail = do(ctx, &emailCall{emailHandlers: h, gm: mb, account: name, reqAccount: reqAccount, sent: h.sentFor(name)})
 	}
 	if h.d.Audit == nil {
 		return res, nil, nil
@@ -320,7 +364,7 @@ func (h *emailHandlers) callDetail(ctx context.Context, tool, target string, do 
 	}
 	e := audit.Entry{
 		Time: time.Now().UTC(), CorrelationID: audit.CorrelationID(ctx), Tool: tool, ActionType: tool,
-		Result: result, Target: target, DurationMS: time.Since(start).Milliseconds(),
+		Result: result, Target: target, DurationMS: time.Since(start).Milliseconds(), Account: reqAccount,
 		GmailMessageID: out.Result.MessageID, GmailThreadID: out.Result.ThreadID, Detail: detail,
 	}
 	if err := h.d.Audit.Record(e); err != nil {

@@ -25,6 +25,7 @@ import (
 // backlog bounds bound the requests.
 
 type emailTrashIn struct {
+	accountArg
 	MessageID string `json:"message_id,omitempty" jsonschema:"Gmail message ID to move to Trash; give this or thread_id"`
 	ThreadID  string `json:"thread_id,omitempty" jsonschema:"Gmail thread ID to move to Trash whole; give this or message_id"`
 }
@@ -48,7 +49,7 @@ func (h *emailCall) doTrash(ctx context.Context, mid, tid string) (*mcp.CallTool
 	if (mid == "") == (tid == "") {
 		return invalid(&approval.ValidationError{Field: "message_id", Text: "give message_id or thread_id, not both"})
 	}
-	req := approval.Request{Kind: approval.KindTrash, MessageID: mid, ThreadID: tid, Subject: "x"}
+	req := approval.Request{Account: h.reqAccount, Kind: approval.KindTrash, MessageID: mid, ThreadID: tid, Subject: "x"}
 	if err := req.Validate(); err != nil {
 		return invalid(err)
 	}

@@ -29,6 +29,7 @@ import (
 // web page) are never opened: the answer lists them for the user.
 
 type emailUnsubscribeIn struct {
+	accountArg
 	MessageID string `json:"message_id" jsonschema:"A message of the mailing list (its List-Unsubscribe header is used)"`
 	Method    string `json:"method,omitempty" jsonschema:"one-click (RFC 8058 POST, preferred when offered) or mailto (an email to the list's unsubscribe address)"`
 }
@@ -83,7 +84,7 @@ func (h *emailHandlers) unsubscribe(ctx context.Context, _ *mcp.CallToolRequest,
 			}
 			return failed(b.String())
 		}
-		req := approval.Request{Kind: approval.KindUnsubscribe, Target: "message:" + id}
+		req := approval.Request{Account: h.reqAccount, Kind: approval.KindUnsubscribe, Target: "message:" + id}
 		var ws []warnings.Warning
 		var b strings.Builder
 		fmt.Fprintf(&b, "Unsubscribe from the mailing list of message %s.\nFrom: %s\nSubject: %s\nDate: %s\n", id, headerLine(lh.From), headerLine(lh.Subject), headerLine(lh.Date))

@@ -26,9 +26,10 @@ import (
 // text that is set). It takes no slot of the send limit: Gmail, not
 // mailgate, sends the answers, and each setting is one approval.
 
-type emailGetVacationIn struct{}
+type emailGetVacationIn struct{ accountArg }
 
 type emailSetVacationIn struct {
+	accountArg
 	Enabled      bool   `json:"enabled" jsonschema:"true to turn the responder on with this text, false to turn it off"`
 	Subject      string `json:"subject,omitempty" jsonschema:"Subject of the automatic answer (Gmail prefixes the original subject when empty)"`
 	Text         string `json:"text,omitempty" jsonschema:"Plain-text body of the automatic answer (required to turn it on)"`
@@ -143,7 +144,7 @@ func (h *emailHandlers) setVacation(ctx context.Context, _ *mcp.CallToolRequest,
 				subject += " until " + v.End.Format(time.RFC3339)
 			}
 		}
-		req := approval.Request{Kind: approval.KindVacation, Target: approval.TargetVacation, Subject: subject, Body: describeVacation(v)}
+		req := approval.Request{Account: h.reqAccount, Kind: approval.KindVacation, Target: approval.TargetVacation, Subject: subject, Body: describeVacation(v)}
 		if err := req.Validate(); err != nil {
 			return invalid(err)
 		}

@@ -60,6 +60,7 @@ func emailTool[In any](h func(*emailHandlers, context.Context, *mcp.CallToolRequ
 			if err != nil {
 				return noteIgnored(errorResult(err.Error()), t.Name, ignored), nil
 			}
+			ctx = withAccount(ctx, in) // the account argument every email tool takes (email_gmail.go)
 			res, out, err := h(b.recv().(*emailHandlers), withElicitSession(ctx, req.Session), req, in)
 			if err != nil {
 				var wire *jsonrpc.Error

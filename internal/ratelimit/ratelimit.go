@@ -341,3 +341,15 @@ func (l *Limiter) Restore(ctx context.Context, past []Past) (int, error) {
 	}
 	return added, nil
 }
+
+// WithBucket returns a limiter of the same store, limit, window and clock
+// over bucket's own slots: how each Gmail account gets its own send limit
+// (gate.Gate.limiter) without a second migration or setting.
+func (l *Limiter) WithBucket(bucket string) *Limiter {
+	if bucket == l.bucket {
+		return l
+	}
+	c := *l
+	c.bucket = bucket
+	return &c
+}

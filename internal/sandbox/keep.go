@@ -47,20 +47,31 @@ type Mailbox struct {
 // does not load stops Open with an error naming it: starting afresh
 // silently would make the sandbox's Sent disagree with Done/ again.
 func Open(dir string, logger *slog.Logger) (*Mailbox, error) {
+	return openMailbox(dir, localgmail.Options{Email: Email, Aliases: []string{Alias}, PendingAliases: []string{PendingAlias}, Logger: logger}, Seed, logger)
+}
+
+// OpenWork serves the sandbox's second account, "work" (WorkEmail), kept
+// in dir/accounts/work like Open's: a mailbox of its own, with its own
+// send-as address, for trying the email tools' account argument.
+func OpenWork(dir string, logger *slog.Logger) (*Mailbox, error) {
+	return openMailbox(filepath.Join(dir, "accounts", WorkAccount), localgmail.Options{Email: WorkEmail, Aliases: []string{WorkAlias}, Logger: logger}, SeedWork, logger)
+}
+
+func openMailbox(dir string, o localgmail.Options, seed func(*localgmail.Server) error, logger *slog.Logger) (*Mailbox, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("the sandbox mailbox's folder: %w", err)
 	}
-	mb := &Mailbox{srv: localgmail.New(localgmail.Options{Email: Email, Aliases: []string{Alias}, PendingAliases: []string{PendingAlias}, Logger: logger}), dir: dir, log: logger}
+	mb := &Mailbox{srv: localgmail.New(o), dir: dir, log: logger}
 	unlock, err := filelock.Lock(mb.lockPath())
 	if err != nil {
 		return nil, fmt.Errorf("the sandbox mailbox: %w", err)
 	}
 	err = mb.load()
 	if errors.Is(err, fs.ErrNotExist) {
-		if err = Seed(mb.srv); err == nil {
+		if err = seed(mb.srv); err == nil {
 			err = mb.save()
 		}
 	} else if err == nil {

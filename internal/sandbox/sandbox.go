@@ -29,6 +29,26 @@ const Alias = "hello@sandbox.local"
 // finished: listed by users.settings.sendAs, refused as from by mailgate.
 const PendingAlias = "pending@sandbox.local"
 
+// The sandbox's second account (issue 27 item 2: several accounts), named
+// "work" in the email tools' account argument: a mailbox of its own.
+const (
+	WorkAccount = "work"
+	WorkEmail   = "work@sandbox.local"
+	WorkAlias   = "team@sandbox.local"
+)
+
+// SeedWork loads the work account's small mailbox into srv.
+func SeedWork(srv *localgmail.Server) error {
+	raw := "From: Dana Client <dana@client.example>\r\nTo: Sandbox Work <" + WorkEmail + ">\r\n" +
+		"Subject: Contract for the Atlas project\r\nDate: Mon, 16 Nov 2026 10:00:00 +0000\r\nMessage-ID: <contract@client.example>\r\n" +
+		"MIME-Version: 1.0\r\nContent-Type: text/plain; charset=UTF-8\r\n\r\n" +
+		"Hello,\r\n\r\nthe contract for Atlas is ready for your signature. Could you confirm by Friday?\r\n\r\nDana\r\n"
+	if _, err := srv.Insert([]byte(raw), "INBOX", "UNREAD"); err != nil {
+		return fmt.Errorf("seeding the work account's mailbox: %w", err)
+	}
+	return nil
+}
+
 // BuildsQuery matches exactly Builds messages: CI notifications filed under
 // the user label "Builds", out of the inbox, dated 1–25 October 2026
 // (before the rest of the mailbox, so they never crowd a plain search).
