@@ -51,3 +51,21 @@ func TestPageShowsOriginalAndSchedule(t *testing.T) {
 		t.Errorf("a reply without a kept original:\n%s", body)
 	}
 }
+
+// TestPageNamesTheAccount: a request of another account than the default
+// names it first, in the list and in From.
+func TestPageNamesTheAccount(t *testing.T) {
+	t.Parallel()
+	v, s, _, c := page(t)
+	p, err := v.Request(context.Background(), approval.Request{Kind: approval.KindSend, Account: "work", To: "ann@example.org", Subject: "Hi", Body: "Hello.\n"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, body := get(t, c, s.origin+"/request?"+url.Values{"folder": {approval.DirPending}, "name": {p.Name}}.Encode())
+	if !strings.Contains(body, "<th>From</th><td>the Gmail account “work” (its own address)</td>") {
+		t.Errorf("From does not name the account:\n%s", body)
+	}
+	if _, list := get(t, c, s.origin+"/"); !strings.Contains(list, `<span class="tag acct">account work</span> <span class="what">send to ann@example.org</span>`) {
+		t.Errorf("the list does not name the account:\n%s", list)
+	}
+}

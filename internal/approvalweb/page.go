@@ -39,6 +39,7 @@ var funcs = template.FuncMap{
 // row is one request in the list.
 type row struct {
 	Folder, Name, What, Subject string
+	Account                     string // "" for the default account
 	Created, Expires, SentAt    time.Time
 	Expired, HTML               bool
 	SendAt                      time.Time // scheduled
@@ -73,7 +74,7 @@ func (s *Server) listData(ctx context.Context, csrf string) (listData, error) {
 	for i := range items {
 		it := &items[i]
 		r := row{Folder: it.Folder, Name: it.Name, What: what(it), Subject: it.Subject, Created: it.Created, Expires: it.Expires,
-			Expired: it.Expired(now), HTML: it.HTMLSHA256 != "", Warnings: len(it.CurrentWarnings()), Attachments: len(it.Attachments), SentAt: it.SentAt, SendAt: it.SendAt}
+			Expired: it.Expired(now), HTML: it.HTMLSHA256 != "", Warnings: len(it.CurrentWarnings()), Attachments: len(it.Attachments), SentAt: it.SentAt, SendAt: it.SendAt, Account: it.Account}
 		switch {
 		case it.Invalid != "":
 			r.Problem = "not a readable request: " + it.Invalid
@@ -192,12 +193,16 @@ func (s *Server) detail(ctx context.Context, csrf, folder, name string) (detailD
 		h := sha256.Sum256(data)
 		d.FileSHA256 = hex.EncodeToString(h[:])
 	}
-	d.From = "the Gmail account of the server that sends it (its own address)"
-	if it.From != "" {
-		d.From = warnings.Escape(it.From) + " (a send-as address of the account)"
+	acct := "the Gmail account of the server that sends it"
+	if it.Account != "" { // several Gmail accounts: the one that sends, named first
+		acct = "the Gmail account “" + warnings.Escape(it.Account) + "”"
 	}
-	if it.Account != "" { // several Gmail accounts: the one that sends, first
-		d.From = "account " + warnings.Escape(it.Account) + ": " + d.From
+	d.From = acct + " (its own address)"
+	if it.From != "" {
+		d.From = warnings.Escape(it.From) + " (a send-as address of " + acct + ")"
+		if it.Account != "" {
+			d.From = "account “" + warnings.Escape(it.Account) + "”: " + d.From
+		}
 	}
 	for _, l := range []struct {
 		dst *[]string
