@@ -74,15 +74,15 @@ func approvalModeLines(ctx context.Context, env *environment, cfg *config.Config
 		groups[k] = append(groups[k], s)
 	}
 	// The slots the window has left, beside each limit (approvals_slots.go).
-	used, uerr := sendSlotsUsed(ctx, cfg.DB, now)
+	slots := sendSlotsUsed(ctx, cfg, now)
 	var lines []string
 	if len(order) == 1 {
 		k := order[0]
-		lines = append(lines, fmt.Sprintf("%s: %s", describeServers(groups[k]), verdict(k.dev, k.mailbox, k.limit, k.mode, slotsLeft(k.limit, used, uerr))))
+		lines = append(lines, fmt.Sprintf("%s: %s", describeServers(groups[k]), verdict(k.dev, k.mailbox, k.limit, k.mode, slotsLeft(k.limit, slots))))
 	} else {
 		lines = append(lines, fmt.Sprintf("%d servers are running on this vault with different settings; the one the agent's next call reaches decides:", len(here)))
 		for _, k := range order {
-			lines = append(lines, fmt.Sprintf("  %s: %s", describeServers(groups[k]), verdict(k.dev, k.mailbox, k.limit, k.mode, slotsLeft(k.limit, used, uerr))))
+			lines = append(lines, fmt.Sprintf("  %s: %s", describeServers(groups[k]), verdict(k.dev, k.mailbox, k.limit, k.mode, slotsLeft(k.limit, slots))))
 		}
 	}
 	// The terminal's own settings are not what the servers use; when they
