@@ -184,6 +184,7 @@ func TestOutage(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // each waits out a lease (see below); they share nothing
 			e := newEnv(t)
 			e.gm.Inject(tc.fault)
 			// A short lease: a 503 or a lost answer leaves unsure whether
