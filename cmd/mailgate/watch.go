@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -65,13 +66,25 @@ func watchCmd(ctx context.Context, env *environment, args []string) error {
 	if *execCmd != "" {
 		w.exec = &execHook{command: *execCmd, agent: *agent, timeout: *execTimeout, stdout: env.stderr, stderr: env.stderr}
 	}
+	// The first poll (the history) runs before "following" is printed and
+	// its lines are shown after it: what --exec answers starts where that
+	// poll ended, so a message sent once "following" is out is never taken
+	// for history (it was, when the line came first: a hook that never ran).
+	var history bytes.Buffer
+	out := w.out
+	w.out = &history
+	err = w.poll(ctx, *limit)
+	w.out = out
+	if err != nil {
+		return err
+	}
 	fmt.Fprintf(w.out, "Agent mail in %s", store.Describe(cfg.DB))
 	if *once {
 		fmt.Fprintln(w.out)
 	} else {
 		fmt.Fprintln(w.out, ", following (Ctrl-C to stop)")
 	}
-	if err := w.poll(ctx, *limit); err != nil {
+	if _, err := w.out.Write(history.Bytes()); err != nil {
 		return err
 	}
 	if *once {
