@@ -99,6 +99,26 @@ func verifySQLite(ctx context.Context, path string) error {
 	if fi, err := os.Stat(path); err == nil && fi.Size() > quickCheckMax {
 		return nil
 	}
+	// quick_check constructs the full-text tables (FTS5 checks itself), and
+	// a server starting beside this one may be migrating them: its commit
+	// between this connection's reads is SQLITE_SCHEMA ("database schema has
+	// changed: vtable constructor failed"), which refused the store and ended
+	// the server when two started together on a new home. The check is run
+	// again on the new schema.
+	for range 10 {
+		err = quickCheck(ctx, db, path)
+		if sqliteCode(err) != sqliteSchema {
+			break
+		}
+	}
+	return err
+}
+
+// sqliteSchema is SQLITE_SCHEMA: the schema changed under a statement.
+const sqliteSchema = 17
+
+// quickCheck runs SQLite's quick_check on db (the store at path).
+func quickCheck(ctx context.Context, db *sql.DB, path string) error {
 	rows, err := db.QueryContext(ctx, `PRAGMA quick_check(5)`)
 	if err != nil {
 		if isCorrupt(err) || isNotADB(err) {

@@ -147,3 +147,50 @@ func writeFile(t *testing.T, path string, b []byte) {
 		t.Fatal(err)
 	}
 }
+
+// A server starting beside one that migrates the store (remaking a
+// full-text table, as agent mail's 0008 does) must not take the schema
+// change for damage: quick_check constructs the FTS5 tables, and a commit
+// between its reads was SQLITE_SCHEMA, which refused the store and ended
+// the server (seen when TestMailboxCLIEquivalence started two servers on a
+// new home at once).
+func TestOpenBesideAMigratingServer(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "state.db")
+	db, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.Migrate(ctx, "test", fstest.MapFS{"0001.sql": {Data: []byte(`CREATE VIRTUAL TABLE f USING fts5(x)`)}}); err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				done <- nil
+				return
+			default:
+			}
+			_, err := db.ExecContext(ctx, fmt.Sprintf(`BEGIN IMMEDIATE; DROP TABLE f; CREATE VIRTUAL TABLE f USING fts5(x, prefix = '%d'); COMMIT`, i%3+2))
+			if err != nil {
+				done <- err
+				return
+			}
+		}
+	}()
+	for range 300 {
+		if err := verifySQLite(ctx, path); err != nil {
+			t.Errorf("a schema change beside the start refused the store: %v", err)
+			break
+		}
+	}
+	close(stop)
+	if err := <-done; err != nil {
+		t.Fatalf("the migrating side: %v", err)
+	}
+}
