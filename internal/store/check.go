@@ -181,7 +181,12 @@ func createSQLite(ctx context.Context, path string) error {
 	if err != nil {
 		return err
 	}
-	_, err = sqldb.ExecContext(ctx, schemaMigrationsSQLite)
+	// Created in WAL mode (kept in the file's header): the store's
+	// connections would switch it on first use, and two servers starting
+	// together on a new home would both read the file and then both ask for
+	// the write lock to switch it, a deadlock SQLite answers with SQLITE_BUSY
+	// at once, whatever the busy timeout.
+	_, err = sqldb.ExecContext(ctx, `PRAGMA journal_mode=WAL; `+schemaMigrationsSQLite)
 	if cerr := sqldb.Close(); err == nil {
 		err = cerr
 	}

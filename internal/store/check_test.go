@@ -194,3 +194,45 @@ func TestOpenBesideAMigratingServer(t *testing.T) {
 		t.Fatalf("the migrating side: %v", err)
 	}
 }
+
+// Servers started together on a new home open one new store at once. The
+// store's connections switch it to WAL, and two connections that both read
+// a rollback-journal file and then both ask for the write lock to switch it
+// are a deadlock SQLite answers with SQLITE_BUSY at once, busy timeout or
+// not: one server ended with "opening store: database is locked" (a CI run
+// of ratelimit's TestExactLimitAcrossProcesses). A new store is created in
+// WAL mode, so no opener has to switch it.
+func TestOpenANewStoreTogether(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for round := range 40 {
+		path := filepath.Join(t.TempDir(), "state.db")
+		if round%2 == 1 {
+			// A store made by an older mailgate: rollback journal, so the
+			// first connections switch it.
+			old, err := sql.Open("sqlite", path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := old.Exec(schemaMigrationsSQLite); err != nil {
+				t.Fatal(err)
+			}
+			old.Close()
+		}
+		errs := make(chan error, 6)
+		for range cap(errs) {
+			go func() {
+				db, err := Open(ctx, path)
+				if err == nil {
+					err = db.Close()
+				}
+				errs <- err
+			}()
+		}
+		for range cap(errs) {
+			if err := <-errs; err != nil {
+				t.Fatalf("round %d: %v", round, err)
+			}
+		}
+	}
+}

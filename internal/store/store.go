@@ -26,6 +26,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mailgate/mailgate/internal/retry"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver (pure Go, no cgo)
 )
 
@@ -180,7 +181,11 @@ func openSQLite(ctx context.Context, path string) (*DB, error) {
 	// keeps descriptor use flat however long the process lives.
 	sqldb.SetMaxOpenConns(8)
 	sqldb.SetMaxIdleConns(8)
-	if err := sqldb.PingContext(ctx); err != nil {
+	// A store created before stores were made in WAL mode is switched by its
+	// first connection; two processes switching it at once is the deadlock
+	// SQLite answers with SQLITE_BUSY at once. The loser retries: the winner
+	// has switched it by then.
+	if err := retry.Do(ctx, txRetry, IsBusy, func() error { return sqldb.PingContext(ctx) }); err != nil {
 		sqldb.Close()
 		return nil, fmt.Errorf("opening store %s: %w", path, err)
 	}
