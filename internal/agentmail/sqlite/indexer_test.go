@@ -14,7 +14,7 @@ import (
 	"github.com/mailgate/mailgate/internal/agentmail"
 	amsqlite "github.com/mailgate/mailgate/internal/agentmail/sqlite"
 	"github.com/mailgate/mailgate/internal/store"
-	"github.com/mailgate/mailgate/internal/testutil"
+	"github.com/mailgate/mailgate/internal/testutil/amtest"
 )
 
 func queued(tb testing.TB, db *store.DB) int {
@@ -54,7 +54,7 @@ func TestSearchSeesQueuedMessages(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.db")
 	dbA, _, a := handle(t, path, time.Hour)
 	_, _, b := handle(t, path, time.Hour)
-	testutil.Register(t, a, "/p", "Alice", "Bob")
+	amtest.Register(t, a, "/p", "Alice", "Bob")
 	id := send(t, a, "Parser rewrite", "the tokenizer lands tomorrow")
 	if n := queued(t, dbA); n != 1 {
 		t.Fatalf("%d messages queued after the send, want 1 (indexing is deferred)", n)
@@ -81,7 +81,7 @@ func TestIndexerIndexesAfterCommit(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		db, _, svc := handle(t, filepath.Join(t.TempDir(), "state.db"), time.Hour)
-		testutil.Register(t, svc, "/p", "Alice", "Bob")
+		amtest.Register(t, svc, "/p", "Alice", "Bob")
 		for _, s := range []string{"one", "two", "three"} {
 			send(t, svc, "status "+s, "deploy window")
 		}
@@ -105,7 +105,7 @@ func TestIndexerIndexesAfterCommit(t *testing.T) {
 func TestCloseIndexesQueued(t *testing.T) {
 	t.Parallel()
 	db, st, svc := handle(t, filepath.Join(t.TempDir(), "state.db"), time.Hour)
-	testutil.Register(t, svc, "/p", "Alice", "Bob")
+	amtest.Register(t, svc, "/p", "Alice", "Bob")
 	send(t, svc, "handover", "release notes drafted")
 	if err := st.Close(); err != nil {
 		t.Fatal(err)
@@ -125,7 +125,7 @@ func TestDeletingMessagesKeepsIndexIntact(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db, st, svc := handle(t, filepath.Join(t.TempDir(), "state.db"), time.Hour)
-	testutil.Register(t, svc, "/p", "Alice", "Bob")
+	amtest.Register(t, svc, "/p", "Alice", "Bob")
 	done := send(t, svc, "indexed", "alpha bravo")
 	if err := st.IndexPending(ctx); err != nil {
 		t.Fatal(err)
@@ -197,7 +197,7 @@ func TestSearchFindsEverySendAcrossHandles(t *testing.T) {
 	for i := range svcs {
 		_, _, svcs[i] = handle(t, path, time.Duration(i)*20*time.Millisecond) // indexers at different paces
 	}
-	testutil.Register(t, svcs[0], "/p", "Alice", "Bob")
+	amtest.Register(t, svcs[0], "/p", "Alice", "Bob")
 	var wg sync.WaitGroup
 	errs := make(chan error, nHandles*each)
 	for w := range nHandles {
@@ -306,7 +306,7 @@ func TestWritesDoNotMergeTheIndex(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db, st, svc := handle(t, filepath.Join(t.TempDir(), "state.db"), time.Hour)
-	testutil.Register(t, svc, "/p", "Alice", "Bob")
+	amtest.Register(t, svc, "/p", "Alice", "Bob")
 	segments := func() int {
 		var n int
 		if err := db.QueryRow(`SELECT count(DISTINCT segid) FROM am_messages_fts_idx`).Scan(&n); err != nil {
@@ -347,7 +347,7 @@ func TestSearchLeavesQueueItCannotMatch(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db, st, svc := handle(t, filepath.Join(t.TempDir(), "state.db"), time.Hour)
-	testutil.Register(t, svc, "/p", "Alice", "Bob")
+	amtest.Register(t, svc, "/p", "Alice", "Bob")
 	old := send(t, svc, "Deploy notes", "the canary rollout")
 	if err := st.IndexPending(ctx); err != nil {
 		t.Fatal(err)
