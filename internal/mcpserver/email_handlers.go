@@ -224,10 +224,7 @@ func (h *emailCall) checkEmail(ctx context.Context, in emailComposeIn,
 	}
 	req := approval.Request{Account: h.reqAccount, Kind: approval.KindSend, To: in.To[0], ToList: in.To[1:], Cc: in.Cc, Bcc: in.Bcc,
 		Subject: email.Subject, Body: in.Body}
-	if req.From, err = h.sendAs(ctx, in.From); err != nil { // email_sendas.go
-		return invalid(err)
-	}
-	if req.SendAt, err = sendAtArg(in.SendAt, h.now()); err != nil { // email_schedule.go
+	if err := h.setSender(ctx, &req, in.emailSenderArgs); err != nil {
 		return invalid(err)
 	}
 	if req, err = x.bind(req); err != nil {
@@ -555,10 +552,7 @@ func (h *emailCall) doReply(ctx context.Context, in emailReplyIn) (*mcp.CallTool
 	}
 	req := approval.Request{Account: h.reqAccount, Kind: approval.KindReply, To: to.Address, ThreadID: threadID, MessageID: msgID,
 		Subject: mailmsg.ReplySubject(parent.Subject), Body: in.Body}
-	if req.From, err = h.sendAs(ctx, in.From); err != nil { // email_sendas.go
-		return invalid(err)
-	}
-	if req.SendAt, err = sendAtArg(in.SendAt, h.now()); err != nil { // email_schedule.go
+	if err := h.setSender(ctx, &req, in.emailSenderArgs); err != nil {
 		return invalid(err)
 	}
 	if in.ReplyAll {

@@ -132,9 +132,6 @@ func (h *emailHandlers) unsubscribe(ctx context.Context, _ *mcp.CallToolRequest,
 		}
 		b.WriteString("\nIt tells the list's sender that this address reads its mail; it cannot be taken back.\n")
 		req.Subject, req.Body = headerLine(req.Subject), b.String()
-		if err := req.Validate(); err != nil {
-			return invalid(err)
-		}
 		return h.gatedSettings(ctx, "unsubscribe", req, ws, do)
 	})
 }
