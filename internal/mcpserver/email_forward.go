@@ -2,8 +2,6 @@ package mcpserver
 
 import (
 	"context"
-	"errors"
-	"fmt"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -56,11 +54,8 @@ func (h *emailCall) doForward(ctx context.Context, in emailForwardIn) (*mcp.Call
 		return invalid(err)
 	}
 	m, err := h.gm.Message(ctx, req.MessageID)
-	if errors.Is(err, gmail.ErrNotFound) {
-		return failed(fmt.Sprintf("Error: Message ID %s not found or no longer accessible.", req.MessageID))
-	}
 	if err != nil {
-		return failed("Error forwarding email: " + userError(err))
+		return failed(readFailure(err, "Message", req.MessageID, "forwarding email"))
 	}
 	atts, err := h.originalAttachments(ctx, m)
 	if err != nil {

@@ -92,20 +92,14 @@ func (h *emailCall) doRead(ctx context.Context, in emailReadIn) *mcp.CallToolRes
 	var msgs []*gmail.Message
 	if msgID != "" {
 		m, err := h.gm.Message(ctx, msgID)
-		if errors.Is(err, gmail.ErrNotFound) {
-			return errorResult(fmt.Sprintf("Error: Message ID %s not found or no longer accessible.", msgID))
-		}
 		if err != nil {
-			return errorResult("Error reading email: " + userError(err))
+			return errorResult(readFailure(err, "Message", msgID, "reading email"))
 		}
 		msgs = []*gmail.Message{m}
 	} else {
 		t, err := h.gm.Thread(ctx, threadID)
-		if errors.Is(err, gmail.ErrNotFound) || errors.Is(err, gmail.ErrThreadNotFound) {
-			return errorResult(fmt.Sprintf("Error: Thread ID %s not found or no longer accessible.", threadID))
-		}
 		if err != nil {
-			return errorResult("Error reading email: " + userError(err))
+			return errorResult(readFailure(err, "Thread", threadID, "reading email"))
 		}
 		msgs = t
 	}

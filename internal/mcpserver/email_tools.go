@@ -385,6 +385,16 @@ func withCorrelation(ctx context.Context) context.Context {
 	return audit.WithCorrelationID(ctx, audit.NewCorrelationID())
 }
 
+// readFailure is the text of a failed read of a message or a thread (kind
+// "Message" or "Thread"): the id is unknown or gone, or doing it failed
+// ("reading email").
+func readFailure(err error, kind, id, doing string) string {
+	if errors.Is(err, gmail.ErrNotFound) || errors.Is(err, gmail.ErrThreadNotFound) {
+		return fmt.Sprintf("Error: %s ID %s not found or no longer accessible.", kind, id)
+	}
+	return "Error " + doing + ": " + userError(err)
+}
+
 // userError formats an error from Gmail for the agent, keeping re-auth and
 // rate-limit guidance intact.
 func userError(err error) string {
