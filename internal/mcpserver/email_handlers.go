@@ -45,11 +45,8 @@ func (h *emailCall) doSearch(ctx context.Context, in emailSearchIn) *mcp.CallToo
 		return h.doSearchThreads(ctx, in, max) // email_threads.go
 	}
 	page, err := h.gm.SearchPage(ctx, in.Query, max, in.PageToken)
-	if errors.Is(err, gmail.ErrBadPageToken) {
-		return errorResult("Error: page_token " + gmail.ErrBadPageToken.Error() + "; repeat the search without page_token to start again")
-	}
 	if err != nil {
-		return errorResult("Error searching emails: " + userError(err))
+		return pageFailure(err, "repeat the search", "searching emails")
 	}
 	found := page.Results
 	if len(found) == 0 {
