@@ -92,20 +92,14 @@ func (h *emailCall) doRead(ctx context.Context, in emailReadIn) *mcp.CallToolRes
 	var msgs []*gmail.Message
 	if msgID != "" {
 		m, err := h.gm.Message(ctx, msgID)
-		if errors.Is(err, gmail.ErrNotFound) {
-			return errorResult(fmt.Sprintf("Error: Message ID %s not found or no longer accessible.", msgID))
-		}
 		if err != nil {
-			return errorResult("Error reading email: " + userError(err))
+			return errorResult(readFailure(err, "Message", msgID, "reading email"))
 		}
 		msgs = []*gmail.Message{m}
 	} else {
 		t, err := h.gm.Thread(ctx, threadID)
-		if errors.Is(err, gmail.ErrNotFound) || errors.Is(err, gmail.ErrThreadNotFound) {
-			return errorResult(fmt.Sprintf("Error: Thread ID %s not found or no longer accessible.", threadID))
-		}
 		if err != nil {
-			return errorResult("Error reading email: " + userError(err))
+			return errorResult(readFailure(err, "Thread", threadID, "reading email"))
 		}
 		msgs = t
 	}
@@ -224,10 +218,7 @@ func (h *emailCall) checkEmail(ctx context.Context, in emailComposeIn,
 	}
 	req := approval.Request{Account: h.reqAccount, Kind: approval.KindSend, To: in.To[0], ToList: in.To[1:], Cc: in.Cc, Bcc: in.Bcc,
 		Subject: email.Subject, Body: in.Body}
-	if req.From, err = h.sendAs(ctx, in.From); err != nil { // email_sendas.go
-		return invalid(err)
-	}
-	if req.SendAt, err = sendAtArg(in.SendAt, h.now()); err != nil { // email_schedule.go
+	if err := h.setSender(ctx, &req, in.emailSenderArgs); err != nil {
 		return invalid(err)
 	}
 	if req, err = x.bind(req); err != nil {
@@ -555,10 +546,7 @@ func (h *emailCall) doReply(ctx context.Context, in emailReplyIn) (*mcp.CallTool
 	}
 	req := approval.Request{Account: h.reqAccount, Kind: approval.KindReply, To: to.Address, ThreadID: threadID, MessageID: msgID,
 		Subject: mailmsg.ReplySubject(parent.Subject), Body: in.Body}
-	if req.From, err = h.sendAs(ctx, in.From); err != nil { // email_sendas.go
-		return invalid(err)
-	}
-	if req.SendAt, err = sendAtArg(in.SendAt, h.now()); err != nil { // email_schedule.go
+	if err := h.setSender(ctx, &req, in.emailSenderArgs); err != nil {
 		return invalid(err)
 	}
 	if in.ReplyAll {

@@ -78,11 +78,8 @@ func (h *emailCall) doReadThread(ctx context.Context, in emailReadThreadIn) *mcp
 		return errorResult("Error: " + err.Error())
 	}
 	ids, err := h.gm.ThreadMessageIDs(ctx, threadID)
-	if errors.Is(err, gmail.ErrNotFound) || errors.Is(err, gmail.ErrThreadNotFound) {
-		return errorResult(fmt.Sprintf("Error: Thread ID %s not found or no longer accessible.", threadID))
-	}
 	if err != nil {
-		return errorResult("Error reading thread: " + userError(err))
+		return errorResult(readFailure(err, "Thread", threadID, "reading thread"))
 	}
 	if from >= len(ids) {
 		return errorResult(fmt.Sprintf("Error: page_token points past the end of thread %s (%d messages): start again without page_token", threadID, len(ids)))

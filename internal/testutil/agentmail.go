@@ -20,12 +20,20 @@ import (
 // may use it: this package imports them.
 func AgentMail(tb testing.TB, db *store.DB, opts agentmail.Options) *agentmail.Service {
 	tb.Helper()
-	svc, err := amstore.NewService(context.Background(), db, opts)
+	svc, _ := AgentMailStore(tb, db, opts)
+	return svc
+}
+
+// AgentMailStore is AgentMail that returns the store too, for the tool
+// sets' ports (Channels, Mailboxes).
+func AgentMailStore(tb testing.TB, db *store.DB, opts agentmail.Options) (*agentmail.Service, amstore.Store) {
+	tb.Helper()
+	svc, st, err := amstore.NewServiceStore(context.Background(), db, opts)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { svc.Close() })
-	return svc
+	return svc, st
 }
 
 // ChildAgentMail is for a child process (RunOrChild): it opens the store at
