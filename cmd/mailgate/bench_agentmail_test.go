@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -15,24 +17,30 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// agentMailSession starts `mailgate serve` with only the agent-mail tools on
-// a fresh store, over stdio, and registers two agents in one project.
+// agentMailCommand is `mailgate serve` with only the agent-mail tools on a
+// fresh store.
 //
 // The server's environment is its own, but for the runtime's and the
 // profile's settings (GOGC, GODEBUG, GOMAXPROCS; a binary built with -tags
 // pprof reads MAILGATE_CPUPROFILE, see pprof_tag.go), passed on when set.
-func agentMailSession(b *testing.B) (*mcp.ClientSession, string, *exec.Cmd) {
-	b.Helper()
-	home := b.TempDir()
-	project := b.TempDir()
+func agentMailCommand(b *testing.B) *exec.Cmd {
 	cmd := exec.Command(builtBinary(b), "serve")
 	cmd.Dir = "/"
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "MAILGATE_HOME=" + home, "MAILGATE_TOOLS=agentmail", "MAILGATE_LOG_LEVEL=warn"}
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "MAILGATE_HOME=" + b.TempDir(), "MAILGATE_TOOLS=agentmail", "MAILGATE_LOG_LEVEL=warn"}
 	for _, k := range []string{"GOGC", "GOMEMLIMIT", "GODEBUG", "GOMAXPROCS", "MAILGATE_CPUPROFILE", "MAILGATE_PROFILE_SECONDS"} {
 		if v, ok := os.LookupEnv(k); ok {
 			cmd.Env = append(cmd.Env, k+"="+v)
 		}
 	}
+	return cmd
+}
+
+// agentMailSession starts agentMailCommand over stdio through a go-sdk
+// client and registers two agents in one project.
+func agentMailSession(b *testing.B) (*mcp.ClientSession, string, *exec.Cmd) {
+	b.Helper()
+	cmd := agentMailCommand(b)
+	project := b.TempDir()
 	c := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "0"}, nil)
 	cs, err := c.Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
@@ -199,4 +207,90 @@ func procCPU(pid int) (time.Duration, error) {
 		return 0, fmt.Errorf("parsing /proc/%d/stat", pid)
 	}
 	return time.Duration(utime+stime) * 10 * time.Millisecond, nil
+}
+
+// BenchmarkStdioSendMessageRaw: one call at a time, as BenchmarkStdioSendMessage,
+// from a client that writes each request as one prepared line and reads the
+// answer's line, checking only its id and that it is no error: the server's
+// share of a round trip, without go-sdk's client (which costs about as much
+// CPU per call as the server; agents' clients are not go-sdk).
+func BenchmarkStdioSendMessageRaw(b *testing.B) {
+	cmd := agentMailCommand(b)
+	project := b.TempDir()
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { stdin.Close(); cmd.Wait() })
+	r := bufio.NewReaderSize(stdout, 64<<10)
+	id := 0
+	// call sends one request line and returns its answer's line.
+	call := func(method string, params any) []byte {
+		id++
+		line, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := stdin.Write(append(line, '\n')); err != nil {
+			b.Fatal(err)
+		}
+		return readAnswer(b, r, id)
+	}
+	call("initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "bench", "version": "0"}})
+	if _, err := stdin.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n")); err != nil {
+		b.Fatal(err)
+	}
+	tool := func(name string, args map[string]any) []byte {
+		return call("tools/call", map[string]any{"name": name, "arguments": args})
+	}
+	tool("ensure_project", map[string]any{"human_key": project})
+	tool("register_agent", map[string]any{"project_key": project, "name": "BlueLake", "program": "bench", "model": "x"})
+	tool("register_agent", map[string]any{"project_key": project, "name": "GreenCastle", "program": "bench", "model": "x"})
+	lat := make([]time.Duration, 0, b.N)
+	i := 0
+	cpu := startCPU(cmd)
+	start := time.Now()
+	for b.Loop() {
+		t0 := time.Now()
+		tool("send_message", sendArgsAM(project, i))
+		lat = append(lat, time.Since(t0))
+		i++
+	}
+	reportLatency(b, lat, time.Since(start))
+	cpu.report(b, len(lat))
+}
+
+// readAnswer reads lines until the answer to id, and fails on an error
+// answer (JSON-RPC or a tool's isError).
+func readAnswer(b *testing.B, r *bufio.Reader, id int) []byte {
+	for {
+		line, err := r.ReadBytes('\n')
+		if err != nil {
+			b.Fatalf("reading the answer to %d: %v", id, err)
+		}
+		var head struct {
+			ID     *int            `json:"id"`
+			Error  json.RawMessage `json:"error"`
+			Result struct {
+				IsError bool `json:"isError"`
+			} `json:"result"`
+		}
+		if err := json.Unmarshal(line, &head); err != nil {
+			b.Fatalf("answer %q: %v", line, err)
+		}
+		if head.ID == nil || *head.ID != id {
+			continue // a notification
+		}
+		if head.Error != nil || head.Result.IsError {
+			b.Fatalf("call %d failed: %s", id, line)
+		}
+		return line
+	}
 }
