@@ -82,7 +82,8 @@ type ReservationEvent struct {
 	ExpiresTS string `json:"expires_ts"` // the expiry the event left
 }
 
-func ts(t time.Time) string { return t.UTC().Format(tsLayout) }
+// ts is agent mail's own timestamp form (created_ts in its answers).
+func ts(t time.Time) string { return t.UTC().Format(agentmail.TSLayout) }
 
 func usTS(us int64) string { return ts(time.UnixMicro(us)) }
 
