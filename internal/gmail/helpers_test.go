@@ -152,6 +152,10 @@ func readToken(t testing.TB, path string) *oauth2.Token {
 func (e *env) wantCalls(t testing.TB, op string, want int, why ...string) {
 	t.Helper()
 	if got := e.srv.Calls(op); got != want {
-		t.Errorf("%s calls = %d, want %d %v", op, got, want, why)
+		note := ""
+		if len(why) > 0 {
+			note = " (" + strings.Join(why, " ") + ")"
+		}
+		t.Errorf("%s calls = %d, want %d%s", op, got, want, note)
 	}
 }

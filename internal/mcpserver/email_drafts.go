@@ -82,11 +82,8 @@ func (h *emailCall) doListDrafts(ctx context.Context, in emailListDraftsIn) *mcp
 		return refused
 	}
 	page, err := h.gm.ListDrafts(ctx, in.Query, max, in.PageToken)
-	if errors.Is(err, gmail.ErrBadPageToken) {
-		return errorResult("Error: page_token " + gmail.ErrBadPageToken.Error() + "; list again without page_token to start again")
-	}
 	if err != nil {
-		return errorResult("Error listing drafts: " + userError(err))
+		return pageFailure(err, "list again", "listing drafts")
 	}
 	next := nextPageLine("list_drafts", page.NextPageToken)
 	if len(page.Drafts) == 0 {

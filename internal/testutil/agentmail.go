@@ -53,6 +53,15 @@ func ChildAgentMail(ctx context.Context, path string) (*store.DB, *agentmail.Ser
 	return db, svc
 }
 
+// HitIDs are the ids of a search's hits, in their order.
+func HitIDs(res agentmail.SearchResult) []int64 {
+	var ids []int64
+	for _, h := range res.Result {
+		ids = append(ids, h.ID)
+	}
+	return ids
+}
+
 // Register ensures project on svc and registers agents in it by name.
 func Register(tb testing.TB, svc *agentmail.Service, project string, agents ...string) {
 	tb.Helper()

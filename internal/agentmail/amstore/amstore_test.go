@@ -540,10 +540,7 @@ func TestAgentMailSearchWindow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got []int64
-	for _, h := range res.Result {
-		got = append(got, h.ID)
-	}
+	got := testutil.HitIDs(res)
 	want := slices.Clone(ids[len(ids)-4:])
 	slices.Reverse(want)
 	want = append([]int64{ids[100]}, want...)
