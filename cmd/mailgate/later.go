@@ -52,17 +52,7 @@ func runLater(ctx context.Context, l *gate.Later, deps *mcpserver.EmailDeps, a *
 		_, err := getGmail(ctx, account.Resolve(acct))
 		return err
 	}
-	l.Send = func(ctx context.Context, acct string, raw []byte, threadID string) (gate.SendResult, error) {
-		mb, err := getGmail(ctx, account.Resolve(acct))
-		if err != nil {
-			return gate.SendResult{}, err
-		}
-		s, err := mb.Send(ctx, raw, threadID)
-		if err != nil {
-			return gate.SendResult{}, err
-		}
-		return gate.SendResult{MessageID: s.ID, ThreadID: s.ThreadID}, nil
-	}
+	l.Send = mcpserver.LaterSend(getGmail)
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
 	wg.Go(func() { l.Run(runCtx, laterEvery) })

@@ -1,6 +1,7 @@
 package agentmail
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -96,8 +97,8 @@ func (s *Service) RegisterAgent(ctx context.Context, p RegisterParams) (AgentPro
 				notice = fmt.Sprintf("Agent names are case-insensitive: '%s' is the existing agent '%s'; use '%s' from now on.", requested, a.Name, a.Name)
 			}
 		case errors.Is(err, ErrNotFound):
-			a = Agent{ProjectID: proj.ID, Name: name, Program: orDefault(p.Program, "unknown"), Model: orDefault(p.Model, "unknown"),
-				InceptionAt: now, LastActiveAt: now, AttachmentsPolicy: orDefault(p.AttachmentsPolicy, "auto"), ContactPolicy: PolicyAuto}
+			a = Agent{ProjectID: proj.ID, Name: name, Program: cmp.Or(p.Program, "unknown"), Model: cmp.Or(p.Model, "unknown"),
+				InceptionAt: now, LastActiveAt: now, AttachmentsPolicy: cmp.Or(p.AttachmentsPolicy, "auto"), ContactPolicy: PolicyAuto}
 			if p.TaskDescription != nil {
 				a.TaskDescription = *p.TaskDescription
 			}
@@ -193,13 +194,6 @@ func (s *Service) chooseName(ctx context.Context, tx Tx, p Project, requested st
 		}
 	}
 	return requested, caseNotice, nil
-}
-
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
 
 // Whois returns an agent's profile.

@@ -75,38 +75,40 @@ const maxThreadRead = math.MaxInt32
 // AgentByID returns agent id and its project, for the vault archive's
 // profile.json. A missing agent is ErrNotFound.
 func (s *Service) AgentByID(ctx context.Context, id int64) (Agent, Project, error) {
-	var a Agent
-	var p Project
-	err := s.st.Read(ctx, func(tx Tx) error {
-		var err error
-		if a, err = tx.AgentByID(ctx, id); err != nil {
-			return err
-		}
-		p, err = s.projectByID(ctx, tx, a.ProjectID)
-		return err
+	return readWithProject(ctx, s, "agent", id, func(tx Tx) (Agent, int64, error) {
+		a, err := tx.AgentByID(ctx, id)
+		return a, a.ProjectID, err
 	})
-	if err != nil {
-		return Agent{}, Project{}, fmt.Errorf("reading agent %d: %w", id, err)
-	}
-	return a, p, nil
 }
 
 // ReservationByID returns reservation id (with its holder's name) and its
 // project, for the vault archive's file_reservations/<id>.json. A missing
 // reservation is ErrNotFound.
 func (s *Service) ReservationByID(ctx context.Context, id int64) (Reservation, Project, error) {
-	var r Reservation
+	return readWithProject(ctx, s, "file reservation", id, func(tx Tx) (Reservation, int64, error) {
+		r, err := tx.ReservationByID(ctx, id)
+		return r, r.ProjectID, err
+	})
+}
+
+// readWithProject reads, in one transaction, a row by its id with get
+// (which also answers the row's project id) and that project; what and id
+// name the row in the error.
+func readWithProject[T any](ctx context.Context, s *Service, what string, id int64, get func(Tx) (T, int64, error)) (T, Project, error) {
+	var v T
 	var p Project
 	err := s.st.Read(ctx, func(tx Tx) error {
+		var projectID int64
 		var err error
-		if r, err = tx.ReservationByID(ctx, id); err != nil {
+		if v, projectID, err = get(tx); err != nil {
 			return err
 		}
-		p, err = s.projectByID(ctx, tx, r.ProjectID)
+		p, err = s.projectByID(ctx, tx, projectID)
 		return err
 	})
 	if err != nil {
-		return Reservation{}, Project{}, fmt.Errorf("reading file reservation %d: %w", id, err)
+		var zero T
+		return zero, Project{}, fmt.Errorf("reading %s %d: %w", what, id, err)
 	}
-	return r, p, nil
+	return v, p, nil
 }

@@ -8,15 +8,15 @@ import "time"
 // fields mailgate adds (notices, held mail, warnings) are omitted when empty,
 // so an answer with nothing to report is shaped exactly like the reference's.
 
-// tsLayout is Python's isoformat() for an aware UTC datetime, which is what
+// TSLayout is Python's isoformat() for an aware UTC datetime, which is what
 // the reference emits and clients parse.
-const tsLayout = "2006-01-02T15:04:05.000000+00:00"
+const TSLayout = "2006-01-02T15:04:05.000000+00:00"
 
 func formatTS(t time.Time) string {
 	if t.IsZero() {
 		return ""
 	}
-	return t.UTC().Format(tsLayout)
+	return t.UTC().Format(TSLayout)
 }
 
 // ts renders t, or null for the zero time.

@@ -158,7 +158,7 @@ func (v *Vault) decide(id, to string, d Decision, from ...string) (*Item, error)
 		}
 	}
 	if d.FileSHA256 != "" {
-		data, _, err := readRegular(held, v.o.MaxFileSize+64<<10)
+		data, err := v.readOwn(held)
 		if err != nil || !strings.EqualFold(sum(data), d.FileSHA256) {
 			putBack()
 			return nil, fmt.Errorf("%s: %w", verb, &DecidedError{Name: it.Name, Changed: true})
@@ -270,7 +270,7 @@ func (v *Vault) correct(path string, subject, body *string) error {
 	if body == nil {
 		return nil
 	}
-	data, _, err := readRegular(path, v.o.MaxFileSize+64<<10)
+	data, err := v.readOwn(path)
 	if err != nil {
 		return err
 	}

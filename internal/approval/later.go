@@ -102,7 +102,7 @@ type doneFields struct {
 
 func (v *Vault) doneFields(name string) (doneFields, error) {
 	var f doneFields
-	data, _, err := readRegular(v.path(DirDone, name), v.o.MaxFileSize+64<<10)
+	data, err := v.readOwn(v.path(DirDone, name))
 	if errors.Is(err, fs.ErrNotExist) {
 		return f, fmt.Errorf("Done/%s: %w", name, ErrNotScheduled)
 	}

@@ -1,7 +1,6 @@
 package approval
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -130,11 +129,11 @@ func (v *Vault) recoverDecisions(minAge time.Duration) (int, []error) {
 // it finds every request.
 func (v *Vault) recoveredName(path string) string {
 	name := "recovered-" + randomHex(4) + ".md"
-	data, _, err := readRegular(path, v.o.MaxFileSize+64<<10)
+	data, err := v.readOwn(path)
 	if err != nil {
 		return name
 	}
-	p, err := parseApproval(bytes.TrimPrefix(data, utf8BOM))
+	p, err := parseApproval(data)
 	if err != nil {
 		return name
 	}

@@ -39,7 +39,7 @@ func (v *Vault) rewriteFile(path, comment string, drop []string, kvs []kv, notes
 			return err
 		}
 	}
-	data, _, err := readRegular(path, v.o.MaxFileSize+64<<10)
+	data, err := v.readOwn(path)
 	if err != nil {
 		return err
 	}
@@ -139,7 +139,7 @@ func (v *Vault) markApproved(path, via string) error {
 // fileWarnings reads the warnings a request file was written with (none
 // when it cannot be read), so its notes can be redrawn around a new status.
 func (v *Vault) fileWarnings(path string) []string {
-	data, _, err := readRegular(path, v.o.MaxFileSize+64<<10)
+	data, err := v.readOwn(path)
 	if err != nil {
 		return nil
 	}

@@ -74,7 +74,7 @@ func (v *Vault) Unsettled(sha string) ([]Unsettled, error) {
 
 func (v *Vault) unsettled(name string) (Unsettled, bool, error) {
 	path := v.path(DirDone, name)
-	data, _, err := readRegular(path, v.o.MaxFileSize+64<<10)
+	data, err := v.readOwn(path)
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, errSkipped) {
 		return Unsettled{}, false, nil
 	}

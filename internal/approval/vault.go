@@ -305,6 +305,14 @@ func readDirNames(dir string) ([]string, error) {
 // errSkipped marks a file that is not a regular file or is too large.
 var errSkipped = errors.New("skipped")
 
+// readOwn reads a vault file that mailgate has written into or rewrites (a
+// request with its notes and added fields, a Done file): up to
+// MaxFileSize, the agent's part, and 64 KiB of room for mailgate's.
+func (v *Vault) readOwn(path string) ([]byte, error) {
+	data, _, err := readRegular(path, v.o.MaxFileSize+64<<10)
+	return data, err
+}
+
 // readRegular reads path without following a symlink in its last component
 // and without blocking on a FIFO; anything but a regular file of at most
 // max bytes is errSkipped. It returns the bytes and the modification time.

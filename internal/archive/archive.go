@@ -43,9 +43,6 @@ import (
 // SinkName is the archive's outbox name.
 const SinkName = "archive"
 
-// tsLayout is agent mail's own timestamp form (created_ts in its answers).
-const tsLayout = "2006-01-02T15:04:05.000000+00:00"
-
 // Record is a message file's frontmatter.
 type Record struct {
 	ID          int64    `yaml:"id" json:"id"`
@@ -96,7 +93,7 @@ func (a *Archive) Write(m *mirror.Message) error {
 
 func record(m *mirror.Message) Record {
 	return Record{ID: m.ID, Project: m.ProjectSlug, From: m.From, To: nonNil(m.To), CC: nonNil(m.CC), ThreadID: m.ThreadKey,
-		Subject: m.Subject, Importance: m.Importance, AckRequired: m.AckRequired, CreatedTS: m.CreatedAt.UTC().Format(tsLayout)}
+		Subject: m.Subject, Importance: m.Importance, AckRequired: m.AckRequired, CreatedTS: ts(m.CreatedAt)}
 }
 
 func nonNil(s []string) []string {

@@ -36,7 +36,7 @@ func endMarker(id int64) string { return fmt.Sprintf("<!-- am:end %d -->\n", id)
 
 type entry struct {
 	id      int64
-	created string // tsLayout: fixed width, so it sorts as text
+	created string // agentmail.TSLayout: fixed width, so it sorts as text
 	text    string // from start marker to end marker, inclusive
 }
 

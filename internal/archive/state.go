@@ -82,7 +82,8 @@ type ReservationEvent struct {
 	ExpiresTS string `json:"expires_ts"` // the expiry the event left
 }
 
-func ts(t time.Time) string { return t.UTC().Format(tsLayout) }
+// ts is agent mail's own timestamp form (created_ts in its answers).
+func ts(t time.Time) string { return t.UTC().Format(agentmail.TSLayout) }
 
 func usTS(us int64) string { return ts(time.UnixMicro(us)) }
 
@@ -244,46 +245,56 @@ func (s *stateSync) one(ctx context.Context, p pendingRow) error {
 }
 
 func (s *stateSync) write(ctx context.Context, p pendingRow) (bool, error) {
+	var path string
+	var data []byte
+	var err error
 	switch p.kind {
 	case "agent":
-		ag, pr, err := s.src.AgentByID(ctx, p.ref)
-		if errors.Is(err, agentmail.ErrNotFound) {
-			return false, nil
-		}
-		if err != nil {
-			return false, err
-		}
-		data, err := jsonFile(Profile{ID: ag.ID, Name: ag.Name, Project: pr.Slug, Program: ag.Program, Model: ag.Model,
-			TaskDescription: ag.TaskDescription, InceptionTS: ts(ag.InceptionAt), LastActiveTS: ts(ag.LastActiveAt),
-			AttachmentsPolicy: ag.AttachmentsPolicy, ContactPolicy: string(ag.ContactPolicy)})
-		if err != nil {
-			return false, err
-		}
-		return writeIfChanged(s.archive.ProfilePath(pr.Slug, ag.Name, ag.ID), data)
+		path, data, err = s.profile(ctx, p.ref)
 	case "reservation":
-		r, pr, err := s.src.ReservationByID(ctx, p.ref)
-		if errors.Is(err, agentmail.ErrNotFound) {
-			return false, nil
-		}
-		if err != nil {
-			return false, err
-		}
-		f := ReservationFile{ID: r.ID, Project: pr.Slug, Agent: r.AgentName, PathPattern: r.PathPattern, Exclusive: r.Exclusive,
-			Reason: r.Reason, CreatedTS: ts(r.CreatedAt), ExpiresTS: ts(r.ExpiresAt), History: []ReservationEvent{}}
-		if !r.ReleasedAt.IsZero() {
-			rel := ts(r.ReleasedAt)
-			f.ReleasedTS = &rel
-		}
-		if f.History, err = s.history(ctx, r.ID); err != nil {
-			return false, err
-		}
-		data, err := jsonFile(f)
-		if err != nil {
-			return false, err
-		}
-		return writeIfChanged(s.archive.ReservationPath(pr.Slug, r.ID), data)
+		path, data, err = s.reservation(ctx, p.ref)
+	default:
+		return false, nil // a kind a newer mailgate records: its own archive writes it
 	}
-	return false, nil // a kind a newer mailgate records: its own archive writes it
+	if errors.Is(err, agentmail.ErrNotFound) { // gone from the store: nothing to write
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return writeIfChanged(path, data)
+}
+
+// profile is the file of agent id: its path and its contents.
+func (s *stateSync) profile(ctx context.Context, id int64) (string, []byte, error) {
+	ag, pr, err := s.src.AgentByID(ctx, id)
+	if err != nil {
+		return "", nil, err
+	}
+	data, err := jsonFile(Profile{ID: ag.ID, Name: ag.Name, Project: pr.Slug, Program: ag.Program, Model: ag.Model,
+		TaskDescription: ag.TaskDescription, InceptionTS: ts(ag.InceptionAt), LastActiveTS: ts(ag.LastActiveAt),
+		AttachmentsPolicy: ag.AttachmentsPolicy, ContactPolicy: string(ag.ContactPolicy)})
+	return s.archive.ProfilePath(pr.Slug, ag.Name, ag.ID), data, err
+}
+
+// reservation is the file of reservation id, with its history: its path
+// and its contents.
+func (s *stateSync) reservation(ctx context.Context, id int64) (string, []byte, error) {
+	r, pr, err := s.src.ReservationByID(ctx, id)
+	if err != nil {
+		return "", nil, err
+	}
+	f := ReservationFile{ID: r.ID, Project: pr.Slug, Agent: r.AgentName, PathPattern: r.PathPattern, Exclusive: r.Exclusive,
+		Reason: r.Reason, CreatedTS: ts(r.CreatedAt), ExpiresTS: ts(r.ExpiresAt), History: []ReservationEvent{}}
+	if !r.ReleasedAt.IsZero() {
+		rel := ts(r.ReleasedAt)
+		f.ReleasedTS = &rel
+	}
+	if f.History, err = s.history(ctx, r.ID); err != nil {
+		return "", nil, err
+	}
+	data, err := jsonFile(f)
+	return s.archive.ReservationPath(pr.Slug, r.ID), data, err
 }
 
 func (s *stateSync) history(ctx context.Context, id int64) ([]ReservationEvent, error) {

@@ -1,6 +1,7 @@
 package doctor
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -105,7 +106,7 @@ func (r *run) credentials() bool {
 		c.Status, c.Detail = Warn, path+" is a Web application client: Google accepts only the redirect URIs registered for it, so mailgate auth's loopback sign-in fails"
 		c.Fix = "create an OAuth client of type Desktop app and save its JSON as " + path
 	default:
-		c.Detail = fmt.Sprintf("%s: Desktop client %s, token_uri %s", path, shortID(creds.ClientID), orDefault(creds.TokenURI, "Google's default"))
+		c.Detail = fmt.Sprintf("%s: Desktop client %s, token_uri %s", path, shortID(creds.ClientID), cmp.Or(creds.TokenURI, "Google's default"))
 		if u, err := url.Parse(creds.TokenURI); creds.TokenURI != "" && (err != nil || u.Scheme != "https" && !isLoopback(u.Hostname())) {
 			c.Status = Warn
 			c.Detail = fmt.Sprintf("%s: token_uri %q is not an https address, so tokens would travel in clear", path, creds.TokenURI)
@@ -308,13 +309,6 @@ func isLoopback(host string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
-}
-
-func orDefault(v, def string) string {
-	if v == "" {
-		return def
-	}
-	return v
 }
 
 // accounts runs the token, refresh, scope and Gmail checks of every

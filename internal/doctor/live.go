@@ -2,6 +2,7 @@ package doctor
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -281,7 +282,7 @@ func (l *liveRun) attachment(ctx context.Context) {
 		return
 	}
 	second := again.Files[i]
-	what := fmt.Sprintf("message %s, part %s (%s, %d bytes)", first.ID, file.PartID, orDefault(file.MimeType, "no type"), file.Size)
+	what := fmt.Sprintf("message %s, part %s (%s, %d bytes)", first.ID, file.PartID, cmp.Or(file.MimeType, "no type"), file.Size)
 	b2, err2 := l.c.GetAttachment(ctx, first.ID, second.ID)
 	b1, err1 := l.c.GetAttachment(ctx, first.ID, file.ID)
 	switch {

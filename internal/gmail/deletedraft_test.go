@@ -23,9 +23,7 @@ func TestDeleteDraft(t *testing.T) {
 	if err := e.c.DeleteDraft(ctx, id); err != nil {
 		t.Fatalf("DeleteDraft after a 503: %v", err)
 	}
-	if n := e.srv.Calls("drafts.delete"); n != 2 {
-		t.Errorf("drafts.delete calls = %d, want 2 (one retry)", n)
-	}
+	e.wantCalls(t, "drafts.delete", 2, "one retry")
 	if _, err := e.c.GetDraft(ctx, id); !errors.Is(err, ErrDraftNotFound) {
 		t.Errorf("GetDraft after delete: %v", err)
 	}

@@ -39,14 +39,11 @@ type DraftPage struct {
 // its get is left out.
 func (c *Client) ListDrafts(ctx context.Context, query string, limit int, pageToken string) (*DraftPage, error) {
 	limit = min(maxListResults, max(limit, 1))
-	list, err := retry(ctx, c, "drafts.list", ScopeCompose, true, func(ctx context.Context) (*gmailapi.ListDraftsResponse, error) {
+	list, err := listPage(ctx, c, "drafts.list", ScopeCompose, "drafts", pageToken, func(ctx context.Context) (*gmailapi.ListDraftsResponse, error) {
 		return c.svc.Users.Drafts.List(user).Q(query).MaxResults(int64(limit)).PageToken(pageToken).Context(ctx).Do()
 	})
-	if pageToken != "" && StatusCode(err) == http.StatusBadRequest {
-		return nil, fmt.Errorf("listing drafts: %w (%v)", ErrBadPageToken, err)
-	}
 	if err != nil {
-		return nil, fmt.Errorf("listing drafts: %w", err)
+		return nil, err
 	}
 	ids := make([]string, 0, len(list.Drafts))
 	for _, d := range list.Drafts {

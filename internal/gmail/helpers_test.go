@@ -146,3 +146,16 @@ func readToken(t testing.TB, path string) *oauth2.Token {
 	}
 	return tok
 }
+
+// wantCalls checks that the server received want calls of op; why, if
+// given, says what the count stands for.
+func (e *env) wantCalls(t testing.TB, op string, want int, why ...string) {
+	t.Helper()
+	if got := e.srv.Calls(op); got != want {
+		note := ""
+		if len(why) > 0 {
+			note = " (" + strings.Join(why, " ") + ")"
+		}
+		t.Errorf("%s calls = %d, want %d%s", op, got, want, note)
+	}
+}

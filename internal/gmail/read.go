@@ -78,26 +78,10 @@ func (c *Client) Thread(ctx context.Context, id string) ([]*Message, error) {
 		return nil, err
 	}
 	msgs := make([]*Message, 0, len(t.Messages))
-	for _, m := range t.Messages {
+	for _, m := range oldestFirst(t.Messages) {
 		msgs = append(msgs, convert(m))
 	}
-	// Gmail already answers in chronological order; keep it explicit.
-	order := make(map[string]int64, len(t.Messages))
-	for _, m := range t.Messages {
-		order[m.Id] = m.InternalDate
-	}
-	slices.SortStableFunc(msgs, func(a, b *Message) int { return int(sign(order[a.ID] - order[b.ID])) })
 	return msgs, nil
-}
-
-func sign(x int64) int64 {
-	switch {
-	case x < 0:
-		return -1
-	case x > 0:
-		return 1
-	}
-	return 0
 }
 
 // getThread runs threads.get under the read policy, mapping 404 and 400

@@ -47,9 +47,7 @@ func TestSearch50BoundedConcurrencyInOrder(t *testing.T) {
 		}
 	}
 	// The cap answers 429 when tripped, which would show up as retries.
-	if got := e.srv.Calls("messages.get"); got != 50 {
-		t.Errorf("messages.get calls = %d, want 50 (more means the concurrency cap was tripped)", got)
-	}
+	e.wantCalls(t, "messages.get", 50, "more means the concurrency cap was tripped")
 	if strings.Contains(e.logs.String(), "retrying") {
 		t.Errorf("retries happened:\n%s", e.logs)
 	}

@@ -29,9 +29,7 @@ func TestReadRetriesTwo429sThenSucceeds(t *testing.T) {
 	if len(res) != 1 || res[0].Subject != "hello" {
 		t.Fatalf("results = %+v", res)
 	}
-	if got := e.srv.Calls("messages.list"); got != 3 {
-		t.Errorf("messages.list calls = %d, want 3", got)
-	}
+	e.wantCalls(t, "messages.list", 3)
 	if got := strings.Count(e.logs.String(), "retrying Gmail call"); got != 2 {
 		t.Errorf("logged %d retries, want 2:\n%s", got, e.logs)
 	}
@@ -54,9 +52,7 @@ func TestReadRetriesUserRateLimit403ThenSucceeds(t *testing.T) {
 	if email != "me@example.com" {
 		t.Errorf("email = %q", email)
 	}
-	if got := e.srv.Calls("profile"); got != 2 {
-		t.Errorf("profile calls = %d, want 2", got)
-	}
+	e.wantCalls(t, "profile", 2)
 }
 
 func TestReadRateLimitBeyondMaxHonouredWait(t *testing.T) {
@@ -74,9 +70,7 @@ func TestReadRateLimitBeyondMaxHonouredWait(t *testing.T) {
 	if d := rl.Until.Sub(until); d < -time.Second || d > time.Second {
 		t.Errorf("Until = %v, want about %v", rl.Until, until)
 	}
-	if got := e.srv.Calls("profile"); got != 1 {
-		t.Errorf("profile calls = %d, want 1 (no sleep for hours)", got)
-	}
+	e.wantCalls(t, "profile", 1, "no sleep for hours")
 }
 
 func TestReadPersistent503FailsAfterFourAttempts(t *testing.T) {
@@ -93,9 +87,7 @@ func TestReadPersistent503FailsAfterFourAttempts(t *testing.T) {
 	if !strings.HasPrefix(err.Error(), "fetching message "+id+": ") {
 		t.Errorf("err text = %q", err)
 	}
-	if got := e.srv.Calls("messages.get"); got != 4 {
-		t.Errorf("messages.get calls = %d, want 4 (1 + MaxRetries 3)", got)
-	}
+	e.wantCalls(t, "messages.get", 4, "1 + MaxRetries 3")
 }
 
 func TestReadPermanentErrorsAreNotRetried(t *testing.T) {
@@ -131,9 +123,7 @@ func TestInsufficientScopeIsAClearPermanentError(t *testing.T) {
 	if pe.Scope != ScopeReadonly || !strings.Contains(err.Error(), ScopeReadonly) || !strings.Contains(err.Error(), "mailgate auth") {
 		t.Errorf("err text = %q", err)
 	}
-	if got := e.srv.Calls("messages.list"); got != 1 {
-		t.Errorf("messages.list calls = %d, want 1", got)
-	}
+	e.wantCalls(t, "messages.list", 1)
 }
 
 func TestContextCancelStopsRetrying(t *testing.T) {
@@ -190,9 +180,7 @@ func TestReadRetriesDroppedConnection(t *testing.T) {
 	if err != nil || m.ID != id {
 		t.Fatalf("Message = %+v, %v", m, err)
 	}
-	if got := e.srv.Calls("messages.get"); got != 2 {
-		t.Errorf("messages.get calls = %d, want 2", got)
-	}
+	e.wantCalls(t, "messages.get", 2)
 }
 
 func TestStatic401IsAReauthError(t *testing.T) {
@@ -209,9 +197,7 @@ func TestStatic401IsAReauthError(t *testing.T) {
 	if !errors.As(err, &re) || !errors.As(err, &gerr) || gerr.Code != 401 {
 		t.Fatalf("err = %v, want *ReauthError around the 401", err)
 	}
-	if got := e.srv.Calls("profile"); got != 1 {
-		t.Errorf("profile calls = %d, want 1 (a static token cannot be refreshed)", got)
-	}
+	e.wantCalls(t, "profile", 1, "a static token cannot be refreshed")
 }
 
 func TestInvalidClientIsNotRetried(t *testing.T) {

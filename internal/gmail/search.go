@@ -65,15 +65,12 @@ func (c *Client) Search(ctx context.Context, query string, limit int) ([]Summary
 // left out.
 func (c *Client) SearchPage(ctx context.Context, query string, limit int, pageToken string) (*Page, error) {
 	limit = min(maxListResults, max(limit, 1))
-	list, err := retry(ctx, c, "messages.list", ScopeReadonly, true, func(ctx context.Context) (*gmailapi.ListMessagesResponse, error) {
+	list, err := listPage(ctx, c, "messages.list", ScopeReadonly, "messages", pageToken, func(ctx context.Context) (*gmailapi.ListMessagesResponse, error) {
 		return c.svc.Users.Messages.List(user).Q(query).MaxResults(int64(limit)).PageToken(pageToken).
 			Fields("messages(id,threadId)", "nextPageToken", "resultSizeEstimate").Context(ctx).Do()
 	})
-	if pageToken != "" && StatusCode(err) == http.StatusBadRequest {
-		return nil, fmt.Errorf("listing messages: %w (%v)", ErrBadPageToken, err)
-	}
 	if err != nil {
-		return nil, fmt.Errorf("listing messages: %w", err)
+		return nil, err
 	}
 	ids := list.Messages
 	if len(ids) > limit {
@@ -86,6 +83,19 @@ func (c *Client) SearchPage(ctx context.Context, query string, limit int, pageTo
 		return nil, fmt.Errorf("searching messages: %w", err)
 	}
 	return &Page{Results: res, NextPageToken: list.NextPageToken, ResultSizeEstimate: list.ResultSizeEstimate}, nil
+}
+
+// listPage runs list, one page's call (op, under scope) of a listing of
+// what from pageToken: a token Gmail refuses (400) is ErrBadPageToken.
+func listPage[T any](ctx context.Context, c *Client, op, scope, what, pageToken string, list func(context.Context) (T, error)) (T, error) {
+	v, err := retry(ctx, c, op, scope, true, list)
+	if pageToken != "" && StatusCode(err) == http.StatusBadRequest {
+		return v, fmt.Errorf("listing %s: %w (%v)", what, ErrBadPageToken, err)
+	}
+	if err != nil {
+		return v, fmt.Errorf("listing %s: %w", what, err)
+	}
+	return v, nil
 }
 
 // fetchAll runs get (op: messages.get or drafts.get) for every id under the

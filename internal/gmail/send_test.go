@@ -58,9 +58,7 @@ func TestSend503IsAttemptedOnceAndMayHaveReached(t *testing.T) {
 	if !errors.As(err, &gerr) || gerr.Code != 503 {
 		t.Errorf("the 503 is not reachable from %v", err)
 	}
-	if got := e.srv.Calls("messages.send"); got != 1 {
-		t.Errorf("messages.send calls = %d, want exactly 1", got)
-	}
+	e.wantCalls(t, "messages.send", 1)
 }
 
 func TestSendDroppedConnectionMayHaveReached(t *testing.T) {
@@ -72,9 +70,7 @@ func TestSendDroppedConnectionMayHaveReached(t *testing.T) {
 	if !errors.As(err, &se) || !se.MayHaveReached {
 		t.Fatalf("err = %v, want *SendError with MayHaveReached", err)
 	}
-	if got := e.srv.Calls("messages.send"); got != 1 {
-		t.Errorf("messages.send calls = %d, want 1", got)
-	}
+	e.wantCalls(t, "messages.send", 1)
 	// The server did perform it: exactly the case a resend would duplicate.
 	if got := len(e.srv.Sent()); got != 1 {
 		t.Errorf("server sent %d messages, want 1", got)
@@ -144,9 +140,7 @@ func TestSendCancelledContextDidNotReach(t *testing.T) {
 	if !errors.As(err, &se) || se.MayHaveReached {
 		t.Fatalf("err = %v, want *SendError without MayHaveReached", err)
 	}
-	if got := e.srv.Calls("messages.send"); got != 0 {
-		t.Errorf("messages.send calls = %d, want 0", got)
-	}
+	e.wantCalls(t, "messages.send", 0)
 }
 
 func TestSend401IsNotRetriedButRefreshesNextTime(t *testing.T) {
@@ -161,9 +155,7 @@ func TestSend401IsNotRetriedButRefreshesNextTime(t *testing.T) {
 	if !errors.As(err, &se) || se.MayHaveReached {
 		t.Fatalf("err = %v, want *SendError without MayHaveReached", err)
 	}
-	if got := e.srv.Calls("messages.send"); got != 1 {
-		t.Errorf("messages.send calls = %d, want 1", got)
-	}
+	e.wantCalls(t, "messages.send", 1)
 	if _, err := e.c.Send(context.Background(), buildRaw(t, "bob@example.org", "hi", "hello"), ""); err != nil {
 		t.Fatalf("second send after the forced refresh: %v", err)
 	}
@@ -244,9 +236,7 @@ func TestCreateDraftRetriesAndLogs(t *testing.T) {
 	if err != nil || id == "" {
 		t.Fatalf("CreateDraft = %q, %v", id, err)
 	}
-	if got := e.srv.Calls("drafts.create"); got != 2 {
-		t.Errorf("drafts.create calls = %d, want 2", got)
-	}
+	e.wantCalls(t, "drafts.create", 2)
 	if !bytes.Contains([]byte(e.logs.String()), []byte("duplicate draft")) {
 		t.Errorf("retry not logged:\n%s", e.logs)
 	}

@@ -1,9 +1,9 @@
 package gmail
 
 import (
+	"cmp"
 	"context"
 	"fmt"
-	"net/http"
 	"slices"
 	"strings"
 
@@ -38,14 +38,11 @@ type ThreadPage struct {
 // get is left out.
 func (c *Client) SearchThreads(ctx context.Context, query string, limit int, pageToken string) (*ThreadPage, error) {
 	limit = min(maxListResults, max(limit, 1))
-	list, err := retry(ctx, c, "threads.list", ScopeReadonly, true, func(ctx context.Context) (*gmailapi.ListThreadsResponse, error) {
+	list, err := listPage(ctx, c, "threads.list", ScopeReadonly, "threads", pageToken, func(ctx context.Context) (*gmailapi.ListThreadsResponse, error) {
 		return c.svc.Users.Threads.List(user).Q(query).MaxResults(int64(limit)).PageToken(pageToken).Context(ctx).Do()
 	})
-	if pageToken != "" && StatusCode(err) == http.StatusBadRequest {
-		return nil, fmt.Errorf("listing threads: %w (%v)", ErrBadPageToken, err)
-	}
 	if err != nil {
-		return nil, fmt.Errorf("listing threads: %w", err)
+		return nil, err
 	}
 	ids := make([]string, 0, len(list.Threads))
 	snippets := map[string]string{}
@@ -69,8 +66,7 @@ func (c *Client) SearchThreads(ctx context.Context, query string, limit int, pag
 }
 
 func summarizeThread(t *gmailapi.Thread) ThreadSummary {
-	msgs := slices.Clone(t.Messages)
-	slices.SortStableFunc(msgs, func(a, b *gmailapi.Message) int { return int(sign(a.InternalDate - b.InternalDate)) })
+	msgs := oldestFirst(t.Messages)
 	s := ThreadSummary{ID: t.Id, Messages: len(msgs)}
 	for i, m := range msgs {
 		sum := summarize(m)
@@ -85,6 +81,14 @@ func summarizeThread(t *gmailapi.Thread) ThreadSummary {
 	return s
 }
 
+// oldestFirst is a copy of a thread's messages, oldest first (Gmail already
+// answers in that order; this keeps it explicit).
+func oldestFirst(msgs []*gmailapi.Message) []*gmailapi.Message {
+	msgs = slices.Clone(msgs)
+	slices.SortStableFunc(msgs, func(a, b *gmailapi.Message) int { return cmp.Compare(a.InternalDate, b.InternalDate) })
+	return msgs
+}
+
 // ThreadMessageIDs lists a thread's message ids, oldest first, without
 // reading any message (threads.get format=minimal): what read_thread pages
 // over before it reads the messages of one page in full.
@@ -94,8 +98,7 @@ func (c *Client) ThreadMessageIDs(ctx context.Context, id string) ([]string, err
 	if err != nil {
 		return nil, err
 	}
-	msgs := slices.Clone(t.Messages)
-	slices.SortStableFunc(msgs, func(a, b *gmailapi.Message) int { return int(sign(a.InternalDate - b.InternalDate)) })
+	msgs := oldestFirst(t.Messages)
 	ids := make([]string, len(msgs))
 	for i, m := range msgs {
 		ids[i] = m.Id

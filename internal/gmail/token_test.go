@@ -50,9 +50,7 @@ func TestExpiredAccessTokenIsRefreshedAndPersisted(t *testing.T) {
 	if tok2.AccessToken == tok1.AccessToken || tok2.RefreshToken != e.refresh {
 		t.Errorf("refreshed token not persisted correctly: %+v", tok2)
 	}
-	if got := e.srv.Calls("profile"); got != 3 { // ok, 401, ok
-		t.Errorf("profile calls = %d, want 3", got)
-	}
+	e.wantCalls(t, "profile", 3, "ok, 401, ok")
 
 	// A new client (a restart) uses the persisted access token as is.
 	before = e.srv.TokenRequests()
@@ -95,9 +93,7 @@ func TestRevokedGrantIsAReauthError(t *testing.T) {
 			t.Errorf("err text %q lacks %q", err, want)
 		}
 	}
-	if got := e.srv.Calls("messages.list"); got != 1 {
-		t.Errorf("messages.list calls = %d, want 1 (401, then the refresh fails; no more)", got)
-	}
+	e.wantCalls(t, "messages.list", 1, "401, then the refresh fails; no more")
 
 	// Same on a fresh start with a revoked grant, and for Send.
 	_, err = e.newClient(t).Send(ctx, buildRaw(t, "bob@example.org", "s", "b"), "")

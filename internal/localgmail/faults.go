@@ -1,6 +1,7 @@
 package localgmail
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -255,19 +256,19 @@ func answerFault(w http.ResponseWriter, op string, f *Fault) int {
 		w.WriteHeader(status)
 		fmt.Fprintf(w, "<!DOCTYPE html>\n<html lang=en>\n  <meta charset=utf-8>\n  <title>Error %d (%s)!!1</title>\n"+
 			"  <p><b>%d.</b> <ins>That’s an error.</ins>\n  <p>%s  <ins>That’s all we know.</ins>\n",
-			status, http.StatusText(status), status, orDefault(f.Message, "The server encountered a temporary error and could not complete your request.<p>Please try again in 30 seconds."))
+			status, http.StatusText(status), status, cmp.Or(f.Message, "The server encountered a temporary error and could not complete your request.<p>Please try again in 30 seconds."))
 		return status
 	}
 	if op == "token" || op == "authorize" {
-		code := orDefault(f.Reason, map[bool]string{true: "server_error", false: "invalid_request"}[status >= 500])
+		code := cmp.Or(f.Reason, map[bool]string{true: "server_error", false: "invalid_request"}[status >= 500])
 		if status == 401 && f.Reason == "" {
 			code = "invalid_client"
 		}
-		writeJSON(w, status, map[string]string{"error": code, "error_description": orDefault(f.Message, http.StatusText(status))})
+		writeJSON(w, status, map[string]string{"error": code, "error_description": cmp.Or(f.Message, http.StatusText(status))})
 		return status
 	}
-	reason := orDefault(f.Reason, defaultReason(status))
-	e := apiErr(status, reason, orDefault(f.Message, defaultMessage(status, reason)))
+	reason := cmp.Or(f.Reason, defaultReason(status))
+	e := apiErr(status, reason, cmp.Or(f.Message, defaultMessage(status, reason)))
 	if reason == "authError" {
 		a := authError()
 		e.location, e.locationType = a.location, a.locationType

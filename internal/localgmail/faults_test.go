@@ -147,41 +147,60 @@ func TestConcurrencyCapAndLatency(t *testing.T) {
 	t.Parallel()
 	s, svc := newService(t, Options{})
 	m := mustInsert(t, s, msg("a@example.com", "me@sandbox.local", "x", "y"))
-	s.SetLatency(300 * time.Millisecond)
+	get := func() error {
+		_, err := svc.Users.Messages.Get("me", m.Id).Format("minimal").Do()
+		return err
+	}
 	s.SetConcurrencyCap(2)
-	run := func(n int) (ok, capped int) {
-		var wg sync.WaitGroup
-		var mu sync.Mutex
-		for i := 0; i < n; i++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				_, err := svc.Users.Messages.Get("me", m.Id).Format("minimal").Do()
-				mu.Lock()
-				defer mu.Unlock()
-				if err == nil {
-					ok++
-					return
-				}
-				if ge := gerr(t, err); ge.Code == 429 && ge.Message == "Too many concurrent requests for user." && ge.Errors[0].Reason == "rateLimitExceeded" {
-					capped++
-				}
-			}()
+	// Two requests Gmail is still working on (held), then four more, each
+	// arriving while those two are in flight: over the cap, whatever the
+	// machine's speed (a latency-based version lost the race under load).
+	hold := make(chan struct{})
+	s.Inject(Fault{Op: "messages.get", Hold: hold, Times: 2})
+	held := make(chan error, 2)
+	for range 2 {
+		go func() { held <- get() }()
+	}
+	for s.InFlight() < 2 {
+		time.Sleep(time.Millisecond)
+	}
+	for i := range 4 {
+		err := get()
+		if err == nil {
+			t.Errorf("cap 2, request %d beside two in flight: answered", i+3)
+			continue
 		}
-		wg.Wait()
-		return
+		if ge := gerr(t, err); ge.Code != 429 || ge.Message != "Too many concurrent requests for user." || ge.Errors[0].Reason != "rateLimitExceeded" {
+			t.Errorf("cap 2, request %d: %v", i+3, err)
+		}
 	}
-	start := time.Now()
-	if ok, capped := run(6); ok != 2 || capped != 4 {
-		t.Errorf("cap 2: %d ok, %d capped", ok, capped)
-	}
-	if d := time.Since(start); d < 300*time.Millisecond {
-		t.Errorf("latency not applied: %v", d)
+	close(hold)
+	for range 2 {
+		if err := <-held; err != nil {
+			t.Errorf("cap 2, a held request: %v", err)
+		}
 	}
 	s.SetConcurrencyCap(0)
-	s.SetLatency(0)
-	if ok, _ := run(6); ok != 6 {
-		t.Errorf("no cap: %d ok", ok)
+	var wg sync.WaitGroup
+	errs := make(chan error, 6)
+	for range 6 {
+		wg.Go(func() { errs <- get() })
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Errorf("no cap: %v", err)
+		}
+	}
+	// The latency is a floor on every answer (slowness cannot fail this).
+	s.SetLatency(100 * time.Millisecond)
+	start := time.Now()
+	if err := get(); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d < 100*time.Millisecond {
+		t.Errorf("latency not applied: answered in %v", d)
 	}
 }
 

@@ -1,6 +1,7 @@
 package localgmail
 
 import (
+	"cmp"
 	"crypto/rand"
 	"encoding/base64"
 	"fmt"
@@ -264,20 +265,13 @@ func (st *store) createLabel(in *gmail.Label) (*gmail.Label, error) {
 	st.labelSeq++
 	l := &gmail.Label{
 		Id: fmt.Sprintf("Label_%d", st.labelSeq), Name: name, Type: "user",
-		MessageListVisibility: orDefault(in.MessageListVisibility, "show"),
-		LabelListVisibility:   orDefault(in.LabelListVisibility, "labelShow"),
+		MessageListVisibility: cmp.Or(in.MessageListVisibility, "show"),
+		LabelListVisibility:   cmp.Or(in.LabelListVisibility, "labelShow"),
 		Color:                 in.Color,
 	}
 	st.labels[l.Id] = l
 	st.history++
 	return l, nil
-}
-
-func orDefault(v, d string) string {
-	if v == "" {
-		return d
-	}
-	return v
 }
 
 // sortedLabels: system labels in Gmail's order, then user labels by id number.

@@ -201,14 +201,20 @@ type amSearchIn struct {
 }
 
 type amSummarizeIn struct {
-	ProjectKey      string `json:"project_key" jsonschema:"project's absolute path or slug"`
-	ThreadID        string `json:"thread_id" jsonschema:"thread id, or several separated by commas for a digest"`
+	ProjectKey string `json:"project_key" jsonschema:"project's absolute path or slug"`
+	ThreadID   string `json:"thread_id" jsonschema:"thread id, or several separated by commas for a digest"`
+	amSummaryOptions
+	AgentName string `json:"agent_name,omitempty" jsonschema:"accepted for compatibility"`
+	amCompat
+}
+
+// amSummaryOptions are the options of summarize_thread and
+// summarize_thread_product.
+type amSummaryOptions struct {
 	IncludeExamples bool   `json:"include_examples,omitempty" jsonschema:"include up to three example messages"`
 	LLMMode         *bool  `json:"llm_mode,omitempty" jsonschema:"accepted for compatibility; summaries are always heuristic and reproducible"`
 	LLMModel        string `json:"llm_model,omitempty" jsonschema:"accepted for compatibility"`
 	PerThreadLimit  int    `json:"per_thread_limit,omitempty" jsonschema:"accepted for compatibility"`
-	AgentName       string `json:"agent_name,omitempty" jsonschema:"accepted for compatibility"`
-	amCompat
 }
 
 type amReserveIn struct {
@@ -247,6 +253,12 @@ type amReleaseIn struct {
 	FileReservationIDs []amInt   `json:"file_reservation_ids,omitempty" jsonschema:"release these ids"`
 }
 
+// selection is the reservations the call names (release_file_reservations,
+// renew_file_reservations).
+func (in amReleaseIn) selection() agentmail.SelectParams {
+	return agentmail.SelectParams{ProjectKey: in.ProjectKey, Agent: in.AgentName, Paths: in.Paths, IDs: amInts(in.FileReservationIDs)}
+}
+
 type amRenewIn struct {
 	amReleaseIn
 	ExtendSeconds int `json:"extend_seconds,omitempty" jsonschema:"extend by this many seconds (default 1800, minimum 60)"`
@@ -261,17 +273,24 @@ type amForceReleaseIn struct {
 }
 
 type amRequestContactIn struct {
-	ProjectKey        string  `json:"project_key" jsonschema:"your project's absolute path or slug"`
-	FromAgent         string  `json:"from_agent" jsonschema:"your agent name"`
-	ToAgent           string  `json:"to_agent" jsonschema:"the agent to contact"`
-	ToProject         string  `json:"to_project,omitempty" jsonschema:"its project, when not yours"`
-	Reason            string  `json:"reason,omitempty" jsonschema:"why you want to write"`
-	TTLSeconds        int     `json:"ttl_seconds,omitempty" jsonschema:"how long the request stays open (default 7 days)"`
+	ProjectKey string `json:"project_key" jsonschema:"your project's absolute path or slug"`
+	FromAgent  string `json:"from_agent" jsonschema:"your agent name"`
+	ToAgent    string `json:"to_agent" jsonschema:"the agent to contact"`
+	ToProject  string `json:"to_project,omitempty" jsonschema:"its project, when not yours"`
+	Reason     string `json:"reason,omitempty" jsonschema:"why you want to write"`
+	TTLSeconds int    `json:"ttl_seconds,omitempty" jsonschema:"how long the request stays open (default 7 days)"`
+	amUnusedRegistration
+	amCompat
+}
+
+// amUnusedRegistration are the reference's arguments for registering an
+// agent on the way, which request_contact and macro_contact_handshake
+// accept and ignore (the requester must be registered already).
+type amUnusedRegistration struct {
 	RegisterIfMissing *bool   `json:"register_if_missing,omitempty" jsonschema:"accepted for compatibility"`
 	Program           string  `json:"program,omitempty" jsonschema:"accepted for compatibility"`
 	Model             string  `json:"model,omitempty" jsonschema:"accepted for compatibility"`
 	TaskDescription   *string `json:"task_description,omitempty" jsonschema:"accepted for compatibility"`
-	amCompat
 }
 
 type amRespondContactIn struct {
@@ -326,21 +345,18 @@ type amCycleIn struct {
 }
 
 type amHandshakeIn struct {
-	ProjectKey        string  `json:"project_key" jsonschema:"requester's project (absolute path or slug)"`
-	Requester         string  `json:"requester,omitempty" jsonschema:"requesting agent (or agent_name)"`
-	AgentName         string  `json:"agent_name,omitempty" jsonschema:"alias of requester"`
-	Target            string  `json:"target,omitempty" jsonschema:"agent to contact (or to_agent)"`
-	ToAgent           string  `json:"to_agent,omitempty" jsonschema:"alias of target"`
-	ToProject         string  `json:"to_project,omitempty" jsonschema:"target's project, when not the requester's"`
-	Reason            string  `json:"reason,omitempty" jsonschema:"why"`
-	TTLSeconds        int     `json:"ttl_seconds,omitempty" jsonschema:"request/approval lifetime in seconds"`
-	AutoAccept        bool    `json:"auto_accept,omitempty" jsonschema:"approve on the target's behalf"`
-	WelcomeSubject    string  `json:"welcome_subject,omitempty" jsonschema:"send a first message with this subject"`
-	WelcomeBody       string  `json:"welcome_body,omitempty" jsonschema:"and this body"`
-	ThreadID          string  `json:"thread_id,omitempty" jsonschema:"thread of the welcome message"`
-	RegisterIfMissing *bool   `json:"register_if_missing,omitempty" jsonschema:"accepted for compatibility"`
-	Program           string  `json:"program,omitempty" jsonschema:"accepted for compatibility"`
-	Model             string  `json:"model,omitempty" jsonschema:"accepted for compatibility"`
-	TaskDescription   *string `json:"task_description,omitempty" jsonschema:"accepted for compatibility"`
+	ProjectKey     string `json:"project_key" jsonschema:"requester's project (absolute path or slug)"`
+	Requester      string `json:"requester,omitempty" jsonschema:"requesting agent (or agent_name)"`
+	AgentName      string `json:"agent_name,omitempty" jsonschema:"alias of requester"`
+	Target         string `json:"target,omitempty" jsonschema:"agent to contact (or to_agent)"`
+	ToAgent        string `json:"to_agent,omitempty" jsonschema:"alias of target"`
+	ToProject      string `json:"to_project,omitempty" jsonschema:"target's project, when not the requester's"`
+	Reason         string `json:"reason,omitempty" jsonschema:"why"`
+	TTLSeconds     int    `json:"ttl_seconds,omitempty" jsonschema:"request/approval lifetime in seconds"`
+	AutoAccept     bool   `json:"auto_accept,omitempty" jsonschema:"approve on the target's behalf"`
+	WelcomeSubject string `json:"welcome_subject,omitempty" jsonschema:"send a first message with this subject"`
+	WelcomeBody    string `json:"welcome_body,omitempty" jsonschema:"and this body"`
+	ThreadID       string `json:"thread_id,omitempty" jsonschema:"thread of the welcome message"`
+	amUnusedRegistration
 	amCompat
 }

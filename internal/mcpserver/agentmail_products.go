@@ -59,12 +59,9 @@ func (t *amTools) searchProduct(ctx context.Context, in amSearchProductIn) (agen
 }
 
 type amSummarizeProductIn struct {
-	ProductKey      string `json:"product_key" jsonschema:"product key (or name) from ensure_product"`
-	ThreadID        string `json:"thread_id" jsonschema:"thread id (its messages in every linked project), or several separated by commas for a digest"`
-	IncludeExamples bool   `json:"include_examples,omitempty" jsonschema:"include up to three example messages"`
-	LLMMode         *bool  `json:"llm_mode,omitempty" jsonschema:"accepted for compatibility; summaries are always heuristic and reproducible"`
-	LLMModel        string `json:"llm_model,omitempty" jsonschema:"accepted for compatibility"`
-	PerThreadLimit  int    `json:"per_thread_limit,omitempty" jsonschema:"accepted for compatibility"`
+	ProductKey string `json:"product_key" jsonschema:"product key (or name) from ensure_product"`
+	ThreadID   string `json:"thread_id" jsonschema:"thread id (its messages in every linked project), or several separated by commas for a digest"`
+	amSummaryOptions
 	amCompat
 }
 

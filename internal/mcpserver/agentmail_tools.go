@@ -120,12 +120,11 @@ func (t *amTools) reserve(ctx context.Context, in amReserveIn) (agentmail.Reserv
 }
 
 func (t *amTools) release(ctx context.Context, in amReleaseIn) (agentmail.ReleaseResult, error) {
-	return t.svc.Release(ctx, agentmail.SelectParams{ProjectKey: in.ProjectKey, Agent: in.AgentName, Paths: in.Paths, IDs: amInts(in.FileReservationIDs)})
+	return t.svc.Release(ctx, in.selection())
 }
 
 func (t *amTools) renew(ctx context.Context, in amRenewIn) (agentmail.RenewResult, error) {
-	return t.svc.Renew(ctx, agentmail.RenewParams{SelectParams: agentmail.SelectParams{ProjectKey: in.ProjectKey, Agent: in.AgentName,
-		Paths: in.Paths, IDs: amInts(in.FileReservationIDs)}, ExtendSeconds: in.ExtendSeconds, NewTTLSeconds: in.NewTTLSeconds})
+	return t.svc.Renew(ctx, agentmail.RenewParams{SelectParams: in.selection(), ExtendSeconds: in.ExtendSeconds, NewTTLSeconds: in.NewTTLSeconds})
 }
 
 func (t *amTools) forceRelease(ctx context.Context, in amForceReleaseIn) (agentmail.ForceResult, error) {

@@ -13,7 +13,6 @@ import (
 
 	"golang.org/x/oauth2"
 
-	"github.com/mailgate/mailgate/internal/account"
 	"github.com/mailgate/mailgate/internal/audit"
 	"github.com/mailgate/mailgate/internal/gate"
 	"github.com/mailgate/mailgate/internal/gmail"
@@ -267,19 +266,8 @@ func TestAccountScheduledSendLeavesFromItsAccount(t *testing.T) {
 	clock := &fakeClock{t: time.Now().UTC().Truncate(time.Second)}
 	g := e.deps.Gate
 	g.Scheduler, g.Now = st, clock.Now
-	getGmail := e.deps.Gmail
 	later := &gate.Later{Store: st, Vault: g.Vault, Limiter: g.Limiter, Audit: e.deps.Audit, Now: clock.Now, Owner: "one",
-		Send: func(ctx context.Context, acct string, raw []byte, threadID string) (gate.SendResult, error) {
-			mb, err := getGmail(ctx, account.Resolve(acct))
-			if err != nil {
-				return gate.SendResult{}, err
-			}
-			s, err := mb.Send(ctx, raw, threadID)
-			if err != nil {
-				return gate.SendResult{}, err
-			}
-			return gate.SendResult{MessageID: s.ID, ThreadID: s.ThreadID}, nil
-		}}
+		Send: LaterSend(e.deps.Gmail)}
 	at := clock.Now().Add(time.Hour)
 	args := map[string]any{"to": "alice@example.com", "subject": "Later", "body": "At its time.\n", "account": "work", "send_at": at.Format(time.RFC3339)}
 	_, file := request(t, e, "send_email", args)

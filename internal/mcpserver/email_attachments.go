@@ -68,11 +68,8 @@ func (h *emailCall) doGetAttachment(ctx context.Context, in emailAttachmentIn) *
 	// alone says nothing a file could be named after, and a size over the
 	// cap is refused before the bytes are fetched.
 	m, err := h.gm.Message(ctx, msgID)
-	if errors.Is(err, gmail.ErrNotFound) {
-		return errorResult(fmt.Sprintf("Error: Message ID %s not found or no longer accessible.", msgID))
-	}
 	if err != nil {
-		return errorResult("Error reading email: " + userError(err))
+		return errorResult(readFailure(err, "Message", msgID, "reading email"))
 	}
 	var file *gmail.Attachment
 	var data []byte

@@ -160,12 +160,8 @@ func actionLines(a gmail.FilterAction, names map[string]string) []string {
 func (h *emailHandlers) createFilter(ctx context.Context, _ *mcp.CallToolRequest, in emailCreateFilterIn) (*mcp.CallToolResult, any, error) {
 	return h.call(ctx, "create_filter", approval.TargetFilter, func(ctx context.Context, h *emailCall) (*mcp.CallToolResult, gate.Outcome) {
 		f, names, err := h.filterFrom(ctx, in)
-		var inv *approval.ValidationError
-		switch {
-		case errors.As(err, &inv):
-			return invalid(err)
-		case err != nil:
-			return failed("Error: " + err.Error())
+		if err != nil {
+			return invalidOrFailed(err)
 		}
 		var ws []warnings.Warning
 		var b strings.Builder
@@ -193,9 +189,6 @@ func (h *emailHandlers) createFilter(ctx context.Context, _ *mcp.CallToolRequest
 			subject = subject[:200] + "…"
 		}
 		req := approval.Request{Account: h.reqAccount, Kind: approval.KindFilterCreate, Target: approval.TargetFilter, Subject: headerLine(subject), Body: b.String()}
-		if err := req.Validate(); err != nil {
-			return invalid(err)
-		}
 		return h.gatedSettings(ctx, "create_filter", req, ws, func(ctx context.Context) (gate.SendResult, error) {
 			made, err := h.gm.CreateFilter(ctx, f)
 			return gate.SendResult{MessageID: made.ID}, err
@@ -268,40 +261,35 @@ func (h *emailCall) filterFrom(ctx context.Context, in emailCreateFilterIn) (gma
 
 func (h *emailHandlers) deleteFilter(ctx context.Context, _ *mcp.CallToolRequest, in emailDeleteFilterIn) (*mcp.CallToolResult, any, error) {
 	id := strings.TrimSpace(in.FilterID)
-	return h.callDetail(ctx, "delete_filter", "filter:"+oneLine(id), func(ctx context.Context, h *emailCall) (*mcp.CallToolResult, gate.Outcome, string) {
+	return h.call(ctx, "delete_filter", "filter:"+oneLine(id), func(ctx context.Context, h *emailCall) (*mcp.CallToolResult, gate.Outcome) {
 		if _, err := gmailID("filter_id", id); err != nil {
-			res, out := invalid(err)
-			return res, out, ""
+			return invalid(err)
 		}
 		// What the filter was goes in the answer and the audit line, so it
 		// can be made again (create_filter, with the user's approval).
 		filters, err := h.gm.ListFilters(ctx)
 		if err != nil {
-			res, out := failed("Error listing filters: " + userError(err))
-			return res, out, ""
+			return failed("Error listing filters: " + userError(err))
 		}
 		i := slices.IndexFunc(filters, func(f gmail.Filter) bool { return f.ID == id })
 		if i < 0 {
-			res, out := failed(fmt.Sprintf("Error: no filter %s in this mailbox (list_filters lists them). Nothing was deleted.", id))
-			return res, out, ""
+			return failed(fmt.Sprintf("Error: no filter %s in this mailbox (list_filters lists them). Nothing was deleted.", id))
 		}
 		was := filterSummaryNamed(filters[i], h.labelNames(ctx))
-		out := h.d.Gate.Direct(ctx, gate.DirectCall{Tool: "delete_filter",
-			Request: approval.Request{Kind: "delete_filter", Subject: "delete filter " + id, Body: was + "\n"},
-			Note:    "delete_filter in DEV_MODE: no filter was deleted",
-			Do: h.organised(func(ctx context.Context) error {
+		out := h.organise(ctx, "delete_filter", approval.Request{Subject: "delete filter " + id, Body: was + "\n"},
+			"no filter was deleted", func(ctx context.Context) error {
 				return h.gm.DeleteFilter(ctx, id)
-			})})
-		detail := "filter " + id + ": " + oneLine(was)
+			})
+		h.detail = "filter " + id + ": " + oneLine(was)
 		switch out.Status {
 		case gate.DevMode:
-			return textResult(fmt.Sprintf("[DEV_MODE] Filter deletion logged but not made: %s (%s).", id, was)), out, detail
+			return textResult(fmt.Sprintf("[DEV_MODE] Filter deletion logged but not made: %s (%s).", id, was)), out
 		case gate.Sent:
-			return textResult(fmt.Sprintf("Filter %s deleted. It was: %s. Making it again needs create_filter and the user's approval.", id, was)), out, detail
+			return textResult(fmt.Sprintf("Filter %s deleted. It was: %s. Making it again needs create_filter and the user's approval.", id, was)), out
 		}
 		if errors.Is(out.Err, gmail.ErrFilterNotFound) {
-			return errorResult(fmt.Sprintf("Error: filter %s is gone already. Nothing was deleted.", id)), out, detail
+			return errorResult(fmt.Sprintf("Error: filter %s is gone already. Nothing was deleted.", id)), out
 		}
-		return organiseError("deleting the filter", out.Err), out, detail
+		return organiseError("deleting the filter", out.Err), out
 	})
 }

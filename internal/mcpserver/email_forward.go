@@ -2,8 +2,6 @@ package mcpserver
 
 import (
 	"context"
-	"errors"
-	"fmt"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -23,14 +21,11 @@ import (
 
 type emailForwardIn struct {
 	accountArg
-	MessageID  string        `json:"message_id" jsonschema:"Gmail message ID of the message to forward (from search_email or read_email)"`
-	To         recipientsArg `json:"to" jsonschema:"Recipient email address, or a list of them"`
-	Cc         []string      `json:"cc,omitempty" jsonschema:"Copy recipients (email addresses)"`
-	Bcc        []string      `json:"bcc,omitempty" jsonschema:"Blind copy recipients (email addresses; the other recipients do not see them)"`
-	Note       string        `json:"note,omitempty" jsonschema:"Your note, written above the forwarded message"`
-	BodyFormat string        `json:"body_format,omitempty" jsonschema:"text (default), markdown or html: markdown and html also send an HTML part"`
-	From       string        `json:"from,omitempty" jsonschema:"Send from this address: one of your Gmail send-as addresses, verified in Gmail (omit for your default address)"`
-	SendAt     string        `json:"send_at,omitempty" jsonschema:"Send later: the time to send it, RFC 3339 with a zone (2026-12-01T09:00:00+01:00). The approval binds the time; once approved and called again, the email is kept and sent once at that time. Omit to send as soon as it is approved"`
+	MessageID string `json:"message_id" jsonschema:"Gmail message ID of the message to forward (from search_email or read_email)"`
+	emailRecipientArgs
+	Note       string `json:"note,omitempty" jsonschema:"Your note, written above the forwarded message"`
+	BodyFormat string `json:"body_format,omitempty" jsonschema:"text (default), markdown or html: markdown and html also send an HTML part"`
+	emailSenderArgs
 }
 
 // forward sends message_id's text and attachments on, through the gate.
@@ -41,8 +36,8 @@ func (h *emailHandlers) forward(ctx context.Context, _ *mcp.CallToolRequest, in 
 }
 
 func (h *emailCall) doForward(ctx context.Context, in emailForwardIn) (*mcp.CallToolResult, gate.Outcome) {
-	if len(in.To) == 0 {
-		return invalid(&mailmsg.InvalidError{Field: "to", Text: "at least one recipient is required in to"})
+	if err := in.checkTo(); err != nil {
+		return invalid(err)
 	}
 	req := approval.Request{Account: h.reqAccount, Kind: approval.KindForward, ToList: in.To, Cc: in.Cc, Bcc: in.Bcc, MessageID: in.MessageID, Body: in.Note}
 	// The ids, recipients and note are checked before Gmail is asked.
@@ -53,18 +48,12 @@ func (h *emailCall) doForward(ctx context.Context, in emailForwardIn) (*mcp.Call
 	if _, err := mailmsg.RenderBody(mailmsg.BodyFormat(in.BodyFormat), ""); err != nil {
 		return invalid(&mailmsg.InvalidError{Field: "body_format", Value: in.BodyFormat, Err: err})
 	}
-	if req.From, err = h.sendAs(ctx, in.From); err != nil { // email_sendas.go
-		return invalid(err)
-	}
-	if req.SendAt, err = sendAtArg(in.SendAt, h.now()); err != nil { // email_schedule.go
+	if err := h.setSender(ctx, &req, in.emailSenderArgs); err != nil {
 		return invalid(err)
 	}
 	m, err := h.gm.Message(ctx, req.MessageID)
-	if errors.Is(err, gmail.ErrNotFound) {
-		return failed(fmt.Sprintf("Error: Message ID %s not found or no longer accessible.", req.MessageID))
-	}
 	if err != nil {
-		return failed("Error forwarding email: " + userError(err))
+		return failed(readFailure(err, "Message", req.MessageID, "forwarding email"))
 	}
 	atts, err := h.originalAttachments(ctx, m)
 	if err != nil {

@@ -131,6 +131,9 @@ type emailCall struct {
 	// sent is the account's own memory of its Sent folder (it shadows
 	// emailHandlers.sent).
 	sent *sentCache
+	// detail is what the call's audit line says it did beyond its outcome
+	// (emailHandlers.call), when its tool says more.
+	detail string
 }
 
 // accountArg is the optional account every email tool takes (embedded in
@@ -144,7 +147,7 @@ func (a accountArg) accountName() string { return a.Account }
 type accountKey struct{}
 
 // withAccount carries the account an email call's arguments name to
-// callDetail.
+// emailHandlers.call.
 func withAccount(ctx context.Context, in any) context.Context {
 	if a, ok := in.(interface{ accountName() string }); ok {
 		return context.WithValue(ctx, accountKey{}, a.accountName())

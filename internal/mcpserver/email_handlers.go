@@ -45,11 +45,8 @@ func (h *emailCall) doSearch(ctx context.Context, in emailSearchIn) *mcp.CallToo
 		return h.doSearchThreads(ctx, in, max) // email_threads.go
 	}
 	page, err := h.gm.SearchPage(ctx, in.Query, max, in.PageToken)
-	if errors.Is(err, gmail.ErrBadPageToken) {
-		return errorResult("Error: page_token " + gmail.ErrBadPageToken.Error() + "; repeat the search without page_token to start again")
-	}
 	if err != nil {
-		return errorResult("Error searching emails: " + userError(err))
+		return pageFailure(err, "repeat the search", "searching emails")
 	}
 	found := page.Results
 	if len(found) == 0 {
@@ -92,20 +89,14 @@ func (h *emailCall) doRead(ctx context.Context, in emailReadIn) *mcp.CallToolRes
 	var msgs []*gmail.Message
 	if msgID != "" {
 		m, err := h.gm.Message(ctx, msgID)
-		if errors.Is(err, gmail.ErrNotFound) {
-			return errorResult(fmt.Sprintf("Error: Message ID %s not found or no longer accessible.", msgID))
-		}
 		if err != nil {
-			return errorResult("Error reading email: " + userError(err))
+			return errorResult(readFailure(err, "Message", msgID, "reading email"))
 		}
 		msgs = []*gmail.Message{m}
 	} else {
 		t, err := h.gm.Thread(ctx, threadID)
-		if errors.Is(err, gmail.ErrNotFound) || errors.Is(err, gmail.ErrThreadNotFound) {
-			return errorResult(fmt.Sprintf("Error: Thread ID %s not found or no longer accessible.", threadID))
-		}
 		if err != nil {
-			return errorResult("Error reading email: " + userError(err))
+			return errorResult(readFailure(err, "Thread", threadID, "reading email"))
 		}
 		msgs = t
 	}
@@ -211,8 +202,8 @@ func (h *emailHandlers) newEmail(ctx context.Context, tool string, in emailCompo
 // hands do the request it describes, with its body format and attachments.
 func (h *emailCall) checkEmail(ctx context.Context, in emailComposeIn,
 	do func(context.Context, approval.Request, extras) (*mcp.CallToolResult, gate.Outcome)) (*mcp.CallToolResult, gate.Outcome) {
-	if len(in.To) == 0 {
-		return invalid(&mailmsg.InvalidError{Field: "to", Text: "at least one recipient is required in to"})
+	if err := in.checkTo(); err != nil {
+		return invalid(err)
 	}
 	email, err := mailmsg.Validate(mailmsg.Input{To: in.To, Cc: in.Cc, Bcc: in.Bcc, Subject: in.Subject, Body: in.Body})
 	if err != nil {
@@ -224,10 +215,7 @@ func (h *emailCall) checkEmail(ctx context.Context, in emailComposeIn,
 	}
 	req := approval.Request{Account: h.reqAccount, Kind: approval.KindSend, To: in.To[0], ToList: in.To[1:], Cc: in.Cc, Bcc: in.Bcc,
 		Subject: email.Subject, Body: in.Body}
-	if req.From, err = h.sendAs(ctx, in.From); err != nil { // email_sendas.go
-		return invalid(err)
-	}
-	if req.SendAt, err = sendAtArg(in.SendAt, h.now()); err != nil { // email_schedule.go
+	if err := h.setSender(ctx, &req, in.emailSenderArgs); err != nil {
 		return invalid(err)
 	}
 	if req, err = x.bind(req); err != nil {
@@ -245,17 +233,13 @@ func (h *emailCall) doDraft(ctx context.Context, req approval.Request, x extras)
 	if err != nil {
 		return invalid(err)
 	}
-	dev := req
-	dev.Kind = "email_draft"
-	out := h.d.Gate.Direct(ctx, gate.DirectCall{Tool: "draft_email", Request: dev,
-		Note: "draft_email in DEV_MODE: no draft was created",
-		Do: func(ctx context.Context) (gate.SendResult, error) {
-			id, err := h.gm.CreateDraft(ctx, raw, "")
-			if err == nil {
-				h.recordDraft(ctx, id)
-			}
-			return gate.SendResult{MessageID: id}, err
-		}})
+	out := h.direct(ctx, "draft_email", "email_draft", req, "no draft was created", func(ctx context.Context) (gate.SendResult, error) {
+		id, err := h.gm.CreateDraft(ctx, raw, "")
+		if err == nil {
+			h.recordDraft(ctx, id)
+		}
+		return gate.SendResult{MessageID: id}, err
+	})
 	switch out.Status {
 	case gate.DevMode:
 		return textResult(fmt.Sprintf("[DEV_MODE] Draft logged but not created. To: %s, Subject: %s",
@@ -555,10 +539,7 @@ func (h *emailCall) doReply(ctx context.Context, in emailReplyIn) (*mcp.CallTool
 	}
 	req := approval.Request{Account: h.reqAccount, Kind: approval.KindReply, To: to.Address, ThreadID: threadID, MessageID: msgID,
 		Subject: mailmsg.ReplySubject(parent.Subject), Body: in.Body}
-	if req.From, err = h.sendAs(ctx, in.From); err != nil { // email_sendas.go
-		return invalid(err)
-	}
-	if req.SendAt, err = sendAtArg(in.SendAt, h.now()); err != nil { // email_schedule.go
+	if err := h.setSender(ctx, &req, in.emailSenderArgs); err != nil {
 		return invalid(err)
 	}
 	if in.ReplyAll {

@@ -97,33 +97,31 @@ func valueOr(s, d string) string {
 }
 
 func (h *emailHandlers) createLabel(ctx context.Context, _ *mcp.CallToolRequest, in emailCreateLabelIn) (*mcp.CallToolResult, any, error) {
-	return h.callDetail(ctx, "create_label", "label:"+oneLine(in.Name), func(ctx context.Context, h *emailCall) (*mcp.CallToolResult, gate.Outcome, string) {
+	return h.call(ctx, "create_label", "label:"+oneLine(in.Name), func(ctx context.Context, h *emailCall) (*mcp.CallToolResult, gate.Outcome) {
 		spec, err := labelSpec(in.Name, in.LabelListVisibility, in.MessageListVisibility, in.TextColor, in.BackgroundColor)
 		if err == nil && spec.Name == "" {
 			err = invalidField("name", "name must not be empty")
 		}
 		if err != nil {
-			res, out := invalid(err)
-			return res, out, ""
+			return invalid(err)
 		}
 		var made gmail.LabelInfo
-		out := h.d.Gate.Direct(ctx, gate.DirectCall{Tool: "create_label",
-			Request: approval.Request{Kind: "create_label", Subject: "create label " + spec.Name, Body: fmt.Sprintf("%+v\n", spec)},
-			Note:    "create_label in DEV_MODE: no label was created",
-			Do: h.organised(func(ctx context.Context) error {
+		out := h.organise(ctx, "create_label", approval.Request{Subject: "create label " + spec.Name, Body: fmt.Sprintf("%+v\n", spec)},
+			"no label was created", func(ctx context.Context) error {
 				made, err = h.gm.NewLabel(ctx, spec)
 				return err
-			})})
-		detail := "label " + oneLine(spec.Name)
+			})
+		h.detail = "label " + oneLine(spec.Name)
 		switch {
 		case out.Status == gate.DevMode:
-			return textResult(fmt.Sprintf("[DEV_MODE] Label creation logged but not made: %q.", spec.Name)), out, detail
+			return textResult(fmt.Sprintf("[DEV_MODE] Label creation logged but not made: %q.", spec.Name)), out
 		case out.Status == gate.Sent:
-			return textResult("Label created: " + describeLabel(made) + "."), out, detail + "; " + made.ID
+			h.detail += "; " + made.ID
+			return textResult("Label created: " + describeLabel(made) + "."), out
 		case errors.Is(out.Err, gmail.ErrLabelExists):
-			return errorResult(fmt.Sprintf("Error: a label named %q exists already (Gmail compares names without case); nothing was created.", spec.Name)), out, detail
+			return errorResult(fmt.Sprintf("Error: a label named %q exists already (Gmail compares names without case); nothing was created.", spec.Name)), out
 		}
-		return organiseError("creating the label", out.Err), out, detail
+		return organiseError("creating the label", out.Err), out
 	})
 }
 
@@ -150,55 +148,42 @@ func (h *emailCall) userLabel(ctx context.Context, nameOrID string) (gmail.Label
 }
 
 func (h *emailHandlers) renameLabel(ctx context.Context, _ *mcp.CallToolRequest, in emailRenameLabelIn) (*mcp.CallToolResult, any, error) {
-	return h.callDetail(ctx, "rename_label", "label:"+oneLine(in.Label), func(ctx context.Context, h *emailCall) (*mcp.CallToolResult, gate.Outcome, string) {
+	return h.call(ctx, "rename_label", "label:"+oneLine(in.Label), func(ctx context.Context, h *emailCall) (*mcp.CallToolResult, gate.Outcome) {
 		spec, err := labelSpec(in.NewName, in.LabelListVisibility, in.MessageListVisibility, in.TextColor, in.BackgroundColor)
 		if err == nil && spec == (gmail.LabelSpec{}) {
 			err = invalidField("new_name", "nothing to change: give new_name, a visibility or the colours")
 		}
 		if err != nil {
-			res, out := invalid(err)
-			return res, out, ""
+			return invalid(err)
 		}
 		l, err := h.userLabel(ctx, in.Label)
-		var inv *approval.ValidationError
-		switch {
-		case errors.As(err, &inv):
-			res, out := invalid(err)
-			return res, out, ""
-		case err != nil:
-			res, out := failed("Error: " + err.Error())
-			return res, out, ""
+		if err != nil {
+			return invalidOrFailed(err)
 		}
 		var changed gmail.LabelInfo
-		out := h.d.Gate.Direct(ctx, gate.DirectCall{Tool: "rename_label",
-			Request: approval.Request{Kind: "rename_label", Subject: "change label " + l.Name, Body: fmt.Sprintf("%s: %+v\n", l.ID, spec)},
-			Note:    "rename_label in DEV_MODE: no label was changed",
-			Do: h.organised(func(ctx context.Context) error {
+		out := h.organise(ctx, "rename_label", approval.Request{Subject: "change label " + l.Name, Body: fmt.Sprintf("%s: %+v\n", l.ID, spec)},
+			"no label was changed", func(ctx context.Context) error {
 				changed, err = h.gm.PatchLabel(ctx, l.ID, spec)
 				return err
-			})})
-		detail := "label " + l.ID
+			})
+		h.detail = "label " + l.ID
 		switch {
 		case out.Status == gate.DevMode:
-			return textResult(fmt.Sprintf("[DEV_MODE] Label change logged but not made: %s %q.", l.ID, l.Name)), out, detail
+			return textResult(fmt.Sprintf("[DEV_MODE] Label change logged but not made: %s %q.", l.ID, l.Name)), out
 		case out.Status == gate.Sent:
-			return textResult(fmt.Sprintf("Label changed (was %q): %s.", l.Name, describeLabel(changed))), out, detail
+			return textResult(fmt.Sprintf("Label changed (was %q): %s.", l.Name, describeLabel(changed))), out
 		case errors.Is(out.Err, gmail.ErrLabelExists):
-			return errorResult(fmt.Sprintf("Error: a label named %q exists already; nothing was changed.", spec.Name)), out, detail
+			return errorResult(fmt.Sprintf("Error: a label named %q exists already; nothing was changed.", spec.Name)), out
 		}
-		return organiseError("changing the label", out.Err), out, detail
+		return organiseError("changing the label", out.Err), out
 	})
 }
 
 func (h *emailHandlers) deleteLabel(ctx context.Context, _ *mcp.CallToolRequest, in emailDeleteLabelIn) (*mcp.CallToolResult, any, error) {
 	return h.call(ctx, "delete_label", "label:"+oneLine(in.Label), func(ctx context.Context, h *emailCall) (*mcp.CallToolResult, gate.Outcome) {
 		l, err := h.userLabel(ctx, in.Label)
-		var inv *approval.ValidationError
-		switch {
-		case errors.As(err, &inv):
-			return invalid(err)
-		case err != nil:
-			return failed("Error: " + err.Error())
+		if err != nil {
+			return invalidOrFailed(err)
 		}
 		// Reading what the deletion touches is a read: before the gate,
 		// so a wrong label never writes a request.
@@ -219,9 +204,6 @@ func (h *emailHandlers) deleteLabel(ctx context.Context, _ *mcp.CallToolRequest,
 			Subject: fmt.Sprintf("delete label %q (%s)", l.Name, l.ID),
 			Body: fmt.Sprintf("Delete the user label %q (id %s) from this mailbox.\nIt is removed from every message and thread that has it; the messages themselves stay.\nThis cannot be undone.\n",
 				l.Name, l.ID)}
-		if err := req.Validate(); err != nil {
-			return invalid(err)
-		}
 		return h.gatedSettings(ctx, "delete_label", req, ws, func(ctx context.Context) (gate.SendResult, error) {
 			return gate.SendResult{}, h.gm.DeleteLabel(ctx, l.ID)
 		})

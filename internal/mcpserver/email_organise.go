@@ -106,45 +106,34 @@ func (h *emailHandlers) modifyLabels(ctx context.Context, _ *mcp.CallToolRequest
 	if in.ThreadID != "" {
 		target = "thread:" + oneLine(in.ThreadID)
 	}
-	return h.callDetail(ctx, "modify_labels", target, h.doModifyLabels(in))
-}
-
-func (h *emailHandlers) doModifyLabels(in emailModifyLabelsIn) func(context.Context, *emailCall) (*mcp.CallToolResult, gate.Outcome, string) {
-	return func(ctx context.Context, h *emailCall) (*mcp.CallToolResult, gate.Outcome, string) {
+	return h.call(ctx, "modify_labels", target, func(ctx context.Context, h *emailCall) (*mcp.CallToolResult, gate.Outcome) {
 		ids, threadID, err := messagesOrThread(in.MessageIDs, in.ThreadID)
 		if err != nil {
-			res, out := invalid(err)
-			return res, out, ""
+			return invalid(err)
 		}
 		change, err := h.labelChange(ctx, in)
-		var refused *mailmsg.InvalidError
-		if errors.As(err, &refused) {
-			res, out := invalid(err)
-			return res, out, ""
-		}
 		if err != nil {
-			res, out := failed("Error: " + err.Error())
-			return res, out, ""
+			return invalidOrFailed(err)
 		}
 		what := describeChange(change)
-		detail := countOf(ids, threadID) + "; " + what
 		var done int
-		out := h.d.Gate.Direct(ctx, gate.DirectCall{Tool: "modify_labels",
-			Request: approval.Request{Kind: "modify_labels", ThreadID: threadID, Subject: what,
-				Body: "Messages: " + strings.Join(ids, ", ") + "\n"},
-			Note: "modify_labels in DEV_MODE: no label was changed",
-			Do: h.organised(func(ctx context.Context) error {
-				if threadID != "" {
-					msgs, err := h.gm.ModifyThread(ctx, threadID, change)
-					done = len(msgs)
-					return err
-				}
-				done, err = h.gm.ModifyMessages(ctx, ids, change)
+		out := h.organise(ctx, "modify_labels", approval.Request{ThreadID: threadID, Subject: what,
+			Body: "Messages: " + strings.Join(ids, ", ") + "\n"}, "no label was changed", func(ctx context.Context) error {
+			if threadID != "" {
+				msgs, err := h.gm.ModifyThread(ctx, threadID, change)
+				done = len(msgs)
 				return err
-			})})
+			}
+			done, err = h.gm.ModifyMessages(ctx, ids, change)
+			return err
+		})
+		h.detail = countOf(ids, threadID) + "; " + what
+		if out.Status != gate.DevMode {
+			h.detail += fmt.Sprintf("; %d done", done)
+		}
 		switch {
 		case out.Status == gate.DevMode:
-			return textResult(fmt.Sprintf("[DEV_MODE] Label change logged but not made (%s): %s.", countOf(ids, threadID), what)), out, detail
+			return textResult(fmt.Sprintf("[DEV_MODE] Label change logged but not made (%s): %s.", countOf(ids, threadID), what)), out
 		case out.Status == gate.Sent:
 			on := fmt.Sprintf("%d messages", done)
 			if done == 1 {
@@ -153,10 +142,10 @@ func (h *emailHandlers) doModifyLabels(in emailModifyLabelsIn) func(context.Cont
 			if threadID != "" {
 				on += " of thread " + threadID
 			}
-			return textResult(fmt.Sprintf("Labels changed on %s: %s.", on, what)), out, fmt.Sprintf("%s; %d done", detail, done)
+			return textResult(fmt.Sprintf("Labels changed on %s: %s.", on, what)), out
 		}
-		return organiseError("changing labels", out.Err), out, fmt.Sprintf("%s; %d done", detail, done)
-	}
+		return organiseError("changing labels", out.Err), out
+	})
 }
 
 func (h *emailHandlers) untrash(ctx context.Context, _ *mcp.CallToolRequest, in emailUntrashIn) (*mcp.CallToolResult, any, error) {
@@ -164,58 +153,72 @@ func (h *emailHandlers) untrash(ctx context.Context, _ *mcp.CallToolRequest, in 
 	if in.ThreadID != "" {
 		target = "thread:" + oneLine(in.ThreadID)
 	}
-	return h.callDetail(ctx, "untrash_email", target, func(ctx context.Context, h *emailCall) (*mcp.CallToolResult, gate.Outcome, string) {
+	return h.call(ctx, "untrash_email", target, func(ctx context.Context, h *emailCall) (*mcp.CallToolResult, gate.Outcome) {
 		var ids []string
 		if in.MessageID != "" {
 			ids = []string{in.MessageID}
 		}
 		ids, threadID, err := messagesOrThread(ids, in.ThreadID)
 		if err != nil {
-			res, out := invalid(err)
-			return res, out, ""
+			return invalid(err)
 		}
 		var done int
-		out := h.d.Gate.Direct(ctx, gate.DirectCall{Tool: "untrash_email",
-			Request: approval.Request{Kind: "untrash_email", ThreadID: threadID, Subject: "untrash " + countOf(ids, threadID),
-				Body: "Messages: " + strings.Join(ids, ", ") + "\n"},
-			Note: "untrash_email in DEV_MODE: nothing was taken out of the trash",
-			Do: h.organised(func(ctx context.Context) error {
-				if threadID != "" {
-					msgs, err := h.gm.UntrashThread(ctx, threadID)
-					done = len(msgs)
-					return err
-				}
-				_, err := h.gm.UntrashMessage(ctx, ids[0])
-				if err == nil {
-					done = 1
-				}
+		out := h.organise(ctx, "untrash_email", approval.Request{ThreadID: threadID, Subject: "untrash " + countOf(ids, threadID),
+			Body: "Messages: " + strings.Join(ids, ", ") + "\n"}, "nothing was taken out of the trash", func(ctx context.Context) error {
+			if threadID != "" {
+				msgs, err := h.gm.UntrashThread(ctx, threadID)
+				done = len(msgs)
 				return err
-			})})
-		detail := fmt.Sprintf("%s; %d untrashed", countOf(ids, threadID), done)
+			}
+			_, err := h.gm.UntrashMessage(ctx, ids[0])
+			if err == nil {
+				done = 1
+			}
+			return err
+		})
+		h.detail = fmt.Sprintf("%s; %d untrashed", countOf(ids, threadID), done)
 		switch {
 		case out.Status == gate.DevMode:
-			return textResult(fmt.Sprintf("[DEV_MODE] Untrash logged but not made (%s).", countOf(ids, threadID))), out, detail
+			return textResult(fmt.Sprintf("[DEV_MODE] Untrash logged but not made (%s).", countOf(ids, threadID))), out
 		case out.Status == gate.Sent && threadID != "":
-			return textResult(fmt.Sprintf("Thread %s taken out of the trash (%d messages).", threadID, done)), out, detail
+			return textResult(fmt.Sprintf("Thread %s taken out of the trash (%d messages).", threadID, done)), out
 		case out.Status == gate.Sent:
-			return textResult(fmt.Sprintf("Message %s taken out of the trash.", ids[0])), out, detail
+			return textResult(fmt.Sprintf("Message %s taken out of the trash.", ids[0])), out
 		}
-		return organiseError("taking out of the trash", out.Err), out, detail
+		return organiseError("taking out of the trash", out.Err), out
 	})
 }
 
-// organised wraps an organising write: it takes a slot of ORGANIZE_LIMIT
-// first (one per call, whatever the number of messages), so the limit
-// holds across processes and restarts. DEV_MODE never gets here.
-func (h *emailHandlers) organised(do func(context.Context) error) gate.SendFunc {
-	return func(ctx context.Context) (gate.SendResult, error) {
+// direct runs a write that needs no approval through the gate
+// (Gate.Direct), so DEV_MODE is decided there: it logs req as kind with the
+// note "<tool> in DEV_MODE: <notDone>", and do is never called.
+func (h *emailHandlers) direct(ctx context.Context, tool string, kind approval.Kind, req approval.Request, notDone string, do gate.SendFunc) gate.Outcome {
+	req.Kind = kind
+	return h.d.Gate.Direct(ctx, gate.DirectCall{Tool: tool, Request: req, Note: tool + " in DEV_MODE: " + notDone, Do: do})
+}
+
+// organise is direct for an organising write (its kind is the tool): do
+// first takes a slot of ORGANIZE_LIMIT (one per call, whatever the number
+// of messages), so the limit holds across processes and restarts.
+func (h *emailHandlers) organise(ctx context.Context, tool string, req approval.Request, notDone string, do func(context.Context) error) gate.Outcome {
+	return h.direct(ctx, tool, approval.Kind(tool), req, notDone, func(ctx context.Context) (gate.SendResult, error) {
 		if l := h.d.OrganizeLimiter; l != nil {
 			if _, err := l.Reserve(ctx, time.Now(), "organize"); err != nil {
 				return gate.SendResult{}, err
 			}
 		}
 		return gate.SendResult{}, do(ctx)
+	})
+}
+
+// invalidOrFailed answers a check that failed before the gate: a refused
+// argument (*mailmsg.InvalidError) is invalid, anything else (Gmail could
+// not be read) failed.
+func invalidOrFailed(err error) (*mcp.CallToolResult, gate.Outcome) {
+	if _, ok := errors.AsType[*mailmsg.InvalidError](err); ok {
+		return invalid(err)
 	}
+	return failed("Error: " + err.Error())
 }
 
 // organiseError is the answer to a failed modify_labels or untrash_email.

@@ -1,13 +1,16 @@
 package mcpserver
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/mailgate/mailgate/internal/account"
 	"github.com/mailgate/mailgate/internal/approval"
+	"github.com/mailgate/mailgate/internal/gate"
 	"github.com/mailgate/mailgate/internal/mailmsg"
 )
 
@@ -43,6 +46,22 @@ func sendAtArg(s string, now time.Time) (time.Time, error) {
 			Text: fmt.Sprintf("Invalid send_at: %s is more than a year ahead", approval.FormatSendAt(t))}
 	}
 	return t, nil
+}
+
+// LaterSend is how the gate sends a kept email at its time
+// (gate.Later.Send): from the email's own account, through gm.
+func LaterSend(gm GmailGetter) func(ctx context.Context, acct string, raw []byte, threadID string) (gate.SendResult, error) {
+	return func(ctx context.Context, acct string, raw []byte, threadID string) (gate.SendResult, error) {
+		mb, err := gm(ctx, account.Resolve(acct))
+		if err != nil {
+			return gate.SendResult{}, err
+		}
+		s, err := mb.Send(ctx, raw, threadID)
+		if err != nil {
+			return gate.SendResult{}, err
+		}
+		return gate.SendResult{MessageID: s.ID, ThreadID: s.ThreadID}, nil
+	}
 }
 
 // now is the gate's clock (a test's fake one), else the wall clock.

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mailgate/mailgate/internal/account"
 	"github.com/mailgate/mailgate/internal/gate"
 	"github.com/mailgate/mailgate/internal/localgmail"
 	"github.com/mailgate/mailgate/internal/localgmail/gmailschema"
@@ -58,20 +57,9 @@ func laterServers(t *testing.T, n int, grace time.Duration) ([]*laterServer, *fa
 		}
 		g := e.deps.Gate
 		g.Scheduler, g.Now, g.LateGrace = st, clock.Now, grace
-		getGmail := e.deps.Gmail
 		out = append(out, &laterServer{emailEnv: e, sched: st, later: &gate.Later{
 			Store: st, Vault: g.Vault, Limiter: g.Limiter, Audit: e.deps.Audit, Grace: grace, Now: clock.Now, Owner: fmt.Sprintf("server-%d", i),
-			Send: func(ctx context.Context, acct string, raw []byte, threadID string) (gate.SendResult, error) {
-				mb, err := getGmail(ctx, account.Resolve(acct))
-				if err != nil {
-					return gate.SendResult{}, err
-				}
-				s, err := mb.Send(ctx, raw, threadID)
-				if err != nil {
-					return gate.SendResult{}, err
-				}
-				return gate.SendResult{MessageID: s.ID, ThreadID: s.ThreadID}, nil
-			}}})
+			Send: LaterSend(e.deps.Gmail)}})
 	}
 	return out, clock, gm
 }

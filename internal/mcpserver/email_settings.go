@@ -31,14 +31,18 @@ type SettingsAdmin interface {
 var _ SettingsAdmin = (*gmail.Client)(nil)
 
 // gatedSettings runs a settings change through the gate: one request
-// whose description (req.Body) is exactly what do will do, then, once the
-// human moved it to Approved/, do is called once. Any other call (another
+// whose description (req.Body) is exactly what do will do (a request that
+// does not validate is refused first), then, once the human moved it to
+// Approved/, do is called once. Any other call (another
 // description) is another request; an approval the human edited is
 // refused by the vault (approval/kind_settings.go). ws are shown to the
 // approver beside the description (not bound: counts that change as mail
 // arrives, say).
 func (h *emailCall) gatedSettings(ctx context.Context, tool string, req approval.Request, ws []warnings.Warning,
 	do func(context.Context) (gate.SendResult, error)) (*mcp.CallToolResult, gate.Outcome) {
+	if err := req.Validate(); err != nil {
+		return invalid(err)
+	}
 	return h.submit(ctx, gate.Call{Tool: tool, Request: req,
 		Warnings: func(context.Context) []warnings.Warning { return ws },
 		Compose:  gate.Exactly(req, do)})

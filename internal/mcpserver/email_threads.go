@@ -78,11 +78,8 @@ func (h *emailCall) doReadThread(ctx context.Context, in emailReadThreadIn) *mcp
 		return errorResult("Error: " + err.Error())
 	}
 	ids, err := h.gm.ThreadMessageIDs(ctx, threadID)
-	if errors.Is(err, gmail.ErrNotFound) || errors.Is(err, gmail.ErrThreadNotFound) {
-		return errorResult(fmt.Sprintf("Error: Thread ID %s not found or no longer accessible.", threadID))
-	}
 	if err != nil {
-		return errorResult("Error reading thread: " + userError(err))
+		return errorResult(readFailure(err, "Thread", threadID, "reading thread"))
 	}
 	if from >= len(ids) {
 		return errorResult(fmt.Sprintf("Error: page_token points past the end of thread %s (%d messages): start again without page_token", threadID, len(ids)))
@@ -118,11 +115,8 @@ func (h *emailCall) doReadThread(ctx context.Context, in emailReadThreadIn) *mcp
 // fenced like the message list.
 func (h *emailCall) doSearchThreads(ctx context.Context, in emailSearchIn, max int) *mcp.CallToolResult {
 	page, err := h.gm.SearchThreads(ctx, in.Query, max, in.PageToken)
-	if errors.Is(err, gmail.ErrBadPageToken) {
-		return errorResult("Error: page_token " + gmail.ErrBadPageToken.Error() + "; repeat the search without page_token to start again")
-	}
 	if err != nil {
-		return errorResult("Error searching emails: " + userError(err))
+		return pageFailure(err, "repeat the search", "searching emails")
 	}
 	if len(page.Results) == 0 {
 		return textResult("No threads found matching: " + in.Query + nextPageLine("search_email", page.NextPageToken))

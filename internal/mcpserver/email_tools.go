@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mailgate/mailgate/internal/account"
+	"github.com/mailgate/mailgate/internal/approval"
 	"github.com/mailgate/mailgate/internal/attach"
 	"github.com/mailgate/mailgate/internal/audit"
 	"github.com/mailgate/mailgate/internal/gate"
@@ -138,15 +139,12 @@ type emailReadIn struct {
 
 type emailComposeIn struct {
 	accountArg
-	To          recipientsArg `json:"to" jsonschema:"Recipient email address, or a list of them"`
-	Cc          []string      `json:"cc,omitempty" jsonschema:"Copy recipients (email addresses)"`
-	Bcc         []string      `json:"bcc,omitempty" jsonschema:"Blind copy recipients (email addresses; the other recipients do not see them)"`
-	Subject     string        `json:"subject" jsonschema:"Email subject line"`
-	Body        string        `json:"body" jsonschema:"Email body: plain text unless body_format says otherwise"`
-	BodyFormat  string        `json:"body_format,omitempty" jsonschema:"text (default), markdown or html: markdown and html also send an HTML part"`
-	Attachments []string      `json:"attachments,omitempty" jsonschema:"Files to attach: paths inside the attachment folder (ATTACHMENTS_DIR; a relative path is taken inside it)"`
-	From        string        `json:"from,omitempty" jsonschema:"Send from this address: one of your Gmail send-as addresses, verified in Gmail (omit for your default address)"`
-	SendAt      string        `json:"send_at,omitempty" jsonschema:"Send later: the time to send it, RFC 3339 with a zone (2026-12-01T09:00:00+01:00). The approval binds the time; once approved and called again, the email is kept and sent once at that time. Omit to send as soon as it is approved"`
+	emailRecipientArgs
+	Subject     string   `json:"subject" jsonschema:"Email subject line"`
+	Body        string   `json:"body" jsonschema:"Email body: plain text unless body_format says otherwise"`
+	BodyFormat  string   `json:"body_format,omitempty" jsonschema:"text (default), markdown or html: markdown and html also send an HTML part"`
+	Attachments []string `json:"attachments,omitempty" jsonschema:"Files to attach: paths inside the attachment folder (ATTACHMENTS_DIR; a relative path is taken inside it)"`
+	emailSenderArgs
 }
 
 type emailReplyIn struct {
@@ -157,8 +155,42 @@ type emailReplyIn struct {
 	ReplyAll    bool     `json:"reply_all,omitempty" jsonschema:"Also reply to the message's other recipients (its To and Cc, keeping Cc as Cc), minus your own addresses"`
 	BodyFormat  string   `json:"body_format,omitempty" jsonschema:"text (default), markdown or html: markdown and html also send an HTML part"`
 	Attachments []string `json:"attachments,omitempty" jsonschema:"Files to attach: paths inside the attachment folder (ATTACHMENTS_DIR; a relative path is taken inside it)"`
-	From        string   `json:"from,omitempty" jsonschema:"Send from this address: one of your Gmail send-as addresses, verified in Gmail (omit for your default address)"`
-	SendAt      string   `json:"send_at,omitempty" jsonschema:"Send later: the time to send it, RFC 3339 with a zone (2026-12-01T09:00:00+01:00). The approval binds the time; once approved and called again, the email is kept and sent once at that time. Omit to send as soon as it is approved"`
+	emailSenderArgs
+}
+
+// emailRecipientArgs are the recipients of an email the agent writes
+// (draft_email, send_email, update_draft, forward_email).
+type emailRecipientArgs struct {
+	To  recipientsArg `json:"to" jsonschema:"Recipient email address, or a list of them"`
+	Cc  []string      `json:"cc,omitempty" jsonschema:"Copy recipients (email addresses)"`
+	Bcc []string      `json:"bcc,omitempty" jsonschema:"Blind copy recipients (email addresses; the other recipients do not see them)"`
+}
+
+// checkTo refuses an email with nobody in to.
+func (r emailRecipientArgs) checkTo() error {
+	if len(r.To) == 0 {
+		return &mailmsg.InvalidError{Field: "to", Text: "at least one recipient is required in to"}
+	}
+	return nil
+}
+
+// emailSenderArgs are the arguments of every email that is sent (send_email,
+// reply_email, forward_email; draft_email and update_draft take from): whose
+// address it goes out from and when.
+type emailSenderArgs struct {
+	From   string `json:"from,omitempty" jsonschema:"Send from this address: one of your Gmail send-as addresses, verified in Gmail (omit for your default address)"`
+	SendAt string `json:"send_at,omitempty" jsonschema:"Send later: the time to send it, RFC 3339 with a zone (2026-12-01T09:00:00+01:00). The approval binds the time; once approved and called again, the email is kept and sent once at that time. Omit to send as soon as it is approved"`
+}
+
+// setSender checks a's from (email_sendas.go) and send_at
+// (email_schedule.go) and binds them into req.
+func (h *emailCall) setSender(ctx context.Context, req *approval.Request, a emailSenderArgs) error {
+	var err error
+	if req.From, err = h.sendAs(ctx, a.From); err != nil {
+		return err
+	}
+	req.SendAt, err = sendAtArg(a.SendAt, h.now())
+	return err
 }
 
 // recipientsArg is a `to` given as one address (the contract's string) or
@@ -254,13 +286,17 @@ type sentCache struct {
 	seen map[string]bool
 }
 
-func (c *sentCache) remember(addr string) {
+func (c *sentCache) remember(addr string) { c.note(addr, true) }
+
+// note records what Sent showed of addr: once known, always known.
+func (c *sentCache) note(addr string, known bool) {
+	key := strings.ToLower(addr)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.seen == nil {
 		c.seen = map[string]bool{}
 	}
-	c.seen[strings.ToLower(addr)] = true
+	c.seen[key] = c.seen[key] || known
 }
 
 // prefetch asks Gmail about every address of addrs not known yet, at most
@@ -283,12 +319,7 @@ func (c *sentCache) prefetch(ctx context.Context, mb GmailReader, addrs []string
 	for _, a := range ask {
 		g.Go(func() error {
 			if known, err := mb.HasSentTo(ctx, a); err == nil {
-				c.mu.Lock()
-				if c.seen == nil {
-					c.seen = map[string]bool{}
-				}
-				c.seen[strings.ToLower(a)] = c.seen[strings.ToLower(a)] || known
-				c.mu.Unlock()
+				c.note(a, known)
 			}
 			return nil
 		})
@@ -301,21 +332,15 @@ func (c *sentCache) prefetch(ctx context.Context, mb GmailReader, addrs []string
 // is not a reason to alarm the human; it is logged by nobody's choice: the
 // warning is advice, never a gate).
 func (c *sentCache) warn(ctx context.Context, mb GmailReader, addr string) []warnings.Warning {
-	key := strings.ToLower(addr)
 	c.mu.Lock()
-	known, ok := c.seen[key]
+	known, ok := c.seen[strings.ToLower(addr)]
 	c.mu.Unlock()
 	if !ok {
 		var err error
 		if known, err = mb.HasSentTo(ctx, addr); err != nil {
 			return nil
 		}
-		c.mu.Lock()
-		if c.seen == nil {
-			c.seen = map[string]bool{}
-		}
-		c.seen[key] = c.seen[key] || known
-		c.mu.Unlock()
+		c.note(addr, known)
 	}
 	if known {
 		return nil
@@ -330,17 +355,10 @@ func (c *sentCache) warn(ctx context.Context, mb GmailReader, addr string) []war
 // error and does nothing else. The line's result is the call's
 // typed outcome (gate.Status.AuditResult), never read back from the answer's
 // text, so rewording an answer cannot change the log. A read has no gate
-// outcome (its Status is unset): it succeeded or it did not.
+// outcome (its Status is unset): it succeeded or it did not. A tool whose
+// line also says what it did (modify_labels: how many messages, which
+// labels) sets the call's detail.
 func (h *emailHandlers) call(ctx context.Context, tool, target string, do func(context.Context, *emailCall) (*mcp.CallToolResult, gate.Outcome)) (*mcp.CallToolResult, any, error) {
-	return h.callDetail(ctx, tool, target, func(ctx context.Context, c *emailCall) (*mcp.CallToolResult, gate.Outcome, string) {
-		res, out := do(ctx, c)
-		return res, out, ""
-	})
-}
-
-// callDetail is call for a tool whose audit line also says what it did
-// (modify_labels: how many messages, which labels) in its detail.
-func (h *emailHandlers) callDetail(ctx context.Context, tool, target string, do func(context.Context, *emailCall) (*mcp.CallToolResult, gate.Outcome, string)) (*mcp.CallToolResult, any, error) {
 	start := time.Now()
 	ctx = withCorrelation(ctx)
 	var res *mcp.CallToolResult
@@ -353,7 +371,9 @@ func (h *emailHandlers) callDetail(ctx context.Context, tool, target string, do 
 		res = errorResult(err.Error())
 	} else {
 		reqAccount = h.requestAccount(name)
-		res, out, detail = do(ctx, &emailCall{emailHandlers: h, gm: mb, account: name, reqAccount: reqAccount, sent: h.sentFor(name)})
+		c := &emailCall{emailHandlers: h, gm: mb, account: name, reqAccount: reqAccount, sent: h.sentFor(name)}
+		res, out = do(ctx, c)
+		detail = c.detail
 	}
 	if h.d.Audit == nil {
 		return res, nil, nil
@@ -377,6 +397,16 @@ func (h *emailHandlers) callDetail(ctx context.Context, tool, target string, do 
 // line and every gate decision it leads to.
 func withCorrelation(ctx context.Context) context.Context {
 	return audit.WithCorrelationID(ctx, audit.NewCorrelationID())
+}
+
+// readFailure is the text of a failed read of a message or a thread (kind
+// "Message" or "Thread"): the id is unknown or gone, or doing it failed
+// ("reading email").
+func readFailure(err error, kind, id, doing string) string {
+	if errors.Is(err, gmail.ErrNotFound) || errors.Is(err, gmail.ErrThreadNotFound) {
+		return fmt.Sprintf("Error: %s ID %s not found or no longer accessible.", kind, id)
+	}
+	return "Error " + doing + ": " + userError(err)
 }
 
 // userError formats an error from Gmail for the agent, keeping re-auth and

@@ -2,7 +2,6 @@ package mcpserver
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/url"
 	"strings"
@@ -12,7 +11,6 @@ import (
 	"github.com/mailgate/mailgate/internal/approval"
 	"github.com/mailgate/mailgate/internal/fence"
 	"github.com/mailgate/mailgate/internal/gate"
-	"github.com/mailgate/mailgate/internal/gmail"
 	"github.com/mailgate/mailgate/internal/mailmsg"
 	"github.com/mailgate/mailgate/internal/unsubscribe"
 	"github.com/mailgate/mailgate/internal/warnings"
@@ -59,11 +57,8 @@ func (h *emailHandlers) unsubscribe(ctx context.Context, _ *mcp.CallToolRequest,
 			return invalid(invalidField("method", "method is one-click or mailto"))
 		}
 		lh, err := h.gm.ListUnsubscribe(ctx, id)
-		switch {
-		case errors.Is(err, gmail.ErrNotFound):
-			return failed(fmt.Sprintf("Error: Message ID %s not found or no longer accessible.", id))
-		case err != nil:
-			return failed("Error reading the message: " + userError(err))
+		if err != nil {
+			return failed(readFailure(err, "Message", id, "reading the message"))
 		}
 		opts, err := unsubscribe.Parse(lh.ListUnsubscribe, lh.ListUnsubscribePost)
 		if err != nil {
@@ -132,9 +127,6 @@ func (h *emailHandlers) unsubscribe(ctx context.Context, _ *mcp.CallToolRequest,
 		}
 		b.WriteString("\nIt tells the list's sender that this address reads its mail; it cannot be taken back.\n")
 		req.Subject, req.Body = headerLine(req.Subject), b.String()
-		if err := req.Validate(); err != nil {
-			return invalid(err)
-		}
 		return h.gatedSettings(ctx, "unsubscribe", req, ws, do)
 	})
 }

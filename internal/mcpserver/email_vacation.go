@@ -145,9 +145,6 @@ func (h *emailHandlers) setVacation(ctx context.Context, _ *mcp.CallToolRequest,
 			}
 		}
 		req := approval.Request{Account: h.reqAccount, Kind: approval.KindVacation, Target: approval.TargetVacation, Subject: subject, Body: describeVacation(v)}
-		if err := req.Validate(); err != nil {
-			return invalid(err)
-		}
 		return h.gatedSettings(ctx, "set_vacation", req, ws, func(ctx context.Context) (gate.SendResult, error) {
 			_, err := h.gm.UpdateVacation(ctx, v)
 			return gate.SendResult{}, err

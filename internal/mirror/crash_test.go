@@ -117,7 +117,7 @@ func TestCrash(t *testing.T) {
 				return nil
 			})
 			e.startGmail(t, e.db, e.svc, time.Second)
-			waitDrained(t, e.db, "gmail", 20*time.Second)
+			waitDrained(t, e.db, "gmail", drainWait)
 			assertExactlyOnce(t, e, ids)
 		})
 	}

@@ -51,7 +51,7 @@ func TestEscalationMirrored(t *testing.T) {
 		t.Fatalf("reminders %v, notices %v", reminder, notice)
 	}
 	e.startGmail(t, e.db, e.svc, 0)
-	waitDrained(t, e.db, "gmail", 10*time.Second)
+	waitDrained(t, e.db, "gmail", drainWait)
 	assertExactlyOnce(t, e, []int64{orig, reminder[0], notice[0]})
 	for id, subject := range map[int64]string{reminder[0]: "Subject: Reminder: please acknowledge: Schema change",
 		notice[0]: "Subject: Not acknowledged by GreenCastle: Schema change"} {

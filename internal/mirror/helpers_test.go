@@ -111,6 +111,12 @@ func (e *env) startGmail(t *testing.T, db *store.DB, svc *agentmail.Service, lea
 	t.Cleanup(func() { stop() })
 }
 
+// drainWait bounds a wait for a worker to empty its outbox: a bound on a
+// hung test, not a speed the test asks for (a drain of a few rows takes
+// milliseconds, but 20 s on a CI machine running the race suites beside
+// other work failed two tests with no error at all).
+const drainWait = 2 * time.Minute
+
 // waitDrained waits until the sink's outbox is empty.
 func waitDrained(t *testing.T, db *store.DB, sink string, within time.Duration) {
 	t.Helper()

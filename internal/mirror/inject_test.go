@@ -6,7 +6,6 @@ import (
 	"net/mail"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/mailgate/mailgate/internal/mirror"
 )
@@ -25,7 +24,7 @@ func TestMirrorHeaderInjectionByThreadName(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.startGmail(t, e.db, e.svc, 0)
-	waitDrained(t, e.db, "gmail", 10*time.Second)
+	waitDrained(t, e.db, "gmail", drainWait)
 	raw := rawOf(t, e, id)
 	msg, err := mail.ReadMessage(strings.NewReader(raw))
 	if err != nil {

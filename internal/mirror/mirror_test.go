@@ -30,7 +30,7 @@ func TestThreading(t *testing.T) {
 	named := e.send(t, "RedStone", "Ticket work", "TKT-7", "BlueLake")
 	named2 := e.send(t, "BlueLake", "Ticket work", "TKT-7", "RedStone")
 	e.startGmail(t, e.db, e.svc, 0)
-	waitDrained(t, e.db, "gmail", 10*time.Second)
+	waitDrained(t, e.db, "gmail", drainWait)
 	assertExactlyOnce(t, e, []int64{first, r1, r2, named, named2})
 
 	threadOf := func(id int64) string {
@@ -133,7 +133,7 @@ func TestLabelCreatedOnce(t *testing.T) {
 				db, svc := openStore(t, e.path) // one connection pool per "process"
 				e.startGmail(t, db, svc, 0)
 			}
-			waitDrained(t, e.db, "gmail", 10*time.Second)
+			waitDrained(t, e.db, "gmail", drainWait)
 			assertExactlyOnce(t, e, ids)
 			if n := e.gm.Calls("labels.create"); n > tc.wantCreates || (!tc.precreate && n < 1) {
 				t.Errorf("labels.create called %d times, want 1..%d", n, tc.wantCreates)
@@ -206,7 +206,7 @@ func TestOutage(t *testing.T) {
 				return nil
 			})
 			e.gm.ClearFaults()
-			waitDrained(t, e.db, "gmail", 20*time.Second)
+			waitDrained(t, e.db, "gmail", drainWait)
 			assertExactlyOnce(t, e, ids)
 			if tc.fault.Drop && e.gm.Calls("messages.list") == 0 {
 				t.Error("lost answers were retried without looking for the earlier insert")

@@ -369,7 +369,7 @@ func TestMigrateStoreOfEarlierCode(t *testing.T) {
 
 	e.startGmail(t, db, svc, 0)
 	fourth := e.send(t, "RedStone", "after", "", "BlueLake")
-	waitDrained(t, db, mirror.GmailSinkName, 10*time.Second)
+	waitDrained(t, db, mirror.GmailSinkName, drainWait)
 	if n := e.gm.Calls("messages.insert"); n != 3 {
 		t.Errorf("%d inserts, want 3 (the backlog and the new message; the recorded one is done)", n)
 	}
@@ -407,7 +407,7 @@ func TestMigrateFreshStore(t *testing.T) {
 	after := e.send(t, "GreenCastle", "after", "", "BlueLake")
 	reply := e.reply(t, "BlueLake", after)
 	e.startGmail(t, e.db, e.svc, 0)
-	waitDrained(t, e.db, mirror.GmailSinkName, 10*time.Second)
+	waitDrained(t, e.db, mirror.GmailSinkName, drainWait)
 	assertExactlyOnce(t, e, []int64{before, after, reply})
 }
 

@@ -27,7 +27,7 @@ func TestStats(t *testing.T) {
 		t.Fatalf("Stats = %+v, want gmail with 2 waiting since the first send", stats)
 	}
 	e.startGmail(t, e.db, e.svc, time.Minute)
-	waitDrained(t, e.db, "gmail", 30*time.Second)
+	waitDrained(t, e.db, "gmail", drainWait)
 	if stats, err = mirror.Stats(ctx, e.db); err != nil || len(stats) != 1 || stats[0].Depth != 0 || !stats[0].Oldest.IsZero() {
 		t.Fatalf("after draining: %+v, %v", stats, err)
 	}

@@ -64,26 +64,39 @@ func wantLimited(t *testing.T, l *Limiter, now time.Time, want time.Duration) {
 	}
 }
 
-// Slots dated a month ahead: the clock ran a month fast while three sends
-// were made, then was set right. The sends are 3, 2 and 1 minutes old:
-// the next slot frees in 57 minutes, not in a month.
-func TestWindowSlotsDatedAMonthAhead(t *testing.T) {
+// Slots dated a month away from the wall clock's time now: the clock ran
+// a month fast while three sends were made, then was set right (ahead); or
+// it stepped a month forward a few minutes after them (back). The sends
+// are 3, 2 and 1 minutes old for every process on the machine: the next
+// slot frees in 57 minutes, not in a month.
+func TestWindowSlotsDatedAMonthAway(t *testing.T) {
 	t.Parallel()
-	wall, real := testutil.NewClock(t0.Add(month)), testutil.NewClock(t0)
-	dsn := storetest.DSN(t)
-	l := clocked(t, dsn, real, "boot:a")
-	reserveN(t, l, wall, real, 3)
-	wall.Set(t0.Add(3 * time.Minute)) // set right; real time went on
-	wantLimited(t, l, wall.Now(), 57*time.Minute)
-	// Another process on the same machine reads the same clock.
-	wantLimited(t, clocked(t, dsn, real, "boot:a"), wall.Now(), 57*time.Minute)
-	advance(57*time.Minute, wall, real)
-	if _, err := l.Reserve(context.Background(), wall.Now(), "after"); err != nil {
-		t.Fatalf("an hour after the sends: %v", err)
+	for _, tc := range []struct {
+		name       string
+		start, set time.Time // the wall clock at the first send, and after the sends
+	}{
+		{"ahead", t0.Add(month), t0.Add(3 * time.Minute)},
+		{"back", t0, t0.Add(month + 3*time.Minute)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			wall, real := testutil.NewClock(tc.start), testutil.NewClock(t0)
+			dsn := storetest.DSN(t)
+			l := clocked(t, dsn, real, "boot:a")
+			reserveN(t, l, wall, real, 3)
+			wall.Set(tc.set) // real time went on
+			wantLimited(t, l, wall.Now(), 57*time.Minute)
+			// Another process on the same machine reads the same clock.
+			wantLimited(t, clocked(t, dsn, real, "boot:a"), wall.Now(), 57*time.Minute)
+			advance(57*time.Minute, wall, real)
+			if _, err := l.Reserve(context.Background(), wall.Now(), "after"); err != nil {
+				t.Fatalf("an hour after the sends: %v", err)
+			}
+		})
 	}
 }
 
-// The same, seen from a limiter that cannot age the slots by their clock
+// Slots dated a month ahead (as above), seen from a limiter that cannot age the slots by their clock
 // (after a reboot; another host): a slot dated in the future counts as
 // taken now, so it holds one window from when it is first seen, never a
 // month.
@@ -107,24 +120,6 @@ func TestWindowSlotsDatedAMonthAheadOtherClock(t *testing.T) {
 				t.Fatalf("one window after the step: %v", err)
 			}
 		})
-	}
-}
-
-// Slots dated a month back: the clock stepped a month forward a few
-// minutes after three sends. They are still in the window for every
-// process on the machine.
-func TestWindowSlotsDatedAMonthBack(t *testing.T) {
-	t.Parallel()
-	wall, real := testutil.NewClock(t0), testutil.NewClock(t0)
-	dsn := storetest.DSN(t)
-	l := clocked(t, dsn, real, "boot:a")
-	reserveN(t, l, wall, real, 3)
-	wall.Set(t0.Add(month + 3*time.Minute))
-	wantLimited(t, l, wall.Now(), 57*time.Minute)
-	wantLimited(t, clocked(t, dsn, real, "boot:a"), wall.Now(), 57*time.Minute)
-	advance(57*time.Minute, wall, real)
-	if _, err := l.Reserve(context.Background(), wall.Now(), "after"); err != nil {
-		t.Fatalf("an hour after the sends: %v", err)
 	}
 }
 

@@ -10,8 +10,17 @@ import (
 // state another goroutine or process reaches with no event to wait on (a
 // worker's next poll, a child process's file). A generous timeout costs
 // nothing when the state comes; the error says what was last seen.
+//
+// timeout is raised to minWait: it bounds a hung test, never a speed the
+// test asks for, and a CI machine running the race suites of every package
+// on two cores turned 10-20 s bounds on millisecond states into failures
+// that named no error at all.
+// minWait is the shortest bound Eventually keeps.
+const minWait = 2 * time.Minute
+
 func Eventually(t testing.TB, timeout time.Duration, check func() error) {
 	t.Helper()
+	timeout = max(timeout, minWait)
 	deadline := time.Now().Add(timeout)
 	for {
 		err := check()

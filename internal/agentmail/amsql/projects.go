@@ -67,13 +67,13 @@ func each(rows *sql.Rows, f func(Row) error) error {
 	return rows.Err()
 }
 
-// collect returns every row of rows, read by scan.
 // Collect scans every row of rows with scan, for an engine's own
 // statements.
 func Collect[T any](rows *sql.Rows, scan func(Row) (T, error)) ([]T, error) {
 	return collect(rows, scan)
 }
 
+// collect returns every row of rows, read by scan.
 func collect[T any](rows *sql.Rows, scan func(Row) (T, error)) ([]T, error) {
 	var out []T
 	err := each(rows, func(row Row) error {

@@ -2,6 +2,7 @@ package amsql
 
 import (
 	"context"
+	"database/sql"
 	"time"
 
 	"github.com/mailgate/mailgate/internal/agentmail"
@@ -66,19 +67,33 @@ func (t *Tx) InsertReservations(ctx context.Context, rs []*agentmail.Reservation
 	if len(rs) == 0 {
 		return nil
 	}
-	r0 := rs[0]
-	patterns := make([]string, len(rs))
-	byPattern := make(map[string]*agentmail.Reservation, len(rs))
-	for i, r := range rs {
-		patterns[i] = r.PathPattern
-		byPattern[r.PathPattern] = r
-	}
-	rows, err := t.query(ctx, insertReservations,
-		r0.ProjectID, r0.AgentID, Flag(r0.Exclusive), r0.Reason, US(r0.CreatedAt), US(r0.ExpiresAt), t.sql.d.Strings(patterns))
+	rows, err := t.query(ctx, insertReservations, GrantArgs(rs, t.sql.d.Strings)...)
 	if err != nil {
 		return err
 	}
-	return t.sql.d.MapErr(each(rows, func(row Row) error {
+	return t.sql.d.MapErr(ScanGrant(rows, rs))
+}
+
+// GrantArgs are the arguments of a statement inserting rs, one grant (one
+// agent's patterns, alike but for the pattern): the fields they share,
+// then the patterns as one list parameter (list is the Dialect's Strings).
+func GrantArgs(rs []*agentmail.Reservation, list func([]string) any) []any {
+	r0 := rs[0]
+	patterns := make([]string, len(rs))
+	for i, r := range rs {
+		patterns[i] = r.PathPattern
+	}
+	return []any{r0.ProjectID, r0.AgentID, Flag(r0.Exclusive), r0.Reason, US(r0.CreatedAt), US(r0.ExpiresAt), list(patterns)}
+}
+
+// ScanGrant reads the rows (id, path_pattern) a grant's insert returns and
+// gives each of rs the id returned for its pattern.
+func ScanGrant(rows *sql.Rows, rs []*agentmail.Reservation) error {
+	byPattern := make(map[string]*agentmail.Reservation, len(rs))
+	for _, r := range rs {
+		byPattern[r.PathPattern] = r
+	}
+	return each(rows, func(row Row) error {
 		var id int64
 		var p string
 		err := row.Scan(&id, &p)
@@ -86,7 +101,7 @@ func (t *Tx) InsertReservations(ctx context.Context, rs []*agentmail.Reservation
 			r.ID = id
 		}
 		return err
-	}))
+	})
 }
 
 func (t *Tx) SetReservationExpiry(ctx context.Context, id int64, expires time.Time) error {

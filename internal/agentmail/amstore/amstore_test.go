@@ -35,20 +35,7 @@ func open(tb testing.TB, opts agentmail.Options) *agentmail.Service {
 // service builds a service over db.
 func service(tb testing.TB, db *store.DB, opts agentmail.Options) *agentmail.Service {
 	tb.Helper()
-	svc, _ := serviceStore(tb, db, opts)
-	return svc
-}
-
-// serviceStore builds a service over db and returns its store too, for
-// the tool sets' ports.
-func serviceStore(tb testing.TB, db *store.DB, opts agentmail.Options) (*agentmail.Service, amstore.Store) {
-	tb.Helper()
-	svc, st, err := amstore.NewServiceStore(context.Background(), db, opts)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { svc.Close() }) // before the DB's: it stops the indexer
-	return svc, st
+	return testutil.AgentMail(tb, db, opts)
 }
 
 // handles opens one fresh store n times: separate pools on one database.
@@ -391,7 +378,7 @@ func TestAgentMailStaleSweepAcrossHandles(t *testing.T) {
 	chOpts := channels.Options{ProjectKey: "/proj", StaleAfter: stale, SweepInterval: 24 * time.Hour}
 	chs := make([]*channels.Set, len(dbs))
 	for i, db := range dbs {
-		svc, st := serviceStore(t, db, opts)
+		svc, st := testutil.AgentMailStore(t, db, opts)
 		chs[i] = channels.New(svc, st.Channels(), chOpts)
 	}
 	rounds, perRound := testutil.Size(3, 8), 5 // 8 rounds in make test (MAILGATE_TEST_FULL)
@@ -554,10 +541,7 @@ func TestAgentMailSearchWindow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got []int64
-	for _, h := range res.Result {
-		got = append(got, h.ID)
-	}
+	got := testutil.HitIDs(res)
 	want := slices.Clone(ids[len(ids)-4:])
 	slices.Reverse(want)
 	want = append([]int64{ids[100]}, want...)

@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/mailgate/mailgate/internal/agentmail"
-	"github.com/mailgate/mailgate/internal/agentmail/amstore"
 	"github.com/mailgate/mailgate/internal/agentmail/channels"
 	"github.com/mailgate/mailgate/internal/store/storetest"
+	"github.com/mailgate/mailgate/internal/testutil"
 )
 
 // open returns the set over a fresh store, with a clock the test moves.
@@ -22,12 +22,8 @@ func open(t *testing.T) (*channels.Set, *atomic.Int64) {
 	t.Helper()
 	var clock atomic.Int64
 	clock.Store(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano())
-	svc, st, err := amstore.NewServiceStore(context.Background(), storetest.Open(t),
+	svc, st := testutil.AgentMailStore(t, storetest.Open(t),
 		agentmail.Options{Now: func() time.Time { return time.Unix(0, clock.Load()) }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { svc.Close() }) // before the DB's: it stops the indexer
 	return channels.New(svc, st.Channels(), channels.Options{ProjectKey: "/proj", StaleAfter: 2 * time.Minute, SweepInterval: 24 * time.Hour}), &clock
 }
 

@@ -14,18 +14,14 @@ import (
 	"time"
 
 	"github.com/mailgate/mailgate/internal/agentmail"
-	"github.com/mailgate/mailgate/internal/agentmail/amstore"
 	"github.com/mailgate/mailgate/internal/agentmail/mailboxset"
 	"github.com/mailgate/mailgate/internal/store/storetest"
+	"github.com/mailgate/mailgate/internal/testutil"
 )
 
 func open(t *testing.T) *mailboxset.Set {
 	t.Helper()
-	svc, st, err := amstore.NewServiceStore(context.Background(), storetest.Open(t), agentmail.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { svc.Close() }) // before the DB's: it stops the indexer
+	svc, st := testutil.AgentMailStore(t, storetest.Open(t), agentmail.Options{})
 	return mailboxset.New(svc, st.Mailboxes(), "/proj")
 }
 

@@ -25,28 +25,10 @@ func (t *tx) GrantReservations(ctx context.Context, rs []*agentmail.Reservation)
 	if len(rs) == 0 {
 		return nil
 	}
-	r0 := rs[0]
-	patterns := make([]string, len(rs))
-	byPattern := make(map[string]*agentmail.Reservation, len(rs))
-	for i, r := range rs {
-		patterns[i] = r.PathPattern
-		byPattern[r.PathPattern] = r
-	}
-	rows, err := t.query(ctx, grantSQL, r0.ProjectID, r0.AgentID, amsql.Flag(r0.Exclusive), r0.Reason,
-		amsql.US(r0.CreatedAt), amsql.US(r0.ExpiresAt), patterns, reservationLockKey(r0.ProjectID))
+	args := append(amsql.GrantArgs(rs, dialect.Strings), reservationLockKey(rs[0].ProjectID))
+	rows, err := t.query(ctx, grantSQL, args...)
 	if err != nil {
 		return err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var id int64
-		var p string
-		if err := rows.Scan(&id, &p); err != nil {
-			return t.note(err)
-		}
-		if r := byPattern[p]; r != nil {
-			r.ID = id
-		}
-	}
-	return dialect.MapErr(t.note(rows.Err()))
+	return dialect.MapErr(t.note(amsql.ScanGrant(rows, rs)))
 }

@@ -59,6 +59,23 @@ func waitingOn(t *testing.T, db *store.DB, scope string, n int) {
 	}
 }
 
+// holdScope runs a writer of scope on st that, once inside, holds the scope
+// until release is called; done answers the writer's error.
+func holdScope(st *Store, scope agentmail.Scope) (release func(), done <-chan error) {
+	entered, released := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	errc := make(chan error, 1)
+	go func() {
+		errc <- st.WriteScoped(context.Background(), scope, func(agentmail.Tx) error {
+			once.Do(func() { close(entered) })
+			<-released
+			return nil
+		})
+	}()
+	<-entered
+	return func() { close(released) }, errc
+}
+
 // TestWriteScopedQueuesAcrossServers: a writer of a scope on another server
 // waits for the holder's commit before its transaction begins (it never
 // runs alongside and fails), then runs.
@@ -67,17 +84,7 @@ func TestWriteScopedQueuesAcrossServers(t *testing.T) {
 	a, b, db, key := twoServers(t)
 	ctx := context.Background()
 	scope := agentmail.Scope{Key: key, Always: true}
-	entered, release := make(chan struct{}), make(chan struct{})
-	var once sync.Once
-	first := make(chan error, 1)
-	go func() {
-		first <- a.WriteScoped(ctx, scope, func(agentmail.Tx) error {
-			once.Do(func() { close(entered) })
-			<-release
-			return nil
-		})
-	}()
-	<-entered
+	release, first := holdScope(a, scope)
 	secondRan := make(chan struct{})
 	second := make(chan error, 1)
 	go func() {
@@ -96,7 +103,7 @@ func TestWriteScopedQueuesAcrossServers(t *testing.T) {
 		t.Fatal("the second server's writer ran while the first held the scope")
 	default:
 	}
-	close(release)
+	release()
 	if err := <-first; err != nil {
 		t.Fatal(err)
 	}
@@ -113,19 +120,8 @@ func TestWriteScopedWaitersLeaveThePool(t *testing.T) {
 	a, b, db, key := twoServers(t)
 	ctx := context.Background()
 	scope := agentmail.Scope{Key: key, Always: true}
-	entered, release := make(chan struct{}), make(chan struct{})
-	var once sync.Once
+	release, held := holdScope(a, scope)
 	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		a.WriteScoped(ctx, scope, func(agentmail.Tx) error {
-			once.Do(func() { close(entered) })
-			<-release
-			return nil
-		})
-	}()
-	<-entered
 	const writers = 40 // more than a pool holds
 	errs := make(chan error, writers)
 	for range writers {
@@ -144,7 +140,8 @@ func TestWriteScopedWaitersLeaveThePool(t *testing.T) {
 	}); err != nil {
 		t.Fatalf("a read on the server whose writers queue: %v", err)
 	}
-	close(release)
+	release()
+	<-held
 	wg.Wait()
 	close(errs)
 	for err := range errs {

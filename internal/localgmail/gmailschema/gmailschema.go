@@ -275,10 +275,8 @@ func (d *Doc) CheckResponse(httpMethod, path string, status int, contentType str
 		}
 		return nil
 	}
-	var v any
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	if err := dec.Decode(&v); err != nil {
+	v, err := decodeJSON(body)
+	if err != nil {
 		return []string{fmt.Sprintf("%s: answer is not JSON: %v", m.ID, err)}
 	}
 	var problems []string
@@ -292,15 +290,24 @@ func (d *Doc) CheckRequest(httpMethod, path string, body []byte) []string {
 	if m == nil || m.Request == nil || len(bytes.TrimSpace(body)) == 0 {
 		return nil
 	}
-	var v any
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	if err := dec.Decode(&v); err != nil {
+	v, err := decodeJSON(body)
+	if err != nil {
 		return []string{fmt.Sprintf("%s request: not JSON: %v", m.ID, err)}
 	}
 	var problems []string
 	d.check(&problems, false, m.ID+" request "+m.Request.Ref, m.Request.Ref, &Schema{Ref: m.Request.Ref}, v)
 	return problems
+}
+
+// decodeJSON decodes a body with its numbers as written (json.Number), so
+// an integer is held to its format's range as sent, never as a rounded
+// float64.
+func decodeJSON(body []byte) (any, error) {
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	err := dec.Decode(&v)
+	return v, err
 }
 
 // check validates v against s, appending to problems; at names the place

@@ -23,12 +23,20 @@ import (
 // may use it: this package imports them.
 func AgentMail(tb testing.TB, db *store.DB, opts agentmail.Options) *agentmail.Service {
 	tb.Helper()
-	svc, err := amstore.NewService(context.Background(), db, opts)
+	svc, _ := AgentMailStore(tb, db, opts)
+	return svc
+}
+
+// AgentMailStore is AgentMail that returns the store too, for the tool
+// sets' ports (Channels, Mailboxes).
+func AgentMailStore(tb testing.TB, db *store.DB, opts agentmail.Options) (*agentmail.Service, amstore.Store) {
+	tb.Helper()
+	svc, st, err := amstore.NewServiceStore(context.Background(), db, opts)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { svc.Close() })
-	return svc
+	return svc, st
 }
 
 // ChildAgentMail is for a child process (RunOrChild): it opens the store at
@@ -46,6 +54,15 @@ func ChildAgentMail(ctx context.Context, path string) (*store.DB, *agentmail.Ser
 		os.Exit(2)
 	}
 	return db, svc
+}
+
+// HitIDs are the ids of a search's hits, in their order.
+func HitIDs(res agentmail.SearchResult) []int64 {
+	var ids []int64
+	for _, h := range res.Result {
+		ids = append(ids, h.ID)
+	}
+	return ids
 }
 
 // Register ensures project on svc and registers agents in it by name.
