@@ -35,7 +35,7 @@ func open(tb testing.TB, opts agentmail.Options) *agentmail.Service {
 // service builds a service over db.
 func service(tb testing.TB, db *store.DB, opts agentmail.Options) *agentmail.Service {
 	tb.Helper()
-	return testutil.AgentMail(tb, db, opts)
+	return amtest.AgentMail(tb, db, opts)
 }
 
 // handles opens one fresh store n times: separate pools on one database.
@@ -378,7 +378,7 @@ func TestAgentMailStaleSweepAcrossHandles(t *testing.T) {
 	chOpts := channels.Options{ProjectKey: "/proj", StaleAfter: stale, SweepInterval: 24 * time.Hour}
 	chs := make([]*channels.Set, len(dbs))
 	for i, db := range dbs {
-		svc, st := testutil.AgentMailStore(t, db, opts)
+		svc, st := amtest.AgentMailStore(t, db, opts)
 		chs[i] = channels.New(svc, st.Channels(), chOpts)
 	}
 	rounds, perRound := testutil.Size(3, 8), 5 // 8 rounds in make test (MAILGATE_TEST_FULL)
@@ -541,7 +541,7 @@ func TestAgentMailSearchWindow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := testutil.HitIDs(res)
+	got := amtest.HitIDs(res)
 	want := slices.Clone(ids[len(ids)-4:])
 	slices.Reverse(want)
 	want = append([]int64{ids[100]}, want...)

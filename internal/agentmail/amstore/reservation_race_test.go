@@ -84,7 +84,7 @@ func TestClaimAndGrantAcrossServers(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	dbs := handles(t, 2)
-	svc0, st0 := testutil.AgentMailStore(t, dbs[0], agentmail.Options{})
+	svc0, st0 := amtest.AgentMailStore(t, dbs[0], agentmail.Options{})
 	svc1 := service(t, dbs[1], agentmail.Options{})
 	const project = "/p"
 	set := channels.New(svc0, st0.Channels(), channels.Options{ProjectKey: project})

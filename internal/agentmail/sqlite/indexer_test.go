@@ -176,7 +176,7 @@ func TestDeferredIndexMigration(t *testing.T) {
 	if _, err := db.Exec(`INSERT INTO am_messages_fts(am_messages_fts, rank) VALUES ('integrity-check', 1)`); err != nil {
 		t.Fatalf("index after the upgrade: %v", err)
 	}
-	got := testutil.HitIDs(res)
+	got := amtest.HitIDs(res)
 	if len(got) != 2 || !(got[0] == 1 || got[1] == 1) || !(got[0] == newID || got[1] == newID) {
 		t.Errorf("search(widget) after the upgrade found %v, want 1 and %d", got, newID)
 	}
@@ -284,7 +284,7 @@ func TestPrefixIndexMigration(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := testutil.HitIDs(res)
+		got := amtest.HitIDs(res)
 		slices.Sort(got)
 		if !slices.Equal(got, c.want) {
 			t.Errorf("search(%s) after the upgrade = %v, want %v", c.q, got, c.want)
@@ -353,7 +353,7 @@ func TestSearchLeavesQueueItCannotMatch(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return testutil.HitIDs(res)
+		return amtest.HitIDs(res)
 	}
 	for _, q := range []string{"canary", "deploy NOT schema", "roll*", `"canary rollout"`} {
 		if got := search(q); !slices.Equal(got, []int64{old}) {
