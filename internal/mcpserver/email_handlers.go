@@ -233,17 +233,13 @@ func (h *emailCall) doDraft(ctx context.Context, req approval.Request, x extras)
 	if err != nil {
 		return invalid(err)
 	}
-	dev := req
-	dev.Kind = "email_draft"
-	out := h.d.Gate.Direct(ctx, gate.DirectCall{Tool: "draft_email", Request: dev,
-		Note: "draft_email in DEV_MODE: no draft was created",
-		Do: func(ctx context.Context) (gate.SendResult, error) {
-			id, err := h.gm.CreateDraft(ctx, raw, "")
-			if err == nil {
-				h.recordDraft(ctx, id)
-			}
-			return gate.SendResult{MessageID: id}, err
-		}})
+	out := h.direct(ctx, "draft_email", "email_draft", req, "no draft was created", func(ctx context.Context) (gate.SendResult, error) {
+		id, err := h.gm.CreateDraft(ctx, raw, "")
+		if err == nil {
+			h.recordDraft(ctx, id)
+		}
+		return gate.SendResult{MessageID: id}, err
+	})
 	switch out.Status {
 	case gate.DevMode:
 		return textResult(fmt.Sprintf("[DEV_MODE] Draft logged but not created. To: %s, Subject: %s",
