@@ -84,8 +84,8 @@ func serve(ctx context.Context, env *environment, args []string) error {
 	// every tool schema it is given; the store's migrations): from the
 	// runtime's 4 MiB first heap target, the collector ran two or three
 	// times before the first answer, its workers taking the cores the start
-	// needs. It runs at startGCPercent until the store is open, then at the
-	// user's GOGC.
+	// needs. It runs at startGCPercent until the store is open, then at
+	// stdioGCPercent (a GOGC the user set stays theirs throughout).
 	restoreGC := setGCPercent(env.getenv, startGCPercent)
 	defer restoreGC()
 	// The server answers initialize while the store opens: the tools that
@@ -99,7 +99,7 @@ func serve(ctx context.Context, env *environment, args []string) error {
 	var openErr error
 	openDepsInBackground := func() {
 		defer close(opened)
-		defer restoreGC()
+		defer setGCPercent(env.getenv, stdioGCPercent)
 		app, deps, openErr = openDeps(ctx, cfg, logger, *useSandbox)
 		if openErr == nil {
 			if openErr = app.announce(ctx, cfg, logger, "stdio", *useSandbox); openErr == nil {
@@ -175,6 +175,16 @@ func serve(ctx context.Context, env *environment, args []string) error {
 // startGCPercent is the collector's target (GOGC) of a stdio server until
 // its store is open, when GOGC is not set (see serve).
 const startGCPercent = 400
+
+// stdioGCPercent is the collector's target (GOGC) of a stdio server once
+// its store is open, when GOGC is not set. Most of what a tool call
+// allocates is garbage at once: go-sdk decodes each call's parameters
+// twice more, each time with a new 32 KiB buffer (70% of the bytes
+// allocated per send_message), while a few MiB stay live, so at the
+// default of 100 the collector ran every few dozen calls. At 200 it runs
+// half as often: 15–20% less server CPU per send_message for about 4 MiB
+// more peak RSS (BENCHMARKS.md, issue 29; 400 saved no more and cost 12).
+const stdioGCPercent = 200
 
 // startQuietWait is how long a stdio server whose client has not been
 // answered yet waits before opening its store anyway (see serve).

@@ -27,8 +27,7 @@ func TestArchiveProfilesAndReservations(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not installed")
 	}
-	clock := newFakeClock()
-	h := newAMHarness(t, func(o *agentmail.Options) { o.Now = clock.Now })
+	h, clock := newAMHarnessClocked(t)
 	vault := t.TempDir()
 	git := func(args ...string) string {
 		out, err := exec.Command("git", append([]string{"-C", vault, "-c", "user.name=t", "-c", "user.email=t@x"}, args...)...).CombinedOutput()

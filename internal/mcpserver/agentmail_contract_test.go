@@ -28,8 +28,7 @@ func TestContractHealthReady(t *testing.T) {
 // only", whatever the importance.
 func TestContractFetchInboxUrgentOnly(t *testing.T) {
 	t.Parallel()
-	clock := newFakeClock()
-	h := newAMHarness(t, func(o *agentmail.Options) { o.Now = clock.Now })
+	h, clock := newAMHarnessClocked(t)
 	h.setup("/p/app", "GreenDog", "BlueLake")
 	send := func(importance string, ack bool) int64 {
 		var out agentmail.SendResult
@@ -56,8 +55,7 @@ func TestContractFetchInboxUrgentOnly(t *testing.T) {
 // reserves with the same defaults.
 func TestContractReservationDefaults(t *testing.T) {
 	t.Parallel()
-	clock := newFakeClock()
-	h := newAMHarness(t, func(o *agentmail.Options) { o.Now = clock.Now })
+	h, clock := newAMHarnessClocked(t)
 	h.setup("/p/app", "GreenDog", "BlueLake")
 	var a, b agentmail.ReserveResult
 	h.call("file_reservation_paths", map[string]any{"project_key": "/p/app", "agent_name": "GreenDog", "paths": []string{"docs/**"}}, &a)

@@ -195,8 +195,7 @@ func TestAgentMailCrossProject(t *testing.T) {
 // TTL floor, and force-release only when stale (holder notified).
 func TestAgentMailReservations(t *testing.T) {
 	t.Parallel()
-	clock := newFakeClock()
-	h := newAMHarness(t, func(o *agentmail.Options) { o.Now = clock.Now })
+	h, clock := newAMHarnessClocked(t)
 	h.setup("/p/app", "GreenDog", "BlueLake")
 	var a, b agentmail.ReserveResult
 	h.call("file_reservation_paths", map[string]any{"project_key": "/p/app", "agent_name": "GreenDog", "paths": []string{"docs/**"}, "exclusive": false, "ttl_seconds": 5}, &a)

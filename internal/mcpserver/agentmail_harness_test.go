@@ -14,6 +14,7 @@ import (
 	"github.com/mailgate/mailgate/internal/config"
 	"github.com/mailgate/mailgate/internal/store"
 	"github.com/mailgate/mailgate/internal/store/storetest"
+	"github.com/mailgate/mailgate/internal/testutil"
 )
 
 // amHarness is a mailgate server with only the agent-mail tool set, on a
@@ -31,6 +32,13 @@ type amHarness struct {
 func newAMHarness(t testing.TB, opts ...func(*agentmail.Options)) *amHarness {
 	t.Helper()
 	return newAMHarnessAt(t, storetest.DSN(t), opts...)
+}
+
+// newAMHarnessClocked is newAMHarness on a fake clock the test moves.
+func newAMHarnessClocked(t testing.TB) (*amHarness, *testutil.Clock) {
+	t.Helper()
+	clock := newFakeClock()
+	return newAMHarness(t, func(o *agentmail.Options) { o.Now = clock.Now }), clock
 }
 
 // newAMHarnessAt is newAMHarness on an existing (or new) store: a SQLite

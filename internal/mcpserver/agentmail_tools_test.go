@@ -238,8 +238,7 @@ func TestAgentMailFlexibleArguments(t *testing.T) {
 // TestAgentMailInboxFilters covers fetch_inbox's filters and ordering.
 func TestAgentMailInboxFilters(t *testing.T) {
 	t.Parallel()
-	clock := newFakeClock()
-	h := newAMHarness(t, func(o *agentmail.Options) { o.Now = clock.Now })
+	h, clock := newAMHarnessClocked(t)
 	h.setup("/p/app", "GreenDog", "BlueLake")
 	send := func(subject, importance, thread string) int64 {
 		var out agentmail.SendResult

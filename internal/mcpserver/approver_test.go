@@ -78,13 +78,9 @@ func TestAgentSeesWhatTheHumanApproves(t *testing.T) {
 	if !regexp.MustCompile(`^\d{4}-\d\d-\d\d_alice-example-com_quarterly-report_[0-9a-f]{32}\.md$`).MatchString(name) {
 		t.Errorf("file name %q", name)
 	}
-	for _, want := range []string{"\nRequest file: " + filepath.Join(e.vault, "Pending_Approval", name) + "\n",
+	mustContain(t, "answer", text, "\nRequest file: "+filepath.Join(e.vault, "Pending_Approval", name)+"\n",
 		"\nTo: alice@example.com\n", "\nSubject: Quarterly report\n", "--- body ---\nHi Alice,\n\nattached.\n--- end of body ---",
-		"You have never written to alice@example.com before"} {
-		if !strings.Contains(text, want) {
-			t.Errorf("answer lacks %q:\n%s", want, text)
-		}
-	}
+		"You have never written to alice@example.com before")
 }
 
 // TestDuplicateAfterSuccessIsFlagged: an identical call after a send says
@@ -190,11 +186,7 @@ func TestLookalikesAreWarned(t *testing.T) {
 		e := newEmailEnv(t, false, nil)
 		body := "Hi\n%%wire 10k%%\n<!-- x -->\n[1]: https://evil.example/\nA\rB\n"
 		text, _ := request(t, e, "send_email", map[string]any{"to": "alice@example.com", "subject": "Hello", "body": body})
-		for _, want := range []string{"Obsidian comment", "HTML comment", "link reference definition", "carriage return without a line feed", "A⟨CR⟩B"} {
-			if !strings.Contains(text, want) {
-				t.Errorf("answer lacks %q:\n%s", want, text)
-			}
-		}
+		mustContain(t, "answer", text, "Obsidian comment", "HTML comment", "link reference definition", "carriage return without a line feed", "A⟨CR⟩B")
 	})
 	t.Run("look-alike Reply-To in reply_email", func(t *testing.T) {
 		e := newEmailEnv(t, false, nil)
@@ -237,11 +229,7 @@ func TestEditedBodyIsSentAsEdited(t *testing.T) {
 	}
 	done, _ := os.ReadDir(filepath.Join(e.vault, "Done"))
 	file := readVault(t, e, "Done", done[0].Name())
-	for _, want := range []string{"\nstatus: sent\n", "\noriginal_sha256: ", "\nfinal_sha256: ", "edited_by_approver: \"subject, body\""} {
-		if !strings.Contains(file, want) {
-			t.Errorf("Done file lacks %q:\n%s", want, file)
-		}
-	}
+	mustContain(t, "Done file", file, "\nstatus: sent\n", "\noriginal_sha256: ", "\nfinal_sha256: ", "edited_by_approver: \"subject, body\"")
 	if strings.Contains(file, "move it to Approved/") {
 		t.Errorf("Done file still tells to approve it:\n%s", file)
 	}
@@ -274,11 +262,7 @@ func TestEditedRecipientIsRefused(t *testing.T) {
 		t.Fatalf("left in Approved/: %v", left)
 	}
 	file := readVault(t, e, "Rejected", name)
-	for _, want := range []string{"\nstatus: refused\n", "\nreason: \"the recipient was changed from alice@example.com to bob@example.com"} {
-		if !strings.Contains(file, want) {
-			t.Errorf("file lacks %q:\n%s", want, file)
-		}
-	}
+	mustContain(t, "file", file, "\nstatus: refused\n", "\nreason: \"the recipient was changed from alice@example.com to bob@example.com")
 }
 
 // TestPendingRequestsAreBounded: at most 20 requests to one recipient wait

@@ -74,18 +74,14 @@ func TestSendDraftApprovedSentOnce(t *testing.T) {
 	// The request file shows the draft's current content in full.
 	req := readVault(t, e, "Pending_Approval", file)
 	sum := sha256.Sum256([]byte(draftNote))
-	for _, want := range []string{
-		"type: email_send_draft\n", `draft_id: "` + id + `"`, "\nmessage_id: \"",
+	mustContain(t, "request file", req,
+		"type: email_send_draft\n", `draft_id: "`+id+`"`, "\nmessage_id: \"",
 		"To: Alice <alice@example.com>, bob@example.org\n", "Cc: carol@example.net\n", "Bcc: dave@example.com\n",
 		`subject: "Plan for Q3"`, "Subject: Plan for Q3\n", "HTML part: yes, it goes too (SHA-256 ",
 		"Attachments (1):\n- notes.txt (text/plain, ", hex.EncodeToString(sum[:]),
-		approval.DraftMarker + "\n\n", "--- text ---\nHello all,\nthe plan is attached.\n", "edit the draft in Gmail",
+		approval.DraftMarker+"\n\n", "--- text ---\nHello all,\nthe plan is attached.\n", "edit the draft in Gmail",
 		"You have never written to dave@example.com before",
-	} {
-		if !strings.Contains(req, want) {
-			t.Errorf("request file lacks %q:\n%s", want, req)
-		}
-	}
+	)
 	if strings.Contains(req, approval.BodyMarker) {
 		t.Error("a draft's request says the email body below is sent")
 	}
@@ -318,13 +314,9 @@ func TestTrashMessageApprovedOnce(t *testing.T) {
 		t.Fatalf("first answer: %q", text)
 	}
 	req := readVault(t, e, "Pending_Approval", file)
-	for _, want := range []string{"type: email_trash\n", `message_id: "` + m.Id + `"`, approval.TrashMarker,
-		"Move to Trash: message " + m.Id, "From: Eve <eve@example.com>\n", "Subject: Cheap watches\n",
-		"Date: Fri, 13 Nov 2026 08:00:00 +0000\n", "Snippet: Buy now, limited offer."} {
-		if !strings.Contains(req, want) {
-			t.Errorf("request file lacks %q:\n%s", want, req)
-		}
-	}
+	mustContain(t, "request file", req, "type: email_trash\n", `message_id: "`+m.Id+`"`, approval.TrashMarker,
+		"Move to Trash: message "+m.Id, "From: Eve <eve@example.com>\n", "Subject: Cheap watches\n",
+		"Date: Fri, 13 Nov 2026 08:00:00 +0000\n", "Snippet: Buy now, limited offer.")
 	if slices.Contains(labelsOf(t, e, m.Id), "TRASH") {
 		t.Fatal("trashed before approval")
 	}

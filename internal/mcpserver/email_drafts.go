@@ -82,11 +82,8 @@ func (h *emailCall) doListDrafts(ctx context.Context, in emailListDraftsIn) *mcp
 		return refused
 	}
 	page, err := h.gm.ListDrafts(ctx, in.Query, max, in.PageToken)
-	if errors.Is(err, gmail.ErrBadPageToken) {
-		return errorResult("Error: page_token " + gmail.ErrBadPageToken.Error() + "; list again without page_token to start again")
-	}
 	if err != nil {
-		return errorResult("Error listing drafts: " + userError(err))
+		return pageFailure(err, "list again", "listing drafts")
 	}
 	next := nextPageLine("list_drafts", page.NextPageToken)
 	if len(page.Drafts) == 0 {
@@ -154,14 +151,10 @@ func (h *emailCall) doUpdateDraft(ctx context.Context, draftID string, req appro
 	if err != nil {
 		return invalid(err)
 	}
-	dev := req
-	dev.Kind = "email_draft_update"
-	out := h.d.Gate.Direct(ctx, gate.DirectCall{Tool: "update_draft", Request: dev,
-		Note: "update_draft in DEV_MODE: draft " + draftID + " was not changed",
-		Do: func(ctx context.Context) (gate.SendResult, error) {
-			ref, err := h.gm.UpdateDraft(ctx, draftID, raw, threadID)
-			return gate.SendResult{MessageID: ref.MessageID, ThreadID: ref.ThreadID}, err
-		}})
+	out := h.direct(ctx, "update_draft", "email_draft_update", req, "draft "+draftID+" was not changed", func(ctx context.Context) (gate.SendResult, error) {
+		ref, err := h.gm.UpdateDraft(ctx, draftID, raw, threadID)
+		return gate.SendResult{MessageID: ref.MessageID, ThreadID: ref.ThreadID}, err
+	})
 	switch {
 	case out.Status == gate.DevMode:
 		return textResult(fmt.Sprintf("[DEV_MODE] Draft update logged but not made. Draft ID: %s, To: %s, Subject: %s",

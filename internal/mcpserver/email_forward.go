@@ -21,12 +21,10 @@ import (
 
 type emailForwardIn struct {
 	accountArg
-	MessageID  string        `json:"message_id" jsonschema:"Gmail message ID of the message to forward (from search_email or read_email)"`
-	To         recipientsArg `json:"to" jsonschema:"Recipient email address, or a list of them"`
-	Cc         []string      `json:"cc,omitempty" jsonschema:"Copy recipients (email addresses)"`
-	Bcc        []string      `json:"bcc,omitempty" jsonschema:"Blind copy recipients (email addresses; the other recipients do not see them)"`
-	Note       string        `json:"note,omitempty" jsonschema:"Your note, written above the forwarded message"`
-	BodyFormat string        `json:"body_format,omitempty" jsonschema:"text (default), markdown or html: markdown and html also send an HTML part"`
+	MessageID string `json:"message_id" jsonschema:"Gmail message ID of the message to forward (from search_email or read_email)"`
+	emailRecipientArgs
+	Note       string `json:"note,omitempty" jsonschema:"Your note, written above the forwarded message"`
+	BodyFormat string `json:"body_format,omitempty" jsonschema:"text (default), markdown or html: markdown and html also send an HTML part"`
 	emailSenderArgs
 }
 
@@ -38,8 +36,8 @@ func (h *emailHandlers) forward(ctx context.Context, _ *mcp.CallToolRequest, in 
 }
 
 func (h *emailCall) doForward(ctx context.Context, in emailForwardIn) (*mcp.CallToolResult, gate.Outcome) {
-	if len(in.To) == 0 {
-		return invalid(&mailmsg.InvalidError{Field: "to", Text: "at least one recipient is required in to"})
+	if err := in.checkTo(); err != nil {
+		return invalid(err)
 	}
 	req := approval.Request{Account: h.reqAccount, Kind: approval.KindForward, ToList: in.To, Cc: in.Cc, Bcc: in.Bcc, MessageID: in.MessageID, Body: in.Note}
 	// The ids, recipients and note are checked before Gmail is asked.

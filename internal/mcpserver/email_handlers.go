@@ -45,11 +45,8 @@ func (h *emailCall) doSearch(ctx context.Context, in emailSearchIn) *mcp.CallToo
 		return h.doSearchThreads(ctx, in, max) // email_threads.go
 	}
 	page, err := h.gm.SearchPage(ctx, in.Query, max, in.PageToken)
-	if errors.Is(err, gmail.ErrBadPageToken) {
-		return errorResult("Error: page_token " + gmail.ErrBadPageToken.Error() + "; repeat the search without page_token to start again")
-	}
 	if err != nil {
-		return errorResult("Error searching emails: " + userError(err))
+		return pageFailure(err, "repeat the search", "searching emails")
 	}
 	found := page.Results
 	if len(found) == 0 {
@@ -205,8 +202,8 @@ func (h *emailHandlers) newEmail(ctx context.Context, tool string, in emailCompo
 // hands do the request it describes, with its body format and attachments.
 func (h *emailCall) checkEmail(ctx context.Context, in emailComposeIn,
 	do func(context.Context, approval.Request, extras) (*mcp.CallToolResult, gate.Outcome)) (*mcp.CallToolResult, gate.Outcome) {
-	if len(in.To) == 0 {
-		return invalid(&mailmsg.InvalidError{Field: "to", Text: "at least one recipient is required in to"})
+	if err := in.checkTo(); err != nil {
+		return invalid(err)
 	}
 	email, err := mailmsg.Validate(mailmsg.Input{To: in.To, Cc: in.Cc, Bcc: in.Bcc, Subject: in.Subject, Body: in.Body})
 	if err != nil {
@@ -236,17 +233,13 @@ func (h *emailCall) doDraft(ctx context.Context, req approval.Request, x extras)
 	if err != nil {
 		return invalid(err)
 	}
-	dev := req
-	dev.Kind = "email_draft"
-	out := h.d.Gate.Direct(ctx, gate.DirectCall{Tool: "draft_email", Request: dev,
-		Note: "draft_email in DEV_MODE: no draft was created",
-		Do: func(ctx context.Context) (gate.SendResult, error) {
-			id, err := h.gm.CreateDraft(ctx, raw, "")
-			if err == nil {
-				h.recordDraft(ctx, id)
-			}
-			return gate.SendResult{MessageID: id}, err
-		}})
+	out := h.direct(ctx, "draft_email", "email_draft", req, "no draft was created", func(ctx context.Context) (gate.SendResult, error) {
+		id, err := h.gm.CreateDraft(ctx, raw, "")
+		if err == nil {
+			h.recordDraft(ctx, id)
+		}
+		return gate.SendResult{MessageID: id}, err
+	})
 	switch out.Status {
 	case gate.DevMode:
 		return textResult(fmt.Sprintf("[DEV_MODE] Draft logged but not created. To: %s, Subject: %s",

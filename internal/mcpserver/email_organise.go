@@ -189,22 +189,26 @@ func (h *emailHandlers) untrash(ctx context.Context, _ *mcp.CallToolRequest, in 
 	})
 }
 
-// organise runs an organising write through the gate (Gate.Direct): in
-// DEV_MODE the gate logs req (its Kind is the tool) with the note "<tool>
-// in DEV_MODE: <notDone>" and do is never called. Otherwise do first takes
-// a slot of ORGANIZE_LIMIT (one per call, whatever the number of
-// messages), so the limit holds across processes and restarts.
+// direct runs a write that needs no approval through the gate
+// (Gate.Direct), so DEV_MODE is decided there: it logs req as kind with the
+// note "<tool> in DEV_MODE: <notDone>", and do is never called.
+func (h *emailHandlers) direct(ctx context.Context, tool string, kind approval.Kind, req approval.Request, notDone string, do gate.SendFunc) gate.Outcome {
+	req.Kind = kind
+	return h.d.Gate.Direct(ctx, gate.DirectCall{Tool: tool, Request: req, Note: tool + " in DEV_MODE: " + notDone, Do: do})
+}
+
+// organise is direct for an organising write (its kind is the tool): do
+// first takes a slot of ORGANIZE_LIMIT (one per call, whatever the number
+// of messages), so the limit holds across processes and restarts.
 func (h *emailHandlers) organise(ctx context.Context, tool string, req approval.Request, notDone string, do func(context.Context) error) gate.Outcome {
-	req.Kind = approval.Kind(tool)
-	return h.d.Gate.Direct(ctx, gate.DirectCall{Tool: tool, Request: req, Note: tool + " in DEV_MODE: " + notDone,
-		Do: func(ctx context.Context) (gate.SendResult, error) {
-			if l := h.d.OrganizeLimiter; l != nil {
-				if _, err := l.Reserve(ctx, time.Now(), "organize"); err != nil {
-					return gate.SendResult{}, err
-				}
+	return h.direct(ctx, tool, approval.Kind(tool), req, notDone, func(ctx context.Context) (gate.SendResult, error) {
+		if l := h.d.OrganizeLimiter; l != nil {
+			if _, err := l.Reserve(ctx, time.Now(), "organize"); err != nil {
+				return gate.SendResult{}, err
 			}
-			return gate.SendResult{}, do(ctx)
-		}})
+		}
+		return gate.SendResult{}, do(ctx)
+	})
 }
 
 // invalidOrFailed answers a check that failed before the gate: a refused

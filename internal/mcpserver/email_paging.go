@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mailgate/mailgate/internal/gmail"
 )
 
 // Paging of the email tools that list (search_email, list_drafts). Gmail's
@@ -44,6 +46,16 @@ func checkPageToken(token string) error {
 		}
 	}
 	return nil
+}
+
+// pageFailure answers a listing whose page Gmail refused or could not give:
+// a page_token it no longer knows says how to start again (again: "repeat
+// the search"), anything else is "Error <doing>: …".
+func pageFailure(err error, again, doing string) *mcp.CallToolResult {
+	if errors.Is(err, gmail.ErrBadPageToken) {
+		return errorResult("Error: page_token " + gmail.ErrBadPageToken.Error() + "; " + again + " without page_token to start again")
+	}
+	return errorResult("Error " + doing + ": " + userError(err))
 }
 
 // nextPageLine is the line an answer ends with when a next page exists, or

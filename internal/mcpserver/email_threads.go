@@ -115,11 +115,8 @@ func (h *emailCall) doReadThread(ctx context.Context, in emailReadThreadIn) *mcp
 // fenced like the message list.
 func (h *emailCall) doSearchThreads(ctx context.Context, in emailSearchIn, max int) *mcp.CallToolResult {
 	page, err := h.gm.SearchThreads(ctx, in.Query, max, in.PageToken)
-	if errors.Is(err, gmail.ErrBadPageToken) {
-		return errorResult("Error: page_token " + gmail.ErrBadPageToken.Error() + "; repeat the search without page_token to start again")
-	}
 	if err != nil {
-		return errorResult("Error searching emails: " + userError(err))
+		return pageFailure(err, "repeat the search", "searching emails")
 	}
 	if len(page.Results) == 0 {
 		return textResult("No threads found matching: " + in.Query + nextPageLine("search_email", page.NextPageToken))

@@ -139,13 +139,11 @@ type emailReadIn struct {
 
 type emailComposeIn struct {
 	accountArg
-	To          recipientsArg `json:"to" jsonschema:"Recipient email address, or a list of them"`
-	Cc          []string      `json:"cc,omitempty" jsonschema:"Copy recipients (email addresses)"`
-	Bcc         []string      `json:"bcc,omitempty" jsonschema:"Blind copy recipients (email addresses; the other recipients do not see them)"`
-	Subject     string        `json:"subject" jsonschema:"Email subject line"`
-	Body        string        `json:"body" jsonschema:"Email body: plain text unless body_format says otherwise"`
-	BodyFormat  string        `json:"body_format,omitempty" jsonschema:"text (default), markdown or html: markdown and html also send an HTML part"`
-	Attachments []string      `json:"attachments,omitempty" jsonschema:"Files to attach: paths inside the attachment folder (ATTACHMENTS_DIR; a relative path is taken inside it)"`
+	emailRecipientArgs
+	Subject     string   `json:"subject" jsonschema:"Email subject line"`
+	Body        string   `json:"body" jsonschema:"Email body: plain text unless body_format says otherwise"`
+	BodyFormat  string   `json:"body_format,omitempty" jsonschema:"text (default), markdown or html: markdown and html also send an HTML part"`
+	Attachments []string `json:"attachments,omitempty" jsonschema:"Files to attach: paths inside the attachment folder (ATTACHMENTS_DIR; a relative path is taken inside it)"`
 	emailSenderArgs
 }
 
@@ -158,6 +156,22 @@ type emailReplyIn struct {
 	BodyFormat  string   `json:"body_format,omitempty" jsonschema:"text (default), markdown or html: markdown and html also send an HTML part"`
 	Attachments []string `json:"attachments,omitempty" jsonschema:"Files to attach: paths inside the attachment folder (ATTACHMENTS_DIR; a relative path is taken inside it)"`
 	emailSenderArgs
+}
+
+// emailRecipientArgs are the recipients of an email the agent writes
+// (draft_email, send_email, update_draft, forward_email).
+type emailRecipientArgs struct {
+	To  recipientsArg `json:"to" jsonschema:"Recipient email address, or a list of them"`
+	Cc  []string      `json:"cc,omitempty" jsonschema:"Copy recipients (email addresses)"`
+	Bcc []string      `json:"bcc,omitempty" jsonschema:"Blind copy recipients (email addresses; the other recipients do not see them)"`
+}
+
+// checkTo refuses an email with nobody in to.
+func (r emailRecipientArgs) checkTo() error {
+	if len(r.To) == 0 {
+		return &mailmsg.InvalidError{Field: "to", Text: "at least one recipient is required in to"}
+	}
+	return nil
 }
 
 // emailSenderArgs are the arguments of every email that is sent (send_email,

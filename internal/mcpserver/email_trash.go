@@ -2,7 +2,6 @@ package mcpserver
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -66,12 +65,10 @@ func (h *emailCall) doTrash(ctx context.Context, mid, tid string) (*mcp.CallTool
 		}
 	}
 	switch {
-	case errors.Is(err, gmail.ErrThreadNotFound):
-		return failed(fmt.Sprintf("Error: Thread ID %s not found or no longer accessible.", tid))
-	case errors.Is(err, gmail.ErrNotFound):
-		return failed(fmt.Sprintf("Error: Message ID %s not found or no longer accessible.", mid))
+	case err != nil && tid != "":
+		return failed(readFailure(err, "Thread", tid, "moving to Trash"))
 	case err != nil:
-		return failed("Error moving to Trash: " + userError(err))
+		return failed(readFailure(err, "Message", mid, "moving to Trash"))
 	case len(msgs) == 0:
 		return failed(fmt.Sprintf("Error: Thread ID %s has no messages.", tid))
 	}

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -92,7 +91,7 @@ func callToolLine(t *testing.T, version string, wrap bool) string {
 			return jsonResult(map[string]any{"body": "<b>x</b> & \"y\"\n", "id": 7})
 		})
 	st, ct := mcp.NewInMemoryTransports()
-	var log syncBuffer
+	var log testutil.Buffer
 	ss, err := s.Connect(ctx, &mcp.LoggingTransport{Transport: st, Writer: &log}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -120,23 +119,6 @@ func callToolLine(t *testing.T, version string, wrap bool) string {
 		return fmt.Errorf("%s: no answer in the server's log:\n%s", version, log.String())
 	})
 	return line
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }
 
 // TestJSONResultWrapsNonObjects: an answer that is not a JSON object is

@@ -123,8 +123,9 @@ func New(d Deps) (*mcp.Server, error) {
 	// Added first, so innermost: every middleware after it sees its answers
 	// wrapped (encode.go).
 	s.AddReceivingMiddleware(encodeOnce)
-	// The first middleware is the outermost: recovery must wrap everything.
-	s.AddReceivingMiddleware(recoverPanics(d.Logger), logCalls(d.Logger, d.Observer))
+	// The first middleware is the outermost: recovery must wrap everything
+	// the workers run (workers.go).
+	s.AddReceivingMiddleware(onWorkers(newWorkerPool()), recoverPanics(d.Logger), logCalls(d.Logger, d.Observer))
 	only, err := agentMailProfile(d.AgentMailProfile)
 	if err != nil && slices.Contains(d.Tools, config.ToolsAgentMail) {
 		return nil, err

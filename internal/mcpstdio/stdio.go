@@ -117,7 +117,7 @@ func (c *stdioConn) decode(line []byte, tooLong bool, max int) (jsonrpc.Message,
 		c.writeError(nil, -32700, fmt.Sprintf("Parse error: message exceeds %d bytes", max))
 		return nil, false
 	}
-	msg, err := jsonrpc.DecodeMessage(line)
+	msg, err := decodeLine(line)
 	if err == nil {
 		switch m := msg.(type) {
 		case *jsonrpc.Request:
