@@ -3,14 +3,11 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"sort"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -38,12 +35,7 @@ func TestMain(m *testing.M) {
 	// leaves the cores idle meanwhile; twice that keeps them busy
 	// (cmd/mailgate measured 54.6 s → 39.3 s on two cores, the same CPU).
 	// An explicit -parallel wins.
-	flag.Parse()
-	explicit := false
-	flag.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "test.parallel" })
-	if !explicit {
-		flag.Set("test.parallel", strconv.Itoa(2*runtime.GOMAXPROCS(0)))
-	}
+	testutil.WaitingParallel(2)
 	var cleanup func()
 	binPath, cleanup = testutil.MailgateBinary(".")
 	// With MAILGATE_HOME unset, mailgate uses ~/.mailgate: no test may
