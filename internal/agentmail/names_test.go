@@ -3,6 +3,8 @@ package agentmail
 import (
 	"strings"
 	"testing"
+
+	"github.com/mailgate/mailgate/internal/testutil"
 )
 
 func TestAgentMailNameProblem(t *testing.T) {
@@ -70,9 +72,10 @@ func TestAgentMailAdjectiveNounName(t *testing.T) {
 			t.Errorf("AdjectiveNounName(%q) = %q, %v; want %q", c.in, got, ok, c.want)
 		}
 	}
-	// Every generated name follows the rule.
+	// Every generated name follows the rule (5,000 names in make test, 1,000
+	// in a quick run: testutil.Size).
 	taken := map[string]bool{}
-	for range 5000 {
+	for range testutil.Size(1000, 5000) {
 		n := GenerateName(taken, nil)
 		taken[strings.ToLower(n)] = true
 		if _, ok := AdjectiveNounName(n); !ok {
