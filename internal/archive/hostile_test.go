@@ -18,6 +18,7 @@ import (
 	"github.com/mailgate/mailgate/internal/store"
 	"github.com/mailgate/mailgate/internal/store/storetest"
 	"github.com/mailgate/mailgate/internal/testutil"
+	"github.com/mailgate/mailgate/internal/testutil/amtest"
 )
 
 // agents is a store with two agents in project, ready to send.
@@ -30,8 +31,8 @@ type agents struct {
 func newAgents(t *testing.T, project string) *agents {
 	t.Helper()
 	db := storetest.OpenDSN(t, filepath.Join(t.TempDir(), "state.db"))
-	svc := testutil.AgentMail(t, db, agentmail.Options{})
-	testutil.Register(t, svc, project, "BlueLake", "GreenCastle")
+	svc := amtest.AgentMail(t, db, agentmail.Options{})
+	amtest.Register(t, svc, project, "BlueLake", "GreenCastle")
 	return &agents{db: db, svc: svc, project: project}
 }
 

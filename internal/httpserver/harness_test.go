@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -78,6 +79,7 @@ func start(t *testing.T, opts Options) *running {
 	r := &running{base: "http://" + ln.Addr().String(), h: h, cancel: cancel, done: make(chan error, 1), logs: logs}
 	go func() { r.done <- Serve(ctx, ln, h, 5*time.Second) }()
 	t.Cleanup(func() {
+		closeIdleClientConns()
 		if err := r.stop(); err != nil {
 			t.Errorf("Serve: %v", err)
 		}
@@ -97,7 +99,33 @@ func (r *running) stop() error {
 // bearerClient is an http.Client that sends the token on every request, as
 // an agent configured with AGENT_MAIL_BEARER_TOKEN does.
 func bearerClient(token string) *http.Client {
-	return &http.Client{Transport: &bearerTransport{token: token, base: http.DefaultTransport.(*http.Transport).Clone()}}
+	base := http.DefaultTransport.(*http.Transport).Clone()
+	clientTransports.Lock()
+	clientTransports.list = append(clientTransports.list, base)
+	clientTransports.Unlock()
+	return &http.Client{Transport: &bearerTransport{token: token, base: base}}
+}
+
+// clientTransports are the transports bearerClient made.
+var clientTransports struct {
+	sync.Mutex
+	list []*http.Transport
+}
+
+// closeIdleClientConns closes the test clients' idle connections, as a
+// client that is done does, before a test's server stops. A transport may
+// have dialed a connection for a request that another connection then
+// took: the server sees it as new, never used, and a graceful shutdown
+// waits 5 s before it counts such a connection as idle (net/http, issue
+// 22682). A transport closes the connections that become idle after this
+// too, until its next request.
+func closeIdleClientConns() {
+	http.DefaultTransport.(*http.Transport).CloseIdleConnections()
+	clientTransports.Lock()
+	defer clientTransports.Unlock()
+	for _, tr := range clientTransports.list {
+		tr.CloseIdleConnections()
+	}
 }
 
 type bearerTransport struct {

@@ -119,7 +119,10 @@ func TestHTTPRequestChecks(t *testing.T) {
 // same address does not spend the authorised clients' budget.
 func TestHTTPRateLimit(t *testing.T) {
 	t.Parallel()
-	srv := start(t, Options{BearerToken: testToken, Rate: 5, Burst: 5, AnonRate: 1, AnonBurst: 3})
+	// Buckets that refill once in 100 s: no token comes back while the test
+	// runs, however slow the machine (at 5 a second, a sixth request 200 ms
+	// late was let through on a loaded one).
+	srv := start(t, Options{BearerToken: testToken, Rate: 0.01, Burst: 5, AnonRate: 0.01, AnonBurst: 3})
 	live := srv.base + "/health/liveness"
 	auth := map[string]string{"Authorization": "Bearer " + testToken}
 

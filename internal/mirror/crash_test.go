@@ -18,6 +18,7 @@ import (
 	"github.com/mailgate/mailgate/internal/gmail"
 	"github.com/mailgate/mailgate/internal/mirror"
 	"github.com/mailgate/mailgate/internal/testutil"
+	"github.com/mailgate/mailgate/internal/testutil/amtest"
 )
 
 // TestMain doubles as the mirror process of TestCrash: the test binary
@@ -29,7 +30,7 @@ func TestMain(m *testing.M) { testutil.RunOrChild(m, "MIRROR_DB", child) }
 // before the insert is recorded: the worst moment for exactly-once.
 func child(path string) int {
 	ctx := context.Background()
-	db, svc := testutil.ChildAgentMail(ctx, path)
+	db, svc := amtest.ChildAgentMail(ctx, path)
 	killAfter, _ := strconv.Atoi(os.Getenv("MIRROR_KILL_AFTER"))
 	mb, err := gmail.New(ctx, gmail.Options{Endpoint: os.Getenv("MIRROR_GMAIL"),
 		TokenSource: oauth2.StaticTokenSource(&oauth2.Token{AccessToken: "t"}),

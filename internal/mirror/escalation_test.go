@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/mailgate/mailgate/internal/agentmail"
-	"github.com/mailgate/mailgate/internal/testutil"
+	"github.com/mailgate/mailgate/internal/testutil/amtest"
 )
 
 // TestEscalationMirrored: the ACK escalation's reminder and notice are
@@ -20,7 +20,7 @@ func TestEscalationMirrored(t *testing.T) {
 	e := newEnv(t)
 	var now atomic.Int64
 	now.Store(time.Date(2026, 1, 2, 9, 0, 0, 0, time.UTC).UnixMicro())
-	svc := testutil.AgentMail(t, e.db, agentmail.Options{Now: func() time.Time { return time.UnixMicro(now.Load()) },
+	svc := amtest.AgentMail(t, e.db, agentmail.Options{Now: func() time.Time { return time.UnixMicro(now.Load()) },
 		Escalation: agentmail.EscalationOptions{Deadline: time.Minute}})
 	ctx := context.Background()
 	r, err := svc.Send(ctx, agentmail.SendParams{ProjectKey: project, Sender: "BlueLake", To: []string{"GreenCastle"},

@@ -19,6 +19,7 @@ import (
 	"github.com/mailgate/mailgate/internal/store"
 	"github.com/mailgate/mailgate/internal/store/storetest"
 	"github.com/mailgate/mailgate/internal/testutil"
+	"github.com/mailgate/mailgate/internal/testutil/amtest"
 )
 
 const project = "/data/projects/app"
@@ -59,7 +60,7 @@ func newEnv(t testing.TB) *env {
 func openStore(t testing.TB, path string) (*store.DB, *agentmail.Service) {
 	t.Helper()
 	db := storetest.OpenDSN(t, path)
-	return db, testutil.AgentMail(t, db, agentmail.Options{})
+	return db, amtest.AgentMail(t, db, agentmail.Options{})
 }
 
 // newMailbox is the real Gmail adapter on the local Gmail server, with

@@ -24,7 +24,6 @@ import (
 // fed; calls beyond that queue in the pool rather than on the database.
 const (
 	PoolMaxConns    = 16
-	PoolIdleConns   = 8
 	PoolMaxLifetime = 30 * time.Minute // recycled, so a failover or a pgbouncer restart heals
 	PoolMaxIdleTime = 5 * time.Minute
 	// connectTimeout bounds each connection attempt when the URL sets none,
@@ -55,7 +54,12 @@ func openPostgres(ctx context.Context, dsn string) (*DB, error) {
 	where := redacted(cfg)
 	sqldb := stdlib.OpenDB(*cfg)
 	sqldb.SetMaxOpenConns(maxConns)
-	sqldb.SetMaxIdleConns(min(PoolIdleConns, maxConns))
+	// As many kept idle as may be open: with fewer (8 did), a busy server
+	// closed each connection returned beyond them and opened another a
+	// moment later (7 a second at 30 clients), a PostgreSQL backend to fork
+	// and its statements to prepare again every time. Idle ones are still
+	// closed after PoolMaxIdleTime.
+	sqldb.SetMaxIdleConns(maxConns)
 	sqldb.SetConnMaxLifetime(PoolMaxLifetime)
 	sqldb.SetConnMaxIdleTime(PoolMaxIdleTime)
 	db := &DB{DB: sqldb, Dialect: Postgres, Where: where}

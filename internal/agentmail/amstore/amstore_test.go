@@ -23,6 +23,7 @@ import (
 	"github.com/mailgate/mailgate/internal/store"
 	"github.com/mailgate/mailgate/internal/store/storetest"
 	"github.com/mailgate/mailgate/internal/testutil"
+	"github.com/mailgate/mailgate/internal/testutil/amtest"
 )
 
 // open returns a service over a fresh store.
@@ -34,7 +35,7 @@ func open(tb testing.TB, opts agentmail.Options) *agentmail.Service {
 // service builds a service over db.
 func service(tb testing.TB, db *store.DB, opts agentmail.Options) *agentmail.Service {
 	tb.Helper()
-	return testutil.AgentMail(tb, db, opts)
+	return amtest.AgentMail(tb, db, opts)
 }
 
 // handles opens one fresh store n times: separate pools on one database.
@@ -82,12 +83,12 @@ func TestAgentMailContactPolicies(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
 			svc := open(t, agentmail.Options{})
-			testutil.Register(t, svc, "/r", "Rcpt")
+			amtest.Register(t, svc, "/r", "Rcpt")
 			senderProj := "/r"
 			if !c.sameProject {
 				senderProj = "/s"
 			}
-			testutil.Register(t, svc, senderProj, "Sender")
+			amtest.Register(t, svc, senderProj, "Sender")
 			if _, err := svc.SetContactPolicy(ctx, "/r", "Rcpt", string(c.policy)); err != nil {
 				t.Fatal(err)
 			}
@@ -146,7 +147,7 @@ func TestAgentMailErrorsAreTyped(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	svc := open(t, agentmail.Options{})
-	testutil.Register(t, svc, "/p", "GreenDog")
+	amtest.Register(t, svc, "/p", "GreenDog")
 	_, err := svc.Whois(ctx, "/p", "Nobody")
 	var e *agentmail.Error
 	if !errors.Is(err, agentmail.ErrAgentNotFound) || !errors.Is(err, agentmail.ErrNotFound) || !errors.As(err, &e) || e.Code != "NOT_FOUND" {
@@ -222,7 +223,7 @@ func TestAgentMailConcurrentGoroutines(t *testing.T) {
 	for i := range workers {
 		names = append(names, fmt.Sprintf("Worker%d", i))
 	}
-	testutil.Register(t, svc, "/p", names...)
+	amtest.Register(t, svc, "/p", names...)
 	var wg sync.WaitGroup
 	errs := make(chan error, workers*each*3)
 	for w := range workers {
@@ -262,7 +263,7 @@ func TestAgentMailReservationRaceAcrossHandles(t *testing.T) {
 	ctx := context.Background()
 	dbs := handles(t, 2)
 	svcs := []*agentmail.Service{service(t, dbs[0], agentmail.Options{}), service(t, dbs[1], agentmail.Options{})}
-	testutil.Register(t, svcs[0], "/p", "Alpha", "Beta")
+	amtest.Register(t, svcs[0], "/p", "Alpha", "Beta")
 	agents := []string{"Alpha", "Beta"}
 	rounds := testutil.Size(10, 40) // 40 in make test (MAILGATE_TEST_FULL)
 	if testing.Short() {
@@ -317,7 +318,7 @@ func TestAgentMailSendsAcrossHandles(t *testing.T) {
 	for i := range nHandles * perHandle {
 		names = append(names, fmt.Sprintf("Sender%d", i))
 	}
-	testutil.Register(t, svcs[0], "/p", names...)
+	amtest.Register(t, svcs[0], "/p", names...)
 	var mu sync.Mutex
 	ids := map[int64]string{}
 	var wg sync.WaitGroup
@@ -377,7 +378,7 @@ func TestAgentMailStaleSweepAcrossHandles(t *testing.T) {
 	chOpts := channels.Options{ProjectKey: "/proj", StaleAfter: stale, SweepInterval: 24 * time.Hour}
 	chs := make([]*channels.Set, len(dbs))
 	for i, db := range dbs {
-		svc, st := testutil.AgentMailStore(t, db, opts)
+		svc, st := amtest.AgentMailStore(t, db, opts)
 		chs[i] = channels.New(svc, st.Channels(), chOpts)
 	}
 	rounds, perRound := testutil.Size(3, 8), 5 // 8 rounds in make test (MAILGATE_TEST_FULL)
@@ -428,7 +429,7 @@ func TestAgentMailSearch(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	svc := open(t, agentmail.Options{})
-	testutil.Register(t, svc, "/p", "Alice", "Bob", "Carol")
+	amtest.Register(t, svc, "/p", "Alice", "Bob", "Carol")
 	docs := []struct{ subject, body string }{
 		{"Build failed on main", "POL-358 migration broke the deploy pipeline"},
 		{"Deploy succeeded", "the migration ran cleanly after the fix"},
@@ -523,7 +524,7 @@ func TestAgentMailSearchWindow(t *testing.T) {
 	}
 	ctx := context.Background()
 	svc := open(t, agentmail.Options{})
-	testutil.Register(t, svc, "/p", "Alice", "Bob")
+	amtest.Register(t, svc, "/p", "Alice", "Bob")
 	var ids []int64
 	for i := range 210 {
 		subject := "bulk item " + strconv.Itoa(i)
@@ -540,7 +541,7 @@ func TestAgentMailSearchWindow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := testutil.HitIDs(res)
+	got := amtest.HitIDs(res)
 	want := slices.Clone(ids[len(ids)-4:])
 	slices.Reverse(want)
 	want = append([]int64{ids[100]}, want...)
@@ -560,7 +561,7 @@ func TestAgentMailSearchLike(t *testing.T) {
 	ctx := context.Background()
 	db := storetest.Open(t)
 	svc := service(t, db, agentmail.Options{})
-	testutil.Register(t, svc, "/p", "Alice", "Bob")
+	amtest.Register(t, svc, "/p", "Alice", "Bob")
 	for _, s := range []string{"Rate 100% done", "Rate 1000 done", "snake_case name", "snakeXcase name"} {
 		if _, err := svc.Send(ctx, agentmail.SendParams{ProjectKey: "/p", Sender: "Alice", To: []string{"Bob"}, Subject: s, BodyMD: "b"}); err != nil {
 			t.Fatal(err)
@@ -609,7 +610,7 @@ func TestAgentMailNamesCaseInsensitive(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	svc := open(t, agentmail.Options{})
-	testutil.Register(t, svc, "/p", "GreenDog")
+	amtest.Register(t, svc, "/p", "GreenDog")
 	w, err := svc.Whois(ctx, "/p", "greendog")
 	if err != nil || w.Name != "GreenDog" {
 		t.Fatalf("Whois(greendog) = %+v, %v", w, err)
@@ -634,8 +635,8 @@ func TestAgentMailMessagesAfter(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	svc := open(t, agentmail.Options{})
-	testutil.Register(t, svc, "/w/app", "BlueLake", "GreenCastle", "RedStone")
-	testutil.Register(t, svc, "/w/other", "GoldFox", "SilverOwl")
+	amtest.Register(t, svc, "/w/app", "BlueLake", "GreenCastle", "RedStone")
+	amtest.Register(t, svc, "/w/other", "GoldFox", "SilverOwl")
 	send := func(project, from string, to []string, subject, thread string) {
 		t.Helper()
 		if _, err := svc.Send(ctx, agentmail.SendParams{ProjectKey: project, Sender: from, To: to, Subject: subject, BodyMD: "secret body", ThreadID: thread}); err != nil {

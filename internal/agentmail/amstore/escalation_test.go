@@ -12,6 +12,7 @@ import (
 
 	"github.com/mailgate/mailgate/internal/agentmail"
 	"github.com/mailgate/mailgate/internal/testutil"
+	"github.com/mailgate/mailgate/internal/testutil/amtest"
 )
 
 // fakeClock is a stopped clock that the test moves.
@@ -38,7 +39,7 @@ func TestAckEscalationTwoServersRace(t *testing.T) {
 	dbs := handles(t, 2)
 	svcs := []*agentmail.Service{service(t, dbs[0], opts), service(t, dbs[1], opts)}
 	a := svcs[0]
-	testutil.Register(t, a, "/p", "Alice", "Bob", "Carol", "Dave")
+	amtest.Register(t, a, "/p", "Alice", "Bob", "Carol", "Dave")
 
 	send := func(to []string, subject, body string, ack bool) int64 {
 		t.Helper()
@@ -181,7 +182,7 @@ func TestAckEscalationPerProjectDeadline(t *testing.T) {
 	svc := open(t, agentmail.Options{Now: clock.now, Escalation: agentmail.EscalationOptions{
 		Deadline: time.Hour, Deadlines: map[string]time.Duration{"/fast": time.Minute, "quiet": 0}}})
 	for _, p := range []string{"/fast", "/slow", "/quiet"} {
-		testutil.Register(t, svc, p, "Alice", "Bob")
+		amtest.Register(t, svc, p, "Alice", "Bob")
 		if _, err := svc.Send(ctx, agentmail.SendParams{ProjectKey: p, Sender: "Alice", To: []string{"Bob"}, Subject: "s", BodyMD: "b", AckRequired: true}); err != nil {
 			t.Fatal(err)
 		}

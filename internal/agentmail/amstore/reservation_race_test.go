@@ -9,7 +9,7 @@ import (
 	"github.com/mailgate/mailgate/internal/agentmail"
 	"github.com/mailgate/mailgate/internal/agentmail/channels"
 	"github.com/mailgate/mailgate/internal/store/storetest"
-	"github.com/mailgate/mailgate/internal/testutil"
+	"github.com/mailgate/mailgate/internal/testutil/amtest"
 )
 
 // TestReservationGrantsAcrossServersOneCleanWinner: six agents on three
@@ -30,7 +30,7 @@ func TestReservationGrantsAcrossServersOneCleanWinner(t *testing.T) {
 		svcs[i] = service(t, db, agentmail.Options{})
 	}
 	agents := []string{"Alpha", "Beta", "Gamma", "Delta", "Epsilon", "Zeta"}
-	testutil.Register(t, svcs[0], "/p", agents...)
+	amtest.Register(t, svcs[0], "/p", agents...)
 	rounds := 30
 	if testing.Short() {
 		rounds = 10
@@ -84,11 +84,11 @@ func TestClaimAndGrantAcrossServers(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	dbs := handles(t, 2)
-	svc0, st0 := testutil.AgentMailStore(t, dbs[0], agentmail.Options{})
+	svc0, st0 := amtest.AgentMailStore(t, dbs[0], agentmail.Options{})
 	svc1 := service(t, dbs[1], agentmail.Options{})
 	const project = "/p"
 	set := channels.New(svc0, st0.Channels(), channels.Options{ProjectKey: project})
-	testutil.Register(t, svc1, project, "Alpha")
+	amtest.Register(t, svc1, project, "Alpha")
 	reg, err := set.Register(ctx, "Claimer", "coder")
 	if err != nil {
 		t.Fatal(err)

@@ -14,7 +14,7 @@ import (
 	"github.com/mailgate/mailgate/internal/agentmail"
 	"github.com/mailgate/mailgate/internal/agentmail/channels"
 	"github.com/mailgate/mailgate/internal/store/storetest"
-	"github.com/mailgate/mailgate/internal/testutil"
+	"github.com/mailgate/mailgate/internal/testutil/amtest"
 )
 
 // open returns the set over a fresh store, with a clock the test moves.
@@ -22,7 +22,7 @@ func open(t *testing.T) (*channels.Set, *atomic.Int64) {
 	t.Helper()
 	var clock atomic.Int64
 	clock.Store(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano())
-	svc, st := testutil.AgentMailStore(t, storetest.Open(t),
+	svc, st := amtest.AgentMailStore(t, storetest.Open(t),
 		agentmail.Options{Now: func() time.Time { return time.Unix(0, clock.Load()) }})
 	return channels.New(svc, st.Channels(), channels.Options{ProjectKey: "/proj", StaleAfter: 2 * time.Minute, SweepInterval: 24 * time.Hour}), &clock
 }

@@ -16,12 +16,12 @@ import (
 	"github.com/mailgate/mailgate/internal/agentmail"
 	"github.com/mailgate/mailgate/internal/agentmail/mailboxset"
 	"github.com/mailgate/mailgate/internal/store/storetest"
-	"github.com/mailgate/mailgate/internal/testutil"
+	"github.com/mailgate/mailgate/internal/testutil/amtest"
 )
 
 func open(t *testing.T) *mailboxset.Set {
 	t.Helper()
-	svc, st := testutil.AgentMailStore(t, storetest.Open(t), agentmail.Options{})
+	svc, st := amtest.AgentMailStore(t, storetest.Open(t), agentmail.Options{})
 	return mailboxset.New(svc, st.Mailboxes(), "/proj")
 }
 

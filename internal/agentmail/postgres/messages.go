@@ -94,7 +94,7 @@ func (t *tx) Search(ctx context.Context, q agentmail.SearchQuery) ([]agentmail.M
 		rank float64
 	}
 	var hits []hit
-	err := t.savepoint(ctx, func() error {
+	search := func() error {
 		rows, err := t.query(ctx, query, args...)
 		if err != nil {
 			return err
@@ -107,8 +107,16 @@ func (t *tx) Search(ctx context.Context, q agentmail.SearchQuery) ([]agentmail.M
 			}
 			hits = append(hits, h)
 		}
-		return rows.Err()
-	})
+		return t.note(rows.Err())
+	}
+	var err error
+	if t.unguarded {
+		if err = search(); err != nil {
+			t.searchFailed = true
+		}
+	} else {
+		err = t.savepoint(ctx, search)
+	}
 	if err != nil {
 		return nil, false, err
 	}

@@ -170,7 +170,9 @@ func (s *Store) write(ctx context.Context, fn func(*tx) error) error {
 // monotonic, so a late or lost write (the process died in between) leaves
 // the time a moment older, never newer. The cost is one round trip per
 // touching write, and only when the transaction asked for one: sends touch
-// at most once a second per agent, reads once a minute.
+// at most once a second per agent, reads once a minute. (READ COMMITTED
+// writers, which take part in no such cycle, write it inside their own
+// transaction instead: see writeCommitted.)
 //
 // on is where the statement runs: the pool, or the connection a scoped
 // writer holds (taking a second one from the pool there could wait forever
@@ -186,7 +188,8 @@ func (s *Store) touch(ctx context.Context, on execer, t *tx) {
 }
 
 // TouchAgent notes the agent's activity; the store writes it once the
-// transaction has committed (see Store.touch), where SQLite writes it
+// transaction has committed (see Store.touch), or just before a READ
+// COMMITTED writer commits (see writeCommitted), where SQLite writes it
 // inside the transaction (amsql.Tx.TouchAgent).
 func (t *tx) TouchAgent(ctx context.Context, agentID int64, at time.Time) error {
 	if t.touches == nil {
@@ -209,31 +212,35 @@ func (s *Store) WriteCommitted(ctx context.Context, fn func(agentmail.Tx) error)
 // writeCommitted is WriteCommitted with the store's own transaction
 // (WriteCommittedSQL uses it).
 func (s *Store) writeCommitted(ctx context.Context, fn func(*tx) error) error {
-	var last *tx
-	err := s.db.Retry(ctx, func() error {
+	return s.db.Retry(ctx, func() error {
 		sqltx, err := s.db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
 		if err != nil {
 			return fmt.Errorf("beginning transaction: %w", err)
 		}
 		defer sqltx.Rollback()
-		t := &tx{tx: sqltx}
-		t.Tx = amsql.NewTx(t, queries())
+		t := newTx(sqltx)
 		if err := fn(t); err != nil {
 			return err
 		}
 		if t.failed != nil {
 			return fmt.Errorf("a statement failed inside the transaction: %w", t.failed)
 		}
+		// The heartbeat goes in this transaction, not after it as a
+		// serializable writer's does (see Store.touch): at READ COMMITTED
+		// it enters no serializable writer's conflict graph, and here it
+		// costs a statement where after the commit it cost a transaction of
+		// its own and a second WAL flush (a grant and its release touch
+		// every time).
+		for id, at := range t.touches {
+			if _, err := t.exec(ctx, queries().TouchAgentSQL(), amsql.US(at), id); err != nil {
+				return err
+			}
+		}
 		if err := sqltx.Commit(); err != nil {
 			return fmt.Errorf("committing transaction: %w", err)
 		}
-		last = t
 		return nil
 	})
-	if err == nil {
-		s.touch(ctx, s.db, last)
-	}
-	return err
 }
 
 // reservationLockKey is the advisory lock key of a project's reservations:
@@ -384,32 +391,62 @@ func (s *Store) Read(ctx context.Context, fn func(agentmail.Tx) error) error {
 }
 
 // read is Read with the store's own transaction (ReadSQL uses it).
+//
+// A read's full-text search runs without the savepoint that lets the
+// Service fall back to a LIKE search in the same transaction (see
+// tx.savepoint): a search's SAVEPOINT and RELEASE were two of its five
+// round trips, for a statement that does not fail (Tsquery renders any
+// query as a valid tsquery). Should it fail all the same, the transaction
+// is aborted, so the read runs again, once, with the savepoint.
 func (s *Store) read(ctx context.Context, fn func(*tx) error) error {
-	return s.db.Read(ctx, func(sqltx *sql.Tx) error { return run(sqltx, fn) })
+	guarded := false
+	for {
+		var searchFailed bool
+		err := s.db.Read(ctx, func(sqltx *sql.Tx) error {
+			t := newTx(sqltx)
+			t.unguarded = !guarded
+			err := t.run(fn)
+			searchFailed = t.searchFailed
+			return err
+		})
+		if err == nil || guarded || !searchFailed || ctx.Err() != nil {
+			return err
+		}
+		guarded = true
+	}
 }
 
-// run calls fn on sqltx, and fails if one of its statements failed even
+// runTx is tx.run on a new transaction, returning the transaction's state
+// for after its commit.
+func runTx(sqltx *sql.Tx, fn func(*tx) error) (*tx, error) {
+	t := newTx(sqltx)
+	if err := t.run(fn); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// newTx is the store's transaction on sqltx.
+func newTx(sqltx *sql.Tx) *tx {
+	t := &tx{tx: sqltx}
+	t.Tx = amsql.NewTx(t, queries())
+	return t
+}
+
+// run calls fn on t, and fails if one of its statements failed even
 // though fn went on. On PostgreSQL a failed statement aborts the whole
 // transaction; had the Service swallowed its error, COMMIT would answer a
 // bare ROLLBACK (pgx: "commit unexpectedly resulted in rollback"), which
 // hides the cause and which no retry recognises. Returned here instead, a
 // serialization failure keeps its SQLSTATE and the transaction runs again.
-func run(sqltx *sql.Tx, fn func(*tx) error) error {
-	_, err := runTx(sqltx, fn)
-	return err
-}
-
-// runTx is run, returning the transaction's state for after its commit.
-func runTx(sqltx *sql.Tx, fn func(*tx) error) (*tx, error) {
-	t := &tx{tx: sqltx}
-	t.Tx = amsql.NewTx(t, queries())
+func (t *tx) run(fn func(*tx) error) error {
 	if err := fn(t); err != nil {
-		return nil, err
+		return err
 	}
 	if t.failed != nil {
-		return nil, fmt.Errorf("a statement failed inside the transaction: %w", t.failed)
+		return fmt.Errorf("a statement failed inside the transaction: %w", t.failed)
 	}
-	return t, nil
+	return nil
 }
 
 // tx implements agentmail.Tx on one transaction: the statements both
@@ -420,6 +457,9 @@ type tx struct {
 	amsql.Tx
 	tx     *sql.Tx
 	failed error // the first statement error since the last savepoint rollback (see run)
+	// unguarded: Search runs its statement without a savepoint (see
+	// Store.read); searchFailed: it failed so.
+	unguarded, searchFailed bool
 	// touches are the agents' activity times to record after the commit
 	// (see Store.touch), in writes only.
 	touches map[int64]time.Time

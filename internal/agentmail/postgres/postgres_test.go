@@ -76,3 +76,52 @@ func TestWriteReportsSwallowedStatementErrors(t *testing.T) {
 		}
 	})
 }
+
+// A read's full-text search runs without a savepoint (two round trips
+// fewer); when its statement fails all the same, the read runs again with
+// the savepoint, so the Service's LIKE fallback in the same transaction
+// still answers. The failure here is forced with a negative window
+// (LIMIT -1), which PostgreSQL refuses.
+func TestReadSearchFailureRunsAgainWithSavepoint(t *testing.T) {
+	t.Parallel()
+	if storetest.PostgresURL() == "" {
+		t.Skip("needs PostgreSQL (" + storetest.EnvPostgres + ")")
+	}
+	ctx := context.Background()
+	st, err := Open(ctx, storetest.Open(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	match, _ := agentmail.ParseQuery("deploy")
+	if match == nil {
+		t.Fatal("ParseQuery(deploy) = nil")
+	}
+	runs, failures := 0, 0
+	err = st.Read(ctx, func(atx agentmail.Tx) error {
+		runs++
+		_, _, err := atx.Search(ctx, agentmail.SearchQuery{ProjectID: 1, Match: match, Terms: []string{"deploy"}, Limit: 5, Window: -1})
+		if err == nil {
+			t.Error("the search with LIMIT -1 did not fail")
+			return nil
+		}
+		failures++
+		_, _, err = atx.Search(ctx, agentmail.SearchQuery{ProjectID: 1, Terms: []string{"deploy"}, Limit: 5, Window: 5})
+		return err
+	})
+	if err != nil {
+		t.Fatalf("Read with a failed search and its LIKE fallback = %v; want success", err)
+	}
+	if runs != 2 || failures != 2 {
+		t.Fatalf("fn ran %d times, its search failed %d times; want 2 and 2 (unguarded, then with the savepoint)", runs, failures)
+	}
+
+	// A search that succeeds runs once, without the savepoint.
+	runs = 0
+	if err := st.Read(ctx, func(atx agentmail.Tx) error {
+		runs++
+		_, _, err := atx.Search(ctx, agentmail.SearchQuery{ProjectID: 1, Match: match, Terms: []string{"deploy"}, Limit: 5, Window: 5})
+		return err
+	}); err != nil || runs != 1 {
+		t.Fatalf("Read with a search = %v after %d runs; want success after 1", err, runs)
+	}
+}

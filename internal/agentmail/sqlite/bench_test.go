@@ -9,13 +9,13 @@ import (
 	"time"
 
 	"github.com/mailgate/mailgate/internal/agentmail"
-	"github.com/mailgate/mailgate/internal/testutil"
+	"github.com/mailgate/mailgate/internal/testutil/amtest"
 )
 
 // benchSend is a fresh store with two agents, and a send between them.
 func benchSend(b *testing.B) (*agentmail.Service, agentmail.SendParams) {
 	svc := open(b, filepath.Join(b.TempDir(), "s.db"))
-	testutil.Register(b, svc, "/p", "GreenDog", "BlueLake")
+	amtest.Register(b, svc, "/p", "GreenDog", "BlueLake")
 	return svc, agentmail.SendParams{ProjectKey: "/p", Sender: "GreenDog", To: []string{"BlueLake"}, Subject: "Status update",
 		BodyMD: strings.Repeat("Progress on the migration. ", 20), ThreadID: "BENCH-1"}
 }

@@ -14,7 +14,7 @@ import (
 	"github.com/mailgate/mailgate/internal/agentmail"
 	amsqlite "github.com/mailgate/mailgate/internal/agentmail/sqlite"
 	"github.com/mailgate/mailgate/internal/store"
-	"github.com/mailgate/mailgate/internal/testutil"
+	"github.com/mailgate/mailgate/internal/testutil/amtest"
 )
 
 func queued(tb testing.TB, db *store.DB) int {
@@ -54,7 +54,7 @@ func TestSearchSeesQueuedMessages(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.db")
 	dbA, _, a := handle(t, path, time.Hour)
 	_, _, b := handle(t, path, time.Hour)
-	testutil.Register(t, a, "/p", "Alice", "Bob")
+	amtest.Register(t, a, "/p", "Alice", "Bob")
 	id := send(t, a, "Parser rewrite", "the tokenizer lands tomorrow")
 	if n := queued(t, dbA); n != 1 {
 		t.Fatalf("%d messages queued after the send, want 1 (indexing is deferred)", n)
@@ -81,7 +81,7 @@ func TestIndexerIndexesAfterCommit(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		db, _, svc := handle(t, filepath.Join(t.TempDir(), "state.db"), time.Hour)
-		testutil.Register(t, svc, "/p", "Alice", "Bob")
+		amtest.Register(t, svc, "/p", "Alice", "Bob")
 		for _, s := range []string{"one", "two", "three"} {
 			send(t, svc, "status "+s, "deploy window")
 		}
@@ -105,7 +105,7 @@ func TestIndexerIndexesAfterCommit(t *testing.T) {
 func TestCloseIndexesQueued(t *testing.T) {
 	t.Parallel()
 	db, st, svc := handle(t, filepath.Join(t.TempDir(), "state.db"), time.Hour)
-	testutil.Register(t, svc, "/p", "Alice", "Bob")
+	amtest.Register(t, svc, "/p", "Alice", "Bob")
 	send(t, svc, "handover", "release notes drafted")
 	if err := st.Close(); err != nil {
 		t.Fatal(err)
@@ -125,7 +125,7 @@ func TestDeletingMessagesKeepsIndexIntact(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db, st, svc := handle(t, filepath.Join(t.TempDir(), "state.db"), time.Hour)
-	testutil.Register(t, svc, "/p", "Alice", "Bob")
+	amtest.Register(t, svc, "/p", "Alice", "Bob")
 	done := send(t, svc, "indexed", "alpha bravo")
 	if err := st.IndexPending(ctx); err != nil {
 		t.Fatal(err)
@@ -176,7 +176,7 @@ func TestDeferredIndexMigration(t *testing.T) {
 	if _, err := db.Exec(`INSERT INTO am_messages_fts(am_messages_fts, rank) VALUES ('integrity-check', 1)`); err != nil {
 		t.Fatalf("index after the upgrade: %v", err)
 	}
-	got := testutil.HitIDs(res)
+	got := amtest.HitIDs(res)
 	if len(got) != 2 || !(got[0] == 1 || got[1] == 1) || !(got[0] == newID || got[1] == newID) {
 		t.Errorf("search(widget) after the upgrade found %v, want 1 and %d", got, newID)
 	}
@@ -194,7 +194,7 @@ func TestSearchFindsEverySendAcrossHandles(t *testing.T) {
 	for i := range svcs {
 		_, _, svcs[i] = handle(t, path, time.Duration(i)*20*time.Millisecond) // indexers at different paces
 	}
-	testutil.Register(t, svcs[0], "/p", "Alice", "Bob")
+	amtest.Register(t, svcs[0], "/p", "Alice", "Bob")
 	var wg sync.WaitGroup
 	errs := make(chan error, nHandles*each)
 	for w := range nHandles {
@@ -284,7 +284,7 @@ func TestPrefixIndexMigration(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := testutil.HitIDs(res)
+		got := amtest.HitIDs(res)
 		slices.Sort(got)
 		if !slices.Equal(got, c.want) {
 			t.Errorf("search(%s) after the upgrade = %v, want %v", c.q, got, c.want)
@@ -300,7 +300,7 @@ func TestWritesDoNotMergeTheIndex(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db, st, svc := handle(t, filepath.Join(t.TempDir(), "state.db"), time.Hour)
-	testutil.Register(t, svc, "/p", "Alice", "Bob")
+	amtest.Register(t, svc, "/p", "Alice", "Bob")
 	segments := func() int {
 		var n int
 		if err := db.QueryRow(`SELECT count(DISTINCT segid) FROM am_messages_fts_idx`).Scan(&n); err != nil {
@@ -341,7 +341,7 @@ func TestSearchLeavesQueueItCannotMatch(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db, st, svc := handle(t, filepath.Join(t.TempDir(), "state.db"), time.Hour)
-	testutil.Register(t, svc, "/p", "Alice", "Bob")
+	amtest.Register(t, svc, "/p", "Alice", "Bob")
 	old := send(t, svc, "Deploy notes", "the canary rollout")
 	if err := st.IndexPending(ctx); err != nil {
 		t.Fatal(err)
@@ -353,7 +353,7 @@ func TestSearchLeavesQueueItCannotMatch(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return testutil.HitIDs(res)
+		return amtest.HitIDs(res)
 	}
 	for _, q := range []string{"canary", "deploy NOT schema", "roll*", `"canary rollout"`} {
 		if got := search(q); !slices.Equal(got, []int64{old}) {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/mailgate/mailgate/internal/agentmail"
 	"github.com/mailgate/mailgate/internal/testutil"
+	"github.com/mailgate/mailgate/internal/testutil/amtest"
 )
 
 // The scale benchmarks (issue 29): search and inbox reads on one project
@@ -110,7 +111,7 @@ func buildScaleStore(b *testing.B, path string, n int) {
 	os.Remove(tmp + "-wal")
 	os.Remove(tmp + "-shm")
 	db, _, svc := handle(b, tmp, 0)
-	testutil.Register(b, svc, "/bench/app", "GreenDog", "BlueLake")
+	amtest.Register(b, svc, "/bench/app", "GreenDog", "BlueLake")
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	start := time.Now()

@@ -174,6 +174,7 @@ func (s *Store) runOnce(batch []*writeReq) ([]error, error) {
 	}
 	defer sqltx.Rollback()
 	t := newTx(s, sqltx)
+	t.batch = true
 	errs := make([]error, len(batch))
 	single := len(batch) == 1
 	for i, r := range batch {
@@ -303,6 +304,9 @@ type tx struct {
 	tx *sql.Tx
 	// queued: a message was stored, so the full-text queue grew.
 	queued bool
+	// batch: a write batch's transaction (runOnce), whose statements run to
+	// completion whatever their caller's context (see stmt).
+	batch bool
 }
 
 var _ amsql.Querier = (*tx)(nil)
@@ -344,6 +348,15 @@ func inJSON(col, ph string) string { return col + ` IN (SELECT value FROM json_e
 // stmt returns query's statement on this transaction's own connection:
 // the store-wide one re-bound to it when there is one, else one prepared on
 // the transaction (never on another pool connection; see prepareLater).
+//
+// In a write batch the statements run on a context that is never done
+// (context.WithoutCancel): with one that may end, modernc.org/sqlite starts
+// a goroutine per statement to interrupt it (3–5% of the stdio server's
+// CPU per send_message), and a write batch's statements are short, run
+// under the write lock the batch holds already, and are undone with their
+// call's savepoint when that call fails; a caller that gave up before its
+// turn is skipped (runOnce). Reads keep their caller's context: a long
+// search stops when its caller goes.
 func (t *tx) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
 	if st := t.s.cached(query); st != nil {
 		return t.tx.StmtContext(ctx, st), nil
@@ -353,6 +366,7 @@ func (t *tx) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
 }
 
 func (t *tx) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	ctx = t.ctx(ctx)
 	st, err := t.stmt(ctx, query)
 	if err != nil {
 		return nil, err
@@ -362,6 +376,7 @@ func (t *tx) exec(ctx context.Context, query string, args ...any) (sql.Result, e
 }
 
 func (t *tx) query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	ctx = t.ctx(ctx)
 	st, err := t.stmt(ctx, query)
 	if err != nil {
 		return nil, err
@@ -371,11 +386,20 @@ func (t *tx) query(ctx context.Context, query string, args ...any) (*sql.Rows, e
 }
 
 func (t *tx) queryRow(ctx context.Context, query string, args ...any) (*sql.Row, error) {
+	ctx = t.ctx(ctx)
 	st, err := t.stmt(ctx, query)
 	if err != nil {
 		return nil, err
 	}
 	return st.QueryRowContext(ctx, args...), nil
+}
+
+// ctx is the context a statement runs on (see stmt).
+func (t *tx) ctx(ctx context.Context) context.Context {
+	if t.batch {
+		return context.WithoutCancel(ctx)
+	}
+	return ctx
 }
 
 // Exec, Query and QueryRow implement amsql.Querier.

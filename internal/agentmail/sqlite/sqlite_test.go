@@ -15,6 +15,7 @@ import (
 	"github.com/mailgate/mailgate/internal/store"
 	"github.com/mailgate/mailgate/internal/store/storetest"
 	"github.com/mailgate/mailgate/internal/testutil"
+	"github.com/mailgate/mailgate/internal/testutil/amtest"
 )
 
 // TestMain doubles as the worker of TestMultiProcess: the test binary
@@ -71,7 +72,7 @@ func TestAgentMailMultiProcess(t *testing.T) {
 	for i := range procs {
 		names = append(names, fmt.Sprintf("Proc%d", i))
 	}
-	testutil.Register(t, svc, "/shared", names...)
+	amtest.Register(t, svc, "/shared", names...)
 	start := time.Now()
 	var wg sync.WaitGroup
 	outs := make([][]byte, procs)
@@ -122,7 +123,7 @@ func svcCount(path string, n *int) error {
 // inbox after each one.
 func child(path string) int {
 	ctx := context.Background()
-	db, svc := testutil.ChildAgentMail(ctx, path)
+	db, svc := amtest.ChildAgentMail(ctx, path)
 	defer db.Close()
 	defer svc.Close()
 	n, _ := strconv.Atoi(os.Getenv("AGENTMAIL_N"))

@@ -1,4 +1,7 @@
-package testutil
+// Package amtest opens the agent-mail service on a test store. It is apart
+// from testutil so that the tests of packages that use no store do not
+// link the storage engines (SQLite, pgx) through testutil.
+package amtest
 
 import (
 	"context"
