@@ -51,7 +51,7 @@ func TestStopUnderBacklogSaysWhatItLeaves(t *testing.T) {
 		}
 	}
 	project := t.TempDir()
-	w.gm.SetLatency(5 * time.Second) // every Gmail call, the mirror's inserts included, hangs
+	w.gm.SetLatency(2 * time.Second) // every Gmail call, the mirror's inserts included, hangs (30 inserts in lanes take far longer than the sends)
 	must("ensure_project", map[string]any{"human_key": project})
 	for _, n := range []string{"BlueLake", "GreenCastle"} {
 		must("register_agent", map[string]any{"project_key": project, "name": n})
