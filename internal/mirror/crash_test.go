@@ -22,8 +22,12 @@ import (
 )
 
 // TestMain doubles as the mirror process of TestCrash: the test binary
-// re-executes itself with MIRROR_DB set.
-func TestMain(m *testing.M) { testutil.RunOrChild(m, "MIRROR_DB", child) }
+// re-executes itself with MIRROR_DB set. The tests run four at a time on
+// two cores: the longest ones wait out leases.
+func TestMain(m *testing.M) {
+	testutil.WaitingParallel(2)
+	testutil.RunOrChild(m, "MIRROR_DB", child)
+}
 
 // child mirrors the store at path (MIRROR_DB) into MIRROR_GMAIL and
 // SIGKILLs itself right after insert number MIRROR_KILL_AFTER succeeded,
@@ -61,8 +65,10 @@ func child(path string) int {
 // TestCrash: a mirror process killed with SIGKILL between a Gmail insert
 // and its record, at several points of the run; a second process (after the
 // first one's leases lapse) finishes the job with no message lost and none
-// inserted twice.
+// inserted twice. The cases share nothing (a store, a local Gmail and a
+// child each) and mostly wait out a lease: they run side by side.
 func TestCrash(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("re-executes the test binary")
 	}
@@ -76,6 +82,7 @@ func TestCrash(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			e := newEnv(t)
 			var ids []int64
 			first := e.send(t, "BlueLake", "crash thread", "", "GreenCastle")
