@@ -16,7 +16,8 @@ import (
 func connect(t *testing.T, url string) *gmail.Client {
 	t.Helper()
 	c, err := gmail.New(context.Background(), gmail.Options{Endpoint: url,
-		TokenSource: oauth2.StaticTokenSource(&oauth2.Token{AccessToken: "sandbox", TokenType: "Bearer"})})
+		TokenSource: oauth2.StaticTokenSource(&oauth2.Token{AccessToken: "sandbox", TokenType: "Bearer"}),
+		FetchRate:   unpaced, FetchBurst: unpaced})
 	if err != nil {
 		t.Fatal(err)
 	}
