@@ -25,12 +25,15 @@ const maxListResults = 500
 // Text fields are decoded and sanitized.
 type Summary struct {
 	ID, ThreadID, From, To, Cc, Subject, Date, Snippet, MessageID string
-	Time                                                          time.Time // internalDate (when Gmail received it)
+	// Bcc is there only on the sender's own copies (Sent, drafts), as
+	// Gmail keeps it; recipients' copies never carry it.
+	Bcc  string
+	Time time.Time // internalDate (when Gmail received it)
 }
 
 // summaryHeaders are requested in metadata gets. Both spellings of
 // Message-ID are asked for; the answer keeps the message's own case.
-var summaryHeaders = []string{"From", "To", "Cc", "Subject", "Date", "Message-ID", "Message-Id"}
+var summaryHeaders = []string{"From", "To", "Cc", "Bcc", "Subject", "Date", "Message-ID", "Message-Id"}
 
 // ErrBadPageToken: Gmail refused a page token (it belongs to another
 // query, or is not one of Gmail's at all).
@@ -163,6 +166,7 @@ func summarize(m *gmailapi.Message) Summary {
 		From:      displayHeader(h.get("From")),
 		To:        displayHeader(h.get("To")),
 		Cc:        displayHeader(h.get("Cc")),
+		Bcc:       displayHeader(h.get("Bcc")),
 		Subject:   displayHeader(h.get("Subject")),
 		Date:      displayHeader(h.get("Date")),
 		MessageID: strings.TrimSpace(h.get("Message-ID")),

@@ -17,7 +17,7 @@ import (
 
 // find_contact (issue 27): the addresses the user has written to or
 // received from, from the headers mailgate can already read (From of mail
-// received, To and Cc of mail sent; gmail.readonly, no contacts scope), ranked by
+// received, To, Cc and Bcc of mail sent; gmail.readonly, no contacts scope), ranked by
 // how recent and how often. It helps an agent pick the right address, and
 // warns when a candidate looks like one of the user's frequent contacts
 // without being it (warnings.Resembles: confusable letters, a domain one
@@ -30,7 +30,7 @@ type emailFindContactIn struct {
 }
 
 // Bounds of the scan: the newest messages of each side, read as metadata
-// (From, To, Cc, Date) only.
+// (From, To, Cc, Bcc, Date) only.
 const (
 	contactScanPages = 4  // pages of contactScanSize per side
 	contactScanSize  = 50 // Gmail's page for metadata reads
@@ -128,7 +128,8 @@ func (h *emailCall) scanContacts(ctx context.Context, own []string, now time.Tim
 				}
 				if side.sent {
 					see(m.To, true, at)
-					see(m.Cc, true, at) // a copy is written to as well
+					see(m.Cc, true, at)  // a copy is written to as well
+					see(m.Bcc, true, at) // and a blind one: the sender's copy keeps it
 				} else {
 					see(m.From, false, at)
 				}

@@ -57,10 +57,11 @@ func TestFindContactRanksAndWarns(t *testing.T) {
 }
 
 // TestFindContactCountsCcOfSentMail: an address the user copied on a sent
-// email was written to, as one in To was.
+// email, openly or blind, was written to, as one in To was (the Sent copy
+// keeps its Bcc header, as Gmail's does).
 func TestFindContactCountsCcOfSentMail(t *testing.T) {
 	e := newEmailEnv(t, false, nil)
-	raw := fmt.Sprintf("From: me@example.com\r\nTo: Zed <zed@example.net>\r\nCc: Quinn Ortega <quinn@example.net>, yara@example.net\r\n"+
+	raw := fmt.Sprintf("From: me@example.com\r\nTo: Zed <zed@example.net>\r\nCc: Quinn Ortega <quinn@example.net>, yara@example.net\r\nBcc: Wren Blake <wren@example.net>\r\n"+
 		"Subject: plans\r\nDate: %s\r\nMessage-ID: <cc1@example.com>\r\n\r\nhello\r\n", time.Now().UTC().Format(time.RFC1123Z))
 	if _, err := e.gm.Insert([]byte(raw), "SENT"); err != nil {
 		t.Fatal(err)
@@ -70,5 +71,6 @@ func TestFindContactCountsCcOfSentMail(t *testing.T) {
 		t.Fatalf("find_contact: %q", text)
 	}
 	mustContain(t, "find_contact", text, "Zed <zed@example.net> | written to 1, received from 0",
-		"Quinn Ortega <quinn@example.net> | written to 1, received from 0", "<yara@example.net> | written to 1, received from 0")
+		"Quinn Ortega <quinn@example.net> | written to 1, received from 0", "<yara@example.net> | written to 1, received from 0",
+		"Wren Blake <wren@example.net> | written to 1, received from 0")
 }
