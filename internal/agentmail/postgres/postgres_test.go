@@ -12,6 +12,20 @@ import (
 	"github.com/mailgate/mailgate/internal/store/storetest"
 )
 
+// openStore opens the engine on a fresh PostgreSQL store (skipping without
+// one: make test-pg and CI provide it).
+func openStore(t *testing.T) *Store {
+	t.Helper()
+	if storetest.PostgresURL() == "" {
+		t.Skip("needs PostgreSQL (" + storetest.EnvPostgres + ")")
+	}
+	st, err := Open(context.Background(), storetest.Open(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
 // A statement whose error the Service ignored still fails the transaction
 // with that error: on PostgreSQL the transaction is aborted anyway, and
 // COMMIT would otherwise answer a bare ROLLBACK that hides the cause and
@@ -19,14 +33,8 @@ import (
 // serialization failure in a lookup whose error was dropped).
 func TestWriteReportsSwallowedStatementErrors(t *testing.T) {
 	t.Parallel()
-	if storetest.PostgresURL() == "" {
-		t.Skip("needs PostgreSQL (" + storetest.EnvPostgres + ")")
-	}
 	ctx := context.Background()
-	st, err := Open(ctx, storetest.Open(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := openStore(t)
 
 	t.Run("ordinary error is reported, not retried", func(t *testing.T) {
 		calls := 0
@@ -84,20 +92,14 @@ func TestWriteReportsSwallowedStatementErrors(t *testing.T) {
 // (LIMIT -1), which PostgreSQL refuses.
 func TestReadSearchFailureRunsAgainWithSavepoint(t *testing.T) {
 	t.Parallel()
-	if storetest.PostgresURL() == "" {
-		t.Skip("needs PostgreSQL (" + storetest.EnvPostgres + ")")
-	}
 	ctx := context.Background()
-	st, err := Open(ctx, storetest.Open(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := openStore(t)
 	match, _ := agentmail.ParseQuery("deploy")
 	if match == nil {
 		t.Fatal("ParseQuery(deploy) = nil")
 	}
 	runs, failures := 0, 0
-	err = st.Read(ctx, func(atx agentmail.Tx) error {
+	err := st.Read(ctx, func(atx agentmail.Tx) error {
 		runs++
 		_, _, err := atx.Search(ctx, agentmail.SearchQuery{ProjectID: 1, Match: match, Terms: []string{"deploy"}, Limit: 5, Window: -1})
 		if err == nil {
