@@ -161,8 +161,10 @@ func TestConcurrencyCapAndLatency(t *testing.T) {
 	for range 2 {
 		go func() { held <- get() }()
 	}
-	for s.InFlight() < 2 {
-		time.Sleep(time.Millisecond)
+	for deadline := time.Now().Add(2 * time.Minute); s.InFlight() < 2; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the two held requests never reached the server (in flight: %d)", s.InFlight())
+		}
 	}
 	for i := range 4 {
 		err := get()
