@@ -13,5 +13,6 @@ import (
 // minutes: 11-13 s against 17-23 s, the same CPU).
 func TestMain(m *testing.M) {
 	testutil.WaitingParallel(4)
+	testutil.FewerGCs(400)
 	os.Exit(m.Run())
 }
