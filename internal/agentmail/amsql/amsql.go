@@ -68,7 +68,7 @@ type Querier interface {
 }
 
 // Row is the answer of Querier.QueryRow: a *sql.Row or an engine's wrapper.
-type Row interface{ Scan(dest ...any) error }
+type Row = store.Scanner
 
 // ErrRow is a Row whose statement failed before it ran (SQLite: it could
 // not be prepared); Scan reports the failure.

@@ -43,7 +43,7 @@ func (t *Tx) AttachmentsOf(ctx context.Context, messageIDs []int64, withData boo
 	if err != nil {
 		return nil, err
 	}
-	as, err := collect(rows, func(row Row) (a agentmail.Attachment, err error) {
+	as, err := Collect(rows, func(row Row) (a agentmail.Attachment, err error) {
 		err = row.Scan(&a.ID, &a.MessageID, &a.Seq, &a.Path, &a.MediaType, &a.Size, &a.SHA256, &a.Data)
 		return a, err
 	})

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mailgate/mailgate/internal/agentmail"
+	"github.com/mailgate/mailgate/internal/store"
 )
 
 const projectCols = `id, slug, human_key, created_us`
@@ -63,10 +64,10 @@ func each(rows *sql.Rows, f func(Row) error) error {
 	return rows.Err()
 }
 
-// Collect scans every row of rows with scan, for an engine's own
-// statements.
+// Collect scans every row of rows with scan (store.Collect), for the
+// shared statements and an engine's own.
 func Collect[T any](rows *sql.Rows, scan func(Row) (T, error)) ([]T, error) {
-	return collect(rows, scan)
+	return store.Collect(rows, scan)
 }
 
 // all runs s and returns every row it answers, read by scan.
@@ -75,21 +76,7 @@ func all[T any](ctx context.Context, t *Tx, s stmt, scan func(Row) (T, error), a
 	if err != nil {
 		return nil, err
 	}
-	return collect(rows, scan)
-}
-
-// collect returns every row of rows, read by scan.
-func collect[T any](rows *sql.Rows, scan func(Row) (T, error)) ([]T, error) {
-	var out []T
-	err := each(rows, func(row Row) error {
-		v, err := scan(row)
-		out = append(out, v)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return Collect(rows, scan)
 }
 
 const agentCols = `id, project_id, name, program, model, task_description, inception_us, last_active_us, attachments_policy, contact_policy`
