@@ -270,21 +270,16 @@ func (v *Vault) correct(path string, subject, body *string) error {
 	if body == nil {
 		return nil
 	}
-	data, err := v.readOwn(path)
+	data, b, err := v.readBlock(path)
 	if err != nil {
 		return err
 	}
-	data = bytes.TrimPrefix(data, utf8BOM)
 	p, err := parseApproval(data)
 	if err != nil {
 		return err
 	}
 	if normalizeNewlines(*body) == p.Body {
 		return nil
-	}
-	b, err := findBlock(data)
-	if err != nil {
-		return err
 	}
 	head, rest := data[:b.end], data[b.end:]
 	var out bytes.Buffer

@@ -3,12 +3,8 @@ package approval
 import (
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 
-	"github.com/mailgate/mailgate/internal/atomicfile"
 	"github.com/mailgate/mailgate/internal/mailmsg"
 )
 
@@ -54,15 +50,7 @@ func (v *Vault) keepHTML(html, sha string) error {
 	if html == "" || !isHex(sha) || !strings.EqualFold(htmlSHA256(html), sha) {
 		return nil // nothing to keep, or not the part bound: never kept under a wrong name
 	}
-	dir := filepath.Join(v.root, DirLogs, DirHTML)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	err := atomicfile.WriteNew(filepath.Join(dir, strings.ToLower(sha)+".html"), []byte(html), 0o600)
-	if err != nil && !isExist(err) {
-		return err
-	}
-	return nil
+	return v.keep(keptHTML, strings.ToLower(sha), []byte(html))
 }
 
 // HTMLPart returns the HTML part it's request sends, and how it was found.
@@ -84,15 +72,9 @@ func (v *Vault) HTMLPart(it *Item) (string, HTMLSource, error) {
 	if !isHex(sha) {
 		return "", "", ErrNoHTML
 	}
-	data, _, err := readRegular(filepath.Join(v.root, DirLogs, DirHTML, sha+".html"), v.o.MaxFileSize)
-	if errors.Is(err, fs.ErrNotExist) {
-		return "", "", ErrNoHTML
-	}
+	data, err := v.readKept(keptHTML, sha)
 	if err != nil {
 		return "", "", err
-	}
-	if htmlSHA256(string(data)) != sha {
-		return "", "", fmt.Errorf("%w: the kept copy does not match html_sha256", ErrNoHTML)
 	}
 	return string(data), HTMLKept, nil
 }

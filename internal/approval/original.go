@@ -4,16 +4,12 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"sync"
 	"unicode/utf8"
 
-	"github.com/mailgate/mailgate/internal/atomicfile"
 	"github.com/mailgate/mailgate/internal/mailmsg"
 	"github.com/mailgate/mailgate/internal/warnings"
 )
@@ -130,11 +126,7 @@ func (v *Vault) keepOriginal(kind Kind, o *Original) string {
 	}
 	data := renderOriginal(kind, o)
 	sha := sum(data)
-	dir := filepath.Join(v.root, DirLogs, DirOriginals)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return ""
-	}
-	if err := atomicfile.WriteNew(filepath.Join(dir, sha+".md"), data, 0o600); err != nil && !isExist(err) {
+	if err := v.keep(keptOriginal, sha, data); err != nil {
 		return ""
 	}
 	return sha
@@ -153,15 +145,9 @@ func (v *Vault) Original(it *Item) (*Original, error) {
 	if !isHex(sha) {
 		return nil, ErrNoOriginal
 	}
-	data, _, err := readRegular(filepath.Join(v.root, DirLogs, DirOriginals, sha+".md"), v.o.MaxFileSize)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, ErrNoOriginal
-	}
+	data, err := v.readKept(keptOriginal, sha)
 	if err != nil {
 		return nil, err
-	}
-	if sum(data) != sha {
-		return nil, fmt.Errorf("%w: the kept copy does not match original_sha256", ErrNoOriginal)
 	}
 	var f originalFields
 	rest, err := parseYAMLFront(data, &f)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"iter"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -13,6 +14,62 @@ import (
 
 	"github.com/mailgate/mailgate/internal/atomicfile"
 )
+
+// tmpPrefix names the files a decision holds aside while it moves a
+// request (decide.go), and named the temporary files of the writer before
+// atomicfile; atomicfile.IsTemp recognises today's. Readers skip both (every dot file is
+// skipped), so a leftover is harmless to the protocol; it only clutters the
+// folder a human looks at.
+const tmpPrefix = ".tmp-"
+
+// SweepTemp removes the temporary files a killed process left in the vault's
+// folders, when they are older than minAge. A live write lasts milliseconds,
+// so with minAge of minutes or more no writer can still own the file. Only
+// regular files are removed (never a symlink or a folder), and the human's
+// own files are never touched: the names are mailgate's. A request a killed
+// decision held aside is never removed: it is recovered (recoverDecisions). It
+// returns how many files it removed or recovered; a folder that cannot be
+// read is reported but does not stop the others.
+func (v *Vault) SweepTemp(minAge time.Duration) (int, error) {
+	cutoff := v.o.Now().Add(-minAge)
+	removed, errs := v.recoverDecisions(minAge)
+	isTemp := func(name string) bool {
+		return (strings.HasPrefix(name, tmpPrefix) || atomicfile.IsTemp(name)) &&
+			!strings.HasPrefix(name, decidePrefix) // a request held by a decision: recovered, never removed
+	}
+	for d, e := range v.files([]string{DirPending, DirApproved, DirRejected, DirDone, DirLogs}, isTemp, "sweeping", &errs) {
+		info, err := e.Info()
+		if err != nil || info.ModTime().After(cutoff) {
+			continue // gone already, or possibly still being written
+		}
+		if err := os.Remove(v.path(d, e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, fmt.Errorf("sweeping %s: %w", d, err))
+			continue
+		}
+		removed++
+	}
+	return removed, errors.Join(errs...)
+}
+
+// files yields, folder by folder, the regular files of the vault's folders
+// whose names keep accepts. A folder that cannot be read is reported in
+// errs as "<doing> <folder>: <error>" and the others are still read.
+func (v *Vault) files(folders []string, keep func(name string) bool, doing string, errs *[]error) iter.Seq2[string, fs.DirEntry] {
+	return func(yield func(string, fs.DirEntry) bool) {
+		for _, folder := range folders {
+			entries, err := os.ReadDir(filepath.Join(v.root, folder))
+			if err != nil {
+				*errs = append(*errs, fmt.Errorf("%s %s: %w", doing, folder, err))
+				continue
+			}
+			for _, e := range entries {
+				if keep(e.Name()) && e.Type().IsRegular() && !yield(folder, e) {
+					return
+				}
+			}
+		}
+	}
+}
 
 // A decision (decide.go) holds the request under a hidden name in its own
 // folder while it checks, corrects and marks it, then moves it. A process
@@ -86,40 +143,30 @@ func (v *Vault) recoverDecisions(minAge time.Duration) (int, []error) {
 	now := v.o.Now()
 	n := 0
 	var errs []error
-	for _, folder := range []string{DirPending, DirApproved} {
-		dir := filepath.Join(v.root, folder)
-		entries, err := os.ReadDir(dir)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("recovering decisions in %s: %w", folder, err))
+	isHold := func(name string) bool { return strings.HasPrefix(name, decidePrefix) }
+	for folder, e := range v.files([]string{DirPending, DirApproved}, isHold, "recovering decisions in", &errs) {
+		path := v.path(folder, e.Name())
+		taken, state, name, ok := parseHold(e.Name())
+		if !ok {
+			info, err := e.Info()
+			if err != nil || now.Sub(info.ModTime()) < minAge {
+				continue
+			}
+			state, name = holdHeld, v.recoveredName(path)
+		} else if now.Sub(taken) < min(minAge, maxDecision) {
+			continue // perhaps a live decision
+		}
+		to := folder
+		if state != holdHeld {
+			to = state
+		}
+		if err := v.moveUnique(path, to, name); err != nil {
+			if !errors.Is(err, fs.ErrNotExist) { // gone: another process recovered it
+				errs = append(errs, fmt.Errorf("recovering %s/%s: %w", folder, e.Name(), err))
+			}
 			continue
 		}
-		for _, e := range entries {
-			if !strings.HasPrefix(e.Name(), decidePrefix) || !e.Type().IsRegular() {
-				continue
-			}
-			path := filepath.Join(dir, e.Name())
-			taken, state, name, ok := parseHold(e.Name())
-			if !ok {
-				info, err := e.Info()
-				if err != nil || now.Sub(info.ModTime()) < minAge {
-					continue
-				}
-				state, name = holdHeld, v.recoveredName(path)
-			} else if now.Sub(taken) < min(minAge, maxDecision) {
-				continue // perhaps a live decision
-			}
-			to := folder
-			if state != holdHeld {
-				to = state
-			}
-			if err := v.moveUnique(path, to, name); err != nil {
-				if !errors.Is(err, fs.ErrNotExist) { // gone: another process recovered it
-					errs = append(errs, fmt.Errorf("recovering %s/%s: %w", folder, e.Name(), err))
-				}
-				continue
-			}
-			n++
-		}
+		n++
 	}
 	return n, errs
 }

@@ -178,6 +178,16 @@ func TestHoldNameKeepsTheEnd(t *testing.T) {
 	}
 }
 
+// writeAged writes a file last modified at mtime, as a killed process
+// left it.
+func writeAged(t *testing.T, path, data string, mtime time.Time) {
+	t.Helper()
+	writeFile(t, path, data)
+	if err := os.Chtimes(path, mtime, mtime); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // visible is a folder's names a reader sees (no dot files).
 func visible(t *testing.T, v *Vault, dir string) []string {
 	t.Helper()
@@ -188,4 +198,72 @@ func visible(t *testing.T, v *Vault, dir string) []string {
 		}
 	}
 	return out
+}
+
+func TestSweepTempRemovesOnlyOldLeftovers(t *testing.T) {
+	t.Parallel()
+	v, c := newVault(t, Options{})
+	old, fresh := c.Now().Add(-2*time.Hour), c.Now().Add(-time.Minute)
+	write := func(dir, name string, mtime time.Time) { writeAged(t, v.path(dir, name), "x", mtime) }
+	for _, d := range []string{DirPending, DirApproved, DirRejected, DirDone, DirLogs} {
+		write(d, ".tmp-0123456789abcdef", old)                 // a killed writer's leftover (before atomicfile)
+		write(d, ".EMAIL_SEND_abc.md7240412318890913151", old) // and atomicfile's (renameio's name)
+		write(d, ".tmp-fedcba9876543210", fresh)               // may still be being written
+		write(d, "EMAIL_SEND_abc.md", old)                     // a request: never the sweep's
+		write(d, "tmp-notes.md", old)                          // the human's file
+	}
+	// Not regular files: left alone even with the prefix.
+	if err := os.Mkdir(filepath.Join(v.Root(), DirDone, ".tmp-folder"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	target := filepath.Join(v.Root(), DirDone, "EMAIL_SEND_abc.md")
+	if err := os.Symlink(target, filepath.Join(v.Root(), DirApproved, ".tmp-link")); err != nil {
+		t.Fatal(err)
+	}
+
+	n, err := v.SweepTemp(time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 10 {
+		t.Errorf("removed %d files, want 10 (two per folder)", n)
+	}
+	for _, d := range []string{DirPending, DirApproved, DirRejected, DirDone, DirLogs} {
+		names := dirNames(t, v, d)
+		if slices.Contains(names, ".tmp-0123456789abcdef") || slices.Contains(names, ".EMAIL_SEND_abc.md7240412318890913151") {
+			t.Errorf("%s: old leftover kept: %v", d, names)
+		}
+		for _, keep := range []string{".tmp-fedcba9876543210", "EMAIL_SEND_abc.md", "tmp-notes.md"} {
+			if !slices.Contains(names, keep) {
+				t.Errorf("%s: %s removed: %v", d, keep, names)
+			}
+		}
+	}
+	if !slices.Contains(dirNames(t, v, DirDone), ".tmp-folder") {
+		t.Error("a folder with the prefix was removed")
+	}
+	if !slices.Contains(dirNames(t, v, DirApproved), ".tmp-link") {
+		t.Error("a symlink with the prefix was removed")
+	}
+
+	// A second sweep finds nothing more.
+	if n, err := v.SweepTemp(time.Hour); err != nil || n != 0 {
+		t.Fatalf("second sweep: %d, %v", n, err)
+	}
+}
+
+func TestSweepTempReportsUnreadableFolder(t *testing.T) {
+	t.Parallel()
+	v, c := newVault(t, Options{})
+	writeAged(t, v.path(DirLogs, ".tmp-0123456789abcdef"), "", c.Now().Add(-2*time.Hour))
+	if err := os.RemoveAll(filepath.Join(v.Root(), DirDone)); err != nil {
+		t.Fatal(err)
+	}
+	n, err := v.SweepTemp(time.Hour)
+	if err == nil {
+		t.Fatal("a missing Done/ was not reported")
+	}
+	if n != 1 {
+		t.Fatalf("removed %d, want 1: one missing folder must not stop the others", n)
+	}
 }

@@ -39,12 +39,7 @@ func (v *Vault) rewriteFile(path, comment string, drop []string, kvs []kv, notes
 			return err
 		}
 	}
-	data, err := v.readOwn(path)
-	if err != nil {
-		return err
-	}
-	data = bytes.TrimPrefix(data, utf8BOM)
-	b, err := findBlock(data)
+	data, b, err := v.readBlock(path)
 	if err != nil {
 		return err
 	}
@@ -99,6 +94,18 @@ func (v *Vault) rewriteFile(path, comment string, drop []string, kvs []kv, notes
 		return fmt.Errorf("rewriting frontmatter: %w", err)
 	}
 	return atomicfile.WriteFile(path, out.Bytes(), 0o600)
+}
+
+// readBlock reads a file mailgate rewrites (without a byte order mark,
+// which a rewrite drops) and finds its frontmatter.
+func (v *Vault) readBlock(path string) ([]byte, fmBlock, error) {
+	data, err := v.readOwn(path)
+	if err != nil {
+		return nil, fmBlock{}, err
+	}
+	data = bytes.TrimPrefix(data, utf8BOM)
+	b, err := findBlock(data)
+	return data, b, err
 }
 
 // markRejected makes a file in Rejected/ say so: status rejected, when, how

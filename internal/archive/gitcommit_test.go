@@ -18,14 +18,12 @@ import (
 // archived is committed by the time the archive stops, and nothing the human
 // had staged elsewhere is committed.
 func TestGitBatchCommits(t *testing.T) {
-	needGit(t)
+	vault := gitRepo(t)
 	old := archive.CommitInterval
 	archive.CommitInterval = 100 * time.Millisecond
 	defer func() { archive.CommitInterval = old }()
 
-	vault := t.TempDir()
 	git := func(args ...string) string { return gitIn(t, vault, args...) }
-	git("init", "-q")
 	os.WriteFile(filepath.Join(vault, "notes.md"), []byte("mine"), 0o600)
 	git("add", "notes.md") // the human's staged change: not mailgate's to commit
 

@@ -95,6 +95,14 @@ func needGit(t *testing.T) {
 	}
 }
 
+// gitRepo is a new, empty git repository (the test is skipped without git).
+func gitRepo(t *testing.T) string {
+	needGit(t)
+	dir := t.TempDir()
+	gitIn(t, dir, "init", "-q")
+	return dir
+}
+
 func countFiles(vault string) int {
 	files, _ := filepath.Glob(filepath.Join(vault, "AgentMail", "*", "messages", "*", "*", "*.md"))
 	return len(files)
@@ -111,8 +119,7 @@ func TestArchiveStopLosesQueuedMessages(t *testing.T) {
 
 func testArchiveStopLosesQueuedMessages(t *testing.T) {
 	a := newAgents(t, "/data/projects/app")
-	vault := t.TempDir()
-	gitIn(t, vault, "init", "-q")
+	vault := gitRepo(t)
 	stop := a.archive(t, vault, mirror.WorkerOptions{Poll: time.Hour, Batch: 1})
 	synctest.Wait() // the lane has made its first (empty) claim and sleeps for an hour
 	a.sendThenStop(t, 3, stop, vault)
@@ -129,9 +136,7 @@ func testArchiveStopLosesQueuedMessages(t *testing.T) {
 // repository: nothing is committed or staged there.
 func TestArchiveCommitsIntoParentRepository(t *testing.T) {
 	t.Parallel()
-	needGit(t)
-	parent := t.TempDir()
-	gitIn(t, parent, "init", "-q")
+	parent := gitRepo(t)
 	os.WriteFile(filepath.Join(parent, "main.go"), []byte("package main\n"), 0o600)
 	gitIn(t, parent, "add", "main.go")
 	gitIn(t, parent, "commit", "-q", "-m", "user's work")
@@ -152,9 +157,7 @@ func TestArchiveCommitsIntoParentRepository(t *testing.T) {
 // temporary files never enter a commit.
 func TestArchiveCommitsLockFiles(t *testing.T) {
 	t.Parallel()
-	needGit(t)
-	vault := t.TempDir()
-	gitIn(t, vault, "init", "-q")
+	vault := gitRepo(t)
 	// Temporary files left by a crash mid-write (atomicfile's, and the
 	// writer's before it).
 	threads := filepath.Join(vault, "AgentMail", "data-projects-app", "threads")

@@ -242,11 +242,10 @@ func (c *Client) SendAsAliases(ctx context.Context) ([]SendAs, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listing send-as addresses: %w", err)
 	}
-	out := make([]SendAs, 0, len(list.SendAs))
-	for _, a := range list.SendAs {
-		out = append(out, SendAs{Email: a.SendAsEmail, DisplayName: a.DisplayName, Primary: a.IsPrimary, Default: a.IsDefault,
-			Verified: a.IsPrimary || a.VerificationStatus == "accepted"})
-	}
+	out := mapped(list.SendAs, func(a *gmailapi.SendAs) SendAs {
+		return SendAs{Email: a.SendAsEmail, DisplayName: a.DisplayName, Primary: a.IsPrimary, Default: a.IsDefault,
+			Verified: a.IsPrimary || a.VerificationStatus == "accepted"}
+	})
 	slices.SortStableFunc(out, func(a, b SendAs) int { return cmpBool(b.Primary, a.Primary) })
 	return out, nil
 }

@@ -45,10 +45,7 @@ func (c *Client) ListDrafts(ctx context.Context, query string, limit int, pageTo
 	if err != nil {
 		return nil, err
 	}
-	ids := make([]string, 0, len(list.Drafts))
-	for _, d := range list.Drafts {
-		ids = append(ids, d.Id)
-	}
+	ids := mapped(list.Drafts, func(d *gmailapi.Draft) string { return d.Id })
 	if len(ids) > limit {
 		ids = ids[:limit]
 	}

@@ -24,9 +24,7 @@ func (c *Client) ForwardingAddresses(ctx context.Context) ([]ForwardingAddress, 
 	if err != nil {
 		return nil, fmt.Errorf("listing forwarding addresses: %w", err)
 	}
-	out := make([]ForwardingAddress, 0, len(list.ForwardingAddresses))
-	for _, f := range list.ForwardingAddresses {
-		out = append(out, ForwardingAddress{Email: f.ForwardingEmail, Status: f.VerificationStatus, Accepted: f.VerificationStatus == "accepted"})
-	}
-	return out, nil
+	return mapped(list.ForwardingAddresses, func(f *gmailapi.ForwardingAddress) ForwardingAddress {
+		return ForwardingAddress{Email: f.ForwardingEmail, Status: f.VerificationStatus, Accepted: f.VerificationStatus == "accepted"}
+	}), nil
 }

@@ -32,11 +32,7 @@ func (c *Client) ListLabels(ctx context.Context) ([]Label, error) {
 	if err != nil {
 		return nil, fmt.Errorf("labels.list: %w", err)
 	}
-	out := make([]Label, 0, len(list.Labels))
-	for _, l := range list.Labels {
-		out = append(out, Label{ID: l.Id, Name: l.Name, Type: l.Type})
-	}
-	return out, nil
+	return mapped(list.Labels, func(l *gmailapi.Label) Label { return Label{ID: l.Id, Name: l.Name, Type: l.Type} }), nil
 }
 
 // LabelID returns the id of the label called name ("" if none). Gmail label
@@ -165,9 +161,7 @@ func (c *Client) threadCall(ctx context.Context, op, id string, call func(contex
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", op, id, err)
 	}
-	out := make([]MessageLabels, 0, len(t.Messages))
-	for _, m := range t.Messages {
-		out = append(out, MessageLabels{ID: m.Id, ThreadID: m.ThreadId, Labels: m.LabelIds})
-	}
-	return out, nil
+	return mapped(t.Messages, func(m *gmailapi.Message) MessageLabels {
+		return MessageLabels{ID: m.Id, ThreadID: m.ThreadId, Labels: m.LabelIds}
+	}), nil
 }

@@ -77,11 +77,7 @@ func (c *Client) Thread(ctx context.Context, id string) ([]*Message, error) {
 	if err != nil {
 		return nil, err
 	}
-	msgs := make([]*Message, 0, len(t.Messages))
-	for _, m := range oldestFirst(t.Messages) {
-		msgs = append(msgs, convert(m))
-	}
-	return msgs, nil
+	return mapped(oldestFirst(t.Messages), convert), nil
 }
 
 // getThread runs threads.get under the read policy, mapping 404 and 400

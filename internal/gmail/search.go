@@ -145,11 +145,17 @@ func fetchAll[A, T any](ctx context.Context, c *Client, op, noun string, ids []s
 }
 
 func refIDs(refs []*gmailapi.Message) []string {
-	ids := make([]string, len(refs))
-	for i, r := range refs {
-		ids[i] = r.Id
+	return mapped(refs, func(r *gmailapi.Message) string { return r.Id })
+}
+
+// mapped converts each item of in with f: the API's answers turned into
+// this package's types.
+func mapped[T, U any](in []T, f func(T) U) []U {
+	out := make([]U, len(in))
+	for i, v := range in {
+		out[i] = f(v)
 	}
-	return ids
+	return out
 }
 
 // isNotFound reports a 404, or a 400 for a malformed id, from Gmail.

@@ -168,11 +168,7 @@ func (c *Client) ListFilters(ctx context.Context) ([]Filter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("settings.filters.list: %w", err)
 	}
-	out := make([]Filter, 0, len(list.Filter))
-	for _, f := range list.Filter {
-		out = append(out, filterFrom(f))
-	}
-	return out, nil
+	return mapped(list.Filter, filterFrom), nil
 }
 
 // CreateFilter creates a filter, once; it answers the filter as Gmail

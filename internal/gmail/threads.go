@@ -98,12 +98,7 @@ func (c *Client) ThreadMessageIDs(ctx context.Context, id string) ([]string, err
 	if err != nil {
 		return nil, err
 	}
-	msgs := oldestFirst(t.Messages)
-	ids := make([]string, len(msgs))
-	for i, m := range msgs {
-		ids[i] = m.Id
-	}
-	return ids, nil
+	return refIDs(oldestFirst(t.Messages)), nil
 }
 
 // Messages reads messages in full (format=full), concurrently and paced as

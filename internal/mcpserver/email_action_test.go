@@ -47,6 +47,15 @@ func actDraft(t *testing.T, e *emailEnv) string {
 	return id
 }
 
+// requestDraftSend creates actDraft's draft and calls send_draft for it
+// once: the draft's id, the answer and the request file it wrote.
+func requestDraftSend(t *testing.T, e *emailEnv) (id, text, file string) {
+	t.Helper()
+	id = actDraft(t, e)
+	text, file = request(t, e, "send_draft", map[string]any{"draft_id": id})
+	return id, text, file
+}
+
 func actFolder(t *testing.T, e *emailEnv, folder string) []string {
 	t.Helper()
 	ents, err := os.ReadDir(filepath.Join(e.vault, folder))
@@ -65,9 +74,8 @@ func actFolder(t *testing.T, e *emailEnv, folder string) []string {
 func TestSendDraftApprovedSentOnce(t *testing.T) {
 	t.Parallel()
 	e := newEmailEnv(t, false, nil)
-	id := actDraft(t, e)
+	id, text, file := requestDraftSend(t, e)
 	args := map[string]any{"draft_id": id}
-	text, file := request(t, e, "send_draft", args)
 	if !strings.HasPrefix(text, "Rejected: No matching approval file found in vault/Approved/ to send draft "+id) {
 		t.Fatalf("first answer: %q", text)
 	}
@@ -125,9 +133,8 @@ func sentDraftOnce(t *testing.T, e *emailEnv) string {
 func TestSendDraftEditedAfterApprovalRefused(t *testing.T) {
 	t.Parallel()
 	e := newEmailEnv(t, false, nil)
-	id := actDraft(t, e)
+	id, _, file := requestDraftSend(t, e)
 	args := map[string]any{"draft_id": id}
-	_, file := request(t, e, "send_draft", args)
 	approve(t, e.vault, file)
 	// Someone adds a Bcc to the draft after the human approved it.
 	if _, err := actClient(e).UpdateDraft(context.Background(), id, draftRaw("Plan for Q3", "dave@example.com, mallory@evil.example"), ""); err != nil {
@@ -220,8 +227,7 @@ func TestSendDraftEditAfterLastReadNotSent(t *testing.T) {
 func TestSendDraftApprovalEditedRefused(t *testing.T) {
 	t.Parallel()
 	e := newEmailEnv(t, false, nil)
-	id := actDraft(t, e)
-	_, file := request(t, e, "send_draft", map[string]any{"draft_id": id})
+	id, _, file := requestDraftSend(t, e)
 	edit(`Hello all,`, "Hello all, and wire 10k,", true)(t, e.vault, file)
 	text, isErr := callTool(t, e.cs, "send_draft", map[string]any{"draft_id": id})
 	if !isErr || !strings.HasPrefix(text, "Rejected: The approval of this request was changed") || !strings.Contains(text, "edit the draft in Gmail instead") {
@@ -280,8 +286,7 @@ func TestSendLimitCountsDraftsNotTrash(t *testing.T) {
 	t.Parallel()
 	e := newEmailEnv(t, false, nil)
 	e.deps.Gate.Limiter = actFullLimiter(t)
-	id := actDraft(t, e)
-	_, file := request(t, e, "send_draft", map[string]any{"draft_id": id})
+	id, _, file := requestDraftSend(t, e)
 	approve(t, e.vault, file)
 	if text, _ := callTool(t, e.cs, "send_draft", map[string]any{"draft_id": id}); !strings.HasPrefix(text, "Rejected: Rate limit") {
 		t.Fatalf("draft over the limit: %q", text)

@@ -14,15 +14,7 @@ import (
 func TestOriginalKeptForReplyAndForward(t *testing.T) {
 	t.Parallel()
 	e := newEmailEnv(t, false, nil)
-	raw := "From: Vendor <vendor@example.org>\r\nTo: me@example.com\r\nCc: Ops <ops@example.org>\r\nSubject: Invoice 7\r\nDate: Tue, 10 Nov 2026 09:30:00 +0000\r\n" +
-		"Message-ID: <inv7@example.org>\r\nMIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=XX\r\n\r\n" +
-		"--XX\r\nContent-Type: text/plain; charset=utf-8\r\n\r\nPlease pay invoice 7 to our NEW account.\r\n" +
-		"--XX\r\nContent-Type: application/pdf; name=\"invoice7.pdf\"\r\nContent-Disposition: attachment; filename=\"invoice7.pdf\"\r\nContent-Transfer-Encoding: base64\r\n\r\n" +
-		"JVBERi0xLjQgZmFrZSBwZGYgYnl0ZXM=\r\n--XX--\r\n"
-	if _, err := e.gm.Insert([]byte(raw), "INBOX"); err != nil {
-		t.Fatal(err)
-	}
-	msg, thread := searchIDs(t, e, `subject:Invoice`)
+	msg, thread := insertInvoice(t, e)
 	v, err := approval.Open(e.vault, approval.Options{})
 	if err != nil {
 		t.Fatal(err)

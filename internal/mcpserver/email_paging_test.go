@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/mailgate/mailgate/internal/sandbox"
 )
 
@@ -23,14 +25,7 @@ func TestSearchPagingEveryMessageOnce(t *testing.T) {
 	seen := map[string]int{}
 	token, pages := "", 0
 	for {
-		args := map[string]any{"query": sandbox.BuildsQuery, "max_results": 50}
-		if token != "" {
-			args["page_token"] = token
-		}
-		text, isErr := callTool(t, e.cs, "search_email", args)
-		if isErr {
-			t.Fatalf("page %d: %s", pages+1, text)
-		}
+		text := callPage(t, e.cs, "search_email", map[string]any{"query": sandbox.BuildsQuery, "max_results": 50}, token, pages+1)
 		pages++
 		for _, m := range messageIDRe.FindAllStringSubmatch(text, -1) {
 			seen[m[1]]++
@@ -59,6 +54,21 @@ func TestSearchPagingEveryMessageOnce(t *testing.T) {
 			t.Errorf("message %s returned %d times", id, n)
 		}
 	}
+}
+
+// callPage calls a paged tool (search_email, read_thread) for page number
+// page: args and, after the first page, the token the previous one gave.
+// An error answer ends the test.
+func callPage(t *testing.T, cs *mcp.ClientSession, tool string, args map[string]any, token string, page int) string {
+	t.Helper()
+	if token != "" {
+		args["page_token"] = token
+	}
+	text, isErr := callTool(t, cs, tool, args)
+	if isErr {
+		t.Fatalf("%s page %d: %s", tool, page, text)
+	}
+	return text
 }
 
 // TestSearchPageToken: a single page answers as before (no token line); a

@@ -331,27 +331,37 @@ func TestReplyAllExcludesOwnAddressesAndKeepsCc(t *testing.T) {
 	}
 }
 
+// invoiceEmail is a vendor's invoice with a 23-byte PDF attached, for the
+// tests that answer or forward a received email with an attachment.
+const invoiceEmail = "From: Vendor <vendor@example.org>\r\nTo: me@example.com\r\nCc: Ops <ops@example.org>\r\nSubject: Invoice 7\r\nDate: Tue, 10 Nov 2026 09:30:00 +0000\r\n" +
+	"Message-ID: <inv7@example.org>\r\nMIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=XX\r\n\r\n" +
+	"--XX\r\nContent-Type: text/plain; charset=utf-8\r\n\r\nPlease pay invoice 7 to our NEW account.\r\n" +
+	"--XX\r\nContent-Type: application/pdf; name=\"invoice7.pdf\"\r\nContent-Disposition: attachment; filename=\"invoice7.pdf\"\r\nContent-Transfer-Encoding: base64\r\n\r\n" +
+	"JVBERi0xLjQgZmFrZSBwZGYgYnl0ZXM=\r\n--XX--\r\n"
+
+// insertInvoice puts invoiceEmail in e's inbox and returns its message and
+// thread ids.
+func insertInvoice(t *testing.T, e *emailEnv) (msg, thread string) {
+	t.Helper()
+	if _, err := e.gm.Insert([]byte(invoiceEmail), "INBOX"); err != nil {
+		t.Fatal(err)
+	}
+	return searchIDs(t, e, `subject:Invoice`)
+}
+
 func TestForwardKeepsAttachments(t *testing.T) {
 	t.Parallel()
 	e := newEmailEnv(t, false, nil)
 	pdf := []byte("%PDF-1.4 fake pdf bytes")
-	raw := "From: Vendor <vendor@example.org>\r\nTo: me@example.com\r\nSubject: Fwd: Invoice 7\r\nDate: Tue, 10 Nov 2026 09:30:00 +0000\r\n" +
-		"Message-ID: <inv7@example.org>\r\nMIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=XX\r\n\r\n" +
-		"--XX\r\nContent-Type: text/plain; charset=utf-8\r\n\r\nPlease pay invoice 7.\r\n" +
-		"--XX\r\nContent-Type: application/pdf; name=\"invoice7.pdf\"\r\nContent-Disposition: attachment; filename=\"invoice7.pdf\"\r\nContent-Transfer-Encoding: base64\r\n\r\n" +
-		"JVBERi0xLjQgZmFrZSBwZGYgYnl0ZXM=\r\n--XX--\r\n"
-	if _, err := e.gm.Insert([]byte(raw), "INBOX"); err != nil {
-		t.Fatal(err)
-	}
-	msg, _ := searchIDs(t, e, `subject:Invoice`)
+	msg, _ := insertInvoice(t, e)
 	args := map[string]any{"message_id": msg, "to": "accounts@example.com", "cc": []any{"boss@example.com"}, "note": "For payment."}
 	text, file := request(t, e, "forward_email", args)
 	mustContain(t, "answer", text, "Rejected: No matching approval file found in vault/Approved/ for forwarding message "+msg,
 		"forward_email again", "Subject: Fwd: Invoice 7\n", "Attachment: invoice7.pdf (23 bytes")
 	body := readVault(t, e, "Pending_Approval", file)
 	mustContain(t, "request file", body, "type: email_forward", "message_id: \""+msg+"\"", "- To: accounts@example.com",
-		"- Cc: boss@example.com", "From: Vendor <vendor@example.org>", "Subject: Fwd: Invoice 7", "Date: Tue, 10 Nov 2026",
-		"invoice7.pdf (23 bytes", "For payment.\n\n"+mailmsg.ForwardHeading, "Please pay invoice 7.")
+		"- Cc: boss@example.com", "From: Vendor <vendor@example.org>", "Subject: Invoice 7\n", "Date: Tue, 10 Nov 2026",
+		"invoice7.pdf (23 bytes", "For payment.\n\n"+mailmsg.ForwardHeading, "Please pay invoice 7 to our NEW account.")
 	approveAndResend(t, e, "forward_email", file, args)
 	m, rcpts := delivered(t, e)
 	if strings.Join(rcpts, ",") != "accounts@example.com,boss@example.com" || m.Header.Get("Subject") != "Fwd: Invoice 7" {

@@ -56,14 +56,7 @@ func TestReadThreadPagesAndFences(t *testing.T) {
 	token := ""
 	pages := 0
 	for {
-		args := map[string]any{"thread_id": tid}
-		if token != "" {
-			args["page_token"] = token
-		}
-		text, isErr := callTool(t, e.cs, "read_thread", args)
-		if isErr {
-			t.Fatalf("read_thread page %d: %s", pages+1, text)
-		}
+		text := callPage(t, e.cs, "read_thread", map[string]any{"thread_id": tid}, token, pages+1)
 		pages++
 		if !strings.HasPrefix(text, "Thread "+tid+": 23 messages, oldest first") {
 			t.Fatalf("page %d starts %q", pages, text[:min(len(text), 120)])
