@@ -226,10 +226,9 @@ func (s *Service) Agents(ctx context.Context, projectKey string) (AgentsResource
 			return err
 		}
 		out.Project.Slug, out.Project.HumanKey = p.Slug, p.HumanKey
-		out.Agents = make([]AgentDirEntry, 0, len(agents))
-		for _, a := range agents {
-			out.Agents = append(out.Agents, AgentDirEntry{AgentView: agentView(a), UnreadCount: unread[a.ID]})
-		}
+		out.Agents = viewsOf(agents, func(a Agent) AgentDirEntry {
+			return AgentDirEntry{AgentView: agentView(a), UnreadCount: unread[a.ID]}
+		})
 		return nil
 	})
 	if err != nil {
@@ -243,10 +242,7 @@ func (s *Service) ProjectDetail(ctx context.Context, projectKey string) (Project
 	var out ProjectResource
 	err := s.readAgents(ctx, projectKey, func(_ Tx, p Project, agents []Agent) error {
 		out.ProjectView = projectView(p)
-		out.Agents = make([]AgentView, 0, len(agents))
-		for _, a := range agents {
-			out.Agents = append(out.Agents, agentView(a))
-		}
+		out.Agents = viewsOf(agents, agentView)
 		return nil
 	})
 	if err != nil {

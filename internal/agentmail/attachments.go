@@ -70,6 +70,11 @@ func attachmentView(a Attachment) AttachmentView {
 		URI: AttachmentURI(a.Project, a.MessageID, a.Seq)}
 }
 
+// attachmentViews are a message's attachments as its answers list them.
+func attachmentViews(as []Attachment) []any {
+	return viewsOf(as, func(a Attachment) any { return attachmentView(a) })
+}
+
 // AttachmentTx reads and writes message attachments.
 type AttachmentTx interface {
 	// InsertAttachments stores a message's attachments (Seq set), setting IDs.

@@ -9,6 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/mailgate/mailgate/internal/ctxkey"
 )
 
 // Who may use an agent identity. The reference lets anyone who names an
@@ -61,21 +63,20 @@ type HoldersTx interface {
 	SetAgentHolder(ctx context.Context, h AgentHolder) error
 }
 
-type sessionKey struct{}
+// sessionKey carries the caller's session.
+var sessionKey = ctxkey.New[string]("agentmail.session")
 
 // WithSession tags ctx with the caller's session: a key unique to one MCP
 // session of one process (the transport makes it). Calls without one share
 // the session "" (in-process callers, tests).
 func WithSession(ctx context.Context, session string) context.Context {
-	return context.WithValue(ctx, sessionKey{}, session)
+	return sessionKey.With(ctx, session)
 }
 
-func sessionOf(ctx context.Context) string {
-	s, _ := ctx.Value(sessionKey{}).(string)
-	return s
-}
+func sessionOf(ctx context.Context) string { return sessionKey.Value(ctx) }
 
-type livenessKey struct{}
+// livenessKey carries the transport's SessionLiveness.
+var livenessKey = ctxkey.New[SessionLiveness]("agentmail.liveness")
 
 // SessionLiveness tells whether the session with a key is still there:
 // known is false when the transport cannot tell (another process's session
@@ -86,12 +87,12 @@ type SessionLiveness func(session string) (live, known bool)
 // holding an identity is still there, so an agent whose client restarted (a
 // new stdio process) resumes its name at once.
 func WithSessionLiveness(ctx context.Context, f SessionLiveness) context.Context {
-	return context.WithValue(ctx, livenessKey{}, f)
+	return livenessKey.With(ctx, f)
 }
 
 // holderGone reports whether the transport knows the holding session ended.
 func holderGone(ctx context.Context, session string) bool {
-	f, _ := ctx.Value(livenessKey{}).(SessionLiveness)
+	f := livenessKey.Value(ctx)
 	if f == nil || session == "" {
 		return false
 	}

@@ -55,11 +55,9 @@ func (s *Service) FetchInbox(ctx context.Context, p InboxParams) ([]FetchEntry, 
 		return nil, fmt.Errorf("fetching inbox: %w", err)
 	}
 	s.touchIfStale(ctx, agent)
-	out := make([]FetchEntry, 0, len(items))
-	for _, it := range items {
-		out = append(out, FetchEntry{InboxEntry: inboxEntry(it, p.IncludeBodies), ReadTS: ts(it.ReadAt), AckTS: ts(it.AckAt)})
-	}
-	return out, nil
+	return viewsOf(items, func(it InboxItem) FetchEntry {
+		return FetchEntry{InboxEntry: inboxEntry(it, p.IncludeBodies), ReadTS: ts(it.ReadAt), AckTS: ts(it.AckAt)}
+	}), nil
 }
 
 func inboxEntry(it InboxItem, withBody bool) InboxEntry {

@@ -321,11 +321,7 @@ func (s *Service) sendResult(ctx context.Context, tx Tx, m Message, held []HeldN
 	if err != nil {
 		return SendResult{}, err
 	}
-	out := SendResult{Attachments: []any{}, Held: held, Warnings: warnings, Deliveries: ds, Count: len(ds)}
-	for _, a := range m.Attachments {
-		out.Attachments = append(out.Attachments, attachmentView(a))
-	}
-	return out, nil
+	return SendResult{Attachments: attachmentViews(m.Attachments), Held: held, Warnings: warnings, Deliveries: ds, Count: len(ds)}, nil
 }
 
 func (s *Service) deliveries(ctx context.Context, tx Tx, m Message) ([]Delivery, error) {

@@ -18,7 +18,22 @@ func Overlap(a, b *Pattern) bool {
 		seen = make([]bool, n)
 	}
 	var sbuf [32][2]int
-	stack := append(sbuf[:0], [2]int{0, 0})
+	return productReaches(x, y, sbuf[:0], seen, func(s segment) bool { return s.any },
+		func(a, b segment) bool { return a.any || b.any || segmentsIntersect(a, b) })
+}
+
+// productReaches is the search Overlap makes over segments and
+// toksIntersect over characters: depth first over the product of two
+// automata, a state per position in x and in y (seen, indexed
+// i*(len(y)+1)+j, marks those visited; stack is room for the search's
+// stack), it reports whether the ends of both are reached together. A
+// star element matches any number of things: the search may step past it
+// alone (it matched none), or stay on it while the other side consumes one.
+// Two elements meet where one thing (a segment, a character) satisfies
+// both; each that is not a star then consumes it.
+func productReaches[E any](x, y []E, stack [][2]int, seen []bool, star func(E) bool, meet func(a, b E) bool) bool {
+	w := len(y) + 1
+	stack = append(stack, [2]int{0, 0})
 	for {
 		var i, j int
 		var ok bool
@@ -28,34 +43,33 @@ func Overlap(a, b *Pattern) bool {
 		if i == len(x) && j == len(y) {
 			return true
 		}
-		// "**" may match no segment at all.
-		if i < len(x) && x[i].any {
+		if i < len(x) && star(x[i]) {
 			stack = append(stack, [2]int{i + 1, j})
 		}
-		if j < len(y) && y[j].any {
+		if j < len(y) && star(y[j]) {
 			stack = append(stack, [2]int{i, j + 1})
 		}
-		if i == len(x) || j == len(y) {
+		if i == len(x) || j == len(y) || !meet(x[i], y[j]) {
 			continue
 		}
-		// Both consume one concrete segment.
-		switch {
-		case x[i].any && y[j].any:
-			// a self-loop; the moves above make the progress
-		case x[i].any:
-			stack = append(stack, [2]int{i, j + 1})
-		case y[j].any:
-			stack = append(stack, [2]int{i + 1, j})
-		case segmentsIntersect(x[i], y[j]):
-			stack = append(stack, [2]int{i + 1, j + 1})
+		ni, nj := i+1, j+1
+		if star(x[i]) {
+			ni = i
+		}
+		if star(y[j]) {
+			nj = j
+		}
+		// Two stars meeting make a self-loop: the moves above make the
+		// progress.
+		if ni != i || nj != j {
+			stack = append(stack, [2]int{ni, nj})
 		}
 	}
 }
 
-// nextPair pops the next pair of states (i, j) not visited yet from the
-// stack of a depth-first search over the product of two automata (Overlap's
-// over segments, toksIntersect's over characters), and marks it visited in
-// seen, indexed i*w+j; ok is false when the stack holds no such pair.
+// nextPair pops the next pair of states (i, j) not visited yet from
+// productReaches' stack, and marks it visited in seen, indexed i*w+j; ok is
+// false when the stack holds no such pair.
 func nextPair(stack [][2]int, seen []bool, w int) (rest [][2]int, i, j int, ok bool) {
 	for len(stack) > 0 {
 		i, j = stack[len(stack)-1][0], stack[len(stack)-1][1]
@@ -86,38 +100,8 @@ func segmentsIntersect(a, b segment) bool {
 // but that needs no check: a token list matching the empty name is all
 // stars and so matches every name the other one does.)
 func toksIntersect(a, b []tok) bool {
-	w := len(b) + 1
-	seen := make([]bool, (len(a)+1)*w)
-	stack := [][2]int{{0, 0}}
-	for {
-		var i, j int
-		var ok bool
-		if stack, i, j, ok = nextPair(stack, seen, w); !ok {
-			return false
-		}
-		if i == len(a) && j == len(b) {
-			return true
-		}
-		if i < len(a) && a[i].kind == tokStar {
-			stack = append(stack, [2]int{i + 1, j})
-		}
-		if j < len(b) && b[j].kind == tokStar {
-			stack = append(stack, [2]int{i, j + 1})
-		}
-		if i == len(a) || j == len(b) || !charsCompatible(a[i], b[j]) {
-			continue
-		}
-		ni, nj := i+1, j+1
-		if a[i].kind == tokStar {
-			ni = i
-		}
-		if b[j].kind == tokStar {
-			nj = j
-		}
-		if ni != i || nj != j {
-			stack = append(stack, [2]int{ni, nj})
-		}
-	}
+	seen := make([]bool, (len(a)+1)*(len(b)+1))
+	return productReaches(a, b, nil, seen, func(t tok) bool { return t.kind == tokStar }, charsCompatible)
 }
 
 // charsCompatible reports whether one character satisfies both tokens.

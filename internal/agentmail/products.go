@@ -190,10 +190,7 @@ func (s *Service) ProductDetail(ctx context.Context, key string) (ProductDetail,
 		if err != nil {
 			return err
 		}
-		out = ProductDetail{ProductView: productView(prod), Projects: []ProjectView{}}
-		for _, p := range projs {
-			out.Projects = append(out.Projects, projectView(p))
-		}
+		out = ProductDetail{ProductView: productView(prod), Projects: viewsOf(projs, projectView)}
 		return nil
 	})
 	if err != nil {

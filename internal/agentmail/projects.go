@@ -245,11 +245,7 @@ func (s *Service) ListProjects(ctx context.Context) ([]ProjectView, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listing projects: %w", err)
 	}
-	out := make([]ProjectView, 0, len(ps))
-	for _, p := range ps {
-		out = append(out, projectView(p))
-	}
-	return out, nil
+	return viewsOf(ps, projectView), nil
 }
 
 // Health reports whether the store answers.

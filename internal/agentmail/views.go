@@ -28,6 +28,16 @@ func ts(t time.Time) *string {
 	return &s
 }
 
+// viewsOf renders each of xs with view, as a list that is empty, never
+// null, when there are none (the reference answers []).
+func viewsOf[T, V any](xs []T, view func(T) V) []V {
+	out := make([]V, 0, len(xs))
+	for _, x := range xs {
+		out = append(out, view(x))
+	}
+	return out
+}
+
 func strOrNil(s string) *string {
 	if s == "" {
 		return nil
@@ -132,10 +142,7 @@ type MessageCore struct {
 func messageCore(m Message, withBody bool) MessageCore {
 	c := MessageCore{ID: m.ID, ProjectID: m.ProjectID, SenderID: m.SenderID, ThreadID: strOrNil(m.ThreadID),
 		Subject: m.Subject, Importance: string(m.Importance), AckRequired: m.AckRequired, CreatedTS: ts(m.CreatedAt),
-		Attachments: []any{}, From: m.SenderName}
-	for _, a := range m.Attachments {
-		c.Attachments = append(c.Attachments, attachmentView(a))
-	}
+		Attachments: attachmentViews(m.Attachments), From: m.SenderName}
 	if withBody {
 		b := m.BodyMD
 		c.BodyMD = &b

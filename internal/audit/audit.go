@@ -34,6 +34,8 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/mailgate/mailgate/internal/ctxkey"
 )
 
 // Results written in Entry.Result.
@@ -287,18 +289,17 @@ func ReadDir(dir string) ([]Entry, error) {
 	return out, torn
 }
 
-type ctxKey struct{}
+var correlationKey = ctxkey.New[string]("audit.correlation_id")
 
 // WithCorrelationID returns a context carrying id, so every layer of one tool
 // call (MCP middleware, gate, Gmail adapter) logs the same correlation id.
 func WithCorrelationID(ctx context.Context, id string) context.Context {
-	return context.WithValue(ctx, ctxKey{}, id)
+	return correlationKey.With(ctx, id)
 }
 
 // CorrelationID returns the id stored by WithCorrelationID, or "".
 func CorrelationID(ctx context.Context) string {
-	id, _ := ctx.Value(ctxKey{}).(string)
-	return id
+	return correlationKey.Value(ctx)
 }
 
 func truncate(s string, max int) string {

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/mailgate/mailgate/internal/testutil"
 )
 
 // openLog opens a log in a fresh folder, closed when the test ends.
@@ -18,11 +20,7 @@ func openLog(t *testing.T) (string, *Log) {
 	t.Helper()
 	dir := t.TempDir()
 	l, err := Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	return dir, l
+	return dir, testutil.Closing(t, l, err)
 }
 
 func TestRecordWritesOneLinePerEntry(t *testing.T) {

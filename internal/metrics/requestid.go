@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"strconv"
 	"sync/atomic"
+
+	"github.com/mailgate/mailgate/internal/ctxkey"
 )
 
 // RequestIDHeader carries the HTTP server's id of a request to the MCP
@@ -31,18 +33,17 @@ func NewRequestID() string {
 	return idPrefix + strconv.FormatUint(idSeq.Add(1), 10)
 }
 
-type requestIDKey struct{}
+var requestIDKey = ctxkey.New[string]("metrics.request_id")
 
 // WithRequestID returns ctx carrying id, which LogHandler adds to every
 // line logged with that context.
 func WithRequestID(ctx context.Context, id string) context.Context {
-	return context.WithValue(ctx, requestIDKey{}, id)
+	return requestIDKey.With(ctx, id)
 }
 
 // RequestID is ctx's request id, "" when it has none.
 func RequestID(ctx context.Context) string {
-	id, _ := ctx.Value(requestIDKey{}).(string)
-	return id
+	return requestIDKey.Value(ctx)
 }
 
 // LogHandler wraps h so that a line logged with a context carrying a

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/mailgate/mailgate/internal/agentmail"
-	"github.com/mailgate/mailgate/internal/agentmail/amstore"
 	"github.com/mailgate/mailgate/internal/store/storetest"
+	"github.com/mailgate/mailgate/internal/testutil/amtest"
 )
 
 // TestSharedStatements runs every statement of amsql.Tx through the store of
@@ -21,11 +21,7 @@ import (
 func TestSharedStatements(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st, err := amstore.Open(ctx, storetest.Open(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := amtest.Store(t, storetest.Open(t))
 	t0 := time.Date(2026, 11, 25, 18, 0, 0, 0, time.UTC)
 	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
 	must := func(what string, err error) {
@@ -45,7 +41,7 @@ func TestSharedStatements(t *testing.T) {
 	var green, blue agentmail.Agent
 	var m1, m2 agentmail.Message
 	rs := []*agentmail.Reservation{}
-	err = st.Write(ctx, func(tx agentmail.Tx) error {
+	err := st.Write(ctx, func(tx agentmail.Tx) error {
 		p = agentmail.Project{Slug: "p", HumanKey: "/p", CreatedAt: at(0)}
 		return tx.InsertProject(ctx, &p)
 	})

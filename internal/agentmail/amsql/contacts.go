@@ -89,9 +89,5 @@ func (t *Tx) LinksTo(ctx context.Context, agentID int64) ([]agentmail.ContactLin
 }
 
 func (t *Tx) links(ctx context.Context, s stmt, agentID int64) ([]agentmail.ContactLink, error) {
-	rows, err := t.query(ctx, s, agentID)
-	if err != nil {
-		return nil, err
-	}
-	return collect(rows, scanLink)
+	return all(ctx, t, s, scanLink, agentID)
 }

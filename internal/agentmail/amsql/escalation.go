@@ -25,15 +25,13 @@ var (
 
 // OverdueCopies implements agentmail.EscalationTx.
 func (t *Tx) OverdueCopies(ctx context.Context, q agentmail.OverdueQuery) ([]agentmail.OverdueCopy, error) {
-	rows, err := t.query(ctx, overdueCopies, US(q.CreatedSince), US(q.DeliveredBefore), q.LastStep, q.Limit)
-	if err != nil {
-		return nil, err
-	}
-	return collect(rows, func(row Row) (agentmail.OverdueCopy, error) {
-		var c agentmail.OverdueCopy
-		err := row.Scan(&c.MessageID, &c.AgentID, &c.ProjectID, Time(&c.DeliveredAt), &c.Step)
-		return c, err
-	})
+	return all(ctx, t, overdueCopies, scanOverdue, US(q.CreatedSince), US(q.DeliveredBefore), q.LastStep, q.Limit)
+}
+
+func scanOverdue(row Row) (agentmail.OverdueCopy, error) {
+	var c agentmail.OverdueCopy
+	err := row.Scan(&c.MessageID, &c.AgentID, &c.ProjectID, Time(&c.DeliveredAt), &c.Step)
+	return c, err
 }
 
 // ClaimEscalation implements agentmail.EscalationTx.
@@ -54,13 +52,11 @@ func (t *Tx) SetEscalationMessage(ctx context.Context, e agentmail.Escalation) e
 
 // Escalations implements agentmail.EscalationTx.
 func (t *Tx) Escalations(ctx context.Context, messageID int64) ([]agentmail.Escalation, error) {
-	rows, err := t.query(ctx, escalations, messageID)
-	if err != nil {
-		return nil, err
-	}
-	return collect(rows, func(row Row) (agentmail.Escalation, error) {
-		var e agentmail.Escalation
-		err := row.Scan(&e.MessageID, &e.AgentID, &e.Step, Time(&e.At), &e.EscalationID)
-		return e, err
-	})
+	return all(ctx, t, escalations, scanEscalation, messageID)
+}
+
+func scanEscalation(row Row) (agentmail.Escalation, error) {
+	var e agentmail.Escalation
+	err := row.Scan(&e.MessageID, &e.AgentID, &e.Step, Time(&e.At), &e.EscalationID)
+	return e, err
 }

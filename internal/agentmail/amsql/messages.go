@@ -187,11 +187,7 @@ func (t *Tx) SetAck(ctx context.Context, messageID, agentID int64, at time.Time)
 }
 
 func (t *Tx) HeldCopies(ctx context.Context, recipientID, senderID int64) ([]agentmail.Recipient, error) {
-	rows, err := t.query(ctx, heldCopies, recipientID, senderID)
-	if err != nil {
-		return nil, err
-	}
-	return collect(rows, scanRecipient)
+	return all(ctx, t, heldCopies, scanRecipient, recipientID, senderID)
 }
 
 func (t *Tx) Deliver(ctx context.Context, messageID, agentID int64, at time.Time) error {

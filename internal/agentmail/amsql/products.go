@@ -52,9 +52,5 @@ func (t *Tx) LinkProduct(ctx context.Context, productID, projectID int64, at tim
 
 // ProductProjects implements agentmail.ProductTx.
 func (t *Tx) ProductProjects(ctx context.Context, productID int64) ([]agentmail.Project, error) {
-	rows, err := t.query(ctx, productProjects, productID)
-	if err != nil {
-		return nil, err
-	}
-	return collect(rows, scanProject)
+	return all(ctx, t, productProjects, scanProject, productID)
 }

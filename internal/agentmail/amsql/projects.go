@@ -48,11 +48,7 @@ func (t *Tx) InsertProject(ctx context.Context, p *agentmail.Project) error {
 }
 
 func (t *Tx) Projects(ctx context.Context) ([]agentmail.Project, error) {
-	rows, err := t.query(ctx, allProjects)
-	if err != nil {
-		return nil, err
-	}
-	return collect(rows, scanProject)
+	return all(ctx, t, allProjects, scanProject)
 }
 
 // each calls f on every row of rows, stopping at its first error, and
@@ -70,6 +66,15 @@ func each(rows *sql.Rows, f func(Row) error) error {
 // Collect scans every row of rows with scan, for an engine's own
 // statements.
 func Collect[T any](rows *sql.Rows, scan func(Row) (T, error)) ([]T, error) {
+	return collect(rows, scan)
+}
+
+// all runs s and returns every row it answers, read by scan.
+func all[T any](ctx context.Context, t *Tx, s stmt, scan func(Row) (T, error), args ...any) ([]T, error) {
+	rows, err := t.query(ctx, s, args...)
+	if err != nil {
+		return nil, err
+	}
 	return collect(rows, scan)
 }
 
@@ -128,11 +133,7 @@ func (t *Tx) AgentByName(ctx context.Context, projectID int64, name string) (age
 }
 
 func (t *Tx) Agents(ctx context.Context, projectID int64) ([]agentmail.Agent, error) {
-	rows, err := t.query(ctx, projectAgents, projectID)
-	if err != nil {
-		return nil, err
-	}
-	return collect(rows, scanAgent)
+	return all(ctx, t, projectAgents, scanAgent, projectID)
 }
 
 func (t *Tx) InsertAgent(ctx context.Context, a *agentmail.Agent) error {

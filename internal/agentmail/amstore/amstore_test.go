@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/mailgate/mailgate/internal/agentmail"
-	"github.com/mailgate/mailgate/internal/agentmail/amstore"
 	"github.com/mailgate/mailgate/internal/agentmail/channels"
 	"github.com/mailgate/mailgate/internal/store"
 	"github.com/mailgate/mailgate/internal/store/storetest"
@@ -171,12 +170,9 @@ func TestAgentMailErrorsAreTyped(t *testing.T) {
 func TestAgentMailStoreErrors(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st, err := amstore.Open(ctx, storetest.Open(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := amtest.Store(t, storetest.Open(t))
 	var p agentmail.Project
-	err = st.Write(ctx, func(tx agentmail.Tx) error {
+	err := st.Write(ctx, func(tx agentmail.Tx) error {
 		p = agentmail.Project{Slug: "p", HumanKey: "/p", CreatedAt: time.Now()}
 		if err := tx.InsertProject(ctx, &p); err != nil {
 			return err
@@ -567,11 +563,8 @@ func TestAgentMailSearchLike(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	st, err := amstore.Open(ctx, db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = st.Read(ctx, func(tx agentmail.Tx) error {
+	st := amtest.Store(t, db)
+	err := st.Read(ctx, func(tx agentmail.Tx) error {
 		p, err := tx.ProjectByHumanKey(ctx, "/p")
 		if err != nil {
 			return err

@@ -69,16 +69,7 @@ func (t sqlTx) StaleChannelAgents(ctx context.Context, projectID int64, cutoff t
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	var out []Agent
-	for rows.Next() {
-		a, err := scanAgent(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, a)
-	}
-	return out, rows.Err()
+	return amsql.Collect(rows, scanAgent)
 }
 
 // MarkChannelAgentStale sets stale_us once. Two servers sweeping at once
@@ -119,19 +110,13 @@ func (t sqlTx) ChannelMessages(ctx context.Context, projectID int64, channel str
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	var out []Message
-	for rows.Next() {
+	return amsql.Collect(rows, func(row amsql.Row) (Message, error) {
 		var m Message
-		var created int64
 		var thread string
-		if err := rows.Scan(&m.ID, &m.SenderID, &thread, &m.Subject, &m.Body, &created); err != nil {
-			return nil, err
-		}
-		m.Channel, m.CreatedAt = strings.TrimPrefix(thread, ThreadPrefix), time.UnixMicro(created).UTC()
-		out = append(out, m)
-	}
-	return out, rows.Err()
+		err := row.Scan(&m.ID, &m.SenderID, &thread, &m.Subject, &m.Body, amsql.Time(&m.CreatedAt))
+		m.Channel = strings.TrimPrefix(thread, ThreadPrefix)
+		return m, err
+	})
 }
 
 func (t sqlTx) InsertChange(ctx context.Context, c *Change) error {
@@ -147,16 +132,9 @@ func (t sqlTx) Changes(ctx context.Context, projectID int64, since time.Time, uu
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	var out []Change
-	for rows.Next() {
+	return amsql.Collect(rows, func(row amsql.Row) (Change, error) {
 		var c Change
-		var at int64
-		if err := rows.Scan(&c.ID, &c.ProjectID, &c.AgentUUID, &c.FilePath, &c.Summary, &at); err != nil {
-			return nil, err
-		}
-		c.AnnouncedAt = time.UnixMicro(at).UTC()
-		out = append(out, c)
-	}
-	return out, rows.Err()
+		err := row.Scan(&c.ID, &c.ProjectID, &c.AgentUUID, &c.FilePath, &c.Summary, amsql.Time(&c.AnnouncedAt))
+		return c, err
+	})
 }

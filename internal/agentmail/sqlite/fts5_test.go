@@ -7,6 +7,7 @@ import (
 
 	"github.com/mailgate/mailgate/internal/agentmail"
 	"github.com/mailgate/mailgate/internal/store/storetest"
+	"github.com/mailgate/mailgate/internal/testutil"
 )
 
 // TestExpandPrefixes: a prefix longer than the prefix indexes becomes the
@@ -23,10 +24,7 @@ func TestExpandPrefixes(t *testing.T) {
 	}
 	st.idx.delay = 1 << 62 // the test indexes
 	svc, err := agentmail.New(st, agentmail.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { svc.Close() })
+	testutil.Closing(t, svc, err)
 	if _, err := svc.EnsureProject(ctx, "/p"); err != nil {
 		t.Fatal(err)
 	}

@@ -37,6 +37,35 @@ func indexed(tb testing.TB, db *store.DB, q string) int {
 	return n
 }
 
+// checkIndex checks the queue holds wantQueued messages and the index
+// itself matches term in wantIndexed (when says at what point).
+func checkIndex(tb testing.TB, db *store.DB, when string, wantQueued int, term string, wantIndexed int) {
+	tb.Helper()
+	if n := queued(tb, db); n != wantQueued {
+		tb.Errorf("%s: %d messages queued, want %d", when, n, wantQueued)
+	}
+	if n := indexed(tb, db, term); n != wantIndexed {
+		tb.Errorf("%s: the index matches %d messages for %q, want %d", when, n, term, wantIndexed)
+	}
+}
+
+// alicesBob is a fresh store whose indexer waits an hour (the test
+// indexes, or closes the store), with Alice and Bob registered in /p.
+func alicesBob(tb testing.TB) (*store.DB, *amsqlite.Store, *agentmail.Service) {
+	tb.Helper()
+	db, st, svc := handle(tb, filepath.Join(tb.TempDir(), "state.db"), time.Hour)
+	amtest.Register(tb, svc, "/p", "Alice", "Bob")
+	return db, st, svc
+}
+
+// indexNow indexes the queue at once.
+func indexNow(tb testing.TB, st *amsqlite.Store) {
+	tb.Helper()
+	if err := st.IndexPending(context.Background()); err != nil {
+		tb.Fatal(err)
+	}
+}
+
 func send(tb testing.TB, svc *agentmail.Service, subject, body string) int64 {
 	tb.Helper()
 	res, err := svc.Send(context.Background(), agentmail.SendParams{ProjectKey: "/p", Sender: "Alice", To: []string{"Bob"}, Subject: subject, BodyMD: body})
@@ -56,12 +85,7 @@ func TestSearchSeesQueuedMessages(t *testing.T) {
 	_, _, b := handle(t, path, time.Hour)
 	amtest.Register(t, a, "/p", "Alice", "Bob")
 	id := send(t, a, "Parser rewrite", "the tokenizer lands tomorrow")
-	if n := queued(t, dbA); n != 1 {
-		t.Fatalf("%d messages queued after the send, want 1 (indexing is deferred)", n)
-	}
-	if n := indexed(t, dbA, "tokenizer"); n != 0 {
-		t.Fatalf("the index already matches %d messages before any search", n)
-	}
+	checkIndex(t, dbA, "after the send (indexing is deferred)", 1, "tokenizer", 0)
 	res, err := b.Search(context.Background(), agentmail.SearchParams{ProjectKey: "/p", Query: "tokenizer"})
 	if err != nil {
 		t.Fatal(err)
@@ -80,8 +104,7 @@ func TestSearchSeesQueuedMessages(t *testing.T) {
 func TestIndexerIndexesAfterCommit(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		db, _, svc := handle(t, filepath.Join(t.TempDir(), "state.db"), time.Hour)
-		amtest.Register(t, svc, "/p", "Alice", "Bob")
+		db, _, svc := alicesBob(t)
 		for _, s := range []string{"one", "two", "three"} {
 			send(t, svc, "status "+s, "deploy window")
 		}
@@ -91,12 +114,7 @@ func TestIndexerIndexesAfterCommit(t *testing.T) {
 		}
 		time.Sleep(time.Hour)
 		synctest.Wait()
-		if n := queued(t, db); n != 0 {
-			t.Fatalf("%d messages still queued after the delay", n)
-		}
-		if n := indexed(t, db, "deploy"); n != 3 {
-			t.Errorf("the index matches %d messages, want 3", n)
-		}
+		checkIndex(t, db, "after the delay", 0, "deploy", 3)
 	})
 }
 
@@ -104,18 +122,12 @@ func TestIndexerIndexesAfterCommit(t *testing.T) {
 // rather than leave it to the next process.
 func TestCloseIndexesQueued(t *testing.T) {
 	t.Parallel()
-	db, st, svc := handle(t, filepath.Join(t.TempDir(), "state.db"), time.Hour)
-	amtest.Register(t, svc, "/p", "Alice", "Bob")
+	db, st, svc := alicesBob(t)
 	send(t, svc, "handover", "release notes drafted")
 	if err := st.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if n := queued(t, db); n != 0 {
-		t.Errorf("%d messages still queued after Close", n)
-	}
-	if n := indexed(t, db, "drafted"); n != 1 {
-		t.Errorf("the index matches %d messages after Close, want 1", n)
-	}
+	checkIndex(t, db, "after Close", 0, "drafted", 1)
 }
 
 // TestDeletingMessagesKeepsIndexIntact: deleting an indexed message removes
@@ -123,29 +135,23 @@ func TestCloseIndexesQueued(t *testing.T) {
 // 'delete' of a row it never indexed corrupts an external-content index).
 func TestDeletingMessagesKeepsIndexIntact(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	db, st, svc := handle(t, filepath.Join(t.TempDir(), "state.db"), time.Hour)
-	amtest.Register(t, svc, "/p", "Alice", "Bob")
+	db, st, svc := alicesBob(t)
 	done := send(t, svc, "indexed", "alpha bravo")
-	if err := st.IndexPending(ctx); err != nil {
-		t.Fatal(err)
-	}
+	indexNow(t, st)
 	waiting := send(t, svc, "queued", "alpha charlie")
 	keep := send(t, svc, "kept", "delta echo")
 	if _, err := db.Exec(`DELETE FROM am_recipients WHERE message_id IN (?, ?); DELETE FROM am_messages WHERE id IN (?, ?)`,
 		done, waiting, done, waiting); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.IndexPending(ctx); err != nil {
-		t.Fatal(err)
-	}
+	indexNow(t, st)
 	if _, err := db.Exec(`INSERT INTO am_messages_fts(am_messages_fts, rank) VALUES ('integrity-check', 1)`); err != nil {
 		t.Fatalf("full-text index no longer matches its messages: %v", err)
 	}
 	if n := indexed(t, db, "alpha"); n != 0 {
 		t.Errorf("the index still matches %d deleted messages", n)
 	}
-	res, err := svc.Search(ctx, agentmail.SearchParams{ProjectKey: "/p", Query: "delta"})
+	res, err := svc.Search(t.Context(), agentmail.SearchParams{ProjectKey: "/p", Query: "delta"})
 	if err != nil || len(res.Result) != 1 || res.Result[0].ID != keep {
 		t.Errorf("search(delta) = %+v, %v; want message %d", res, err, keep)
 	}
@@ -157,15 +163,8 @@ func TestDeletingMessagesKeepsIndexIntact(t *testing.T) {
 func TestDeferredIndexMigration(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "state.db")
-	db := oldStore(t, path, "0003_mirror.sql")
-	if _, err := db.Exec(`INSERT INTO am_projects (id, slug, human_key, created_us) VALUES (1, 'p', '/p', 0);
-		INSERT INTO am_agents (id, project_id, name, inception_us, last_active_us) VALUES (1, 1, 'Alice', 0, 0), (2, 1, 'Bob', 0, 0);
-		INSERT INTO am_messages (project_id, sender_id, subject, body_md, created_us) VALUES (1, 1, 'Before', 'legacy widget', 0);`); err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
-
+	path := oldAliceAndBob(t, "0003_mirror.sql",
+		`INSERT INTO am_messages (project_id, sender_id, subject, body_md, created_us) VALUES (1, 1, 'Before', 'legacy widget', 0)`)
 	db, _, svc := handle(t, path, time.Hour)
 	newID := send(t, svc, "After", "modern widget")
 	res, err := svc.Search(ctx, agentmail.SearchParams{ProjectKey: "/p", Query: "widget"})
@@ -234,21 +233,13 @@ func TestSearchFindsEverySendAcrossHandles(t *testing.T) {
 func TestPrefixIndexMigration(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "state.db")
-	db := oldStore(t, path, "0006_imports_attachments.sql")
 	// Two messages indexed as that version's indexer did, one left queued.
-	if _, err := db.Exec(`INSERT INTO am_projects (id, slug, human_key, created_us) VALUES (1, 'p', '/p', 0);
-		INSERT INTO am_agents (id, project_id, name, inception_us, last_active_us) VALUES (1, 1, 'Alice', 0, 0), (2, 1, 'Bob', 0, 0);
-		INSERT INTO am_messages (project_id, sender_id, subject, body_md, created_us) VALUES
+	path := oldAliceAndBob(t, "0006_imports_attachments.sql", `INSERT INTO am_messages (project_id, sender_id, subject, body_md, created_us) VALUES
 			(1, 1, 'Retry budget', 'the retries of the deploy', 0),
 			(1, 1, 'Schema', 'a migration retrying twice', 0);
 		INSERT INTO am_messages_fts (rowid, subject, body_md) SELECT m.id, m.subject, m.body_md FROM am_fts_pending p JOIN am_messages m ON m.id = p.message_id;
 		DELETE FROM am_fts_pending;
-		INSERT INTO am_messages (project_id, sender_id, subject, body_md, created_us) VALUES (1, 1, 'Queued', 'retro of the migration', 0);`); err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
-
+		INSERT INTO am_messages (project_id, sender_id, subject, body_md, created_us) VALUES (1, 1, 'Queued', 'retro of the migration', 0);`)
 	db, _, svc := handle(t, path, time.Hour)
 	var schema string
 	if err := db.QueryRow(`SELECT sql FROM sqlite_schema WHERE name = 'am_messages_fts'`).Scan(&schema); err != nil {
@@ -299,8 +290,7 @@ func TestPrefixIndexMigration(t *testing.T) {
 func TestWritesDoNotMergeTheIndex(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, st, svc := handle(t, filepath.Join(t.TempDir(), "state.db"), time.Hour)
-	amtest.Register(t, svc, "/p", "Alice", "Bob")
+	db, st, svc := alicesBob(t)
 	segments := func() int {
 		var n int
 		if err := db.QueryRow(`SELECT count(DISTINCT segid) FROM am_messages_fts_idx`).Scan(&n); err != nil {
@@ -311,9 +301,7 @@ func TestWritesDoNotMergeTheIndex(t *testing.T) {
 	const flushes = 12 // under crisismerge (16), over usermerge (4)
 	for i := range flushes {
 		send(t, svc, fmt.Sprintf("note %d", i), "merging segments later")
-		if err := st.IndexPending(ctx); err != nil {
-			t.Fatal(err)
-		}
+		indexNow(t, st)
 	}
 	if n := segments(); n < flushes {
 		t.Fatalf("%d segments after %d indexing transactions: a write merged", n, flushes)
@@ -340,12 +328,9 @@ func TestWritesDoNotMergeTheIndex(t *testing.T) {
 func TestSearchLeavesQueueItCannotMatch(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, st, svc := handle(t, filepath.Join(t.TempDir(), "state.db"), time.Hour)
-	amtest.Register(t, svc, "/p", "Alice", "Bob")
+	db, st, svc := alicesBob(t)
 	old := send(t, svc, "Deploy notes", "the canary rollout")
-	if err := st.IndexPending(ctx); err != nil {
-		t.Fatal(err)
-	}
+	indexNow(t, st)
 	fresh := send(t, svc, "Schema review", "Café migration: naïve résumé")
 	search := func(q string) []int64 {
 		t.Helper()

@@ -43,3 +43,20 @@ func oldStore(t *testing.T, path, last string) *store.DB {
 	}
 	return db
 }
+
+// oldAliceAndBob is a fresh store left by an earlier version (see
+// oldStore) holding project /p (id 1) with its agents Alice (1) and Bob
+// (2), and then what the statements rows write; it returns the store's
+// path, closed for the test to reopen.
+func oldAliceAndBob(t *testing.T, last, rows string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "state.db")
+	db := oldStore(t, path, last)
+	defer db.Close()
+	if _, err := db.Exec(`INSERT INTO am_projects (id, slug, human_key, created_us) VALUES (1, 'p', '/p', 0);
+		INSERT INTO am_agents (id, project_id, name, inception_us, last_active_us) VALUES (1, 1, 'Alice', 0, 0), (2, 1, 'Bob', 0, 0);
+		` + rows); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}

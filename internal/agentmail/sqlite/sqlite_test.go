@@ -37,13 +37,9 @@ func handle(tb testing.TB, path string, delay time.Duration) (*store.DB, *amsqli
 		amsqlite.SetIndexDelay(st, delay)
 	}
 	svc, err := agentmail.New(st, agentmail.Options{})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	// Before the DB (cleanups run last-in first-out): Close stops the
-	// indexer, which may still be writing when the temporary folder goes.
-	tb.Cleanup(func() { svc.Close() })
-	return db, st, svc
+	// Closed before the DB (cleanups run last-in first-out): Close stops
+	// the indexer, which may still be writing when the temporary folder goes.
+	return db, st, testutil.Closing(tb, svc, err)
 }
 
 // open is handle for tests that need only the Service.

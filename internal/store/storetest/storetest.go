@@ -18,6 +18,7 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver, for the admin connection
 
 	"github.com/mailgate/mailgate/internal/store"
+	"github.com/mailgate/mailgate/internal/testutil"
 )
 
 // EnvPostgres names the variable holding the test database's URL.
@@ -85,9 +86,5 @@ func Open(tb testing.TB) *store.DB {
 func OpenDSN(tb testing.TB, dsn string) *store.DB {
 	tb.Helper()
 	db, err := store.Open(context.Background(), dsn)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { db.Close() })
-	return db
+	return testutil.Closing(tb, db, err)
 }

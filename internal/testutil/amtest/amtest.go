@@ -12,6 +12,7 @@ import (
 	"github.com/mailgate/mailgate/internal/agentmail"
 	"github.com/mailgate/mailgate/internal/agentmail/amstore"
 	"github.com/mailgate/mailgate/internal/store"
+	"github.com/mailgate/mailgate/internal/testutil"
 )
 
 // AgentMail opens the agent-mail service on db (migrating its schema),
@@ -32,11 +33,15 @@ func AgentMail(tb testing.TB, db *store.DB, opts agentmail.Options) *agentmail.S
 func AgentMailStore(tb testing.TB, db *store.DB, opts agentmail.Options) (*agentmail.Service, amstore.Store) {
 	tb.Helper()
 	svc, st, err := amstore.NewServiceStore(context.Background(), db, opts)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { svc.Close() })
-	return svc, st
+	return testutil.Closing(tb, svc, err), st
+}
+
+// Store opens the agent-mail store on db (migrating its schema), closed
+// when the test ends, for tests of the storage port itself.
+func Store(tb testing.TB, db *store.DB) amstore.Store {
+	tb.Helper()
+	st, err := amstore.Open(context.Background(), db)
+	return testutil.Closing(tb, st, err)
 }
 
 // ChildAgentMail is for a child process (RunOrChild): it opens the store at
