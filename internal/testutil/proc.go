@@ -107,3 +107,19 @@ func ChildCommand(t testing.TB, env ...string) *exec.Cmd {
 	c.Stderr = os.Stderr
 	return c
 }
+
+// RunChildren starts every command before waiting for any, so that they
+// run at once, and fails the test when one cannot start or fails.
+func RunChildren(t testing.TB, cmds ...*exec.Cmd) {
+	t.Helper()
+	for _, c := range cmds {
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, c := range cmds {
+		if err := c.Wait(); err != nil {
+			t.Fatalf("child %d: %v", i, err)
+		}
+	}
+}
