@@ -32,12 +32,13 @@ func (s *Service) FetchInbox(ctx context.Context, p InboxParams) ([]FetchEntry, 
 	}
 	var items []InboxItem
 	var agent Agent
-	err = s.st.Read(ctx, func(tx Tx) error {
+	// No snapshot needed: the attachments were written with their messages.
+	err = s.readEach(ctx, func(tx Tx) error {
 		proj, err := s.project(ctx, tx, p.ProjectKey)
 		if err != nil {
 			return err
 		}
-		if agent, err = s.agent(ctx, tx, proj, p.Agent); err != nil {
+		if agent, err = s.knownAgent(ctx, tx, proj, p.Agent); err != nil {
 			return err
 		}
 		q.AgentID, q.ProjectID = agent.ID, agent.ProjectID
@@ -101,7 +102,9 @@ func (s *Service) touchIfStale(ctx context.Context, a Agent) {
 	}
 	if err := s.st.Write(ctx, func(tx Tx) error { return tx.TouchAgent(ctx, a.ID, now) }); err != nil {
 		s.log.Warn("recording agent activity", "agent", a.Name, "err", err)
+		return
 	}
+	s.agents.touched(a, now, time.Minute)
 }
 
 // MarkRead records that the agent read a message (idempotent: the first

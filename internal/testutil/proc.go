@@ -68,12 +68,19 @@ func cachedBuild(pkg string) (string, error) {
 	return path, nil
 }
 
+// userCache is the user's cache folder, found when the test binary starts:
+// a TestMain that points HOME at a throwaway folder afterwards (so no test
+// reaches the real ~/.mailgate) must not move the cache into it, where it
+// is deleted with the run and so never kept (cmd/mailgate's README
+// walkthrough relinked mailgate on every run, ~3 s of CPU).
+var userCache, userCacheErr = os.UserCacheDir()
+
 // CacheDir returns a folder, created if needed, that is kept between test
 // runs in the user's cache: <cache>/mailgate-test/<hash of key>/name. key
 // is an absolute path of the checkout (so two checkouts never share one),
 // name what the folder holds.
 func CacheDir(key, name string) (string, error) {
-	cache, err := os.UserCacheDir()
+	cache, err := userCache, userCacheErr
 	if err != nil {
 		return "", err
 	}
