@@ -40,12 +40,7 @@ func (t *Tx) ProjectByHumanKey(ctx context.Context, humanKey string) (agentmail.
 }
 
 func (t *Tx) InsertProject(ctx context.Context, p *agentmail.Project) error {
-	id, err := t.insertID(ctx, insertProject, p.Slug, p.HumanKey, US(p.CreatedAt))
-	if err != nil {
-		return err
-	}
-	p.ID = id
-	return nil
+	return t.insertID(ctx, &p.ID, insertProject, p.Slug, p.HumanKey, US(p.CreatedAt))
 }
 
 func (t *Tx) Projects(ctx context.Context) ([]agentmail.Project, error) {
@@ -124,13 +119,8 @@ func (t *Tx) Agents(ctx context.Context, projectID int64) ([]agentmail.Agent, er
 }
 
 func (t *Tx) InsertAgent(ctx context.Context, a *agentmail.Agent) error {
-	id, err := t.insertID(ctx, insertAgent,
+	return t.insertID(ctx, &a.ID, insertAgent,
 		a.ProjectID, a.Name, a.Program, a.Model, a.TaskDescription, US(a.InceptionAt), US(a.LastActiveAt), a.AttachmentsPolicy, string(a.ContactPolicy))
-	if err != nil {
-		return err
-	}
-	a.ID = id
-	return nil
 }
 
 func (t *Tx) UpdateAgent(ctx context.Context, a agentmail.Agent) error {
