@@ -138,18 +138,10 @@ func TestConcurrentProcesses(t *testing.T) {
 	root := t.TempDir()
 	var cmds []*exec.Cmd
 	for i := range procs {
-		cmd := testutil.ChildCommand(t, "ARCHIVE_CHILD_ROOT="+root, "ARCHIVE_CHILD_INDEX="+strconv.Itoa(i),
-			"ARCHIVE_CHILD_N="+strconv.Itoa(procs), "ARCHIVE_CHILD_TOTAL="+strconv.Itoa(total))
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		cmds = append(cmds, cmd)
+		cmds = append(cmds, testutil.ChildCommand(t, "ARCHIVE_CHILD_ROOT="+root, "ARCHIVE_CHILD_INDEX="+strconv.Itoa(i),
+			"ARCHIVE_CHILD_N="+strconv.Itoa(procs), "ARCHIVE_CHILD_TOTAL="+strconv.Itoa(total)))
 	}
-	for _, c := range cmds {
-		if err := c.Wait(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testutil.RunChildren(t, cmds...)
 	a := &archive.Archive{Root: root}
 	data, err := os.ReadFile(a.ThreadPath(msg(1, "shared")))
 	if err != nil {

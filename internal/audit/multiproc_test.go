@@ -55,16 +55,7 @@ func runWriters(t *testing.T, dir string, procs, lines int, long bool) time.Dura
 		cmds[i] = testutil.ChildCommand(t, childEnv+"="+dir, childLines+"="+strconv.Itoa(lines), childLong+"="+strconv.FormatBool(long))
 	}
 	start := time.Now()
-	for _, c := range cmds {
-		if err := c.Start(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, c := range cmds {
-		if err := c.Wait(); err != nil {
-			t.Fatalf("writer: %v", err)
-		}
-	}
+	testutil.RunChildren(t, cmds...)
 	return time.Since(start)
 }
 

@@ -215,11 +215,8 @@ func (r *run) store() Check {
 			"point MAILGATE_DB at a file you can write; if the file is not an SQLite database, move it away")
 	}
 	defer db.Close()
-	if r.o.Migrate != nil {
-		if err := r.o.Migrate(r.ctx, db); err != nil {
-			return fail(fmt.Sprintf("applying migrations to %s: %v", path, err),
-				"use the newest mailgate, or move the file away to start a fresh store")
-		}
+	if err := r.migrate(db, path); err != nil {
+		return fail(err.Error(), "use the newest mailgate, or move the file away to start a fresh store")
 	}
 	var res string
 	if err := db.QueryRowContext(r.ctx, "PRAGMA quick_check").Scan(&res); err != nil {
@@ -239,11 +236,8 @@ func (r *run) postgresStore(c Check, fail func(detail, fix string) Check) Check 
 		return fail(err.Error(), "check that the PostgreSQL server is up and that MAILGATE_DB names it, its database and a user that may create tables")
 	}
 	defer db.Close()
-	if r.o.Migrate != nil {
-		if err := r.o.Migrate(r.ctx, db); err != nil {
-			return fail(fmt.Sprintf("applying migrations to %s: %v", where, err),
-				"use the newest mailgate; the user in MAILGATE_DB must be allowed to create tables")
-		}
+	if err := r.migrate(db, where); err != nil {
+		return fail(err.Error(), "use the newest mailgate; the user in MAILGATE_DB must be allowed to create tables")
 	}
 	var one int
 	if err := db.QueryRowContext(r.ctx, "SELECT 1").Scan(&one); err != nil {
@@ -251,6 +245,18 @@ func (r *run) postgresStore(c Check, fail func(detail, fix string) Check) Check 
 	}
 	c.Detail = where + ": connects, migrations applied"
 	return c
+}
+
+// migrate applies the migrations serve would apply (Options.Migrate, when
+// given) to db, which where names.
+func (r *run) migrate(db *store.DB, where string) error {
+	if r.o.Migrate == nil {
+		return nil
+	}
+	if err := r.o.Migrate(r.ctx, db); err != nil {
+		return fmt.Errorf("applying migrations to %s: %v", where, err)
+	}
+	return nil
 }
 
 // deadApprovals names the files in Approved/ the gate can never use, each

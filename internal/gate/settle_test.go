@@ -43,10 +43,7 @@ func TestFullDiskSendSettledFromAudit(t *testing.T) {
 		t.Fatal(err)
 	}
 	al, err := audit.Open(filepath.Join(dir, "audit"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { al.Close() })
+	testutil.Closing(t, al, err)
 	asked := 0
 	g := &Gate{Vault: v, Limiter: lim, Audit: al, Now: clock.Now, Sent: func(context.Context, SentQuery) (SendResult, bool, error) {
 		asked++

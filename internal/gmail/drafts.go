@@ -45,10 +45,7 @@ func (c *Client) ListDrafts(ctx context.Context, query string, limit int, pageTo
 	if err != nil {
 		return nil, err
 	}
-	ids := mapped(list.Drafts, func(d *gmailapi.Draft) string { return d.Id })
-	if len(ids) > limit {
-		ids = ids[:limit]
-	}
+	ids := mapped(atMost(list.Drafts, limit), func(d *gmailapi.Draft) string { return d.Id })
 	drafts, err := fetchAll(ctx, c, "drafts.get", "draft", ids, func(ctx context.Context, id string) (*gmailapi.Draft, error) {
 		return c.svc.Users.Drafts.Get(user, id).Format("metadata").Context(ctx).Do() // every header: drafts.get has no metadataHeaders
 	}, toDraft)

@@ -75,11 +75,7 @@ func (c *Client) SearchPage(ctx context.Context, query string, limit int, pageTo
 	if err != nil {
 		return nil, err
 	}
-	ids := list.Messages
-	if len(ids) > limit {
-		ids = ids[:limit]
-	}
-	res, err := fetchAll(ctx, c, "messages.get", "message", refIDs(ids), func(ctx context.Context, id string) (*gmailapi.Message, error) {
+	res, err := fetchAll(ctx, c, "messages.get", "message", refIDs(atMost(list.Messages, limit)), func(ctx context.Context, id string) (*gmailapi.Message, error) {
 		return c.svc.Users.Messages.Get(user, id).Format("metadata").MetadataHeaders(summaryHeaders...).Context(ctx).Do()
 	}, summarize)
 	if err != nil {
@@ -147,6 +143,10 @@ func fetchAll[A, T any](ctx context.Context, c *Client, op, noun string, ids []s
 func refIDs(refs []*gmailapi.Message) []string {
 	return mapped(refs, func(r *gmailapi.Message) string { return r.Id })
 }
+
+// atMost is the first n items of a list call's page (all of them when
+// fewer): Gmail's answer is not trusted to stop at the limit asked for.
+func atMost[T any](items []T, n int) []T { return items[:min(len(items), n)] }
 
 // mapped converts each item of in with f: the API's answers turned into
 // this package's types.

@@ -44,13 +44,10 @@ func (c *Client) SearchThreads(ctx context.Context, query string, limit int, pag
 	if err != nil {
 		return nil, err
 	}
-	ids := make([]string, 0, len(list.Threads))
+	threads := atMost(list.Threads, limit)
+	ids := mapped(threads, func(t *gmailapi.Thread) string { return t.Id })
 	snippets := map[string]string{}
-	for _, t := range list.Threads {
-		if len(ids) == limit {
-			break
-		}
-		ids = append(ids, t.Id)
+	for _, t := range threads {
 		snippets[t.Id] = t.Snippet
 	}
 	res, err := fetchAll(ctx, c, "threads.get", "thread", ids, func(ctx context.Context, id string) (*gmailapi.Thread, error) {

@@ -62,6 +62,16 @@ func mustAddr(t *testing.T, s string) *mail.Address {
 	return a
 }
 
+// mustRender renders body as RenderBody does, failing the test on an error.
+func mustRender(t *testing.T, format BodyFormat, body string) Parts {
+	t.Helper()
+	p, err := RenderBody(format, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 func TestBuildBasic(t *testing.T) {
 	t.Parallel()
 	date := time.Date(2026, 2, 14, 9, 30, 0, 0, time.UTC)

@@ -135,10 +135,7 @@ func checkGolden(t *testing.T, name string, raw []byte) {
 
 func TestComposeGolden(t *testing.T) {
 	t.Parallel()
-	md, err := RenderBody(FormatMarkdown, "Hi all,\n\nThe **numbers** are in:\n\n- revenue up\n- costs down\n\n<script>alert(1)</script>\n")
-	if err != nil {
-		t.Fatal(err)
-	}
+	md := mustRender(t, FormatMarkdown, "Hi all,\n\nThe **numbers** are in:\n\n- revenue up\n- costs down\n\n<script>alert(1)</script>\n")
 	pdf := append([]byte("%PDF-1.4\n"), bytes.Repeat([]byte{0xde, 0xad, 0xbe, 0xef}, 40)...)
 	cases := []struct {
 		name string
@@ -230,10 +227,7 @@ func TestComposeRecipients(t *testing.T) {
 
 func TestComposeStructure(t *testing.T) {
 	t.Parallel()
-	md, err := RenderBody(FormatMarkdown, "# Title\n\nSome *text* and [a link](https://example.com).")
-	if err != nil {
-		t.Fatal(err)
-	}
+	md := mustRender(t, FormatMarkdown, "# Title\n\nSome *text* and [a link](https://example.com).")
 	base := Outgoing{To: mustAddr(t, "a@example.com"), Subject: "s"}
 
 	// Markdown: multipart/alternative, text first.
@@ -339,10 +333,7 @@ func TestRenderBody(t *testing.T) {
 			text:   "Hello there\n\nj ok (https://ok.example/)"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			p, err := RenderBody(BodyFormat(c.format), c.in)
-			if err != nil {
-				t.Fatal(err)
-			}
+			p := mustRender(t, BodyFormat(c.format), c.in)
 			for _, s := range c.html {
 				if !strings.Contains(p.HTML, s) {
 					t.Errorf("HTML %q lacks %q", p.HTML, s)

@@ -16,10 +16,7 @@ func TestEmailHTMLPolicy(t *testing.T) {
 		`<p style="display:none">hidden1</p><p hidden>hidden2</p><span style="font-size:0">hidden3</span>` +
 		`<p class="hide" id="h">cls</p><details><summary>more</summary>folded</details>` +
 		`<style>.hide{display:none}</style><form action="https://x.example"><input name="p"></form>`
-	p, err := RenderBody(FormatHTML, in)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := mustRender(t, FormatHTML, in)
 	for _, bad := range []string{"dir=", "<bdo", "<bdi", "<del", "<s>", "<strike", "style", "hidden>", " hidden", "class=", "id=", "<details", "<form", "<input"} {
 		if strings.Contains(p.HTML, bad) {
 			t.Errorf("HTML holds %q: %s", bad, p.HTML)
@@ -51,12 +48,9 @@ func TestEmailHTMLPolicy(t *testing.T) {
 
 func TestHTMLLinks(t *testing.T) {
 	t.Parallel()
-	p, err := RenderBody(FormatMarkdown, "See https://docs.example/a, [the report](https://docs.example/r), "+
+	p := mustRender(t, FormatMarkdown, "See https://docs.example/a, [the report](https://docs.example/r), "+
 		"[https://bank.example/login](https://attacker.example/login), [www.bank.example](https://bank.example/) "+
 		"and [v1.2 notes](https://docs.example/v1.2) or mail bob@example.com.")
-	if err != nil {
-		t.Fatal(err)
-	}
 	got := HTMLLinks(p.HTML)
 	want := []Link{
 		{Target: "https://docs.example/a", Text: "https://docs.example/a"},

@@ -21,7 +21,7 @@ import (
 // the user's.
 
 type amGuardInstallIn struct {
-	ProjectKey   string `json:"project_key" jsonschema:"project's absolute path or slug"`
+	amProjectArg
 	CodeRepoPath string `json:"code_repo_path" jsonschema:"absolute path of the git repository to guard: the project's folder or a repository inside it"`
 	amCompat
 }

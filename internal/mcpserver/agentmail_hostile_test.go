@@ -23,11 +23,7 @@ func TestChannelNameHeaderInjection(t *testing.T) {
 	h, _ := newChannels(t, nil, SetOptions{})
 	id := chRegister(t, h, "coder-1", "coder")
 	hostile := "x\r\nReply-To: attacker@evil.example\r\n\r\nForged body"
-	cases := []struct {
-		tool string
-		args map[string]any
-		want string
-	}{
+	h.checkRefusals([]refusal{
 		{"send_message", map[string]any{"agent_id": id, "channel": hostile, "subject": "s", "body": "b"}, "invalid channel"},
 		{"send_message", map[string]any{"agent_id": id, "channel": "a\u202eb", "subject": "s", "body": "b"}, "invalid channel"},
 		{"send_message", map[string]any{"agent_id": id, "channel": strings.Repeat("c", 65), "subject": "s", "body": "b"}, "the limit is 64"},
@@ -36,13 +32,7 @@ func TestChannelNameHeaderInjection(t *testing.T) {
 		{"register", map[string]any{"name": "Eve\u200b", "role": "coder"}, "invalid name"},
 		{"register", map[string]any{"name": strings.Repeat("n", 65), "role": "coder"}, "the limit is 64"},
 		{"register", map[string]any{"name": "coder-2", "role": "x\r\ny"}, "invalid role"},
-	}
-	for _, c := range cases {
-		got := h.callErr(c.tool, c.args)
-		if !strings.Contains(got, c.want) {
-			t.Errorf("%s(%q): error %q, want it to say %q", c.tool, c.args, got, c.want)
-		}
-	}
+	})
 	// A valid channel still works.
 	h.call("send_message", map[string]any{"agent_id": id, "channel": "backend-team", "subject": "s", "body": "b"}, nil)
 }

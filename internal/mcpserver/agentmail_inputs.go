@@ -121,7 +121,7 @@ type amRegisterIn struct {
 }
 
 type amCreateIdentityIn struct {
-	ProjectKey        string  `json:"project_key" jsonschema:"project's absolute path or slug"`
+	amProjectArg
 	NameHint          string  `json:"name_hint,omitempty" jsonschema:"preferred name; a taken or invalid one is replaced and the answer says so"`
 	Program           string  `json:"program,omitempty" jsonschema:"agent program"`
 	Model             string  `json:"model,omitempty" jsonschema:"model"`
@@ -130,9 +130,15 @@ type amCreateIdentityIn struct {
 	amCompat
 }
 
-type amAgentRefIn struct {
+// amProjectArg is the project_key of the tools that describe it in the
+// plain words (those with more to say, as register_agent, spell their own).
+type amProjectArg struct {
 	ProjectKey string `json:"project_key" jsonschema:"project's absolute path or slug"`
-	AgentName  string `json:"agent_name" jsonschema:"registered agent name, e.g. GreenCastle"`
+}
+
+type amAgentRefIn struct {
+	amProjectArg
+	AgentName string `json:"agent_name" jsonschema:"registered agent name, e.g. GreenCastle"`
 	amCompat
 }
 
@@ -143,7 +149,7 @@ type amWhoisIn struct {
 }
 
 type amSendIn struct {
-	ProjectKey           string    `json:"project_key" jsonschema:"project's absolute path or slug"`
+	amProjectArg
 	SenderName           string    `json:"sender_name" jsonschema:"your registered agent name"`
 	To                   amStrList `json:"to" jsonschema:"recipient agent names; Name@project for another project" maxItems:"1000"`
 	Subject              string    `json:"subject" jsonschema:"subject line (cut at 200 characters)"`
@@ -163,7 +169,7 @@ type amSendIn struct {
 }
 
 type amReplyIn struct {
-	ProjectKey    string    `json:"project_key" jsonschema:"project's absolute path or slug"`
+	amProjectArg
 	MessageID     amInt     `json:"message_id" jsonschema:"id of the message to answer"`
 	SenderName    string    `json:"sender_name" jsonschema:"your registered agent name"`
 	BodyMD        string    `json:"body_md" jsonschema:"Markdown body" maxLength:"1048576"`
@@ -193,16 +199,16 @@ type amMessageRefIn struct {
 }
 
 type amSearchIn struct {
-	ProjectKey string `json:"project_key" jsonschema:"project's absolute path or slug"`
-	Query      string `json:"query" jsonschema:"words, \"phrases\", prefix*, AND / OR / NOT, (groups), subject:word; odd input is repaired, never an error"`
-	Limit      int    `json:"limit,omitempty" jsonschema:"at most this many results (default 20)"`
-	AgentName  string `json:"agent_name,omitempty" jsonschema:"only messages this agent sent or received"`
+	amProjectArg
+	Query     string `json:"query" jsonschema:"words, \"phrases\", prefix*, AND / OR / NOT, (groups), subject:word; odd input is repaired, never an error"`
+	Limit     int    `json:"limit,omitempty" jsonschema:"at most this many results (default 20)"`
+	AgentName string `json:"agent_name,omitempty" jsonschema:"only messages this agent sent or received"`
 	amCompat
 }
 
 type amSummarizeIn struct {
-	ProjectKey string `json:"project_key" jsonschema:"project's absolute path or slug"`
-	ThreadID   string `json:"thread_id" jsonschema:"thread id, or several separated by commas for a digest"`
+	amProjectArg
+	ThreadID string `json:"thread_id" jsonschema:"thread id, or several separated by commas for a digest"`
 	amSummaryOptions
 	AgentName string `json:"agent_name,omitempty" jsonschema:"accepted for compatibility"`
 	amCompat
@@ -324,7 +330,7 @@ type amStartSessionIn struct {
 }
 
 type amPrepareThreadIn struct {
-	ProjectKey         string  `json:"project_key" jsonschema:"project's absolute path or slug"`
+	amProjectArg
 	ThreadID           string  `json:"thread_id" jsonschema:"thread to prepare for"`
 	AgentName          string  `json:"agent_name,omitempty" jsonschema:"your agent name"`
 	Program            string  `json:"program,omitempty" jsonschema:"given with model: (re)register the agent"`

@@ -2,7 +2,6 @@ package mcpserver
 
 import (
 	"slices"
-	"strings"
 	"testing"
 )
 
@@ -138,20 +137,12 @@ func TestProductsAcrossLinkedProjects(t *testing.T) {
 		}
 	}
 
-	for _, tc := range []struct {
-		tool string
-		args map[string]any
-		want string
-	}{
+	h.checkRefusals([]refusal{
 		{"fetch_inbox_product", map[string]any{"product_key": "nope", "agent_name": "GreenCastle"}, `Product not found: "nope"`},
 		{"fetch_inbox_product", map[string]any{"product_key": "widget-bus", "agent_name": "PinkBear"}, "Agent 'PinkBear' not found in any project linked to product 'widget-bus'"},
 		{"search_messages_product", map[string]any{"product_key": "widget-bus", "query": "x", "agent_name": "PinkBear"}, "Agent 'PinkBear' not found"},
 		{"products_link", map[string]any{"product_key": "widget-bus", "project_key": "./rel"}, "Invalid project_key"},
 		{"products_link", map[string]any{"product_key": "nope", "project_key": "/w/other"}, "Product not found"},
 		{"ensure_product", map[string]any{"product_key": "bad key"}, "product_key \"bad key\" is not valid"},
-	} {
-		if got := h.callErr(tc.tool, tc.args); !strings.Contains(got, tc.want) {
-			t.Errorf("%s(%v): %q, want %q", tc.tool, tc.args, got, tc.want)
-		}
-	}
+	})
 }

@@ -163,11 +163,7 @@ func TestAgentMailRefusals(t *testing.T) {
 	t.Parallel()
 	h := newAMHarness(t)
 	h.setup("/p/app", "GreenDog", "BlueLake")
-	cases := []struct {
-		tool string
-		args map[string]any
-		want string
-	}{
+	h.checkRefusals([]refusal{
 		{"ensure_project", map[string]any{"human_key": "./backend"}, "absolute"},
 		{"ensure_project", map[string]any{"human_key": "backend"}, "Invalid project_key"},
 		{"register_agent", map[string]any{"project_key": "/nope"}, "Project not found"},
@@ -196,14 +192,25 @@ func TestAgentMailRefusals(t *testing.T) {
 		{"macro_contact_handshake", map[string]any{"project_key": "/p/app", "requester": "GreenDog"}, "target"},
 		{"send_message", map[string]any{"project_key": "/p/app", "sender_name": "GreenDog", "to": []string{"BlueLake"}, "subject": "s", "body_md": "b", "attachment_paths": []string{"/x.png"}}, "attachments"},
 		{"send_message", map[string]any{"project_key": "/p/app", "sender_name": "GreenDog", "to": []string{"BlueLake"}, "subject": "s", "body_md": "b", "unknown_arg": 1}, "unknown_arg"},
-	}
-	for _, c := range cases {
-		t.Run(c.tool, func(t *testing.T) {
-			h.t = t
-			if got := h.callErr(c.tool, c.args); !strings.Contains(got, c.want) {
-				t.Errorf("%s: error %q does not contain %q", c.tool, got, c.want)
-			}
-		})
+	})
+}
+
+// refusal is a tool call the server must refuse, and a part of the error
+// text it must answer.
+type refusal struct {
+	tool string
+	args map[string]any
+	want string
+}
+
+// checkRefusals makes each call and checks that its error names want (a
+// protocol error or a success ends the test: refusals are tool errors).
+func (h *amHarness) checkRefusals(cases []refusal) {
+	h.t.Helper()
+	for i, c := range cases {
+		if got := h.callErr(c.tool, c.args); !strings.Contains(got, c.want) {
+			h.t.Errorf("case %d, %s: error %q, want it to contain %q", i, c.tool, got, c.want)
+		}
 	}
 }
 

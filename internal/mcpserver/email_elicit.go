@@ -13,6 +13,7 @@ import (
 
 	"github.com/mailgate/mailgate/internal/approval"
 	"github.com/mailgate/mailgate/internal/audit"
+	"github.com/mailgate/mailgate/internal/ctxkey"
 	"github.com/mailgate/mailgate/internal/gate"
 	"github.com/mailgate/mailgate/internal/warnings"
 )
@@ -32,19 +33,18 @@ import (
 // DefaultElicitTimeout is how long the client's question waits.
 const DefaultElicitTimeout = 5 * time.Minute
 
-type elicitSessionKey struct{}
+var elicitSessionKey = ctxkey.New[*mcp.ServerSession]("mcpserver.elicitSession")
 
 // withElicitSession keeps the calling session in ctx for the question.
 func withElicitSession(ctx context.Context, ss *mcp.ServerSession) context.Context {
 	if ss == nil {
 		return ctx
 	}
-	return context.WithValue(ctx, elicitSessionKey{}, ss)
+	return elicitSessionKey.With(ctx, ss)
 }
 
 func sessionFrom(ctx context.Context) *mcp.ServerSession {
-	ss, _ := ctx.Value(elicitSessionKey{}).(*mcp.ServerSession)
-	return ss
+	return elicitSessionKey.Value(ctx)
 }
 
 // elicitApproval asks the human in the client about the request out left

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/mailgate/mailgate/internal/account"
+	"github.com/mailgate/mailgate/internal/ctxkey"
 	"github.com/mailgate/mailgate/internal/gmail"
 )
 
@@ -144,18 +145,17 @@ type accountArg struct {
 
 func (a accountArg) accountName() string { return a.Account }
 
-type accountKey struct{}
+var accountKey = ctxkey.New[string]("mcpserver.account")
 
 // withAccount carries the account an email call's arguments name to
 // emailHandlers.call.
 func withAccount(ctx context.Context, in any) context.Context {
 	if a, ok := in.(interface{ accountName() string }); ok {
-		return context.WithValue(ctx, accountKey{}, a.accountName())
+		return accountKey.With(ctx, a.accountName())
 	}
 	return ctx
 }
 
 func accountOf(ctx context.Context) string {
-	s, _ := ctx.Value(accountKey{}).(string)
-	return account.Resolve(s)
+	return account.Resolve(accountKey.Value(ctx))
 }

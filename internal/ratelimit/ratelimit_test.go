@@ -255,15 +255,10 @@ func TestExactLimitAcrossProcesses(t *testing.T) {
 		c := testutil.ChildCommand(t, childDB+"="+path, childLimit+"="+strconv.Itoa(limit), childN+"="+strconv.Itoa(goroutines))
 		c.Stdout = &outs[i]
 		cmds[i] = c
-		if err := c.Start(); err != nil {
-			t.Fatal(err)
-		}
 	}
+	testutil.RunChildren(t, cmds...)
 	total := 0
-	for i, c := range cmds {
-		if err := c.Wait(); err != nil {
-			t.Fatalf("child %d: %v", i, err)
-		}
+	for i := range cmds {
 		n, err := strconv.Atoi(strings.TrimSpace(outs[i].String()))
 		if err != nil {
 			t.Fatalf("child %d output %q", i, outs[i].String())

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/mailgate/mailgate/internal/gmail"
+	"github.com/mailgate/mailgate/internal/testutil"
 )
 
 func connect(t *testing.T, url string) *gmail.Client {
@@ -27,11 +28,7 @@ func connect(t *testing.T, url string) *gmail.Client {
 func open(t *testing.T, dir string) *Mailbox {
 	t.Helper()
 	mb, err := Open(dir, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { mb.Close() })
-	return mb
+	return testutil.Closing(t, mb, err)
 }
 
 const sentRaw = "To: Dana <dana@example.com>\r\nSubject: Kept across restarts\r\n\r\nHello.\r\n"

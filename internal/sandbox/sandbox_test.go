@@ -13,6 +13,7 @@ import (
 
 	"github.com/mailgate/mailgate/internal/gmail"
 	"github.com/mailgate/mailgate/internal/localgmail"
+	"github.com/mailgate/mailgate/internal/testutil"
 )
 
 // client starts the sandbox and connects mailgate's Gmail client to it the
@@ -24,10 +25,7 @@ const unpaced = 1e6
 func client(t *testing.T) (*localgmail.Server, *gmail.Client) {
 	t.Helper()
 	srv, err := Start(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
+	testutil.Closing(t, srv, err)
 	c, err := gmail.New(context.Background(), gmail.Options{Endpoint: srv.URL(),
 		TokenSource: oauth2.StaticTokenSource(&oauth2.Token{AccessToken: "sandbox", TokenType: "Bearer"}),
 		FetchRate:   unpaced, FetchBurst: unpaced})

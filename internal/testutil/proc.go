@@ -68,12 +68,19 @@ func cachedBuild(pkg string) (string, error) {
 	return path, nil
 }
 
+// userCache is the user's cache folder, found when the test binary starts:
+// a TestMain that points HOME at a throwaway folder afterwards (so no test
+// reaches the real ~/.mailgate) must not move the cache into it, where it
+// is deleted with the run and so never kept (cmd/mailgate's README
+// walkthrough relinked mailgate on every run, ~3 s of CPU).
+var userCache, userCacheErr = os.UserCacheDir()
+
 // CacheDir returns a folder, created if needed, that is kept between test
 // runs in the user's cache: <cache>/mailgate-test/<hash of key>/name. key
 // is an absolute path of the checkout (so two checkouts never share one),
 // name what the folder holds.
 func CacheDir(key, name string) (string, error) {
-	cache, err := os.UserCacheDir()
+	cache, err := userCache, userCacheErr
 	if err != nil {
 		return "", err
 	}
@@ -106,4 +113,20 @@ func ChildCommand(t testing.TB, env ...string) *exec.Cmd {
 	c.Env = append(os.Environ(), env...)
 	c.Stderr = os.Stderr
 	return c
+}
+
+// RunChildren starts every command before waiting for any, so that they
+// run at once, and fails the test when one cannot start or fails.
+func RunChildren(t testing.TB, cmds ...*exec.Cmd) {
+	t.Helper()
+	for _, c := range cmds {
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, c := range cmds {
+		if err := c.Wait(); err != nil {
+			t.Fatalf("child %d: %v", i, err)
+		}
+	}
 }

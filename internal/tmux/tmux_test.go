@@ -66,11 +66,7 @@ func eventually(t *testing.T, what string, f func() (bool, string)) {
 func follow(t *testing.T, env Env) *Follower {
 	t.Helper()
 	f, err := Follow(context.Background(), env)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
-	return f
+	return testutil.Closing(t, f, err)
 }
 
 // waitEnd waits (a minute at most) for f to end; failing says why it

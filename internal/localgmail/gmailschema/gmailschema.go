@@ -275,13 +275,7 @@ func (d *Doc) CheckResponse(httpMethod, path string, status int, contentType str
 		}
 		return nil
 	}
-	v, err := decodeJSON(body)
-	if err != nil {
-		return []string{fmt.Sprintf("%s: answer is not JSON: %v", m.ID, err)}
-	}
-	var problems []string
-	d.check(&problems, true, m.ID+" "+m.Response.Ref, m.Response.Ref, &Schema{Ref: m.Response.Ref}, v)
-	return append(problems, checkListShape(m.ID+" "+m.Response.Ref, m.Response.Ref, v)...)
+	return d.checkBody(true, m.ID+": answer is not JSON", m.ID+" "+m.Response.Ref, m.Response.Ref, body)
 }
 
 // CheckRequest holds a JSON request body to its method's request schema.
@@ -290,12 +284,22 @@ func (d *Doc) CheckRequest(httpMethod, path string, body []byte) []string {
 	if m == nil || m.Request == nil || len(bytes.TrimSpace(body)) == 0 {
 		return nil
 	}
+	return d.checkBody(false, m.ID+" request: not JSON", m.ID+" request "+m.Request.Ref, m.Request.Ref, body)
+}
+
+// checkBody holds a JSON body to the schema ref: an answer (Gmail's
+// always-present fields required, lists in their shape) or a request.
+// notJSON is the problem of a body that is not JSON; at starts every other.
+func (d *Doc) checkBody(answer bool, notJSON, at, ref string, body []byte) []string {
 	v, err := decodeJSON(body)
 	if err != nil {
-		return []string{fmt.Sprintf("%s request: not JSON: %v", m.ID, err)}
+		return []string{fmt.Sprintf("%s: %v", notJSON, err)}
 	}
 	var problems []string
-	d.check(&problems, false, m.ID+" request "+m.Request.Ref, m.Request.Ref, &Schema{Ref: m.Request.Ref}, v)
+	d.check(&problems, answer, at, ref, &Schema{Ref: ref}, v)
+	if answer {
+		problems = append(problems, checkListShape(at, ref, v)...)
+	}
 	return problems
 }
 
