@@ -46,6 +46,7 @@ func (t *tx) InsertMessage(ctx context.Context, m *agentmail.Message) error {
 		return err
 	}
 	m.ID = id
+	t.inserts++
 	for i := range m.Recipients {
 		m.Recipients[i].MessageID = id
 	}
