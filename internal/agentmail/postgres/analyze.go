@@ -16,16 +16,17 @@ import (
 // the table has changed, and looks once a minute: a new store, or a project
 // growing fast in a large one, runs on stale statistics for that long.
 //
-// So the store analyzes the table itself as its own sends grow it: once
-// this process has inserted analyzeFirst messages since it opened, then
-// each time it has inserted a tenth of the table's rows as the last
-// analyze counted them (at least analyzeFirst), never more than once per
-// analyzeEvery, one at a time, in the background. ANALYZE samples a bounded
+// So the store analyzes the table itself as its own sends grow it, on
+// autovacuum's default thresholds without its minute's wait: once this
+// process has inserted analyzeFirst messages, then each time it has
+// inserted a tenth of the table's rows as the last analyze counted them (at
+// least analyzeFirst), never more than once per analyzeEvery, one at a
+// time, in the background. ANALYZE samples a bounded
 // number of rows (30,000 by default), so each costs tens of milliseconds
 // whatever the table's size; a role that does not own the table gets a
 // warning and no statistics, as before.
 const (
-	analyzeFirst = 1000
+	analyzeFirst = 50
 	analyzeEvery = 5 * time.Second
 )
 
