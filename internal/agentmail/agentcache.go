@@ -142,13 +142,5 @@ func (s *Service) knownAgent(ctx context.Context, tx Tx, p Project, name string)
 
 // knownProjectAgent is projectAgent through the caches (see knownAgent).
 func (s *Service) knownProjectAgent(ctx context.Context, tx Tx, projectKey, agentName string) (Project, Agent, error) {
-	p, err := s.project(ctx, tx, projectKey)
-	if err != nil {
-		return Project{}, Agent{}, err
-	}
-	a, err := s.knownAgent(ctx, tx, p, agentName)
-	if err != nil {
-		return Project{}, Agent{}, err
-	}
-	return p, a, nil
+	return s.projectAnd(ctx, tx, projectKey, agentName, s.knownAgent)
 }
