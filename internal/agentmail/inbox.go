@@ -110,10 +110,7 @@ func (s *Service) touchIfStale(ctx context.Context, a Agent) {
 // MarkRead records that the agent read a message (idempotent: the first
 // time is kept).
 func (s *Service) MarkRead(ctx context.Context, projectKey, agentName string, messageID int64) (ReadResult, error) {
-	var c Recipient
-	err := s.updateCopy(ctx, projectKey, agentName, messageID, func(tx Tx, now time.Time) error {
-		return tx.SetRead(ctx, messageID, c.AgentID, now)
-	}, &c)
+	c, err := s.updateCopy(ctx, projectKey, agentName, messageID, Tx.SetRead)
 	if err != nil {
 		return ReadResult{}, fmt.Errorf("marking message read: %w", err)
 	}
@@ -123,20 +120,19 @@ func (s *Service) MarkRead(ctx context.Context, projectKey, agentName string, me
 // Acknowledge records that the agent acknowledged a message; it marks it
 // read too. Idempotent.
 func (s *Service) Acknowledge(ctx context.Context, projectKey, agentName string, messageID int64) (AckResult, error) {
-	var c Recipient
-	err := s.updateCopy(ctx, projectKey, agentName, messageID, func(tx Tx, now time.Time) error {
-		return tx.SetAck(ctx, messageID, c.AgentID, now)
-	}, &c)
+	c, err := s.updateCopy(ctx, projectKey, agentName, messageID, Tx.SetAck)
 	if err != nil {
 		return AckResult{}, fmt.Errorf("acknowledging message: %w", err)
 	}
 	return AckResult{MessageID: messageID, Acknowledged: true, AcknowledgedAt: ts(c.AckAt), ReadAt: ts(c.ReadAt)}, nil
 }
 
-// updateCopy loads the agent's delivered copy into *c, applies fn, and
-// reloads it, in one write transaction.
-func (s *Service) updateCopy(ctx context.Context, projectKey, agentName string, messageID int64, fn func(Tx, time.Time) error, c *Recipient) error {
-	return s.st.Write(ctx, func(tx Tx) error {
+// updateCopy records, with set, a time on the agent's delivered copy of a
+// message, and returns the copy as it is then, in one write transaction.
+func (s *Service) updateCopy(ctx context.Context, projectKey, agentName string, messageID int64,
+	set func(tx Tx, ctx context.Context, messageID, agentID int64, at time.Time) error) (Recipient, error) {
+	var c Recipient
+	err := s.st.Write(ctx, func(tx Tx) error {
 		_, a, err := s.projectAgent(ctx, tx, projectKey, agentName)
 		if err != nil {
 			return err
@@ -149,16 +145,16 @@ func (s *Service) updateCopy(ctx context.Context, projectKey, agentName string, 
 			return err
 		}
 		now := s.clock()
-		c.AgentID = a.ID
-		if err := fn(tx, now); err != nil {
+		if err := set(tx, ctx, messageID, a.ID, now); err != nil {
 			return err
 		}
 		if err := tx.TouchAgent(ctx, a.ID, now); err != nil {
 			return err
 		}
-		*c, err = tx.Copy(ctx, messageID, a.ID)
+		c, err = tx.Copy(ctx, messageID, a.ID)
 		return err
 	})
+	return c, err
 }
 
 // MessageDetail returns one message of a project with its addressing.

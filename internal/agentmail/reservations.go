@@ -232,42 +232,51 @@ type ReleaseResult struct {
 // apart (see Reserve).
 func (s *Service) Release(ctx context.Context, p SelectParams) (ReleaseResult, error) {
 	var out ReleaseResult
-	var a Agent
-	var now time.Time
-	err := s.writeCommitted(ctx, func(tx Tx) error {
-		var mine []Reservation
-		var err error
-		_, a, mine, now, err = s.selectMine(ctx, tx, p)
-		if err != nil {
-			return err
-		}
+	err := s.writeMine(ctx, p, func(tx Tx, mine []Reservation, now time.Time) error {
 		for _, r := range mine {
 			if err := tx.ReleaseReservation(ctx, r.ID, now); err != nil {
 				return err
 			}
 		}
 		out = ReleaseResult{Released: len(mine), ReleasedAt: ts(now)}
-		return touchWriter(ctx, tx, a, now)
+		return nil
 	})
 	if err != nil {
 		return ReleaseResult{}, fmt.Errorf("releasing file reservations: %w", err)
 	}
-	s.agents.touched(a, now, writerTouchEvery)
 	return out, nil
 }
 
-func (s *Service) selectMine(ctx context.Context, tx Tx, p SelectParams) (Project, Agent, []Reservation, time.Time, error) {
-	proj, a, err := s.knownProjectAgent(ctx, tx, p.ProjectKey, p.Agent)
-	if err != nil {
-		return Project{}, Agent{}, nil, time.Time{}, err
+// writeMine runs fn on the agent's selected active reservations (mine) in
+// a write without the lock (see Release), and records the agent's
+// activity: the body of Release and Renew.
+func (s *Service) writeMine(ctx context.Context, p SelectParams, fn func(tx Tx, mine []Reservation, now time.Time) error) error {
+	var a Agent
+	var now time.Time
+	err := s.writeCommitted(ctx, func(tx Tx) error {
+		var proj Project
+		var err error
+		if proj, a, err = s.knownProjectAgent(ctx, tx, p.ProjectKey, p.Agent); err != nil {
+			return err
+		}
+		now = s.clock()
+		q := ReservationQuery{ProjectID: proj.ID, AgentID: a.ID, ActiveAt: now, IDs: p.IDs}
+		for _, path := range p.Paths {
+			q.Patterns = append(q.Patterns, NormalizePattern(path, proj.HumanKey))
+		}
+		mine, err := tx.Reservations(ctx, q)
+		if err != nil {
+			return err
+		}
+		if err := fn(tx, mine, now); err != nil {
+			return err
+		}
+		return touchWriter(ctx, tx, a, now)
+	})
+	if err == nil {
+		s.agents.touched(a, now, writerTouchEvery)
 	}
-	now := s.clock()
-	q := ReservationQuery{ProjectID: proj.ID, AgentID: a.ID, ActiveAt: now, IDs: p.IDs}
-	for _, path := range p.Paths {
-		q.Patterns = append(q.Patterns, NormalizePattern(path, proj.HumanKey))
-	}
-	mine, err := tx.Reservations(ctx, q)
-	return proj, a, mine, now, err
+	return err
 }
 
 // RenewParams are renew_file_reservations's inputs.
@@ -297,15 +306,7 @@ func (s *Service) Renew(ctx context.Context, p RenewParams) (RenewResult, error)
 	ext := ttlOr(p.ExtendSeconds, defaultRenewExtension)
 	ext = max(ext, minReservationTTL)
 	var out RenewResult
-	var a Agent
-	var now time.Time
-	err := s.writeCommitted(ctx, func(tx Tx) error {
-		var mine []Reservation
-		var err error
-		_, a, mine, now, err = s.selectMine(ctx, tx, p.SelectParams)
-		if err != nil {
-			return err
-		}
+	err := s.writeMine(ctx, p.SelectParams, func(tx Tx, mine []Reservation, now time.Time) error {
 		out = RenewResult{FileReservations: []RenewedView{}}
 		for _, r := range mine {
 			next := r.ExpiresAt
@@ -322,12 +323,11 @@ func (s *Service) Renew(ctx context.Context, p RenewParams) (RenewResult, error)
 			out.FileReservations = append(out.FileReservations, RenewedView{ID: r.ID, PathPattern: r.PathPattern, OldExpiresTS: ts(r.ExpiresAt), NewExpiresTS: ts(next)})
 		}
 		out.Renewed = len(out.FileReservations)
-		return touchWriter(ctx, tx, a, now)
+		return nil
 	})
 	if err != nil {
 		return RenewResult{}, fmt.Errorf("renewing file reservations: %w", err)
 	}
-	s.agents.touched(a, now, writerTouchEvery)
 	return out, nil
 }
 

@@ -85,6 +85,8 @@ type Store struct {
 	// queues bound this process's writers waiting on each scope's lock
 	// (see writeQueued): scope key → chan struct{} of queueDepth slots.
 	queues sync.Map
+	// analyze keeps am_messages's statistics up with the sends (analyze.go).
+	analyze analyzer
 }
 
 var (
@@ -107,8 +109,12 @@ func Open(ctx context.Context, db *store.DB) (*Store, error) {
 	return &Store{db: db}, nil
 }
 
-// Close releases nothing: the DB belongs to the caller.
-func (s *Store) Close() error { return nil }
+// Close ends the store's background analyze, if one runs; the DB belongs
+// to the caller.
+func (s *Store) Close() error {
+	s.analyze.stop()
+	return nil
+}
 
 // Write runs fn in one serializable transaction.
 //
@@ -183,6 +189,9 @@ func (s *Store) write(ctx context.Context, fn func(*tx) error) error {
 func (s *Store) touch(ctx context.Context, on execer, t *tx) {
 	if t == nil {
 		return
+	}
+	if t.inserts > 0 {
+		s.inserted(t.inserts)
 	}
 	ctx = context.WithoutCancel(ctx) // the transaction committed: its heartbeat belongs with it
 	for id, at := range t.touches {
@@ -488,6 +497,8 @@ type tx struct {
 	// touches are the agents' activity times to record after the commit
 	// (see Store.touch), in writes only.
 	touches map[int64]time.Time
+	// inserts counts the messages the transaction inserted (see analyzer).
+	inserts int
 }
 
 // note records a statement's failure (sql.ErrNoRows is an answer, not one).

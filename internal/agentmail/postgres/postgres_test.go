@@ -10,6 +10,7 @@ import (
 
 	"github.com/mailgate/mailgate/internal/agentmail"
 	"github.com/mailgate/mailgate/internal/store/storetest"
+	"github.com/mailgate/mailgate/internal/testutil"
 )
 
 // openStore opens the engine on a fresh PostgreSQL store (skipping without
@@ -20,10 +21,7 @@ func openStore(t *testing.T) *Store {
 		t.Skip("needs PostgreSQL (" + storetest.EnvPostgres + ")")
 	}
 	st, err := Open(context.Background(), storetest.Open(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return st
+	return testutil.Closing(t, st, err)
 }
 
 // A statement whose error the Service ignored still fails the transaction
