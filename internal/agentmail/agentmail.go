@@ -96,6 +96,7 @@ type Service struct {
 	tokens      sync.Map // agent id → the registration token this process last answered
 
 	projects projectCache
+	agents   agentCache
 	esc      EscalationOptions
 }
 
@@ -114,6 +115,15 @@ func (s *Service) writeCommitted(ctx context.Context, fn func(Tx) error) error {
 		return cw.WriteCommitted(ctx, fn)
 	}
 	return s.st.Write(ctx, fn)
+}
+
+// readEach is st.ReadEach where the store has it (see EachReader), else
+// st.Read.
+func (s *Service) readEach(ctx context.Context, fn func(Tx) error) error {
+	if r, ok := s.st.(EachReader); ok {
+		return r.ReadEach(ctx, fn)
+	}
+	return s.st.Read(ctx, fn)
 }
 
 // messageScope is the queue of a project's senders that lost a race: two

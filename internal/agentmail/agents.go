@@ -112,7 +112,7 @@ func (s *Service) RegisterAgent(ctx context.Context, p RegisterParams) (AgentPro
 		if err != nil {
 			return err
 		}
-		out = AgentProfile{AgentView: agentView(a), Capabilities: capabilities, RegistrationToken: token}
+		out = AgentProfile{AgentCard: agentCard(a), RegistrationToken: token}
 		if notice != "" {
 			out.RequestedName, out.NameNotice = requested, notice
 		}
@@ -210,7 +210,7 @@ func (s *Service) Whois(ctx context.Context, projectKey, name string) (WhoisResu
 	if err != nil {
 		return WhoisResult{}, fmt.Errorf("looking up agent: %w", err)
 	}
-	return WhoisResult{AgentView: agentView(a), Capabilities: capabilities, RecentCommits: []any{}}, nil
+	return WhoisResult{AgentCard: agentCard(a), RecentCommits: []any{}}, nil
 }
 
 // touchNeeded reports whether a reading agent's activity should be recorded:

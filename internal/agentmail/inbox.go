@@ -32,12 +32,13 @@ func (s *Service) FetchInbox(ctx context.Context, p InboxParams) ([]FetchEntry, 
 	}
 	var items []InboxItem
 	var agent Agent
-	err = s.st.Read(ctx, func(tx Tx) error {
+	// No snapshot needed: the attachments were written with their messages.
+	err = s.readEach(ctx, func(tx Tx) error {
 		proj, err := s.project(ctx, tx, p.ProjectKey)
 		if err != nil {
 			return err
 		}
-		if agent, err = s.agent(ctx, tx, proj, p.Agent); err != nil {
+		if agent, err = s.knownAgent(ctx, tx, proj, p.Agent); err != nil {
 			return err
 		}
 		q.AgentID, q.ProjectID = agent.ID, agent.ProjectID
@@ -101,16 +102,15 @@ func (s *Service) touchIfStale(ctx context.Context, a Agent) {
 	}
 	if err := s.st.Write(ctx, func(tx Tx) error { return tx.TouchAgent(ctx, a.ID, now) }); err != nil {
 		s.log.Warn("recording agent activity", "agent", a.Name, "err", err)
+		return
 	}
+	s.agents.touched(a, now, time.Minute)
 }
 
 // MarkRead records that the agent read a message (idempotent: the first
 // time is kept).
 func (s *Service) MarkRead(ctx context.Context, projectKey, agentName string, messageID int64) (ReadResult, error) {
-	var c Recipient
-	err := s.updateCopy(ctx, projectKey, agentName, messageID, func(tx Tx, now time.Time) error {
-		return tx.SetRead(ctx, messageID, c.AgentID, now)
-	}, &c)
+	c, err := s.updateCopy(ctx, projectKey, agentName, messageID, Tx.SetRead)
 	if err != nil {
 		return ReadResult{}, fmt.Errorf("marking message read: %w", err)
 	}
@@ -120,20 +120,19 @@ func (s *Service) MarkRead(ctx context.Context, projectKey, agentName string, me
 // Acknowledge records that the agent acknowledged a message; it marks it
 // read too. Idempotent.
 func (s *Service) Acknowledge(ctx context.Context, projectKey, agentName string, messageID int64) (AckResult, error) {
-	var c Recipient
-	err := s.updateCopy(ctx, projectKey, agentName, messageID, func(tx Tx, now time.Time) error {
-		return tx.SetAck(ctx, messageID, c.AgentID, now)
-	}, &c)
+	c, err := s.updateCopy(ctx, projectKey, agentName, messageID, Tx.SetAck)
 	if err != nil {
 		return AckResult{}, fmt.Errorf("acknowledging message: %w", err)
 	}
 	return AckResult{MessageID: messageID, Acknowledged: true, AcknowledgedAt: ts(c.AckAt), ReadAt: ts(c.ReadAt)}, nil
 }
 
-// updateCopy loads the agent's delivered copy into *c, applies fn, and
-// reloads it, in one write transaction.
-func (s *Service) updateCopy(ctx context.Context, projectKey, agentName string, messageID int64, fn func(Tx, time.Time) error, c *Recipient) error {
-	return s.st.Write(ctx, func(tx Tx) error {
+// updateCopy records, with set, a time on the agent's delivered copy of a
+// message, and returns the copy as it is then, in one write transaction.
+func (s *Service) updateCopy(ctx context.Context, projectKey, agentName string, messageID int64,
+	set func(tx Tx, ctx context.Context, messageID, agentID int64, at time.Time) error) (Recipient, error) {
+	var c Recipient
+	err := s.st.Write(ctx, func(tx Tx) error {
 		_, a, err := s.projectAgent(ctx, tx, projectKey, agentName)
 		if err != nil {
 			return err
@@ -146,16 +145,16 @@ func (s *Service) updateCopy(ctx context.Context, projectKey, agentName string, 
 			return err
 		}
 		now := s.clock()
-		c.AgentID = a.ID
-		if err := fn(tx, now); err != nil {
+		if err := set(tx, ctx, messageID, a.ID, now); err != nil {
 			return err
 		}
 		if err := tx.TouchAgent(ctx, a.ID, now); err != nil {
 			return err
 		}
-		*c, err = tx.Copy(ctx, messageID, a.ID)
+		c, err = tx.Copy(ctx, messageID, a.ID)
 		return err
 	})
+	return c, err
 }
 
 // MessageDetail returns one message of a project with its addressing.

@@ -124,7 +124,7 @@ func (s *Service) PrepareThread(ctx context.Context, p PrepareThreadParams) (Pre
 	case werr != nil:
 		return out, werr
 	default:
-		out.Agent = AgentProfile{AgentView: who.AgentView, Capabilities: capabilities}
+		out.Agent = AgentProfile{AgentCard: who.AgentCard}
 	}
 	sum, err := s.SummarizeThread(ctx, p.ProjectKey, strings.TrimSpace(strings.Split(p.ThreadID, ",")[0]), p.IncludeExamples)
 	if err != nil {

@@ -115,8 +115,12 @@ func (s *Service) Send(ctx context.Context, p SendParams) (SendResult, error) {
 		}
 	}
 	var out SendResult
+	var sender Agent
+	var sentAt time.Time
 	err = s.writeIn(ctx, messageScope(p.ProjectKey), func(tx Tx) error {
-		proj, sender, err := s.projectAgent(ctx, tx, p.ProjectKey, p.Sender)
+		var proj Project
+		var err error
+		proj, sender, err = s.knownProjectAgent(ctx, tx, p.ProjectKey, p.Sender)
 		if err != nil {
 			return err
 		}
@@ -126,12 +130,14 @@ func (s *Service) Send(ctx context.Context, p SendParams) (SendResult, error) {
 		if err != nil {
 			return err
 		}
+		sentAt = m.CreatedAt
 		out, err = s.sendResult(ctx, tx, m, held, warnings)
 		return err
 	})
 	if err != nil {
 		return SendResult{}, fmt.Errorf("sending message: %w", err)
 	}
+	s.agents.touched(sender, sentAt, senderTouchEvery)
 	return out, nil
 }
 
@@ -150,6 +156,10 @@ func checkContent(subject, body string) (string, []string, error) {
 	}
 	return subject, warnings, nil
 }
+
+// senderTouchEvery is how old a sender's heartbeat must be for a send to
+// write it again (one row write less per send on bursts).
+const senderTouchEvery = time.Second
 
 // sendTx resolves recipients, applies contact policies and stores the
 // message, all inside the caller's write transaction.
@@ -228,7 +238,7 @@ func (s *Service) sendTx(ctx context.Context, tx Tx, o outgoing) (Message, []Hel
 			m.Attachments = append(m.Attachments, a)
 		}
 	}
-	if !o.system && now.Sub(o.sender.LastActiveAt) >= time.Second { // one row write less on bursts
+	if !o.system && now.Sub(o.sender.LastActiveAt) >= senderTouchEvery { // one row write less on bursts
 		if err := tx.TouchAgent(ctx, o.sender.ID, now); err != nil {
 			return Message{}, nil, err
 		}
@@ -359,8 +369,12 @@ func (s *Service) Reply(ctx context.Context, p ReplyParams) (ReplyResult, error)
 		return ReplyResult{}, invalid("body_md is %d bytes; the limit is %d", len(p.BodyMD), maxBodyBytes)
 	}
 	var out ReplyResult
+	var sender Agent
+	var sentAt time.Time
 	err := s.writeIn(ctx, messageScope(p.ProjectKey), func(tx Tx) error {
-		proj, sender, err := s.projectAgent(ctx, tx, p.ProjectKey, p.Sender)
+		var proj Project
+		var err error
+		proj, sender, err = s.knownProjectAgent(ctx, tx, p.ProjectKey, p.Sender)
 		if err != nil {
 			return err
 		}
@@ -389,6 +403,7 @@ func (s *Service) Reply(ctx context.Context, p ReplyParams) (ReplyResult, error)
 		if err != nil {
 			return err
 		}
+		sentAt = m.CreatedAt
 		ds, err := s.deliveries(ctx, tx, m)
 		if err != nil {
 			return err
@@ -399,6 +414,7 @@ func (s *Service) Reply(ctx context.Context, p ReplyParams) (ReplyResult, error)
 	if err != nil {
 		return ReplyResult{}, fmt.Errorf("replying to message: %w", err)
 	}
+	s.agents.touched(sender, sentAt, senderTouchEvery)
 	return out, nil
 }
 

@@ -189,11 +189,18 @@ func (s *Service) agent(ctx context.Context, tx Tx, p Project, name string) (Age
 // projectAgent resolves a project key and then an agent name within that
 // project: the start of every call made on an agent's behalf.
 func (s *Service) projectAgent(ctx context.Context, tx Tx, projectKey, agentName string) (Project, Agent, error) {
+	return s.projectAnd(ctx, tx, projectKey, agentName, s.agent)
+}
+
+// projectAnd resolves a project key, then an agent name in it with agent
+// (Service.agent, or knownAgent through the caches).
+func (s *Service) projectAnd(ctx context.Context, tx Tx, projectKey, agentName string,
+	agent func(context.Context, Tx, Project, string) (Agent, error)) (Project, Agent, error) {
 	p, err := s.project(ctx, tx, projectKey)
 	if err != nil {
 		return Project{}, Agent{}, err
 	}
-	a, err := s.agent(ctx, tx, p, agentName)
+	a, err := agent(ctx, tx, p, agentName)
 	if err != nil {
 		return Project{}, Agent{}, err
 	}

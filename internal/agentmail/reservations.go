@@ -101,14 +101,15 @@ func (s *Service) Reserve(ctx context.Context, p ReserveParams) (ReserveResult, 
 	// commit always lists the earlier: its read follows both commits.
 	var proj Project
 	var a Agent
+	var now time.Time
 	var paths, whole []string
 	var granted []GrantView
 	err := s.writeCommitted(ctx, func(tx Tx) error {
 		var err error
-		if proj, a, err = s.projectAgent(ctx, tx, p.ProjectKey, p.Agent); err != nil {
+		if proj, a, err = s.knownProjectAgent(ctx, tx, p.ProjectKey, p.Agent); err != nil {
 			return err
 		}
-		now := s.clock()
+		now = s.clock()
 		// Re-reserving one's own active pattern extends it instead of
 		// duplicating it.
 		mine, err := tx.Reservations(ctx, ReservationQuery{ProjectID: proj.ID, AgentID: a.ID, ActiveAt: now})
@@ -156,11 +157,12 @@ func (s *Service) Reserve(ctx context.Context, p ReserveParams) (ReserveResult, 
 	if err != nil {
 		return ReserveResult{}, fmt.Errorf("reserving files: %w", err)
 	}
+	s.agents.touched(a, now, writerTouchEvery)
 	out := ReserveResult{Granted: granted, Conflicts: []ConflictView{}, Warnings: slices.Clone(warnings)}
 	for _, raw := range whole {
 		out.Warnings = append(out.Warnings, fmt.Sprintf("%q reserves the whole project; prefer narrower paths", raw))
 	}
-	err = s.st.Read(ctx, func(tx Tx) error {
+	err = s.readEach(ctx, func(tx Tx) error { // one statement
 		active, err := tx.Reservations(ctx, ReservationQuery{ProjectID: proj.ID, ActiveAt: s.clock()})
 		if err != nil {
 			return err
@@ -230,18 +232,14 @@ type ReleaseResult struct {
 // apart (see Reserve).
 func (s *Service) Release(ctx context.Context, p SelectParams) (ReleaseResult, error) {
 	var out ReleaseResult
-	err := s.writeCommitted(ctx, func(tx Tx) error {
-		_, a, mine, now, err := s.selectMine(ctx, tx, p)
-		if err != nil {
-			return err
-		}
+	err := s.writeMine(ctx, p, func(tx Tx, mine []Reservation, now time.Time) error {
 		for _, r := range mine {
 			if err := tx.ReleaseReservation(ctx, r.ID, now); err != nil {
 				return err
 			}
 		}
 		out = ReleaseResult{Released: len(mine), ReleasedAt: ts(now)}
-		return touchWriter(ctx, tx, a, now)
+		return nil
 	})
 	if err != nil {
 		return ReleaseResult{}, fmt.Errorf("releasing file reservations: %w", err)
@@ -249,18 +247,36 @@ func (s *Service) Release(ctx context.Context, p SelectParams) (ReleaseResult, e
 	return out, nil
 }
 
-func (s *Service) selectMine(ctx context.Context, tx Tx, p SelectParams) (Project, Agent, []Reservation, time.Time, error) {
-	proj, a, err := s.projectAgent(ctx, tx, p.ProjectKey, p.Agent)
-	if err != nil {
-		return Project{}, Agent{}, nil, time.Time{}, err
+// writeMine runs fn on the agent's selected active reservations (mine) in
+// a write without the lock (see Release), and records the agent's
+// activity: the body of Release and Renew.
+func (s *Service) writeMine(ctx context.Context, p SelectParams, fn func(tx Tx, mine []Reservation, now time.Time) error) error {
+	var a Agent
+	var now time.Time
+	err := s.writeCommitted(ctx, func(tx Tx) error {
+		var proj Project
+		var err error
+		if proj, a, err = s.knownProjectAgent(ctx, tx, p.ProjectKey, p.Agent); err != nil {
+			return err
+		}
+		now = s.clock()
+		q := ReservationQuery{ProjectID: proj.ID, AgentID: a.ID, ActiveAt: now, IDs: p.IDs}
+		for _, path := range p.Paths {
+			q.Patterns = append(q.Patterns, NormalizePattern(path, proj.HumanKey))
+		}
+		mine, err := tx.Reservations(ctx, q)
+		if err != nil {
+			return err
+		}
+		if err := fn(tx, mine, now); err != nil {
+			return err
+		}
+		return touchWriter(ctx, tx, a, now)
+	})
+	if err == nil {
+		s.agents.touched(a, now, writerTouchEvery)
 	}
-	now := s.clock()
-	q := ReservationQuery{ProjectID: proj.ID, AgentID: a.ID, ActiveAt: now, IDs: p.IDs}
-	for _, path := range p.Paths {
-		q.Patterns = append(q.Patterns, NormalizePattern(path, proj.HumanKey))
-	}
-	mine, err := tx.Reservations(ctx, q)
-	return proj, a, mine, now, err
+	return err
 }
 
 // RenewParams are renew_file_reservations's inputs.
@@ -290,11 +306,7 @@ func (s *Service) Renew(ctx context.Context, p RenewParams) (RenewResult, error)
 	ext := ttlOr(p.ExtendSeconds, defaultRenewExtension)
 	ext = max(ext, minReservationTTL)
 	var out RenewResult
-	err := s.writeCommitted(ctx, func(tx Tx) error {
-		_, a, mine, now, err := s.selectMine(ctx, tx, p.SelectParams)
-		if err != nil {
-			return err
-		}
+	err := s.writeMine(ctx, p.SelectParams, func(tx Tx, mine []Reservation, now time.Time) error {
 		out = RenewResult{FileReservations: []RenewedView{}}
 		for _, r := range mine {
 			next := r.ExpiresAt
@@ -311,7 +323,7 @@ func (s *Service) Renew(ctx context.Context, p RenewParams) (RenewResult, error)
 			out.FileReservations = append(out.FileReservations, RenewedView{ID: r.ID, PathPattern: r.PathPattern, OldExpiresTS: ts(r.ExpiresAt), NewExpiresTS: ts(next)})
 		}
 		out.Renewed = len(out.FileReservations)
-		return touchWriter(ctx, tx, a, now)
+		return nil
 	})
 	if err != nil {
 		return RenewResult{}, fmt.Errorf("renewing file reservations: %w", err)
@@ -319,13 +331,17 @@ func (s *Service) Renew(ctx context.Context, p RenewParams) (RenewResult, error)
 	return out, nil
 }
 
+// writerTouchEvery is how old an agent's heartbeat must be for a
+// reservation write to write it again (see touchWriter).
+const writerTouchEvery = time.Second
+
 // touchWriter records that an agent writing reservations is alive, at most
 // once a second, as a send does: each touch is a new version of the
 // agent's row, which on PostgreSQL every later lookup of the agent walks
 // past until the page is pruned, and a grant and its release come in
 // pairs.
 func touchWriter(ctx context.Context, tx Tx, a Agent, now time.Time) error {
-	if now.Sub(a.LastActiveAt) < time.Second {
+	if now.Sub(a.LastActiveAt) < writerTouchEvery {
 		return nil
 	}
 	return tx.TouchAgent(ctx, a.ID, now)

@@ -76,14 +76,15 @@ func (s *Service) Search(ctx context.Context, p SearchParams) (SearchResult, err
 		}
 	}
 	out := SearchResult{Result: []SearchHit{}}
-	err := s.st.Read(ctx, func(tx Tx) error {
+	// No snapshot needed: the copies were written with their messages.
+	err := s.readEach(ctx, func(tx Tx) error {
 		proj, err := s.project(ctx, tx, p.ProjectKey)
 		if err != nil {
 			return err
 		}
 		q := SearchQuery{ProjectID: proj.ID, Match: match, Terms: LikeTerms(p.Query), Limit: limit, Window: searchWindow}
 		if strings.TrimSpace(p.Agent) != "" {
-			a, err := s.agent(ctx, tx, proj, p.Agent)
+			a, err := s.knownAgent(ctx, tx, proj, p.Agent)
 			if err != nil {
 				return err
 			}

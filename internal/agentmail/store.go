@@ -44,6 +44,19 @@ type CommittedWriter interface {
 	WriteCommitted(ctx context.Context, fn func(Tx) error) error
 }
 
+// EachReader is a Store that can run a read without a transaction around
+// it, each statement on a snapshot of its own (PostgreSQL: no BEGIN and
+// COMMIT, two of a fetch_inbox's four round trips). It is for reads whose
+// statements need no common snapshot: one statement, or a statement and
+// then rows written in the same transaction as the rows it found (a
+// message's attachments and copies), whose only change afterwards is
+// moving forward (a copy delivered, read, acknowledged), so the answer is
+// the store's state at the first statement with those rows' state a moment
+// later. On SQLite, where a transaction costs no round trip, Read serves.
+type EachReader interface {
+	ReadEach(ctx context.Context, fn func(Tx) error) error
+}
+
 // ReservationScope is the scope of a project's reservation lock: a
 // serializable writer that must be ordered with the project's grants (a
 // channel claim refuses what is held) queues on it before its transaction

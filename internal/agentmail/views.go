@@ -94,15 +94,25 @@ func agentView(a Agent) AgentView {
 // capabilities are what every agent may do (the reference's default set).
 var capabilities = []string{"send_message", "fetch_inbox", "file_reservation_paths", "acknowledge_message"}
 
+// AgentCard is an agent with what it may do, as its profile and whois
+// show it (ReaperExempt is the reference's; mailgate leaves it false).
+type AgentCard struct {
+	AgentView
+	ReaperExempt bool     `json:"reaper_exempt"`
+	Capabilities []string `json:"capabilities"`
+}
+
+func agentCard(a Agent) AgentCard {
+	return AgentCard{AgentView: agentView(a), Capabilities: capabilities}
+}
+
 // AgentProfile is register_agent's and create_agent_identity's answer.
 // RequestedName and NameNotice appear only when the agent did not get the
 // name it asked for, so a renamed agent always learns its real name.
 type AgentProfile struct {
-	AgentView
-	ReaperExempt  bool     `json:"reaper_exempt"`
-	Capabilities  []string `json:"capabilities"`
-	RequestedName string   `json:"requested_name,omitempty"`
-	NameNotice    string   `json:"name_notice,omitempty"`
+	AgentCard
+	RequestedName string `json:"requested_name,omitempty"`
+	NameNotice    string `json:"name_notice,omitempty"`
 	// RegistrationToken proves, in a later register_agent from another
 	// session (a restarted agent), that the caller is this agent.
 	RegistrationToken string `json:"registration_token,omitempty"`
@@ -111,10 +121,8 @@ type AgentProfile struct {
 // WhoisResult is whois's answer. mailgate keeps no git archive, so
 // recent_commits is always empty.
 type WhoisResult struct {
-	AgentView
-	ReaperExempt  bool     `json:"reaper_exempt"`
-	Capabilities  []string `json:"capabilities"`
-	RecentCommits []any    `json:"recent_commits"`
+	AgentCard
+	RecentCommits []any `json:"recent_commits"`
 }
 
 // AgentDirEntry is one agent of resource://agents.

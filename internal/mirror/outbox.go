@@ -222,15 +222,12 @@ func (o *Outbox) claimPostgres(ctx context.Context, n int) ([]Item, error) {
 
 // scanItems appends the outbox rows of a claim's query to dst and closes rows.
 func scanItems(rows *sql.Rows, dst []Item) ([]Item, error) {
-	defer rows.Close()
-	for rows.Next() {
+	items, err := store.Collect(rows, func(row store.Scanner) (Item, error) {
 		var it Item
-		if err := rows.Scan(&it.MessageID, &it.ProjectID, &it.ThreadKey, &it.Attempts); err != nil {
-			return nil, err
-		}
-		dst = append(dst, it)
-	}
-	return dst, rows.Err()
+		err := row.Scan(&it.MessageID, &it.ProjectID, &it.ThreadKey, &it.Attempts)
+		return it, err
+	})
+	return append(dst, items...), err
 }
 
 // Done records the outcome of it (record runs in the same transaction,

@@ -32,20 +32,16 @@ func Stats(ctx context.Context, db *store.DB) ([]SinkStat, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading the mirror outbox: %w", err)
 	}
-	defer rows.Close()
-	var out []SinkStat
-	for rows.Next() {
+	out, err := store.Collect(rows, func(row store.Scanner) (SinkStat, error) {
 		var st SinkStat
 		var oldest sql.NullInt64
-		if err := rows.Scan(&st.Sink, &st.Depth, &oldest); err != nil {
-			return nil, fmt.Errorf("reading the mirror outbox: %w", err)
-		}
+		err := row.Scan(&st.Sink, &st.Depth, &oldest)
 		if oldest.Valid {
 			st.Oldest = time.UnixMicro(oldest.Int64)
 		}
-		out = append(out, st)
-	}
-	if err := rows.Err(); err != nil {
+		return st, err
+	})
+	if err != nil {
 		return nil, fmt.Errorf("reading the mirror outbox: %w", err)
 	}
 	return out, nil

@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -187,27 +188,21 @@ func Live(ctx context.Context, db *store.DB, now time.Time) ([]Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("presence: listing servers: %w", err)
 	}
-	defer rows.Close()
-	host, _ := os.Hostname()
-	var out []Server
-	for rows.Next() {
+	out, err := store.Collect(rows, func(row store.Scanner) (Server, error) {
 		var s Server
 		var started, beat, dev, limit, pid int64
-		if err := rows.Scan(&s.ID, &pid, &s.Host, &started, &beat, &dev, &limit, &s.ApprovalMode, &s.Vault,
-			&s.Transport, &s.Tools, &s.Mailbox, &s.Version); err != nil {
-			return nil, fmt.Errorf("presence: listing servers: %w", err)
-		}
+		err := row.Scan(&s.ID, &pid, &s.Host, &started, &beat, &dev, &limit, &s.ApprovalMode, &s.Vault,
+			&s.Transport, &s.Tools, &s.Mailbox, &s.Version)
 		s.PID, s.SendLimit, s.DevMode = int(pid), int(limit), dev != 0
 		s.Started, s.Heartbeat = time.UnixMilli(started), time.UnixMilli(beat)
-		if s.Host == host && !ProcessExists(s.PID) {
-			continue
-		}
-		out = append(out, s)
-	}
-	if err := rows.Err(); err != nil {
+		return s, err
+	})
+	if err != nil {
 		return nil, fmt.Errorf("presence: listing servers: %w", err)
 	}
-	return out, nil
+	// A server of this host whose process is gone left without saying so.
+	host, _ := os.Hostname()
+	return slices.DeleteFunc(out, func(s Server) bool { return s.Host == host && !ProcessExists(s.PID) }), nil
 }
 
 func boolInt(b bool) int {

@@ -88,25 +88,25 @@ func (s *Store) entries(ctx context.Context, where string, args ...any) ([]Entry
 	if err != nil {
 		return nil, fmt.Errorf("schedule: %w", err)
 	}
-	defer rows.Close()
-	var out []Entry
-	for rows.Next() {
-		var e Entry
-		var at, updated int64
-		var req, raw string
-		if err := rows.Scan(&e.DoneName, &at, &e.State, &req, &e.ContentSHA256, &e.Tool, &raw, &e.ThreadID, &e.TakenBy, &e.Detail, &updated); err != nil {
-			return nil, fmt.Errorf("schedule: %w", err)
-		}
-		e.SendAt, e.Updated = time.UnixMilli(at).UTC(), time.UnixMilli(updated).UTC()
-		if err := json.Unmarshal([]byte(req), &e.Final); err != nil {
-			return nil, fmt.Errorf("schedule: %s: %w", e.DoneName, err)
-		}
-		if e.Raw, err = base64.StdEncoding.DecodeString(raw); err != nil {
-			return nil, fmt.Errorf("schedule: %s: %w", e.DoneName, err)
-		}
-		out = append(out, e)
+	return store.Collect(rows, scanEntry)
+}
+
+func scanEntry(row store.Scanner) (Entry, error) {
+	var e Entry
+	var at, updated int64
+	var req, raw string
+	if err := row.Scan(&e.DoneName, &at, &e.State, &req, &e.ContentSHA256, &e.Tool, &raw, &e.ThreadID, &e.TakenBy, &e.Detail, &updated); err != nil {
+		return Entry{}, fmt.Errorf("schedule: %w", err)
 	}
-	return out, rows.Err()
+	e.SendAt, e.Updated = time.UnixMilli(at).UTC(), time.UnixMilli(updated).UTC()
+	if err := json.Unmarshal([]byte(req), &e.Final); err != nil {
+		return Entry{}, fmt.Errorf("schedule: %s: %w", e.DoneName, err)
+	}
+	var err error
+	if e.Raw, err = base64.StdEncoding.DecodeString(raw); err != nil {
+		return Entry{}, fmt.Errorf("schedule: %s: %w", e.DoneName, err)
+	}
+	return e, nil
 }
 
 // Take moves a scheduled email to state (sending, expired or cancelled) for

@@ -68,7 +68,7 @@ type Querier interface {
 }
 
 // Row is the answer of Querier.QueryRow: a *sql.Row or an engine's wrapper.
-type Row interface{ Scan(dest ...any) error }
+type Row = store.Scanner
 
 // ErrRow is a Row whose statement failed before it ran (SQLite: it could
 // not be prepared); Scan reports the failure.
@@ -188,13 +188,14 @@ func (t *Tx) queryRow(ctx context.Context, s stmt, args ...any) Row {
 	return t.q.QueryRow(ctx, t.text(s), args...)
 }
 
-// insertID runs an INSERT … RETURNING id.
-func (t *Tx) insertID(ctx context.Context, s stmt, args ...any) (int64, error) {
-	var id int64
-	if err := t.queryRow(ctx, s, args...).Scan(&id); err != nil {
-		return 0, t.sql.d.MapErr(err)
+// insertID runs an INSERT … RETURNING id and sets *id to the new row's.
+func (t *Tx) insertID(ctx context.Context, id *int64, s stmt, args ...any) error {
+	var n int64
+	if err := t.queryRow(ctx, s, args...).Scan(&n); err != nil {
+		return t.sql.d.MapErr(err)
 	}
-	return id, nil
+	*id = n
+	return nil
 }
 
 // builder builds a statement whose shape depends on the call, naming each

@@ -24,11 +24,10 @@ var (
 func (t *Tx) InsertAttachments(ctx context.Context, messageID int64, as []agentmail.Attachment) error {
 	for i := range as {
 		a := &as[i]
-		id, err := t.insertID(ctx, insertAttachment, messageID, a.Seq, a.Path, a.MediaType, a.Size, a.SHA256, a.Data)
-		if err != nil {
+		if err := t.insertID(ctx, &a.ID, insertAttachment, messageID, a.Seq, a.Path, a.MediaType, a.Size, a.SHA256, a.Data); err != nil {
 			return err
 		}
-		a.ID, a.MessageID = id, messageID
+		a.MessageID = messageID
 	}
 	return nil
 }
@@ -43,7 +42,7 @@ func (t *Tx) AttachmentsOf(ctx context.Context, messageIDs []int64, withData boo
 	if err != nil {
 		return nil, err
 	}
-	as, err := collect(rows, func(row Row) (a agentmail.Attachment, err error) {
+	as, err := Collect(rows, func(row Row) (a agentmail.Attachment, err error) {
 		err = row.Scan(&a.ID, &a.MessageID, &a.Seq, &a.Path, &a.MediaType, &a.Size, &a.SHA256, &a.Data)
 		return a, err
 	})

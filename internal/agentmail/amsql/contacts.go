@@ -72,12 +72,7 @@ func (t *Tx) LinkPair(ctx context.Context, a, b int64) (ab, ba agentmail.Contact
 }
 
 func (t *Tx) UpsertLink(ctx context.Context, l *agentmail.ContactLink) error {
-	id, err := t.insertID(ctx, upsertLink, l.FromAgentID, l.ToAgentID, l.Status, l.Reason, US(l.CreatedAt), US(l.UpdatedAt), US(l.ExpiresAt))
-	if err != nil {
-		return err
-	}
-	l.ID = id
-	return nil
+	return t.insertID(ctx, &l.ID, upsertLink, l.FromAgentID, l.ToAgentID, l.Status, l.Reason, US(l.CreatedAt), US(l.UpdatedAt), US(l.ExpiresAt))
 }
 
 func (t *Tx) LinksFrom(ctx context.Context, agentID int64) ([]agentmail.ContactLink, error) {

@@ -35,7 +35,7 @@ func scanMessage(row Row) (agentmail.Message, error) { return ScanMessage(row) }
 
 // CollectMessages scans every row of rows (MsgCols) and closes them.
 func CollectMessages(rows *sql.Rows) ([]agentmail.Message, error) {
-	return collect(rows, scanMessage)
+	return Collect(rows, scanMessage)
 }
 
 const rcptCols = `r.message_id, r.agent_id, a.name, a.project_id, r.kind, r.delivered_us, coalesce(r.held_reason, ''), r.read_us, r.ack_us`
@@ -93,7 +93,7 @@ func (t *Tx) Recipients(ctx context.Context, ids []int64) (map[int64][]agentmail
 	if err != nil {
 		return nil, err
 	}
-	rs, err := collect(rows, scanRecipient)
+	rs, err := Collect(rows, scanRecipient)
 	if err != nil {
 		return nil, err
 	}
@@ -152,7 +152,7 @@ func (t *Tx) Inbox(ctx context.Context, q agentmail.InboxQuery) ([]agentmail.Inb
 	if err != nil {
 		return nil, err
 	}
-	return collect(rows, func(row Row) (agentmail.InboxItem, error) {
+	return Collect(rows, func(row Row) (agentmail.InboxItem, error) {
 		var it agentmail.InboxItem
 		var err error
 		it.Message, err = ScanMessage(row, &it.Kind, Time(&it.ReadAt), Time(&it.AckAt))

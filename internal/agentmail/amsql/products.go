@@ -36,12 +36,7 @@ func (t *Tx) ProductByKey(ctx context.Context, key string) (agentmail.Product, e
 
 // InsertProduct implements agentmail.ProductTx.
 func (t *Tx) InsertProduct(ctx context.Context, p *agentmail.Product) error {
-	id, err := t.insertID(ctx, insertProduct, p.UID, p.Name, US(p.CreatedAt))
-	if err != nil {
-		return err
-	}
-	p.ID = id
-	return nil
+	return t.insertID(ctx, &p.ID, insertProduct, p.UID, p.Name, US(p.CreatedAt))
 }
 
 // LinkProduct implements agentmail.ProductTx.

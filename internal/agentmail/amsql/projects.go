@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mailgate/mailgate/internal/agentmail"
+	"github.com/mailgate/mailgate/internal/store"
 )
 
 const projectCols = `id, slug, human_key, created_us`
@@ -39,12 +40,7 @@ func (t *Tx) ProjectByHumanKey(ctx context.Context, humanKey string) (agentmail.
 }
 
 func (t *Tx) InsertProject(ctx context.Context, p *agentmail.Project) error {
-	id, err := t.insertID(ctx, insertProject, p.Slug, p.HumanKey, US(p.CreatedAt))
-	if err != nil {
-		return err
-	}
-	p.ID = id
-	return nil
+	return t.insertID(ctx, &p.ID, insertProject, p.Slug, p.HumanKey, US(p.CreatedAt))
 }
 
 func (t *Tx) Projects(ctx context.Context) ([]agentmail.Project, error) {
@@ -63,10 +59,10 @@ func each(rows *sql.Rows, f func(Row) error) error {
 	return rows.Err()
 }
 
-// Collect scans every row of rows with scan, for an engine's own
-// statements.
+// Collect scans every row of rows with scan (store.Collect), for the
+// shared statements and an engine's own.
 func Collect[T any](rows *sql.Rows, scan func(Row) (T, error)) ([]T, error) {
-	return collect(rows, scan)
+	return store.Collect(rows, scan)
 }
 
 // all runs s and returns every row it answers, read by scan.
@@ -75,21 +71,7 @@ func all[T any](ctx context.Context, t *Tx, s stmt, scan func(Row) (T, error), a
 	if err != nil {
 		return nil, err
 	}
-	return collect(rows, scan)
-}
-
-// collect returns every row of rows, read by scan.
-func collect[T any](rows *sql.Rows, scan func(Row) (T, error)) ([]T, error) {
-	var out []T
-	err := each(rows, func(row Row) error {
-		v, err := scan(row)
-		out = append(out, v)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return Collect(rows, scan)
 }
 
 const agentCols = `id, project_id, name, program, model, task_description, inception_us, last_active_us, attachments_policy, contact_policy`
@@ -137,13 +119,8 @@ func (t *Tx) Agents(ctx context.Context, projectID int64) ([]agentmail.Agent, er
 }
 
 func (t *Tx) InsertAgent(ctx context.Context, a *agentmail.Agent) error {
-	id, err := t.insertID(ctx, insertAgent,
+	return t.insertID(ctx, &a.ID, insertAgent,
 		a.ProjectID, a.Name, a.Program, a.Model, a.TaskDescription, US(a.InceptionAt), US(a.LastActiveAt), a.AttachmentsPolicy, string(a.ContactPolicy))
-	if err != nil {
-		return err
-	}
-	a.ID = id
-	return nil
 }
 
 func (t *Tx) UpdateAgent(ctx context.Context, a agentmail.Agent) error {

@@ -54,7 +54,7 @@ func (t *Tx) Reservations(ctx context.Context, q agentmail.ReservationQuery) ([]
 	if err != nil {
 		return nil, err
 	}
-	return collect(rows, scanReservation)
+	return Collect(rows, scanReservation)
 }
 
 func (t *Tx) ReservationByID(ctx context.Context, id int64) (agentmail.Reservation, error) {

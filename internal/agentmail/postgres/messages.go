@@ -5,6 +5,8 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/mailgate/mailgate/internal/agentmail"
 	"github.com/mailgate/mailgate/internal/agentmail/amsql"
 	"github.com/mailgate/mailgate/internal/store"
@@ -46,6 +48,7 @@ func (t *tx) InsertMessage(ctx context.Context, m *agentmail.Message) error {
 		return err
 	}
 	m.ID = id
+	t.inserts++
 	for i := range m.Recipients {
 		m.Recipients[i].MessageID = id
 	}
@@ -85,9 +88,15 @@ func (t *tx) Search(ctx context.Context, q agentmail.SearchQuery) ([]agentmail.M
 	if tsq == "" {
 		return nil, true, nil // nothing searchable survived: no match
 	}
-	query, args := searchTS()[0], []any{true, tsq, q.ProjectID, q.Window}
+	// Planned for its own arguments each time (pgx's unnamed statement, one
+	// round trip as the prepared one): the best plan depends on the word. A
+	// prepared statement soon gets PostgreSQL's generic plan, made for no
+	// word in particular, which walks the project's newest messages
+	// whatever the word, so a rare word read the whole project (2-8 ms at
+	// 2,000 messages where the GIN index answers in 0.2 ms).
+	query, args := searchTS()[0], []any{pgx.QueryExecModeExec, true, tsq, q.ProjectID, q.Window}
 	if q.ViewerID != 0 {
-		query, args = searchTS()[1], []any{true, tsq, q.ProjectID, q.ViewerID, q.ViewerID, q.Window}
+		query, args = searchTS()[1], []any{pgx.QueryExecModeExec, true, tsq, q.ProjectID, q.ViewerID, q.ViewerID, q.Window}
 	}
 	type hit struct {
 		m    agentmail.Message

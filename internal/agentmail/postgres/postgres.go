@@ -12,7 +12,9 @@
 // that lost a race runs again while the process's new writers wait (see
 // Store.Write), so a burst of conflicting writers converges instead of
 // colliding until the retries run out. Reads run on one REPEATABLE READ
-// snapshot and never wait. There is no group commit and no statement cache
+// snapshot and never wait; a read whose statements need no common snapshot
+// (ReadEach: fetch_inbox, search_messages, a grant's conflicts) runs them
+// without a transaction. There is no group commit and no statement cache
 // here: pgx caches prepared statements per connection.
 //
 // The statements both engines share, and the Go around them, are written
@@ -83,12 +85,15 @@ type Store struct {
 	// queues bound this process's writers waiting on each scope's lock
 	// (see writeQueued): scope key → chan struct{} of queueDepth slots.
 	queues sync.Map
+	// analyze keeps am_messages's statistics up with the sends (analyze.go).
+	analyze analyzer
 }
 
 var (
 	_ agentmail.Store           = (*Store)(nil)
 	_ agentmail.ScopedWriter    = (*Store)(nil)
 	_ agentmail.CommittedWriter = (*Store)(nil)
+	_ agentmail.EachReader      = (*Store)(nil)
 	_ agentmail.Tx              = (*tx)(nil)
 )
 
@@ -104,8 +109,12 @@ func Open(ctx context.Context, db *store.DB) (*Store, error) {
 	return &Store{db: db}, nil
 }
 
-// Close releases nothing: the DB belongs to the caller.
-func (s *Store) Close() error { return nil }
+// Close ends the store's background analyze, if one runs; the DB belongs
+// to the caller.
+func (s *Store) Close() error {
+	s.analyze.stop()
+	return nil
+}
 
 // Write runs fn in one serializable transaction.
 //
@@ -180,6 +189,9 @@ func (s *Store) write(ctx context.Context, fn func(*tx) error) error {
 func (s *Store) touch(ctx context.Context, on execer, t *tx) {
 	if t == nil {
 		return
+	}
+	if t.inserts > 0 {
+		s.inserted(t.inserts)
 	}
 	ctx = context.WithoutCancel(ctx) // the transaction committed: its heartbeat belongs with it
 	for id, at := range t.touches {
@@ -387,7 +399,7 @@ func (s *Store) attempt(ctx context.Context, fn func(*tx) error) error {
 
 // Read runs fn on one consistent read-only snapshot.
 func (s *Store) Read(ctx context.Context, fn func(agentmail.Tx) error) error {
-	return s.read(ctx, own(fn))
+	return s.read(ctx, own(fn), false)
 }
 
 // read is Read with the store's own transaction (ReadSQL uses it).
@@ -397,9 +409,9 @@ func (s *Store) Read(ctx context.Context, fn func(agentmail.Tx) error) error {
 // tx.savepoint): a search's SAVEPOINT and RELEASE were two of its five
 // round trips, for a statement that does not fail (Tsquery renders any
 // query as a valid tsquery). Should it fail all the same, the transaction
-// is aborted, so the read runs again, once, with the savepoint.
-func (s *Store) read(ctx context.Context, fn func(*tx) error) error {
-	guarded := false
+// is aborted, so the read runs again, once, with the savepoint. guarded:
+// with the savepoint from the start.
+func (s *Store) read(ctx context.Context, fn func(*tx) error, guarded bool) error {
 	for {
 		var searchFailed bool
 		err := s.db.Read(ctx, func(sqltx *sql.Tx) error {
@@ -416,6 +428,21 @@ func (s *Store) read(ctx context.Context, fn func(*tx) error) error {
 	}
 }
 
+// ReadEach runs fn's statements on the pool, each in its own implicit
+// transaction (see agentmail.EachReader): a read of one or two statements
+// saves its BEGIN and COMMIT, two round trips. Its search runs without the
+// savepoint (there is no transaction to keep usable); should a statement
+// fail all the same, the read runs again as Read runs it, in a transaction.
+func (s *Store) ReadEach(ctx context.Context, fn func(agentmail.Tx) error) error {
+	t := newTx(s.db.DB)
+	t.unguarded = true
+	err := t.run(own(fn))
+	if err == nil || t.failed == nil || ctx.Err() != nil {
+		return err
+	}
+	return s.read(ctx, own(fn), true)
+}
+
 // runTx is tx.run on a new transaction, returning the transaction's state
 // for after its commit.
 func runTx(sqltx *sql.Tx, fn func(*tx) error) (*tx, error) {
@@ -426,8 +453,15 @@ func runTx(sqltx *sql.Tx, fn func(*tx) error) (*tx, error) {
 	return t, nil
 }
 
+// querier runs statements: *sql.Tx, or the pool (*sql.DB) for ReadEach.
+type querier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
 // newTx is the store's transaction on sqltx.
-func newTx(sqltx *sql.Tx) *tx {
+func newTx(sqltx querier) *tx {
 	t := &tx{tx: sqltx}
 	t.Tx = amsql.NewTx(t, queries())
 	return t
@@ -455,14 +489,16 @@ func (t *tx) run(fn func(*tx) error) error {
 // sets' statements run on it too (WriteSQL).
 type tx struct {
 	amsql.Tx
-	tx     *sql.Tx
-	failed error // the first statement error since the last savepoint rollback (see run)
+	tx     querier // the transaction, or the pool (ReadEach)
+	failed error   // the first statement error since the last savepoint rollback (see run)
 	// unguarded: Search runs its statement without a savepoint (see
 	// Store.read); searchFailed: it failed so.
 	unguarded, searchFailed bool
 	// touches are the agents' activity times to record after the commit
 	// (see Store.touch), in writes only.
 	touches map[int64]time.Time
+	// inserts counts the messages the transaction inserted (see analyzer).
+	inserts int
 }
 
 // note records a statement's failure (sql.ErrNoRows is an answer, not one).
@@ -569,7 +605,7 @@ func (s *Store) WriteScopedSQL(ctx context.Context, scope agentmail.Scope, fn fu
 
 // ReadSQL: see WriteSQL.
 func (s *Store) ReadSQL(ctx context.Context, fn func(agentmail.Tx, amsql.Querier) error) error {
-	return s.read(ctx, func(t *tx) error { return fn(t, statements(t)) })
+	return s.read(ctx, func(t *tx) error { return fn(t, statements(t)) }, false)
 }
 
 func statements(t *tx) amsql.Querier {

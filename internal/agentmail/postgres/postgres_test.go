@@ -10,6 +10,7 @@ import (
 
 	"github.com/mailgate/mailgate/internal/agentmail"
 	"github.com/mailgate/mailgate/internal/store/storetest"
+	"github.com/mailgate/mailgate/internal/testutil"
 )
 
 // openStore opens the engine on a fresh PostgreSQL store (skipping without
@@ -20,10 +21,7 @@ func openStore(t *testing.T) *Store {
 		t.Skip("needs PostgreSQL (" + storetest.EnvPostgres + ")")
 	}
 	st, err := Open(context.Background(), storetest.Open(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return st
+	return testutil.Closing(t, st, err)
 }
 
 // A statement whose error the Service ignored still fails the transaction
@@ -88,8 +86,10 @@ func TestWriteReportsSwallowedStatementErrors(t *testing.T) {
 // A read's full-text search runs without a savepoint (two round trips
 // fewer); when its statement fails all the same, the read runs again with
 // the savepoint, so the Service's LIKE fallback in the same transaction
-// still answers. The failure here is forced with a negative window
-// (LIMIT -1), which PostgreSQL refuses.
+// still answers. The same holds for ReadEach, whose statements run outside
+// a transaction: its second run is Read's, with the savepoint. The failure
+// here is forced with a negative window (LIMIT -1), which PostgreSQL
+// refuses.
 func TestReadSearchFailureRunsAgainWithSavepoint(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -98,32 +98,37 @@ func TestReadSearchFailureRunsAgainWithSavepoint(t *testing.T) {
 	if match == nil {
 		t.Fatal("ParseQuery(deploy) = nil")
 	}
-	runs, failures := 0, 0
-	err := st.Read(ctx, func(atx agentmail.Tx) error {
-		runs++
-		_, _, err := atx.Search(ctx, agentmail.SearchQuery{ProjectID: 1, Match: match, Terms: []string{"deploy"}, Limit: 5, Window: -1})
-		if err == nil {
-			t.Error("the search with LIMIT -1 did not fail")
-			return nil
+	for _, read := range []struct {
+		name string
+		fn   func(context.Context, func(agentmail.Tx) error) error
+	}{{"Read", st.Read}, {"ReadEach", st.ReadEach}} {
+		runs, failures := 0, 0
+		err := read.fn(ctx, func(atx agentmail.Tx) error {
+			runs++
+			_, _, err := atx.Search(ctx, agentmail.SearchQuery{ProjectID: 1, Match: match, Terms: []string{"deploy"}, Limit: 5, Window: -1})
+			if err == nil {
+				t.Errorf("%s: the search with LIMIT -1 did not fail", read.name)
+				return nil
+			}
+			failures++
+			_, _, err = atx.Search(ctx, agentmail.SearchQuery{ProjectID: 1, Terms: []string{"deploy"}, Limit: 5, Window: 5})
+			return err
+		})
+		if err != nil {
+			t.Fatalf("%s with a failed search and its LIKE fallback = %v; want success", read.name, err)
 		}
-		failures++
-		_, _, err = atx.Search(ctx, agentmail.SearchQuery{ProjectID: 1, Terms: []string{"deploy"}, Limit: 5, Window: 5})
-		return err
-	})
-	if err != nil {
-		t.Fatalf("Read with a failed search and its LIKE fallback = %v; want success", err)
-	}
-	if runs != 2 || failures != 2 {
-		t.Fatalf("fn ran %d times, its search failed %d times; want 2 and 2 (unguarded, then with the savepoint)", runs, failures)
-	}
+		if runs != 2 || failures != 2 {
+			t.Fatalf("%s: fn ran %d times, its search failed %d times; want 2 and 2 (unguarded, then with the savepoint)", read.name, runs, failures)
+		}
 
-	// A search that succeeds runs once, without the savepoint.
-	runs = 0
-	if err := st.Read(ctx, func(atx agentmail.Tx) error {
-		runs++
-		_, _, err := atx.Search(ctx, agentmail.SearchQuery{ProjectID: 1, Match: match, Terms: []string{"deploy"}, Limit: 5, Window: 5})
-		return err
-	}); err != nil || runs != 1 {
-		t.Fatalf("Read with a search = %v after %d runs; want success after 1", err, runs)
+		// A search that succeeds runs once, without the savepoint.
+		runs = 0
+		if err := read.fn(ctx, func(atx agentmail.Tx) error {
+			runs++
+			_, _, err := atx.Search(ctx, agentmail.SearchQuery{ProjectID: 1, Match: match, Terms: []string{"deploy"}, Limit: 5, Window: 5})
+			return err
+		}); err != nil || runs != 1 {
+			t.Fatalf("%s with a search = %v after %d runs; want success after 1", read.name, err, runs)
+		}
 	}
 }

@@ -15,8 +15,9 @@ import (
 )
 
 // twoServers opens one fresh store twice (two pools, as two servers), and
-// returns a scope no other test uses (advisory locks are database-wide).
-func twoServers(t *testing.T) (a, b *Store, db *store.DB, scope string) {
+// returns a scope no other test uses (advisory locks are database-wide),
+// taken always.
+func twoServers(t *testing.T) (a, b *Store, db *store.DB, scope agentmail.Scope) {
 	t.Helper()
 	if storetest.PostgresURL() == "" {
 		t.Skip("needs PostgreSQL (" + storetest.EnvPostgres + ")")
@@ -34,13 +35,13 @@ func twoServers(t *testing.T) (a, b *Store, db *store.DB, scope string) {
 	}
 	var r [6]byte
 	rand.Read(r[:])
-	return sa, sb, db, "test:" + hex.EncodeToString(r[:])
+	return sa, sb, db, agentmail.Scope{Key: "test:" + hex.EncodeToString(r[:]), Always: true}
 }
 
 // waitingOn polls pg_locks until n connections wait for scope's lock.
-func waitingOn(t *testing.T, db *store.DB, scope string, n int) {
+func waitingOn(t *testing.T, db *store.DB, scope agentmail.Scope, n int) {
 	t.Helper()
-	k := uint64(scopeKey(scope))
+	k := uint64(scopeKey(scope.Key))
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		var got int
@@ -81,9 +82,8 @@ func holdScope(st *Store, scope agentmail.Scope) (release func(), done <-chan er
 // runs alongside and fails), then runs.
 func TestWriteScopedQueuesAcrossServers(t *testing.T) {
 	t.Parallel()
-	a, b, db, key := twoServers(t)
+	a, b, db, scope := twoServers(t)
 	ctx := context.Background()
-	scope := agentmail.Scope{Key: key, Always: true}
 	release, first := holdScope(a, scope)
 	secondRan := make(chan struct{})
 	second := make(chan error, 1)
@@ -97,7 +97,7 @@ func TestWriteScopedQueuesAcrossServers(t *testing.T) {
 			return nil
 		})
 	}()
-	waitingOn(t, db, key, 1)
+	waitingOn(t, db, scope, 1)
 	select {
 	case <-secondRan:
 		t.Fatal("the second server's writer ran while the first held the scope")
@@ -117,9 +117,8 @@ func TestWriteScopedQueuesAcrossServers(t *testing.T) {
 // take every connection of their pool: the server's other work goes on.
 func TestWriteScopedWaitersLeaveThePool(t *testing.T) {
 	t.Parallel()
-	a, b, db, key := twoServers(t)
+	a, b, db, scope := twoServers(t)
 	ctx := context.Background()
-	scope := agentmail.Scope{Key: key, Always: true}
 	release, held := holdScope(a, scope)
 	var wg sync.WaitGroup
 	const writers = 40 // more than a pool holds
@@ -131,7 +130,7 @@ func TestWriteScopedWaitersLeaveThePool(t *testing.T) {
 			errs <- b.WriteScoped(ctx, scope, func(agentmail.Tx) error { return nil })
 		}()
 	}
-	waitingOn(t, db, key, queueDepth)
+	waitingOn(t, db, scope, queueDepth)
 	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if err := b.Read(rctx, func(atx agentmail.Tx) error {
@@ -155,9 +154,8 @@ func TestWriteScopedWaitersLeaveThePool(t *testing.T) {
 // transaction leaves the scope free for the next.
 func TestWriteScopedPanicReleasesTheScope(t *testing.T) {
 	t.Parallel()
-	a, b, _, key := twoServers(t)
+	a, b, _, scope := twoServers(t)
 	ctx := context.Background()
-	scope := agentmail.Scope{Key: key, Always: true}
 	func() {
 		defer func() { recover() }()
 		a.WriteScoped(ctx, scope, func(agentmail.Tx) error { panic("boom") })
@@ -177,7 +175,7 @@ func TestWriteScopedPanicReleasesTheScope(t *testing.T) {
 // when the write fails.
 func TestTouchAgentAfterCommit(t *testing.T) {
 	t.Parallel()
-	a, _, _, key := twoServers(t)
+	a, _, _, scope := twoServers(t)
 	ctx := context.Background()
 	old := time.UnixMicro(time.Now().Add(-time.Hour).UnixMicro()).UTC()
 	var ag agentmail.Agent
@@ -212,10 +210,10 @@ func TestTouchAgentAfterCommit(t *testing.T) {
 	}
 	for _, write := range []func(func(agentmail.Tx) error) error{
 		func(fn func(agentmail.Tx) error) error { return a.Write(ctx, fn) },
-		func(fn func(agentmail.Tx) error) error { return a.WriteScoped(ctx, agentmail.Scope{Key: key}, fn) },
 		func(fn func(agentmail.Tx) error) error {
-			return a.WriteScoped(ctx, agentmail.Scope{Key: key, Always: true}, fn)
+			return a.WriteScoped(ctx, agentmail.Scope{Key: scope.Key}, fn)
 		},
+		func(fn func(agentmail.Tx) error) error { return a.WriteScoped(ctx, scope, fn) },
 	} {
 		if err := write(func(atx agentmail.Tx) error { return atx.TouchAgent(ctx, ag.ID, now) }); err != nil {
 			t.Fatal(err)
