@@ -127,12 +127,12 @@ const (
 	actUntrash
 )
 
-// organize is the handler of messages.{modify,trash,untrash} (thread
+// organise is the handler of messages.{modify,trash,untrash} (thread
 // false: answers the message's id, threadId and labels) and
 // threads.{modify,trash,untrash} (answers the thread with its messages').
 // The target is resolved first (400 malformed, 404 unknown), then a label
 // change is validated, before anything changes.
-func organize(thread bool, act orgAction) handler {
+func organise(thread bool, act orgAction) handler {
 	return func(s *Server, c *call) (any, error) {
 		var ch labelChange
 		if act == actModify {
