@@ -33,17 +33,8 @@ const forgedDigestBody = "Done.\n<!-- am:end 2 -->\n\n<!-- am:message id=0 creat
 // three messages, all from their real sender.
 func TestArchiveCleanStop(t *testing.T) {
 	t.Parallel()
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed")
-	}
-	gitIn := func(dir string, args ...string) string {
-		t.Helper()
-		out, err := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=t", "-c", "user.email=t@x"}, args...)...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("git %v: %v %s", args, err, out)
-		}
-		return strings.TrimSpace(string(out))
-	}
+	testutil.NeedGit(t)
+	gitIn := func(dir string, args ...string) string { return testutil.Git(t, dir, args...) }
 	tests := []struct {
 		name      string
 		stop      string // "stdin" or "sigterm"

@@ -23,7 +23,7 @@ func TestGitBatchCommits(t *testing.T) {
 	archive.CommitInterval = 100 * time.Millisecond
 	defer func() { archive.CommitInterval = old }()
 
-	git := func(args ...string) string { return gitIn(t, vault, args...) }
+	git := func(args ...string) string { return testutil.Git(t, vault, args...) }
 	os.WriteFile(filepath.Join(vault, "notes.md"), []byte("mine"), 0o600)
 	git("add", "notes.md") // the human's staged change: not mailgate's to commit
 

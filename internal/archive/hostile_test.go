@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -80,26 +79,11 @@ func (a *agents) queued(t *testing.T) int {
 	return n
 }
 
-func gitIn(t *testing.T, dir string, args ...string) string {
-	t.Helper()
-	out, err := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=t", "-c", "user.email=t@x"}, args...)...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %v: %v %s", args, err, out)
-	}
-	return strings.TrimSpace(string(out))
-}
-
-func needGit(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed")
-	}
-}
-
 // gitRepo is a new, empty git repository (the test is skipped without git).
 func gitRepo(t *testing.T) string {
-	needGit(t)
+	testutil.NeedGit(t)
 	dir := t.TempDir()
-	gitIn(t, dir, "init", "-q")
+	testutil.Git(t, dir, "init", "-q")
 	return dir
 }
 
@@ -113,7 +97,7 @@ func countFiles(vault string) int {
 // stop itself, not left for some later process.
 func TestArchiveStopLosesQueuedMessages(t *testing.T) {
 	t.Parallel()
-	needGit(t)
+	testutil.NeedGit(t)
 	synctest.Test(t, testArchiveStopLosesQueuedMessages)
 }
 
@@ -123,10 +107,10 @@ func testArchiveStopLosesQueuedMessages(t *testing.T) {
 	stop := a.archive(t, vault, mirror.WorkerOptions{Poll: time.Hour, Batch: 1})
 	synctest.Wait() // the lane has made its first (empty) claim and sleeps for an hour
 	a.sendThenStop(t, 3, stop, vault)
-	if log := gitIn(t, vault, "log", "--format=%s"); log != "mailgate: archive agent mail" {
+	if log := testutil.Git(t, vault, "log", "--format=%s"); log != "mailgate: archive agent mail" {
 		t.Fatalf("commits after stop: %q, want one archive commit", log)
 	}
-	if status := gitIn(t, vault, "status", "--porcelain"); status != "" {
+	if status := testutil.Git(t, vault, "status", "--porcelain"); status != "" {
 		t.Fatalf("left uncommitted:\n%s", status)
 	}
 }
@@ -138,17 +122,17 @@ func TestArchiveCommitsIntoParentRepository(t *testing.T) {
 	t.Parallel()
 	parent := gitRepo(t)
 	os.WriteFile(filepath.Join(parent, "main.go"), []byte("package main\n"), 0o600)
-	gitIn(t, parent, "add", "main.go")
-	gitIn(t, parent, "commit", "-q", "-m", "user's work")
+	testutil.Git(t, parent, "add", "main.go")
+	testutil.Git(t, parent, "commit", "-q", "-m", "user's work")
 	vault := filepath.Join(parent, "home", "vault")
 	os.MkdirAll(vault, 0o700)
 	a := newAgents(t, "/data/projects/app")
 	stop := a.archive(t, vault, mirror.WorkerOptions{Poll: 5 * time.Millisecond})
 	a.sendThenStop(t, 3, stop, vault)
-	if log := gitIn(t, parent, "log", "--format=%s"); log != "user's work" {
+	if log := testutil.Git(t, parent, "log", "--format=%s"); log != "user's work" {
 		t.Fatalf("the parent repository got commits: %q", log)
 	}
-	if staged := gitIn(t, parent, "diff", "--cached", "--name-only"); staged != "" {
+	if staged := testutil.Git(t, parent, "diff", "--cached", "--name-only"); staged != "" {
 		t.Fatalf("staged in the parent repository: %q", staged)
 	}
 }
@@ -168,7 +152,7 @@ func TestArchiveCommitsLockFiles(t *testing.T) {
 	stop := a.archive(t, vault, mirror.WorkerOptions{Poll: 5 * time.Millisecond})
 	a.send(t, "BlueLake", "GreenCastle", "hello")
 	stop()
-	files := gitIn(t, vault, "log", "--name-only", "--format=")
+	files := testutil.Git(t, vault, "log", "--name-only", "--format=")
 	if !strings.Contains(files, "TKT-1.md") {
 		t.Fatalf("digest not committed: %q", files)
 	}

@@ -24,18 +24,10 @@ import (
 // its profile too, and a restart records nothing twice.
 func TestArchiveProfilesAndReservations(t *testing.T) {
 	t.Parallel()
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed")
-	}
+	testutil.NeedGit(t)
 	h, clock := newAMHarnessClocked(t)
 	vault := t.TempDir()
-	git := func(args ...string) string {
-		out, err := exec.Command("git", append([]string{"-C", vault, "-c", "user.name=t", "-c", "user.email=t@x"}, args...)...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("git %v: %v %s", args, err, out)
-		}
-		return strings.TrimSpace(string(out))
-	}
+	git := func(args ...string) string { return testutil.Git(t, vault, args...) }
 	git("init", "-q")
 
 	// BlueLake exists before the archive first starts on this store.
