@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/mailgate/mailgate/internal/atomicfile"
 )
@@ -28,8 +29,12 @@ var (
 )
 
 // keep writes data as the file named sha, unless it is there already (it
-// then holds the same bytes).
+// then holds the same bytes). sha must be a lower-case hex hash: it names a
+// file, so nothing else reaches the path.
 func (v *Vault) keep(k keptKind, sha string, data []byte) error {
+	if !isHex(sha) || strings.ToLower(sha) != sha {
+		return fmt.Errorf("keeping %s: %q is not a lower-case SHA-256", k.dir, sha)
+	}
 	dir := filepath.Join(v.root, DirLogs, k.dir)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
@@ -41,8 +46,12 @@ func (v *Vault) keep(k keptKind, sha string, data []byte) error {
 }
 
 // readKept reads the file named sha (a lower-case hex hash), checked
-// against its name: k.missing when it is not there or does not match.
+// against its name: k.missing when it is not there or does not match, or
+// sha is not such a hash (a request's field names the file).
 func (v *Vault) readKept(k keptKind, sha string) ([]byte, error) {
+	if !isHex(sha) || strings.ToLower(sha) != sha {
+		return nil, k.missing
+	}
 	data, _, err := readRegular(filepath.Join(v.root, DirLogs, k.dir, sha+k.ext), v.o.MaxFileSize)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, k.missing
