@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/mailgate/mailgate/internal/store/storetest"
+	"github.com/mailgate/mailgate/internal/testutil"
 )
 
 // TestGuardCommit: the commit guard end to end, with real git commits. An
@@ -20,9 +21,7 @@ import (
 // under make test-pg).
 func TestGuardCommit(t *testing.T) {
 	t.Parallel()
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("needs git")
-	}
+	testutil.NeedGit(t)
 	root, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)

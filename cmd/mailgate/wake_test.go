@@ -112,9 +112,7 @@ func TestWakeAcrossProcesses(t *testing.T) {
 // agent both ways to be woken.
 func TestAgentsSnippetFromASubfolder(t *testing.T) {
 	t.Parallel()
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("needs git")
-	}
+	testutil.NeedGit(t)
 	root, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
