@@ -68,18 +68,24 @@ func sendArgsAM(project string, i int) map[string]any {
 // separate mailgate process (what one agent's client does).
 func BenchmarkStdioSendMessage(b *testing.B) {
 	cs, project, cmd := agentMailSession(b)
-	lat := make([]time.Duration, 0, b.N)
-	i := 0
-	cpu := startCPU(cmd)
-	start := time.Now()
-	for b.Loop() {
-		t0 := time.Now()
+	sendOneByOne(b, cmd, func(i int) {
 		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "send_message", Arguments: sendArgsAM(project, i)})
 		if err != nil || res.IsError {
 			b.Fatalf("send_message: %v %+v", err, res)
 		}
+	})
+}
+
+// sendOneByOne times send(0), send(1), … for the benchmark's loop, one at a
+// time, and reports their latencies and the server's CPU per call.
+func sendOneByOne(b *testing.B, cmd *exec.Cmd, send func(i int)) {
+	lat := make([]time.Duration, 0, b.N)
+	cpu := startCPU(cmd)
+	start := time.Now()
+	for i := 0; b.Loop(); i++ {
+		t0 := time.Now()
+		send(i)
 		lat = append(lat, time.Since(t0))
-		i++
 	}
 	reportLatency(b, lat, time.Since(start))
 	cpu.report(b, len(lat))
@@ -253,18 +259,7 @@ func BenchmarkStdioSendMessageRaw(b *testing.B) {
 	tool("ensure_project", map[string]any{"human_key": project})
 	tool("register_agent", map[string]any{"project_key": project, "name": "BlueLake", "program": "bench", "model": "x"})
 	tool("register_agent", map[string]any{"project_key": project, "name": "GreenCastle", "program": "bench", "model": "x"})
-	lat := make([]time.Duration, 0, b.N)
-	i := 0
-	cpu := startCPU(cmd)
-	start := time.Now()
-	for b.Loop() {
-		t0 := time.Now()
-		tool("send_message", sendArgsAM(project, i))
-		lat = append(lat, time.Since(t0))
-		i++
-	}
-	reportLatency(b, lat, time.Since(start))
-	cpu.report(b, len(lat))
+	sendOneByOne(b, cmd, func(i int) { tool("send_message", sendArgsAM(project, i)) })
 }
 
 // readAnswer reads lines until the answer to id, and fails on an error
