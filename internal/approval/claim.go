@@ -123,11 +123,11 @@ type Outcome struct {
 	Error                         string
 }
 
-// Record writes the claim (claimed_at, approval_sha256, the request's
-// original_sha256 and the final_sha256 of what was sent, edited_by_approver
-// when the human corrected it) and o into the Done file's frontmatter, and
-// replaces its notes with what happened, atomically; the email body is left
-// byte for byte as it was. Claim itself does not rewrite the file, to keep
+// Record writes the claim (claimed_at, approval_sha256, original_sha256
+// (see originalField) and the final_sha256 of what was sent,
+// edited_by_approver when the human corrected it) and o into the Done
+// file's frontmatter, and replaces its notes with what happened,
+// atomically; the email body is left byte for byte as it was. Claim itself does not rewrite the file, to keep
 // the send path to one rewrite.
 func (c *Claim) Record(o Outcome) error { return c.record(o, "") }
 
@@ -141,7 +141,7 @@ func (c *Claim) record(o Outcome, by Settlement) error {
 		kvs = append(kvs, kv{key: "claimed_at", value: c.ClaimedAt.UTC().Format(time.RFC3339Nano)})
 	}
 	if a.Final.Kind != "" && by == "" {
-		kvs = append(kvs, kv{key: "original_sha256", value: a.ContentSHA256}, kv{key: "final_sha256", value: a.Final.SHA256()})
+		kvs = append(kvs, originalField(a), kv{key: "final_sha256", value: a.Final.SHA256()})
 	}
 	if a.Final.OutgoingMessageID != "" {
 		kvs = append(kvs, kv{key: "outgoing_message_id", value: a.Final.OutgoingMessageID, quoted: true})
@@ -221,6 +221,15 @@ func outcomeNotes(a *Approval, o Outcome, what string) string {
 			map[bool]string{true: "was sent", false: "was to be sent"}[o.Status == StatusSent] + ".\n"
 	}
 	return notes + "\n"
+}
+
+// originalField is the record's original_sha256: the hash of the request as
+// the agent asked for it (as content_sha256 says), unless the file already
+// has that key. A reply or a forward's request names the message it
+// answers there (keepOriginal, README): the record keeps that name, so the
+// approval page still shows the original on the Done file.
+func originalField(a *Approval) kv {
+	return kv{key: "original_sha256", value: a.ContentSHA256, ifAbsent: true}
 }
 
 // managedKeys are the frontmatter keys Record owns in Done files.

@@ -46,7 +46,7 @@ func (c *Claim) RecordScheduled(at time.Time) error {
 		{key: "status", value: StatusScheduled},
 		{key: "approval_sha256", value: a.SHA256},
 		{key: "claimed_at", value: c.ClaimedAt.UTC().Format(time.RFC3339Nano)},
-		{key: "original_sha256", value: a.ContentSHA256},
+		originalField(a),
 		{key: "final_sha256", value: a.Final.SHA256()},
 	}
 	if a.Final.OutgoingMessageID != "" {

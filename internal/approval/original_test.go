@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestOriginalKeptBesideTheRequest: the message a reply answers is kept
@@ -127,4 +128,42 @@ func FuzzOriginalRoundTrip(f *testing.F) {
 			t.Fatalf("attachments %+v", got.Attachments)
 		}
 	})
+}
+
+// TestOriginalShownAfterTheSend: the Done file of a reply still names the
+// message it answered, so the approval page shows it on the record too.
+// (Record wrote its own original_sha256, the request's content hash, over
+// the kept original's name: the page said the original was not kept.)
+func TestOriginalShownAfterTheSend(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, scheduled := range []bool{false, true} {
+		v, _ := newVault(t, Options{})
+		req := replyReq()
+		req.Original = &Original{MessageID: "18d5a3b2c1d0e0f2", From: "Ann <ann@example.org>", Subject: "Budget", Text: "Can we agree on 10k?\n"}
+		requestAndApprove(t, v, req)
+		c, err := v.Claim(ctx, mustFind(t, v, req))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if scheduled {
+			if err := c.RecordScheduled(time.Now().Add(time.Hour)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := c.Record(Outcome{Status: StatusSent, SentAt: time.Now(), GmailMessageID: "m1"}); err != nil {
+			t.Fatal(err)
+		}
+		it, err := v.Resolve(c.Name, DirDone)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := v.Original(it)
+		if err != nil {
+			t.Fatalf("scheduled %v: the Done file's original: %v\n%s", scheduled, err, readFile(t, c.Path))
+		}
+		if got.Subject != "Budget" {
+			t.Fatalf("scheduled %v: read back %+v", scheduled, got)
+		}
+	}
 }

@@ -404,6 +404,9 @@ type kv struct {
 	key, value string
 	quoted     bool
 	list       []string
+	// ifAbsent: rewriteFile writes it only where the file has no such key
+	// (and then keeps the file's value).
+	ifAbsent bool
 }
 
 func requestFields(req Request) []kv {

@@ -29,7 +29,8 @@ const (
 
 // rewriteFile rewrites a vault file in place, atomically: in the
 // frontmatter the earlier values of the drop keys and of every key in kvs
-// (with their continuation lines) are removed and kvs appended, the first
+// (with their continuation lines) are removed and kvs appended, except a kv
+// marked ifAbsent whose key the file has: that line stays as it was; the first
 // comment line becomes comment (when not ""); in a FormatV2 file the notes
 // above BodyMarker become notes (when not ""). Every other line, and the
 // email body, stay byte for byte.
@@ -43,7 +44,14 @@ func (v *Vault) rewriteFile(path, comment string, drop []string, kvs []kv, notes
 	if err != nil {
 		return err
 	}
-	drop = slices.Clone(drop)
+	kept := map[string]bool{} // ifAbsent keys the file has: left as they are
+	for _, l := range b.lines {
+		if k, err := lineKey(l); err == nil && k != "" && slices.ContainsFunc(kvs, func(f kv) bool { return f.ifAbsent && f.key == k }) {
+			kept[k] = true
+		}
+	}
+	kvs = slices.DeleteFunc(slices.Clone(kvs), func(f kv) bool { return kept[f.key] })
+	drop = slices.DeleteFunc(slices.Clone(drop), func(k string) bool { return kept[k] })
 	for _, f := range kvs {
 		drop = append(drop, f.key)
 	}
