@@ -10,7 +10,7 @@ import (
 // short-lived): it lets the heap grow to percent % over the live data
 // before a collection instead of Go's 100 %, trading some memory for the
 // collector's CPU. internal/mcpserver's suite, 400 against 100, medians
-// of interleaved runs on a shared two-core machine: 9.4 → 7.8 CPU s, its
+// of interleaved runs on a shared two-core machine: 9.4 → 8.0 CPU s, its
 // peak memory ~320 → ~410-610 MB. An explicit GOGC wins. Call it before
 // m.Run.
 func FewerGCs(percent int) {
