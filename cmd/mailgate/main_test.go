@@ -35,8 +35,8 @@ func TestMain(m *testing.M) {
 	// stop. Two at a time (go test's default, GOMAXPROCS on two cores)
 	// leaves the cores idle meanwhile; twice that keeps them busy
 	// (cmd/mailgate measured 54.6 s → 39.3 s on two cores, the same CPU).
-	// An explicit -parallel wins.
-	testutil.WaitingParallel(2)
+	// An explicit -parallel wins. The long tests start first (parallelLong).
+	queue = testutil.NewQueue(2)
 	binary = testutil.BuildMailgate(".")
 	// With MAILGATE_HOME unset, mailgate uses ~/.mailgate: no test may
 	// reach the real one. Subprocesses that inherit this environment, and
@@ -60,6 +60,17 @@ func TestMain(m *testing.M) {
 	os.RemoveAll(fakeHome)
 	os.Exit(code)
 }
+
+var queue *testutil.Queue
+
+// parallel is t.Parallel for this package's tests (testutil.Queue: the
+// number running at once is -parallel's).
+func parallel(t *testing.T) { t.Helper(); queue.Parallel(t, 0) }
+
+// parallelLong is parallel for a test that takes seconds: it starts before
+// the short ones waiting, the higher rank first, so that it does not run
+// on alone at the end of the run.
+func parallelLong(t *testing.T, rank int) { t.Helper(); queue.Parallel(t, rank) }
 
 func builtBinary(t testing.TB) string {
 	t.Helper()
