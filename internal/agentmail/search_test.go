@@ -77,14 +77,19 @@ func ids(ms []Message) []int64 {
 	return out
 }
 
-// BenchmarkRankRecent ranks a broad search's window of 200 messages.
-func BenchmarkRankRecent(b *testing.B) {
+// BenchmarkRankRecent ranks a broad search's window of 200 messages;
+// BenchmarkRankRecentReference does so with the old code, for comparison.
+func BenchmarkRankRecent(b *testing.B)          { benchRank(b, RankRecent) }
+func BenchmarkRankRecentReference(b *testing.B) { benchRank(b, rankRecentReference) }
+
+func benchRank(b *testing.B, rank func([]Message, []string, int) []Message) {
 	ms := make([]Message, searchWindow)
 	for i := range ms {
 		ms[i] = Message{ID: int64(i + 1), Subject: fmt.Sprintf("[t%03d] Deploy cache%d", i%500, i%100),
 			BodyMD: strings.Repeat(fmt.Sprintf("Working on t%03d: `cache%d` needs a review before the Release. ", i, i%7), 3)}
 	}
+	b.ReportAllocs()
 	for b.Loop() {
-		RankRecent(slices.Clone(ms), []string{"deploy"}, 20)
+		rank(slices.Clone(ms), []string{"deploy"}, 20)
 	}
 }
