@@ -98,7 +98,9 @@ func (s *Service) Reserve(ctx context.Context, p ReserveParams) (ReserveResult, 
 	// the project's reservations, made them retry; queued grants waited
 	// through each other's commits). The conflicts are read after the
 	// commit, so of two grants racing on overlapping paths the later to
-	// commit always lists the earlier: its read follows both commits.
+	// commit always lists the earlier: its read follows both commits. A
+	// store that can (ReservationWriter: PostgreSQL) runs the write as one
+	// statement instead of a transaction.
 	var proj Project
 	var a Agent
 	var now time.Time
