@@ -57,7 +57,7 @@ func BenchmarkSearchLoadShapes(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			b.ReportMetric(float64((cpuTime() - start).Microseconds())/float64(b.N), "cpu-µs/op")
+			b.ReportMetric(float64((cpuTime()-start).Microseconds())/float64(b.N), "cpu-µs/op")
 		})
 	}
 }
