@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 )
 
@@ -136,4 +137,16 @@ func fits(pat, segs []string) bool {
 		}
 	}
 	return true
+}
+
+// Methods are the discovery ids of the Gmail methods this server
+// implements ("gmail.users.messages.get", …), sorted: a client's tests
+// check they make each one they use against it (internal/gmail).
+func Methods() []string {
+	ids := make([]string, 0, len(handlers))
+	for op := range handlers {
+		ids = append(ids, "gmail.users."+op)
+	}
+	slices.Sort(ids)
+	return ids
 }
