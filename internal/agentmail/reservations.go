@@ -98,62 +98,60 @@ func (s *Service) Reserve(ctx context.Context, p ReserveParams) (ReserveResult, 
 	// the project's reservations, made them retry; queued grants waited
 	// through each other's commits). The conflicts are read after the
 	// commit, so of two grants racing on overlapping paths the later to
-	// commit always lists the earlier: its read follows both commits.
+	// commit always lists the earlier: its read follows both commits. A
+	// store that can (ReservationWriter: PostgreSQL) runs the write as one
+	// statement instead of a transaction.
 	var proj Project
 	var a Agent
 	var now time.Time
 	var paths, whole []string
 	var granted []GrantView
-	err := s.writeCommitted(ctx, func(tx Tx) error {
-		var err error
-		if proj, a, err = s.knownProjectAgent(ctx, tx, p.ProjectKey, p.Agent); err != nil {
-			return err
-		}
-		now = s.clock()
-		// Re-reserving one's own active pattern extends it instead of
-		// duplicating it.
-		mine, err := tx.Reservations(ctx, ReservationQuery{ProjectID: proj.ID, AgentID: a.ID, ActiveAt: now})
-		if err != nil {
-			return err
-		}
-		paths, whole, granted = paths[:0], whole[:0], granted[:0]
-		seen := map[string]bool{}
-		var fresh []*Reservation
-		var slots []int
-		for _, raw := range p.Paths {
-			path := NormalizePattern(raw, proj.HumanKey)
-			if seen[path] {
-				continue
+	var err error
+	if rw, ok := s.st.(ReservationWriter); ok { // the same write in one statement
+		proj, a, now, paths, whole, granted, err = s.grantOwn(ctx, rw, p, exclusive, ttl)
+	} else {
+		err = s.writeCommitted(ctx, func(tx Tx) error {
+			var err error
+			if proj, a, err = s.knownProjectAgent(ctx, tx, p.ProjectKey, p.Agent); err != nil {
+				return err
 			}
-			seen[path] = true
-			paths = append(paths, path)
-			if path == "**" {
-				whole = append(whole, raw)
+			now = s.clock()
+			// Re-reserving one's own active pattern extends it instead of
+			// duplicating it.
+			mine, err := tx.Reservations(ctx, ReservationQuery{ProjectID: proj.ID, AgentID: a.ID, ActiveAt: now})
+			if err != nil {
+				return err
 			}
-			if i := slices.IndexFunc(mine, func(r Reservation) bool { return r.PathPattern == path && r.Exclusive == exclusive }); i >= 0 {
-				r := mine[i]
-				if exp := now.Add(ttl); exp.After(r.ExpiresAt) {
-					if err := tx.SetReservationExpiry(ctx, r.ID, exp); err != nil {
-						return err
+			paths, whole = normalizePaths(p.Paths, proj.HumanKey)
+			granted = granted[:0]
+			var fresh []*Reservation
+			var slots []int
+			for _, path := range paths {
+				if i := slices.IndexFunc(mine, func(r Reservation) bool { return r.PathPattern == path && r.Exclusive == exclusive }); i >= 0 {
+					r := mine[i]
+					if exp := now.Add(ttl); exp.After(r.ExpiresAt) {
+						if err := tx.SetReservationExpiry(ctx, r.ID, exp); err != nil {
+							return err
+						}
+						r.ExpiresAt = exp
 					}
-					r.ExpiresAt = exp
+					granted = append(granted, grantView(r))
+					continue
 				}
-				granted = append(granted, grantView(r))
-				continue
+				fresh = append(fresh, &Reservation{ProjectID: proj.ID, AgentID: a.ID, AgentName: a.Name, PathPattern: path,
+					Exclusive: exclusive, Reason: p.Reason, CreatedAt: now, ExpiresAt: now.Add(ttl)})
+				granted = append(granted, GrantView{}) // filled once inserted
+				slots = append(slots, len(granted)-1)
 			}
-			fresh = append(fresh, &Reservation{ProjectID: proj.ID, AgentID: a.ID, AgentName: a.Name, PathPattern: path,
-				Exclusive: exclusive, Reason: p.Reason, CreatedAt: now, ExpiresAt: now.Add(ttl)})
-			granted = append(granted, GrantView{}) // filled once inserted
-			slots = append(slots, len(granted)-1)
-		}
-		if err := tx.GrantReservations(ctx, fresh); err != nil {
-			return err
-		}
-		for i, r := range fresh {
-			granted[slots[i]] = grantView(*r)
-		}
-		return touchWriter(ctx, tx, a, now)
-	})
+			if err := tx.GrantReservations(ctx, fresh); err != nil {
+				return err
+			}
+			for i, r := range fresh {
+				granted[slots[i]] = grantView(*r)
+			}
+			return touchWriter(ctx, tx, a, now)
+		})
+	}
 	if err != nil {
 		return ReserveResult{}, fmt.Errorf("reserving files: %w", err)
 	}
@@ -231,6 +229,13 @@ type ReleaseResult struct {
 // a reservation as it is released lists it or not, both true a moment
 // apart (see Reserve).
 func (s *Service) Release(ctx context.Context, p SelectParams) (ReleaseResult, error) {
+	if rw, ok := s.st.(ReservationWriter); ok { // the same write in one statement
+		out, err := s.releaseOwn(ctx, rw, p)
+		if err != nil {
+			return ReleaseResult{}, fmt.Errorf("releasing file reservations: %w", err)
+		}
+		return out, nil
+	}
 	var out ReleaseResult
 	err := s.writeMine(ctx, p, func(tx Tx, mine []Reservation, now time.Time) error {
 		for _, r := range mine {

@@ -5,7 +5,7 @@
 //
 // Safety between servers comes from store.DB: every write is one
 // SERIALIZABLE transaction (file reservations' grants, releases and
-// renewals excepted: see WriteCommitted and agentmail.Service.Reserve), run again when PostgreSQL reports that it lost a
+// renewals excepted: see WriteCommitted, GrantOwn and agentmail.Service.Reserve), run again when PostgreSQL reports that it lost a
 // race (serialization failure or deadlock), so the outcome is as if all
 // writes of all servers ran one at a time, which is what SQLite's single
 // writer gives the other implementation. Within one process, a transaction
