@@ -265,7 +265,7 @@ func TestDoctorWithoutLiveMakesNoLiveCalls(t *testing.T) {
 	if err != nil || strings.Contains(string(out), "live ") {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	if n := gm.TotalCalls(); n != 1 || gm.Calls("profile") != 1 {
+	if n := gm.TotalCalls(); n != 1 || gm.Calls("getProfile") != 1 {
 		t.Errorf("%d Gmail calls, want the profile only", n)
 	}
 }

@@ -69,12 +69,31 @@ func builtBinary(t testing.TB) string {
 	return binPath
 }
 
-// world is one user's setup: a home with credentials and a token issued by a
-// local Gmail server that requires real OAuth, and the environment a client
 // emailTools is the email set a client lists, sorted by name as go-sdk
 // lists them: the tests that list tools through a client compare with it.
-var emailTools = strings.Split("create_filter,create_label,delete_filter,delete_label,draft_email,find_contact,forward_email,get_attachment,get_vacation,list_drafts,list_filters,list_labels,modify_labels,read_email,read_thread,rename_label,reply_email,search_email,send_draft,send_email,set_vacation,trash_email,unsubscribe,untrash_email,update_draft", ",")
+// It is the set's reviewed snapshots, one file per tool
+// (internal/mcpserver/testdata/toolsnaps/email, held to the inventory by
+// TestToolSnapshots), so a new tool is no line here and a binary that
+// does not serve one of them fails.
+var emailTools = snapshotTools("email")
 
+func snapshotTools(set string) []string {
+	entries, err := os.ReadDir(filepath.Join("..", "..", "internal", "mcpserver", "testdata", "toolsnaps", set))
+	if err != nil {
+		panic(err)
+	}
+	var names []string
+	for _, e := range entries {
+		if name, ok := strings.CutSuffix(e.Name(), ".json"); ok && name != "resource_templates" {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+// world is one user's setup: a home with credentials and a token issued by a
+// local Gmail server that requires real OAuth, and the environment a client
 // such as Claude Desktop would pass.
 type world struct {
 	t    testing.TB

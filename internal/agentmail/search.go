@@ -1,10 +1,13 @@
 package agentmail
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // searchWindow bounds the match set ranked by bm25 (see Search).
@@ -13,30 +16,69 @@ const searchWindow = 200
 // RankRecent orders recent matches by weighted occurrences of the query's
 // words (a subject hit counts three), newest first among equals, and keeps
 // the first limit. It reads only ID, Subject and BodyMD.
+//
+// It runs on every broad search (searchWindow messages), so it sorts small
+// (score, id, index) keys rather than the Messages themselves (moving a
+// Message is a large copy with write barriers), and lowercases ASCII text
+// into one reused buffer instead of a new string per field. Ties are
+// broken by the unique ID, so the order is the same whatever the sort.
 func RankRecent(ms []Message, terms []string, limit int) []Message {
-	lower := make([]string, len(terms))
+	lower := make([][]byte, len(terms))
 	for i, t := range terms {
-		lower[i] = strings.ToLower(t)
+		lower[i] = []byte(strings.ToLower(t))
 	}
-	score := make(map[int64]int, len(ms))
-	for _, m := range ms {
-		subj, body := strings.ToLower(m.Subject), strings.ToLower(m.BodyMD)
+	type key struct {
+		score int
+		id    int64
+		at    int
+	}
+	keys := make([]key, len(ms))
+	var buf []byte
+	for i, m := range ms {
+		var subj, body []byte
+		subj, buf = lowered(m.Subject, buf[:0])
 		n := 0
 		for _, t := range lower {
-			n += 3*strings.Count(subj, t) + strings.Count(body, t)
+			n += 3 * bytes.Count(subj, t)
 		}
-		score[m.ID] = n
+		body, buf = lowered(m.BodyMD, buf[:0])
+		for _, t := range lower {
+			n += bytes.Count(body, t)
+		}
+		keys[i] = key{score: n, id: m.ID, at: i}
 	}
-	sort.SliceStable(ms, func(i, j int) bool {
-		if score[ms[i].ID] != score[ms[j].ID] {
-			return score[ms[i].ID] > score[ms[j].ID]
+	slices.SortFunc(keys, func(a, b key) int {
+		if a.score != b.score {
+			return cmp.Compare(b.score, a.score)
 		}
-		return ms[i].ID > ms[j].ID
+		return cmp.Compare(b.id, a.id)
 	})
-	if len(ms) > limit {
-		ms = ms[:limit]
+	if len(keys) > limit {
+		keys = keys[:limit]
 	}
-	return ms
+	out := make([]Message, len(keys))
+	for i, k := range keys {
+		out[i] = ms[k.at]
+	}
+	return out
+}
+
+// lowered is strings.ToLower(s) as bytes: for ASCII text written into buf
+// (returned for reuse, as the result shares it), otherwise ToLower's own.
+func lowered(s string, buf []byte) (low, reuse []byte) {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return []byte(strings.ToLower(s)), buf
+		}
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		buf = append(buf, c)
+	}
+	return buf, buf
 }
 
 // SearchParams are search_messages's inputs.

@@ -47,6 +47,7 @@ func newEnvWith(t testing.TB, so localgmail.Options, scopes []string, mod ...fun
 	srv := localgmail.New(so)
 	// Every answer the client gets is held to Gmail's discovery document.
 	base, rec := gmailschema.Serve(t, srv)
+	recorders.add(rec)
 	srv.SetBaseURL(base)
 	e := &env{srv: srv, base: base, rec: rec, logs: &testutil.Buffer{}, clientID: "client-1", clientSec: "secret-1"}
 	srv.AddClient(e.clientID, e.clientSec)

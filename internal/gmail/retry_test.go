@@ -42,7 +42,7 @@ func TestReadRetriesUserRateLimit403ThenSucceeds(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)
 	until := time.Now().Add(300 * time.Millisecond).UTC().Format("2006-01-02T15:04:05.000Z")
-	e.srv.Inject(localgmail.Fault{Op: "profile", Status: 403, Reason: "userRateLimitExceeded",
+	e.srv.Inject(localgmail.Fault{Op: "getProfile", Status: 403, Reason: "userRateLimitExceeded",
 		Message: "User-rate limit exceeded.  Retry after " + until})
 
 	email, err := e.c.Profile(context.Background())
@@ -52,14 +52,14 @@ func TestReadRetriesUserRateLimit403ThenSucceeds(t *testing.T) {
 	if email != "me@example.com" {
 		t.Errorf("email = %q", email)
 	}
-	e.wantCalls(t, "profile", 2)
+	e.wantCalls(t, "getProfile", 2)
 }
 
 func TestReadRateLimitBeyondMaxHonouredWait(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)
 	until := time.Now().Add(3 * time.Hour).UTC().Truncate(time.Millisecond)
-	e.srv.Inject(localgmail.Fault{Op: "profile", Status: 429, Reason: "rateLimitExceeded",
+	e.srv.Inject(localgmail.Fault{Op: "getProfile", Status: 429, Reason: "rateLimitExceeded",
 		Message: "User-rate limit exceeded.  Retry after " + until.Format("2006-01-02T15:04:05.000Z")})
 
 	_, err := e.c.Profile(context.Background())
@@ -70,7 +70,7 @@ func TestReadRateLimitBeyondMaxHonouredWait(t *testing.T) {
 	if d := rl.Until.Sub(until); d < -time.Second || d > time.Second {
 		t.Errorf("Until = %v, want about %v", rl.Until, until)
 	}
-	e.wantCalls(t, "profile", 1, "no sleep for hours")
+	e.wantCalls(t, "getProfile", 1, "no sleep for hours")
 }
 
 func TestReadPersistent503FailsAfterFourAttempts(t *testing.T) {
@@ -94,17 +94,17 @@ func TestReadPermanentErrorsAreNotRetried(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)
 	for _, f := range []localgmail.Fault{
-		{Op: "profile", Status: 400},
-		{Op: "profile", Status: 403, Reason: "dailyLimitExceeded"},
-		{Op: "profile", Status: 403, Reason: "forbidden"},
-		{Op: "profile", Status: 404},
+		{Op: "getProfile", Status: 400},
+		{Op: "getProfile", Status: 403, Reason: "dailyLimitExceeded"},
+		{Op: "getProfile", Status: 403, Reason: "forbidden"},
+		{Op: "getProfile", Status: 404},
 	} {
 		e.srv.ResetCounters()
 		e.srv.Inject(f)
 		if _, err := e.c.Profile(context.Background()); err == nil {
 			t.Fatalf("%+v: no error", f)
 		}
-		if got := e.srv.Calls("profile"); got != 1 {
+		if got := e.srv.Calls("getProfile"); got != 1 {
 			t.Errorf("%d %s: %d calls, want 1", f.Status, f.Reason, got)
 		}
 	}
@@ -129,7 +129,7 @@ func TestInsufficientScopeIsAClearPermanentError(t *testing.T) {
 func TestContextCancelStopsRetrying(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil, func(o *Options) { o.RetryInitial, o.RetryMax = time.Hour, time.Hour })
-	e.srv.Inject(localgmail.Fault{Op: "profile", Status: 503, Times: -1})
+	e.srv.Inject(localgmail.Fault{Op: "getProfile", Status: 503, Times: -1})
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		// Cancel while the client sleeps before its second attempt.
@@ -197,7 +197,7 @@ func TestStatic401IsAReauthError(t *testing.T) {
 	if !errors.As(err, &re) || !errors.As(err, &gerr) || gerr.Code != 401 {
 		t.Fatalf("err = %v, want *ReauthError around the 401", err)
 	}
-	e.wantCalls(t, "profile", 1, "a static token cannot be refreshed")
+	e.wantCalls(t, "getProfile", 1, "a static token cannot be refreshed")
 }
 
 func TestInvalidClientIsNotRetried(t *testing.T) {

@@ -2,20 +2,19 @@ package gmail
 
 import (
 	"context"
-	"reflect"
-	"slices"
-	"sort"
 	"strings"
 	"testing"
 	"time"
 )
 
-// TestEveryMethodAnswersGmailShapes drives every method of Client against
-// the local server behind gmailschema's Recorder (newEnv puts it there for
-// every test of this package): each request mailgate's Gmail adapter makes
-// is answered, and each answer holds to Google's discovery document. The
-// list of methods is checked against Client's own, so a new method must be
-// added here.
+// TestEveryMethodAnswersGmailShapes drives Client's methods, one after the
+// other on one mailbox, against the local server behind gmailschema's
+// Recorder (newEnv puts it there for every test of this package): each
+// request is answered, and each answer holds to Google's discovery
+// document. That every Gmail method the server implements is made by some
+// test of the package, TestMain checks after the run (main_test.go): a new
+// Client method needs a test, here or in its own file, not a line in a
+// list.
 func TestEveryMethodAnswersGmailShapes(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, []string{ScopeReadonly, ScopeCompose, ScopeModify, ScopeLabels, ScopeInsert, ScopeSettingsBasic})
@@ -148,19 +147,6 @@ func TestEveryMethodAnswersGmailShapes(t *testing.T) {
 			must("UpdateVacation", err)
 		},
 	}
-	var have []string
-	ct := reflect.TypeOf(c)
-	for i := range ct.NumMethod() {
-		have = append(have, ct.Method(i).Name)
-	}
-	var listed []string
-	for name := range calls {
-		listed = append(listed, name)
-	}
-	sort.Strings(listed)
-	if !slices.Equal(have, listed) {
-		t.Fatalf("Client's methods %v\nthis test calls %v: add the new one here", have, listed)
-	}
 	// In an order where each finds what it needs.
 	for _, name := range []string{"HTTPClient", "Endpoint", "GetProfile", "Profile", "SendAsAliases", "OwnAddresses",
 		"Search", "SearchPage", "Message", "Thread", "SearchThreads", "ThreadMessageIDs", "Messages", "ReplyParent", "GetAttachment",
@@ -174,22 +160,6 @@ func TestEveryMethodAnswersGmailShapes(t *testing.T) {
 	}
 	if len(calls) > 0 {
 		t.Fatalf("not called: %v", calls)
-	}
-	answered := e.rec.Answered()
-	for _, m := range []string{
-		"gmail.users.getProfile", "gmail.users.settings.sendAs.list", "gmail.users.messages.list", "gmail.users.messages.get",
-		"gmail.users.threads.get", "gmail.users.messages.attachments.get", "gmail.users.drafts.create", "gmail.users.drafts.list",
-		"gmail.users.drafts.get", "gmail.users.drafts.update", "gmail.users.drafts.send", "gmail.users.drafts.delete", "gmail.users.messages.send",
-		"gmail.users.messages.insert", "gmail.users.labels.create", "gmail.users.labels.list", "gmail.users.messages.batchModify",
-		"gmail.users.threads.modify", "gmail.users.messages.trash", "gmail.users.messages.untrash", "gmail.users.threads.trash",
-		"gmail.users.threads.untrash", "gmail.users.threads.list",
-		"gmail.users.labels.get", "gmail.users.labels.patch", "gmail.users.labels.delete", "gmail.users.settings.filters.list",
-		"gmail.users.settings.filters.create", "gmail.users.settings.filters.delete", "gmail.users.settings.getVacation",
-		"gmail.users.settings.updateVacation",
-	} {
-		if answered[m] == 0 {
-			t.Errorf("%s never answered: %v", m, answered)
-		}
 	}
 	// The Recorder's verdict on all of it comes when the test ends.
 }

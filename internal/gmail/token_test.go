@@ -50,7 +50,7 @@ func TestExpiredAccessTokenIsRefreshedAndPersisted(t *testing.T) {
 	if tok2.AccessToken == tok1.AccessToken || tok2.RefreshToken != e.refresh {
 		t.Errorf("refreshed token not persisted correctly: %+v", tok2)
 	}
-	e.wantCalls(t, "profile", 3, "ok, 401, ok")
+	e.wantCalls(t, "getProfile", 3, "ok, 401, ok")
 
 	// A new client (a restart) uses the persisted access token as is.
 	before = e.srv.TokenRequests()

@@ -2,6 +2,19 @@ package localgmail
 
 import "google.golang.org/api/gmail/v1"
 
+// The Gmail methods this file serves, with their quota units (methods.go).
+func init() {
+	handle("drafts.list", 5, (*Server).listDrafts)
+	handle("drafts.create", 10, (*Server).createDraft)
+	handle("drafts.send", 100, (*Server).sendDraft)
+	handle("drafts.get", 5, (*Server).getDraft)
+	handle("drafts.update", 15, (*Server).updateDraft)
+	handle("drafts.delete", 10, (*Server).deleteDraft)
+	handle("labels.list", 1, (*Server).listLabels)
+	handle("labels.create", 5, (*Server).createLabel)
+	handle("getProfile", 1, (*Server).getProfile)
+}
+
 // Drafts, labels and the profile. A draft is a stored message labelled DRAFT;
 // drafts.send turns it into a SENT message with the same id.
 

@@ -8,6 +8,14 @@ import (
 	"google.golang.org/api/gmail/v1"
 )
 
+// The Gmail methods this file serves, with their quota units (methods.go).
+func init() {
+	handle("settings.forwardingAddresses.list", 1, (*Server).listForwarding)
+	handle("settings.forwardingAddresses.create", 100, (*Server).createForwarding)
+	handle("settings.forwardingAddresses.get", 1, (*Server).getForwarding)
+	handle("settings.forwardingAddresses.delete", 5, (*Server).deleteForwarding)
+}
+
 // users.settings.forwardingAddresses, as Gmail has them: a filter may
 // forward only to an address the account lists with verificationStatus
 // "accepted" (Gmail sends the owner of a new address a link to click
@@ -49,7 +57,7 @@ func (s *Server) getForwarding(c *call) (any, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	for _, f := range s.st.cfg.forwarding {
-		if strings.EqualFold(f.ForwardingEmail, c.params["id"]) {
+		if strings.EqualFold(f.ForwardingEmail, c.params["forwardingEmail"]) {
 			cp := *f
 			return &cp, nil
 		}
@@ -86,7 +94,7 @@ func (s *Server) deleteForwarding(c *call) (any, error) {
 	defer s.mu.Unlock()
 	n := len(s.st.cfg.forwarding)
 	s.st.cfg.forwarding = slices.DeleteFunc(s.st.cfg.forwarding, func(f *gmail.ForwardingAddress) bool {
-		return strings.EqualFold(f.ForwardingEmail, c.params["id"])
+		return strings.EqualFold(f.ForwardingEmail, c.params["forwardingEmail"])
 	})
 	if len(s.st.cfg.forwarding) == n {
 		return nil, notFound()

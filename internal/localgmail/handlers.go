@@ -17,6 +17,16 @@ import (
 	"google.golang.org/api/gmail/v1"
 )
 
+// The Gmail methods this file serves, with their quota units (methods.go).
+func init() {
+	handle("messages.list", 5, (*Server).listMessages)
+	handle("messages.insert", 25, (*Server).insertMessage)
+	handle("messages.send", 100, (*Server).sendMessage)
+	handle("messages.get", 5, (*Server).getMessage)
+	handle("messages.attachments.get", 5, (*Server).getAttachment)
+	handle("threads.get", 10, (*Server).getThread)
+}
+
 // The Gmail operations. Each handler validates its input the way Gmail does
 // (so the client sees the same 400s), then works on the store under s.mu.
 
@@ -297,7 +307,7 @@ func (s *Server) getMessage(c *call) (any, error) {
 }
 
 func (s *Server) getAttachment(c *call) (any, error) {
-	mid := c.params["mid"]
+	mid := c.params["messageId"]
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	m, err := s.st.message(mid)

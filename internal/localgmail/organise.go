@@ -7,6 +7,19 @@ import (
 	"google.golang.org/api/gmail/v1"
 )
 
+// The Gmail methods this file serves, with their quota units (methods.go).
+func init() {
+	handle("messages.batchModify", 50, (*Server).batchModify)
+	handle("messages.modify", 5, organise(false, actModify))
+	handle("messages.trash", 5, organise(false, actTrash))
+	handle("messages.untrash", 5, organise(false, actUntrash))
+	handle("threads.modify", 10, organise(true, actModify))
+	handle("threads.trash", 10, organise(true, actTrash))
+	handle("threads.untrash", 10, organise(true, actUntrash))
+	handle("labels.get", 1, (*Server).getLabel)
+	handle("settings.sendAs.list", 1, (*Server).listSendAs)
+}
+
 // Organising mail: label changes on messages and threads (modify,
 // batchModify), trash and untrash, one label's counts, and the send-as
 // aliases. None of these touch a message's bytes, only its labels.

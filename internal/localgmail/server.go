@@ -18,7 +18,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -167,114 +166,6 @@ type call struct {
 
 func (c *call) query(name string) string { return c.r.URL.Query().Get(name) }
 
-// handler returns the value to marshal (nil: 204 No Content) or an error.
-type handler func(s *Server, c *call) (any, error)
-
-type route struct {
-	method, pattern, op string
-	h                   handler
-	upload              bool // also served under /upload/gmail/v1/users/{user}/
-}
-
-var routes = []route{
-	{"GET", "messages", "messages.list", (*Server).listMessages, false},
-	{"POST", "messages", "messages.insert", (*Server).insertMessage, true},
-	{"POST", "messages/send", "messages.send", (*Server).sendMessage, true},
-	{"GET", "messages/{id}", "messages.get", (*Server).getMessage, false},
-	{"GET", "messages/{mid}/attachments/{id}", "attachments.get", (*Server).getAttachment, false},
-	{"POST", "messages/batchModify", "messages.batchModify", (*Server).batchModify, false},
-	{"POST", "messages/{id}/modify", "messages.modify", organise(false, actModify), false},
-	{"POST", "messages/{id}/trash", "messages.trash", organise(false, actTrash), false},
-	{"POST", "messages/{id}/untrash", "messages.untrash", organise(false, actUntrash), false},
-	{"GET", "threads", "threads.list", (*Server).listThreads, false},
-	{"GET", "threads/{id}", "threads.get", (*Server).getThread, false},
-	{"POST", "threads/{id}/modify", "threads.modify", organise(true, actModify), false},
-	{"POST", "threads/{id}/trash", "threads.trash", organise(true, actTrash), false},
-	{"POST", "threads/{id}/untrash", "threads.untrash", organise(true, actUntrash), false},
-	{"GET", "drafts", "drafts.list", (*Server).listDrafts, false},
-	{"POST", "drafts", "drafts.create", (*Server).createDraft, true},
-	{"POST", "drafts/send", "drafts.send", (*Server).sendDraft, true},
-	{"GET", "drafts/{id}", "drafts.get", (*Server).getDraft, false},
-	{"PUT", "drafts/{id}", "drafts.update", (*Server).updateDraft, true},
-	{"DELETE", "drafts/{id}", "drafts.delete", (*Server).deleteDraft, false},
-	{"GET", "labels", "labels.list", (*Server).listLabels, false},
-	{"POST", "labels", "labels.create", (*Server).createLabel, false},
-	{"GET", "labels/{id}", "labels.get", (*Server).getLabel, false},
-	{"PATCH", "labels/{id}", "labels.patch", (*Server).patchLabel, false}, // settings.go
-	{"DELETE", "labels/{id}", "labels.delete", (*Server).deleteLabel, false},
-	{"GET", "settings/filters", "settings.filters.list", (*Server).listFilters, false},
-	{"POST", "settings/filters", "settings.filters.create", (*Server).createFilter, false},
-	{"GET", "settings/filters/{id}", "settings.filters.get", (*Server).getFilter, false},
-	{"DELETE", "settings/filters/{id}", "settings.filters.delete", (*Server).deleteFilter, false},
-	{"GET", "settings/vacation", "settings.getVacation", (*Server).getVacation, false},
-	{"PUT", "settings/vacation", "settings.updateVacation", (*Server).updateVacation, false},
-	{"GET", "profile", "profile", (*Server).getProfile, false},
-	{"GET", "settings/sendAs", "settings.sendAs.list", (*Server).listSendAs, false},
-	{"GET", "settings/forwardingAddresses", "settings.forwardingAddresses.list", (*Server).listForwarding, false}, // forwarding.go
-	{"POST", "settings/forwardingAddresses", "settings.forwardingAddresses.create", (*Server).createForwarding, false},
-	{"GET", "settings/forwardingAddresses/{id}", "settings.forwardingAddresses.get", (*Server).getForwarding, false},
-	{"DELETE", "settings/forwardingAddresses/{id}", "settings.forwardingAddresses.delete", (*Server).deleteForwarding, false},
-}
-
-// quotaUnits per operation, from gmail-api.md §3 (and Gmail's published table
-// for the ones the notes do not list).
-var quotaUnits = map[string]int{
-	"messages.list": 5, "messages.get": 5, "attachments.get": 5, "threads.get": 10, "threads.list": 10,
-	"drafts.create": 10, "drafts.send": 100, "drafts.get": 5, "drafts.delete": 10,
-	"messages.send": 100, "messages.insert": 25, "labels.list": 1, "labels.create": 5, "profile": 1,
-	"drafts.list": 5, "drafts.update": 15, "labels.get": 1, "settings.sendAs.list": 1,
-	"messages.modify": 5, "messages.batchModify": 50, "threads.modify": 10,
-	"messages.trash": 5, "messages.untrash": 5, "threads.trash": 10, "threads.untrash": 10,
-	"labels.patch": 5, "labels.delete": 5, "settings.filters.list": 1, "settings.filters.get": 1,
-	"settings.filters.create": 5, "settings.filters.delete": 5, "settings.getVacation": 1, "settings.updateVacation": 5,
-	"settings.forwardingAddresses.list": 1, "settings.forwardingAddresses.get": 1,
-	"settings.forwardingAddresses.create": 100, "settings.forwardingAddresses.delete": 5,
-}
-
-// match resolves the request to a route. api reports a /gmail/ or /upload/
-// path; rt is nil for an unknown route.
-func match(r *http.Request) (rt *route, user string, params map[string]string, api, upload bool) {
-	var segs []string
-	for _, p := range strings.Split(strings.Trim(r.URL.EscapedPath(), "/"), "/") {
-		u, err := url.PathUnescape(p)
-		if err != nil {
-			u = p
-		}
-		segs = append(segs, u)
-	}
-	if len(segs) > 0 && segs[0] == "upload" {
-		upload, segs = true, segs[1:]
-	}
-	if len(segs) < 4 || segs[0] != "gmail" || segs[1] != "v1" || segs[2] != "users" {
-		return nil, "", nil, len(segs) > 0 && segs[0] == "gmail" || upload, upload
-	}
-	user, rest := segs[3], segs[4:]
-	for i := range routes {
-		rt := &routes[i]
-		if rt.method != r.Method || (upload && !rt.upload) {
-			continue
-		}
-		pat := strings.Split(rt.pattern, "/")
-		if len(pat) != len(rest) {
-			continue
-		}
-		params = map[string]string{}
-		ok := true
-		for j, p := range pat {
-			if strings.HasPrefix(p, "{") {
-				params[strings.Trim(p, "{}")] = rest[j]
-			} else if p != rest[j] {
-				ok = false
-				break
-			}
-		}
-		if ok {
-			return rt, user, params, true, upload
-		}
-	}
-	return nil, user, nil, true, upload
-}
-
 // ServeHTTP runs the pipeline every request goes through: accounting,
 // latency, concurrency cap, injected faults, user and token checks, then the
 // operation itself.
@@ -365,7 +256,7 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, c *call, rt *r
 		if e != nil {
 			return fail(e)
 		}
-		if !tok.allows(c.op) {
+		if !tok.allows(rt.scopes) {
 			return fail(apiErr(403, "insufficientPermissions", "Request had insufficient authentication scopes."))
 		}
 		c.tok, c.meta = tok, tok.metadataOnly()
@@ -373,7 +264,7 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, c *call, rt *r
 	if user != "me" && !strings.EqualFold(user, s.o.Email) {
 		return fail(apiErr(403, "forbidden", "Delegation denied for "+s.o.Email))
 	}
-	v, err := rt.h(s, c)
+	v, err := handlers[rt.op].h(s, c)
 	if err != nil {
 		var ae *apiError
 		if !errors.As(err, &ae) {
@@ -398,7 +289,8 @@ func (s *Server) count(op string, api bool) {
 	}
 }
 
-// Calls is the number of requests received for op, including faulted,
+// Calls is the number of requests received for op (a method's discovery id
+// without "gmail.users.": "messages.get", "getProfile"), including faulted,
 // capped and failed ones.
 func (s *Server) Calls(op string) int {
 	s.amu.Lock()
@@ -426,7 +318,7 @@ func (s *Server) QuotaUnits() int {
 	defer s.amu.Unlock()
 	n := 0
 	for op, c := range s.calls {
-		n += quotaUnits[op] * c
+		n += handlers[op].units * c
 	}
 	return n
 }

@@ -68,7 +68,7 @@ func TestHTTPTestMount(t *testing.T) {
 	}
 	// the line is written after the response is flushed: wait for it
 	testutil.Eventually(t, time.Minute, func() error {
-		if !strings.Contains(logs.String(), "op=profile status=200") {
+		if !strings.Contains(logs.String(), "op=getProfile status=200") {
 			return fmt.Errorf("debug log lacks the request: %s", logs.String())
 		}
 		return nil

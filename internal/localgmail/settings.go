@@ -9,6 +9,18 @@ import (
 	"google.golang.org/api/gmail/v1"
 )
 
+// The Gmail methods this file serves, with their quota units (methods.go).
+func init() {
+	handle("labels.patch", 5, (*Server).patchLabel)
+	handle("labels.delete", 5, (*Server).deleteLabel)
+	handle("settings.filters.list", 1, (*Server).listFilters)
+	handle("settings.filters.create", 5, (*Server).createFilter)
+	handle("settings.filters.get", 1, (*Server).getFilter)
+	handle("settings.filters.delete", 5, (*Server).deleteFilter)
+	handle("settings.getVacation", 1, (*Server).getVacation)
+	handle("settings.updateVacation", 5, (*Server).updateVacation)
+}
+
 // Labels changed and deleted, filters and the vacation responder
 // (users.labels.patch/delete, users.settings.filters.*,
 // users.settings.getVacation/updateVacation), answered with the client

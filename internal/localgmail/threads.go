@@ -4,6 +4,11 @@ import (
 	"google.golang.org/api/gmail/v1"
 )
 
+// The Gmail methods this file serves, with their quota units (methods.go).
+func init() {
+	handle("threads.list", 10, (*Server).listThreads)
+}
+
 // listThreads is users.threads.list (developers.google.com/workspace/gmail/
 // api/reference/rest/v1/users.threads/list): the threads holding at least
 // one message that matches q and labelIds, newest activity first, each as

@@ -2,7 +2,9 @@ package mcpserver
 
 import (
 	"context"
+	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 
 	"github.com/mailgate/mailgate/internal/account"
@@ -25,7 +27,7 @@ type Mailbox interface {
 	GmailDrafts
 	GmailLabels
 	GmailSender
-	SettingsAdmin // labels, filters, vacation, unsubscribe (email_settings.go)
+	SettingsAdmin // labels, filters, vacation (email_settings.go)
 }
 
 var _ Mailbox = (*gmail.Client)(nil)
@@ -77,6 +79,22 @@ type GmailLabels interface {
 type GmailSender interface {
 	Send(ctx context.Context, raw []byte, threadID string) (*gmail.Sent, error)
 	SendDraft(ctx context.Context, draftID string, raw []byte, threadID string) (*gmail.Sent, error)
+}
+
+// A Gmail call that one tool alone makes is not on Mailbox: the tool's
+// file declares the small interface it needs, holds *gmail.Client to it at
+// compile time (var _ yours = (*gmail.Client)(nil)), and asks the call's
+// mailbox for it with gmailAs (email_unsubscribe.go does). So a new call
+// is added where it is used, and Mailbox keeps what several tools and the
+// send path share. Every Mailbox in the tree is a *gmail.Client or embeds
+// one (tests wrap it to change one method), so gmailAs finds the method;
+// a mailbox without it is an error naming what it lacks, never a panic.
+func gmailAs[T any](c *emailCall) (T, error) {
+	gm, ok := c.gm.(T)
+	if !ok {
+		return gm, fmt.Errorf("this mailbox (%T) has no %v", c.gm, reflect.TypeFor[T]())
+	}
+	return gm, nil
 }
 
 // GmailGetter is EmailDeps.Gmail: the mailbox of a Gmail account of the

@@ -12,7 +12,7 @@ import (
 	"github.com/mailgate/mailgate/internal/warnings"
 )
 
-// SettingsAdmin is what the label, filter, vacation and unsubscribe tools
+// SettingsAdmin is what the label, filter and vacation tools
 // need from Gmail (issue 27; internal/gmail.Client).
 type SettingsAdmin interface {
 	GetLabel(ctx context.Context, id string) (gmail.LabelInfo, error)
@@ -24,7 +24,6 @@ type SettingsAdmin interface {
 	DeleteFilter(ctx context.Context, id string) error
 	GetVacation(ctx context.Context) (gmail.Vacation, error)
 	UpdateVacation(ctx context.Context, v gmail.Vacation) (gmail.Vacation, error)
-	ListUnsubscribe(ctx context.Context, id string) (gmail.ListHeaders, error)  // unsubscribe
 	ForwardingAddresses(ctx context.Context) ([]gmail.ForwardingAddress, error) // create_filter's forward
 }
 

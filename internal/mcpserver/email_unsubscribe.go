@@ -11,6 +11,7 @@ import (
 	"github.com/mailgate/mailgate/internal/approval"
 	"github.com/mailgate/mailgate/internal/fence"
 	"github.com/mailgate/mailgate/internal/gate"
+	"github.com/mailgate/mailgate/internal/gmail"
 	"github.com/mailgate/mailgate/internal/mailmsg"
 	"github.com/mailgate/mailgate/internal/unsubscribe"
 	"github.com/mailgate/mailgate/internal/warnings"
@@ -39,6 +40,14 @@ type Unsubscriber interface {
 
 var _ Unsubscriber = (*unsubscribe.Client)(nil)
 
+// listHeaders is the Gmail call unsubscribe alone makes (gmailAs,
+// email_gmail.go).
+type listHeaders interface {
+	ListUnsubscribe(ctx context.Context, id string) (gmail.ListHeaders, error)
+}
+
+var _ listHeaders = (*gmail.Client)(nil)
+
 func (h *emailCall) unsubscriber() Unsubscriber {
 	if h.d.Unsubscribe != nil {
 		return h.d.Unsubscribe
@@ -56,7 +65,11 @@ func (h *emailHandlers) unsubscribe(ctx context.Context, _ *mcp.CallToolRequest,
 		if method != "" && method != "one-click" && method != "mailto" {
 			return invalid(invalidField("method", "method is one-click or mailto"))
 		}
-		lh, err := h.gm.ListUnsubscribe(ctx, id)
+		gm, err := gmailAs[listHeaders](h)
+		if err != nil {
+			return failed("Error: " + err.Error() + ". Nothing was done.")
+		}
+		lh, err := gm.ListUnsubscribe(ctx, id)
 		if err != nil {
 			return failed(readFailure(err, "Message", id, "reading the message"))
 		}

@@ -50,7 +50,10 @@ type Method struct {
 	ID         string `json:"id"` // e.g. "gmail.users.messages.get"
 	HTTPMethod string `json:"httpMethod"`
 	Path       string `json:"path"` // "gmail/v1/users/{userId}/messages/{id}"
-	Request    *struct {
+	// Scopes are the OAuth scopes of which any one permits the method
+	// ("https://mail.google.com/", "https://www.googleapis.com/auth/gmail.readonly", …).
+	Scopes  []string `json:"scopes"`
+	Request *struct {
 		Ref string `json:"$ref"`
 	} `json:"request"`
 	Response *struct {
