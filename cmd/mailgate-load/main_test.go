@@ -14,16 +14,25 @@ import (
 	"github.com/mailgate/mailgate/internal/testutil"
 )
 
-// binPath is the mailgate binary the load runs against: $MAILGATE_BIN (make
-// test builds it), or one built here once for the whole run.
-var binPath string
+// binary is the mailgate binary the load runs against: $MAILGATE_BIN (make
+// test builds it), or one built once for the whole run, in the background
+// while the tests that need none run (binPath waits for it).
+var binary *testutil.Binary
 
 func TestMain(m *testing.M) {
-	var cleanup func()
-	binPath, cleanup = testutil.MailgateBinary("../mailgate")
+	binary = testutil.BuildMailgate("../mailgate")
 	code := m.Run()
-	cleanup()
+	binary.Cleanup()
 	os.Exit(code)
+}
+
+func binPath(t *testing.T) string {
+	t.Helper()
+	path, err := binary.Path()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 func noEnv(string) string { return "" }
@@ -37,9 +46,9 @@ func TestLoadSpawned(t *testing.T) {
 	t.Parallel()
 	// Relative, as in the documented command (-spawn bin/mailgate): the
 	// server runs in another directory.
-	bin := binPath
+	bin := binPath(t)
 	if wd, err := os.Getwd(); err == nil {
-		if rel, err := filepath.Rel(wd, binPath); err == nil {
+		if rel, err := filepath.Rel(wd, bin); err == nil {
 			bin = rel
 		}
 	}
@@ -74,7 +83,7 @@ func TestLoadSpawned(t *testing.T) {
 // -pid); a wrong token fails the run at setup with the server's 401.
 func TestLoadRunningServer(t *testing.T) {
 	t.Parallel()
-	srv, err := startServer(t.Context(), binPath, "", "")
+	srv, err := startServer(t.Context(), binPath(t), "", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,7 +273,7 @@ func TestLoadPostgresTwoServers(t *testing.T) {
 	if dsn == "" {
 		t.Skip("MAILGATE_TEST_POSTGRES is not set (e.g. postgres://postgres@127.0.0.1:55432/mailgate?sslmode=disable, from .ci/pgtest.sh start)")
 	}
-	args := []string{"-spawn", binPath, "-servers", "2", "-db", dsn, "-clients", "4", "-duration", "3s", "-mix", "send=1,fetch=1,search=1,reserve=1"}
+	args := []string{"-spawn", binPath(t), "-servers", "2", "-db", dsn, "-clients", "4", "-duration", "3s", "-mix", "send=1,fetch=1,search=1,reserve=1"}
 	cfg, err := parseFlags(args, noEnv, &bytes.Buffer{})
 	if err != nil {
 		t.Fatal(err)

@@ -73,7 +73,7 @@ func newAccountsWorld(t *testing.T) (*world, *localgmail.Server) {
 // reaches work's mailbox only, and every line about it names work; an
 // unknown account is refused naming those configured.
 func TestAccountsThroughTheBinary(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	w, work := newAccountsWorld(t)
 	cs := w.connect()
 	sent := func() (int, int) { return len(w.gm.Sent()), len(work.Sent()) }
@@ -121,7 +121,7 @@ func TestAccountsThroughTheBinary(t *testing.T) {
 // TestAccountsDoctor: doctor checks every account's token, scopes and
 // Gmail, and names the tools a narrower account's scopes leave out.
 func TestAccountsDoctor(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	w, work := newAccountsWorld(t)
 	// work signed in again with only gmail.readonly ticked.
 	writeJSON(t, filepath.Join(w.home, "auth", "accounts", "work.json"), &oauth2.Token{AccessToken: "expired", TokenType: "Bearer",
@@ -137,7 +137,7 @@ func TestAccountsDoctor(t *testing.T) {
 // approved for it is delivered from its address into its own Sent, kept
 // in the home beside the default account's mailbox.
 func TestSandboxServesTwoAccounts(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	home := t.TempDir()
 	w := &world{t: t, home: home}
 	cs, _ := startSandbox(t, home)

@@ -17,7 +17,7 @@ import (
 // AGENT_NAME_ENFORCEMENT_MODE, set the way a client's configuration sets
 // them, change what the built binary lists and how it treats names.
 func TestAgentMailEnvironment(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	tests := []struct {
 		name, profile, mode string
 		wantTools           []string // nil: the full set

@@ -76,7 +76,7 @@ func (w filesWorld) seedProjects(t *testing.T, keys ...string) {
 // file; inside a real project, .., an absolute path and symbolic links out
 // are refused.
 func TestAgentMailFilesThroughBinary(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	ctx := context.Background()
 	w := newFilesWorld(t)
 	w.seedProjects(t, "/", w.home, w.base)
@@ -150,7 +150,7 @@ func TestAgentMailFilesThroughBinary(t *testing.T) {
 // project whose folder is /, the home or a folder holding it; a clean
 // configuration gets ok lines.
 func TestDoctorWarnsTokenlessHTTPAndBadProjects(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	w := newFilesWorld(t)
 	env := []string{"HOME=" + w.base, "MAILGATE_HOME=" + w.home, "MAILGATE_DB=" + w.db, "MAILGATE_TOOLS=agentmail"}
 

@@ -22,7 +22,7 @@ import (
 // reading its inbox after every send. Every message must be delivered, and
 // no call may fail.
 func TestAgentMailEightProcesses(t *testing.T) {
-	t.Parallel()
+	parallelLong(t, 2)
 	if testing.Short() {
 		t.Skip("8 processes × hundreds of sends")
 	}

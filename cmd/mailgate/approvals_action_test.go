@@ -16,7 +16,7 @@ import (
 // recipients shown where an email's would be, and an approval from the
 // terminal is one the gate honours.
 func TestApprovalsActionKindsBinary(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	home := t.TempDir()
 	v, err := approval.Open(filepath.Join(home, "vault"), approval.Options{})
 	if err != nil {

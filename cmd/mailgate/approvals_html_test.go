@@ -13,7 +13,7 @@ import (
 // the HTML part came from and lists its links, the misleading one flagged
 // (issue 32 item 2).
 func TestApprovalsShowDescribesHTMLPart(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	it := &approval.Item{Folder: approval.DirPending, Name: "r.md", Path: "/v/r.md", Kind: approval.KindSend,
 		To: "alice@example.com", Subject: "Invoice", Body: "Log in", HTMLSHA256: strings.Repeat("a", 64), HTMLFrom: "html",
 		HTMLLinks: []string{`https://attacker.example/login (text "https://bank.example/login") MISLEADING: the text shows another address than the link goes to`}}

@@ -20,7 +20,7 @@ import (
 // with what they would do; servers on another vault or without the email
 // tools do not count; a stale row does not count.
 func TestApprovalModeServersDiffer(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	ctx := context.Background()
 	home := t.TempDir()
 	cfg := &config.Config{Home: home, VaultPath: filepath.Join(home, "vault"), DB: filepath.Join(home, "state.db"),
@@ -84,7 +84,7 @@ func TestApprovalModeServersDiffer(t *testing.T) {
 // the servers' line names what each has left, not the default account's
 // figure alone (which said nothing of the account that sends).
 func TestApprovalSlotsPerAccount(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	ctx := context.Background()
 	home := t.TempDir()
 	cfg := &config.Config{Home: home, VaultPath: filepath.Join(home, "vault"), DB: filepath.Join(home, "state.db"),

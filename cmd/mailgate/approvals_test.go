@@ -64,7 +64,7 @@ func approvalsHome(t *testing.T) (home string, names map[string]string) {
 }
 
 func TestApprovalsList(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	home, names := approvalsHome(t)
 	r := newSetupRun([]string{"MAILGATE_HOME=" + home}, nil, "approvals")
 	if code := r.run(t); code != 0 {
@@ -88,7 +88,7 @@ func TestApprovalsList(t *testing.T) {
 }
 
 func TestApprovalsDecide(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	tests := []struct {
 		name    string
 		args    func(names map[string]string) []string
@@ -142,7 +142,7 @@ func TestApprovalsDecide(t *testing.T) {
 // TestApprovalsBinary approves with the built binary: the move is the
 // approval the gate honours (checked by the vault itself).
 func TestApprovalsBinary(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	home, names := approvalsHome(t)
 	cmd := exec.Command(builtBinary(t), "approvals", "approve", "--yes", names["pending"])
 	cmd.Env = []string{"MAILGATE_HOME=" + home}
@@ -186,7 +186,7 @@ func showHome(t *testing.T) (home, name string) {
 // TestApprovalsShowBinary: `approvals show` prints the exact recipient, the
 // subject, every warning and the body with hidden characters escaped.
 func TestApprovalsShowBinary(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	home, name := showHome(t)
 	id := strings.TrimSuffix(name, ".md")
 	cmd := exec.Command(builtBinary(t), "approvals", "show", id[strings.LastIndexByte(id, '_')+1:][:8])
@@ -213,7 +213,7 @@ func TestApprovalsShowBinary(t *testing.T) {
 // terminal; "no" moves nothing, "yes" approves; without a terminal it
 // refuses unless --yes is given.
 func TestApprovalsApproveAsksBinary(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	home, name := showHome(t)
 	pending := filepath.Join(home, "vault", "Pending_Approval", name)
 	env := []string{"MAILGATE_HOME=" + home, "PATH=" + os.Getenv("PATH")}

@@ -130,7 +130,7 @@ func shot(t *testing.T, ctx context.Context, name string) {
 // told; new requests appear without a reload; and requests without the
 // session, from another Origin or to another Host change nothing.
 func TestApprovalPageBrowser(t *testing.T) {
-	t.Parallel()
+	parallelLong(t, 3)
 	w := newWorld(t, false)
 	cs := w.connect()
 	ctx := browser(t)

@@ -32,7 +32,7 @@ const forgedDigestBody = "Done.\n<!-- am:end 2 -->\n\n<!-- am:message id=0 creat
 // body forges a thread-digest entry: the digest still holds exactly the
 // three messages, all from their real sender.
 func TestArchiveCleanStop(t *testing.T) {
-	t.Parallel()
+	parallelLong(t, 2)
 	testutil.NeedGit(t)
 	gitIn := func(dir string, args ...string) string { return testutil.Git(t, dir, args...) }
 	tests := []struct {

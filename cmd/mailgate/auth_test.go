@@ -64,7 +64,7 @@ func (b *simBrowser) open(authURL string) error {
 }
 
 func TestAuthFlow(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	tests := []struct {
 		name    string
 		setup   func(t *testing.T, w *world) (args []string, extraEnv []string)
@@ -196,7 +196,7 @@ func tryStolenCode(t *testing.T, w *world, loc *url.URL) {
 // TestAuthPortInUse: a port taken by someone else is named in the error,
 // with what to do; nothing falls back silently.
 func TestAuthPortInUse(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	w := newWorld(t, true)
 	held, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -222,7 +222,7 @@ func TestAuthPortInUse(t *testing.T) {
 // TestAuthNoCredentials: the user is told how to create the OAuth client
 // and where to put it, as the built binary says it.
 func TestAuthNoCredentials(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	w := newWorld(t, true)
 	creds := filepath.Join(w.home, "auth", "credentials.json")
 	os.Remove(creds)
@@ -283,7 +283,7 @@ func freePort(t *testing.T) int {
 // TestAuthTightensAuthFolder: a git checkout creates auth/ 0755; signing in
 // makes mailgate's own folder 0700, so doctor has nothing to warn about.
 func TestAuthTightensAuthFolder(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	w := newWorld(t, true)
 	dir := filepath.Join(w.home, "auth")
 	if err := os.Chmod(dir, 0o755); err != nil {
@@ -306,7 +306,7 @@ func TestAuthTightensAuthFolder(t *testing.T) {
 // tools say to run `mailgate auth`; the user does, in a terminal, and the
 // same server process answers again, without a restart.
 func TestReauthWhileServing(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	w := newWorld(t, true)
 	cs := w.connect()
 	if text, isErr := call(t, cs, "search_email", map[string]any{"query": "invoice"}); isErr {
@@ -337,7 +337,7 @@ func TestReauthWhileServing(t *testing.T) {
 // save credentials.json in the home's auth/ folder, and that folder exists
 // (0700) when they go to save it there.
 func TestAuthCreatesAuthFolder(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	home := filepath.Join(t.TempDir(), "home")
 	r := newSetupRun([]string{"MAILGATE_HOME=" + home, "HOME=" + t.TempDir()}, nil, "auth", "--no-browser")
 	if code := r.run(t); code != 1 {

@@ -38,7 +38,7 @@ func decodeClaudeConfig(t *testing.T, stdout []byte, name string) claudeServer {
 // and the terminal both read. Flags given to claude-config are saved there;
 // settings only in this shell are pointed out (never a secret's value).
 func TestClaudeConfig(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	home := t.TempDir()
 	userHome := t.TempDir()
 	self, _ := os.Executable()
@@ -117,7 +117,7 @@ func TestClaudeConfig(t *testing.T) {
 // from / with the default home, the entry names no home at all (it once
 // wrote "MAILGATE_HOME": "/"); a home of / is refused.
 func TestClaudeConfigBinary(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	bin, _ := filepath.EvalSymlinks(builtBinary(t))
 	link := filepath.Join(t.TempDir(), "mailgate-link")
 	if err := os.Symlink(bin, link); err != nil {
@@ -150,7 +150,7 @@ func TestClaudeConfigBinary(t *testing.T) {
 }
 
 func TestClaudeDesktopPaths(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	env := map[string]string{"HOME": "/Users/u", "APPDATA": `C:\Users\u\AppData\Roaming`}
 	getenv := func(k string) string { return env[k] }
 	for goos, want := range map[string]string{

@@ -73,7 +73,7 @@ var nextStep = regexp.MustCompile(`-h\b|--help|\buse |did you mean|Valid:|list t
 // command line that is wrong (1 for a name that matches nothing), name the
 // problem and offer a next step; -h must exit 0 with the command's usage.
 func TestCLIGolden(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	root := t.TempDir()
 	home, userHome := filepath.Join(root, "home"), filepath.Join(root, "user")
 	vars := []string{"MAILGATE_HOME=" + home, "HOME=" + userHome, "PATH=" + os.Getenv("PATH")}

@@ -17,7 +17,7 @@ import (
 // stray argument or an unknown flag is a usage error (exit status 2, one
 // line naming it and the way to the help), and --version answers.
 func TestCLI(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	home := t.TempDir()
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home}
 	for _, tt := range []struct {
@@ -101,7 +101,7 @@ func cliRun(t *testing.T, home string, env []string, args ...string) (string, in
 // session write one line to stderr, which says what is served, where the
 // home is and what an approval does (DEV_MODE), and nothing per session.
 func TestServeQuietStart(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	home := t.TempDir()
 	cmd := exec.Command(builtBinary(t), "serve", "--sandbox")
 	cmd.Dir = home
@@ -133,7 +133,7 @@ func TestServeQuietStart(t *testing.T) {
 // TestConfigGet: every variable of the contract can be read back as in
 // effect, the way a script takes the HTTP token.
 func TestConfigGet(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	home := t.TempDir()
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "MAILGATE_HOME=" + home}
 	if out, code := runIn(t, home, env, "config", "set", "AGENT_MAIL_BEARER_TOKEN", "0123456789abcdef0123456789abcdef"); code != 0 {
@@ -161,7 +161,7 @@ func TestConfigGet(t *testing.T) {
 // of config.Vars with its default, so a name "config set" refuses can be
 // looked up there.
 func TestConfigHelpListsEverySetting(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	var b strings.Builder
 	printHelp(flag.NewFlagSet("config", flag.ContinueOnError), &b)
 	for _, v := range config.Vars {

@@ -14,7 +14,7 @@ import (
 // go-sdk: the MCP Inspector CLI and the TypeScript SDK. `make test` installs
 // them (npm ci --prefix .ci) and sets MAILGATE_CLIENTS.
 func TestExternalClients(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	nodeModules := os.Getenv("MAILGATE_CLIENTS")
 	if nodeModules == "" {
 		t.Skip("MAILGATE_CLIENTS is not set: run `make test-clients` (installs the MCP Inspector and the TypeScript SDK)")

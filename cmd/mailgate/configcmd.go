@@ -144,7 +144,7 @@ func checkSetting(env *environment, name, value string) error {
 		_, err := newLogger(nil, value)
 		return err
 	}
-	cwd, _ := os.Getwd()
+	cwd, _ := env.workDir()
 	fset := flag.NewFlagSet("config", flag.ContinueOnError)
 	_, err := config.Load(fset, nil, getenv, cwd)
 	var cerr *config.Error

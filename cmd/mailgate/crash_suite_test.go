@@ -42,7 +42,7 @@ import (
 // plain `go test`. MAILGATE_CRASH_CYCLES sets the number of cycles (for
 // longer runs).
 func TestGateCrashSuite(t *testing.T) {
-	t.Parallel()
+	parallelLong(t, 2)
 	if testing.Short() {
 		t.Skip("spawns dozens of processes")
 	}

@@ -37,7 +37,7 @@ func requestOne(t *testing.T, w *world, args map[string]any) string {
 }
 
 func TestBrokenApprovalNamedToAgentAndHuman(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	for _, tc := range []struct {
 		name, want string
 		spoil      func(t *testing.T, approved, pending string)
@@ -81,7 +81,7 @@ func TestBrokenApprovalNamedToAgentAndHuman(t *testing.T) {
 }
 
 func TestForgedAndAttachmentChangedApprovalsShownDead(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	attach := t.TempDir()
 	w := newWorld(t, false, "ATTACHMENTS_DIR="+attach)
 	vault := filepath.Join(w.home, "vault")

@@ -12,7 +12,7 @@ import (
 // email tool, reply_email through the gate like send_email, says where its
 // home is, deletes it unless --keep (and says so), and keeps it with --keep.
 func TestDemo(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	tmp := t.TempDir()
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + tmp, "TMPDIR=" + tmp}
 	for _, keep := range []bool{false, true} {

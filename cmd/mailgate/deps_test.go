@@ -17,7 +17,7 @@ import (
 // may not install it stops with the one command that does. The list names
 // every tool a test skips without.
 func TestMakeTestDeps(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	read := func(p string) string {
 		b, err := os.ReadFile(filepath.Join("..", "..", p))
 		if err != nil {

@@ -152,7 +152,7 @@ var (
 // it expects, and every case checks that nothing was sent and the draft
 // is gone.
 func TestDoctorLive(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	tests := []struct {
 		name   string
 		ids    string // the kind of attachment ids (attachmentIDs); "" for the local server's
@@ -257,7 +257,7 @@ func TestDoctorLive(t *testing.T) {
 // TestDoctorWithoutLiveMakesNoLiveCalls: plain doctor stays one profile
 // call; the live lines appear only when asked for.
 func TestDoctorWithoutLiveMakesNoLiveCalls(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	gm, env := liveWorld(t, "", liveScopes, liveMessage(t, "Quarterly report", 20000))
 	cmd := exec.Command(builtBinary(t), "doctor")
 	cmd.Env = env

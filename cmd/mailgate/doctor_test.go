@@ -34,7 +34,7 @@ func doctorLine(out, status, name string) (line, fix string, ok bool) {
 }
 
 func TestDoctorHealthy(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	w := newWorld(t, true)
 	r := newSetupRun(w.env, nil, "doctor")
 	if code := r.run(t); code != 0 {
@@ -58,7 +58,7 @@ func TestDoctorHealthy(t *testing.T) {
 // TestDoctorFindsProblems breaks one thing at a time in a healthy setup and
 // checks the report names it, with its fix, and the exit status.
 func TestDoctorFindsProblems(t *testing.T) {
-	t.Parallel()
+	parallelLong(t, 1)
 	tests := []struct {
 		name   string
 		breakf func(t *testing.T, w *world) []string // returns extra env
@@ -168,7 +168,7 @@ func TestDoctorFindsProblems(t *testing.T) {
 // TestDoctorBinary runs the built binary, healthy then with the grant
 // revoked, as a user would.
 func TestDoctorBinary(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	w := newWorld(t, false)
 	run := func() (string, string, int) {
 		cmd := exec.Command(builtBinary(t), "doctor")

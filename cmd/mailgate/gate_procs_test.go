@@ -47,7 +47,7 @@ func (w *world) prepareApprovals(n int) {
 }
 
 func TestGateSixProcessesRaceForOneApproval(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	w := newWorld(t, false)
 	w.prepareApprovals(1)
 	sessions := make([]*mcp.ClientSession, 6)
@@ -73,7 +73,7 @@ func TestGateSixProcessesRaceForOneApproval(t *testing.T) {
 var nextSendRe = regexp.MustCompile(`^Rejected: Rate limit exceeded \(10 emails/hour\)\. Next send available in (\d+) minutes\.`)
 
 func TestGateLimitAcrossProcessesAndRestarts(t *testing.T) {
-	t.Parallel()
+	parallelLong(t, 1)
 	w := newWorld(t, false, "SEND_LIMIT_PER_HOUR=10")
 	w.prepareApprovals(30)
 	var mu sync.Mutex
@@ -127,7 +127,7 @@ func TestGateLimitAcrossProcessesAndRestarts(t *testing.T) {
 // plain go test, then checks that nothing was sent twice, no consumed
 // approval can be used again, and every claimed attempt is in the audit log.
 func TestGateSIGKILLDuringSends(t *testing.T) {
-	t.Parallel()
+	parallelLong(t, 2)
 	if testing.Short() {
 		t.Skip("spawns 100+ processes")
 	}

@@ -20,7 +20,7 @@ import (
 // back on uninstall. On the store the run uses (SQLite, or PostgreSQL
 // under make test-pg).
 func TestGuardCommit(t *testing.T) {
-	t.Parallel()
+	parallelLong(t, 1)
 	testutil.NeedGit(t)
 	root, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {

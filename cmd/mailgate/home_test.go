@@ -58,7 +58,7 @@ func runIn(t *testing.T, dir string, env []string, args ...string) (string, int)
 // the email is then really sent; once the server stopped cleanly, approvals
 // says no server is running instead of guessing.
 func TestOneHomeAndTheTruthAboutTheMode(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	w := newWorld(t, false) // the server's environment: DEV_MODE=false
 	userHome := w.defaultHome()
 	serverDir, terminalDir := t.TempDir(), t.TempDir()
@@ -125,7 +125,7 @@ func TestOneHomeAndTheTruthAboutTheMode(t *testing.T) {
 // clients in two different folders, with no MAILGATE_HOME, share one store:
 // a message sent by one is in the other's inbox.
 func TestTwoAgentsInTwoFoldersMeet(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	userHome := t.TempDir()
 	project := "/work/project"
 	connect := func(dir string) *mcp.ClientSession {
@@ -180,7 +180,7 @@ func TestTwoAgentsInTwoFoldersMeet(t *testing.T) {
 // `mailgate home --migrate-from` moves it into the default home (keeping a
 // clone's README files); without HOME or MAILGATE_HOME it fails fast.
 func TestLegacyHomeIsPointedOut(t *testing.T) {
-	t.Parallel()
+	parallelLong(t, 1)
 	userHome, old := t.TempDir(), t.TempDir()
 	write := func(rel, body string) {
 		p := filepath.Join(old, rel)
@@ -262,7 +262,7 @@ func TestLegacyHomeIsPointedOut(t *testing.T) {
 // (0600, the home 0700), refuses a value serve would refuse, and what it
 // wrote is what the server and approvals then use.
 func TestConfigSet(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	userHome := t.TempDir()
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + userHome}
 	if out, code := runIn(t, "/", env, "config", "set", "DEV_MODE", "maybe"); code != 1 || !strings.Contains(out, "DEV_MODE") {
@@ -301,7 +301,7 @@ func TestConfigSet(t *testing.T) {
 // tree (a home inside a clone, as the old default made it) or in a folder
 // Claude Desktop's filesystem server exposes; the default home is clean.
 func TestDoctorVaultExposure(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	userHome := t.TempDir()
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + userHome, "XDG_CONFIG_HOME=" + filepath.Join(userHome, ".config"), "MAILGATE_TOOLS=email"}
 	line := func(out string) string {

@@ -144,7 +144,7 @@ func (b bearerRoundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
 // clients call a tool over Streamable HTTP and legacy SSE, and every refusal
 // the issue names is checked against the real process.
 func TestHTTPBinary(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	// Sessions left open on purpose: SIGTERM must end their streams rather
 	// than wait out the grace period. Closed after the server has stopped.
 	var left []*mcp.ClientSession
@@ -238,7 +238,7 @@ func TestHTTPBinary(t *testing.T) {
 // other machines can reach is served only with --public, whatever the tool
 // sets and even with a token; the binary exits 1 with one line naming it.
 func TestHTTPRefusesNonLoopbackWithoutPublic(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	tests := []struct {
 		name string
 		args []string
@@ -264,7 +264,7 @@ func TestHTTPRefusesNonLoopbackWithoutPublic(t *testing.T) {
 // bearer token (generated when unset, as on loopback), and the start says
 // in a WARN line what it exposes to whom.
 func TestHTTPPublic(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	home := t.TempDir()
 	cmd := exec.Command(builtBinary(t), "serve", "--sandbox", "--public", "--http", "0.0.0.0:0")
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "MAILGATE_HOME=" + home, "MAILGATE_LOG_LEVEL=info"}
@@ -295,7 +295,7 @@ func TestHTTPPublic(t *testing.T) {
 // and a WARN line at start. With the email tools, a token set, --public or
 // a non-loopback address it refuses to start.
 func TestHTTPTokenlessMode(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	for _, tools := range []string{"agentmail", "channels,mailbox"} {
 		t.Run(tools, func(t *testing.T) {
 			home := t.TempDir()
@@ -370,7 +370,7 @@ func nodeTools(t *testing.T) (modules string, env []string) {
 // `serve --http` with the default tool sets; the scenarios mailgate does not
 // implement are listed, each with its reason, in .ci/conformance-baseline.yml.
 func TestHTTPConformance(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	modules, env := nodeTools(t)
 	// The suite cannot send a token, and the email tools are not served
 	// over HTTP without one: it talks to a loopback proxy that adds it.
@@ -395,7 +395,7 @@ func TestHTTPConformance(t *testing.T) {
 // go-sdk: the MCP Inspector CLI and the TypeScript SDK, both sending the
 // bearer token.
 func TestHTTPExternalClients(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	modules, env := nodeTools(t)
 	s := startHTTPServer(t, "AGENT_MAIL_BEARER_TOKEN="+httpToken, "MAILGATE_TOOLS=email")
 
@@ -470,7 +470,7 @@ func TestHTTPExternalClients(t *testing.T) {
 // The servers run without a token (AGENT_MAIL_HTTP_AUTH=none): with one,
 // requests without it have their own small bucket whatever the setting.
 func TestHTTPRateLimitSetting(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	t.Run("1", func(t *testing.T) {
 		s := startHTTPServer(t, "AGENT_MAIL_HTTP_RATE_LIMIT=1", "MAILGATE_TOOLS=agentmail", "AGENT_MAIL_HTTP_AUTH=none")
 		var codes []int
@@ -548,7 +548,7 @@ func runServeRefused(t *testing.T, args []string, env ...string) string {
 // after trimming, or with characters a header cannot carry, the binary
 // refuses to start and says how to make one.
 func TestHTTPWeakBearerToken(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	for name, token := range map[string]string{
 		"whitespace":  "     ",
 		"short":       "hunter2-hunter2",
@@ -577,7 +577,7 @@ func TestHTTPWeakBearerToken(t *testing.T) {
 // token itself), and refuses every request without it; a second start uses
 // the same token. The agent-mail tools alone still may go without one.
 func TestHTTPEmailToolsOnLoopbackWithoutToken(t *testing.T) {
-	t.Parallel()
+	parallelLong(t, 1)
 	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`
 	hdr := func(token string) map[string]string {
 		h := map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
@@ -628,7 +628,7 @@ func TestHTTPEmailToolsOnLoopbackWithoutToken(t *testing.T) {
 // It is PostgreSQL now; whether the server is down, the string is bad, or it
 // serves, the password appears nowhere in what mailgate prints.
 func TestKeywordPostgresPasswordNeverLogged(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	const pw = "s3cr3t-pw-never-logged"
 	for name, dsn := range map[string]string{
 		"server down": "host=127.0.0.1 port=1 dbname=mailgate user=mg password=" + pw + " connect_timeout=2",
@@ -678,7 +678,7 @@ func TestKeywordPostgresPasswordNeverLogged(t *testing.T) {
 // stdio server at startGCPercent until its store is open, unless GOGC is
 // set; restoring puts the previous target back.
 func TestSetGCPercent(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
 	for _, tt := range []struct {
 		gogc string

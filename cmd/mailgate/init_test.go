@@ -18,7 +18,7 @@ import (
 // an engine not in use) is built on first use. The runtime's inittrace
 // counts each package's allocations, which do not vary between runs.
 func TestPackageInitialisationIsSmall(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	cmd := exec.Command(builtBinary(t), "version")
 	cmd.Env = append(os.Environ(), "GODEBUG=inittrace=1")
 	var stderr bytes.Buffer

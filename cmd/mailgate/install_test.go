@@ -19,7 +19,7 @@ import (
 // second backup; a file that does not parse is refused (exit 1) and left
 // byte for byte as it was, with no backup and no new file.
 func TestClaudeConfigInstall(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	bin, _ := filepath.EvalSymlinks(builtBinary(t))
 	userHome := t.TempDir()
 	run := func(args ...string) (string, int) {

@@ -29,7 +29,7 @@ import (
 // sixteen servers 40 ms apart; a plain go test four, 160 ms apart, over
 // the same start-up.
 func TestNoProcessOutlivesServer(t *testing.T) {
-	t.Parallel()
+	parallelLong(t, 2)
 	t.Run("mailbox in tmux", func(t *testing.T) {
 		if _, err := exec.LookPath("tmux"); err != nil {
 			t.Skip("tmux is not installed (.ci/run installs it)")

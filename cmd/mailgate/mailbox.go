@@ -14,6 +14,7 @@ import (
 	"github.com/mailgate/mailgate/internal/agentmail"
 	"github.com/mailgate/mailgate/internal/agentmail/amstore"
 	"github.com/mailgate/mailgate/internal/agentmail/mailboxset"
+	"github.com/mailgate/mailgate/internal/gitrepo"
 	"github.com/mailgate/mailgate/internal/store"
 	"github.com/mailgate/mailgate/internal/tmux"
 )
@@ -64,7 +65,7 @@ func mailboxCmd(ctx context.Context, env *environment, args []string) error {
 	if err != nil {
 		return err
 	}
-	co := mailboxset.CallerOptions{Getenv: env.getenv}
+	co := mailboxset.CallerOptions{Getenv: env.getenv, DefaultProjectKey: env.defaultProjectKey(ctx)}
 	// A command asks tmux once or twice and exits: one tmux process per
 	// question, not a control-mode client the session's hooks see come and go.
 	win := tmux.Client{Getenv: env.getenv, PerCall: true}
@@ -113,7 +114,7 @@ func mailboxCmd(ctx context.Context, env *environment, args []string) error {
 		// The same directory as the other commands' project (the git top
 		// level) keeps their spelling of it, so both name one project even
 		// when a symlink is on the way.
-		if def := mailboxset.NewCaller(svc, st.Mailboxes(), win, mailboxset.CallerOptions{Getenv: env.getenv}); sameDir(def.ProjectKey(), co.ProjectKey) {
+		if def := mailboxset.NewCaller(svc, st.Mailboxes(), win, mailboxset.CallerOptions{Getenv: env.getenv, DefaultProjectKey: env.defaultProjectKey(ctx)}); sameDir(def.ProjectKey(), co.ProjectKey) {
 			ops = def
 		}
 	}
@@ -138,6 +139,21 @@ func mailboxCmd(ctx context.Context, env *environment, args []string) error {
 	}
 	fmt.Fprintln(env.stdout)
 	return nil
+}
+
+// defaultProjectKey is the mailbox set's default project for a run in
+// another working directory than the process's (env.dir: tests run the
+// command in-process), nil for mailboxset's own default.
+func (env *environment) defaultProjectKey(ctx context.Context) func() string {
+	if env.dir == "" {
+		return nil
+	}
+	return func() string {
+		if key, err := gitrepo.ProjectKey(ctx, env.dir); err == nil {
+			return key
+		}
+		return "/"
+	}
 }
 
 func sameDir(a, b string) bool {

@@ -19,7 +19,7 @@ import (
 // reports; it asserts only "no errors". MAILGATE_MAILBOX_CALLS sets N
 // (default 100; BENCHMARKS.md uses 10,000).
 func TestMailboxSuccessCriteria(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	n := 100
 	if v, err := strconv.Atoi(os.Getenv("MAILGATE_MAILBOX_CALLS")); err == nil && v > 0 {
 		n = v

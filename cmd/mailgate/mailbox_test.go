@@ -38,8 +38,32 @@ func newMBWorld(t *testing.T) *mbWorld {
 	return &mbWorld{t: t, home: home, project: project, env: env}
 }
 
-// cli runs `mailgate mailbox args…` as agent in the project directory.
+// cli runs `mailgate mailbox args…` as agent in the project directory,
+// in-process through main's dispatch and exit status (a process start costs
+// ~30 ms of CPU, and the table tests here make dozens): the environment the
+// command sees is the world's alone, as a subprocess's would be. cliBinary
+// runs it as the binary: TestMailboxCLIEquivalence's piped send and
+// TestMailboxCLIExitCodes' binary rows are that proof.
 func (w *mbWorld) cli(agent, stdin string, args ...string) (stdout, stderr string, code int) {
+	w.t.Helper()
+	vars := map[string]string{"AGENT_NAME": agent}
+	for _, kv := range w.env {
+		k, v, _ := strings.Cut(kv, "=")
+		vars[k] = v
+	}
+	var out, errb bytes.Buffer
+	env := &environment{args: append([]string{"mailbox"}, args...), getenv: func(k string) string { return vars[k] },
+		stdout: &out, stderr: &errb, dir: w.project}
+	if stdin != "" {
+		env.stdin = strings.NewReader(stdin)
+	}
+	code = exitCode(run(context.Background(), env), env.stderr)
+	return out.String(), errb.String(), code
+}
+
+// cliBinary is cli through the built binary, its stdin a pipe when stdin
+// is not empty.
+func (w *mbWorld) cliBinary(agent, stdin string, args ...string) (stdout, stderr string, code int) {
 	w.t.Helper()
 	cmd := exec.Command(builtBinary(w.t), append([]string{"mailbox"}, args...)...)
 	cmd.Dir = w.project
@@ -163,7 +187,7 @@ func viaCLI(t *testing.T, w *mbWorld, s mbStep) string {
 // interface sends the other receives with the same sender, id and content
 // (the spec's SC-002, SC-003, US2-1, US3-3).
 func TestMailboxCLIEquivalence(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	scenario := []mbStep{
 		{"bob", "status", []string{"ready"}},
 		{"alice", "recipients", nil},
@@ -216,7 +240,7 @@ func TestMailboxCLIEquivalence(t *testing.T) {
 	if out, _, code := w.cli("bob", "", "receive"); code != 0 || out != "From: alice\nID: 1\n\nvia MCP\n  indented" {
 		t.Fatalf("CLI receive of MCP mail: %d %q", code, out)
 	}
-	if out, _, code := w.cli("bob", "via the CLI, piped\n", "send", "alice"); code != 0 || out != "Message #2 sent\n" {
+	if out, _, code := w.cliBinary("bob", "via the CLI, piped\n", "send", "alice"); code != 0 || out != "Message #2 sent\n" {
 		t.Fatalf("CLI send: %d %q", code, out)
 	}
 	res, err = alice.CallTool(context.Background(), &mcp.CallToolParams{Name: "receive", Arguments: map[string]any{}})
@@ -227,7 +251,7 @@ func TestMailboxCLIEquivalence(t *testing.T) {
 
 // TestMailboxCLIExitCodes: the original CLI's texts and exit statuses.
 func TestMailboxCLIExitCodes(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	w := newMBWorld(t)
 	w.cli("bob", "", "status", "ready")
 	cases := []struct {
@@ -254,10 +278,18 @@ func TestMailboxCLIExitCodes(t *testing.T) {
 		{"bob", []string{"receive", "--hook"}, 0, "", ""},
 		{"bob", []string{"receive"}, 0, "No unread messages\n", ""},
 	}
-	for _, c := range cases {
-		out, errOut, code := w.cli(c.agent, "", c.args...)
-		if code != c.code || out != c.stdout || errOut != c.stderr {
-			t.Errorf("%s %v: exit %d stdout %q stderr %q\nwant exit %d stdout %q stderr %q", c.agent, c.args, code, out, errOut, c.code, c.stdout, c.stderr)
+	for i, c := range cases {
+		// The binary answers the rows that change nothing (each exit
+		// status once), in-process the same rows and the rest.
+		clis := []func(string, string, ...string) (string, string, int){w.cli}
+		if i == 4 || i == 6 || i == 8 {
+			clis = append(clis, w.cliBinary)
+		}
+		for _, cli := range clis {
+			out, errOut, code := cli(c.agent, "", c.args...)
+			if code != c.code || out != c.stdout || errOut != c.stderr {
+				t.Errorf("%s %v: exit %d stdout %q stderr %q\nwant exit %d stdout %q stderr %q", c.agent, c.args, code, out, errOut, c.code, c.stdout, c.stderr)
+			}
 		}
 	}
 }
@@ -268,7 +300,7 @@ func TestMailboxCLIExitCodes(t *testing.T) {
 // first, read mail is not,
 // statuses come along; a second import adds nothing.
 func TestMailboxImport(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	w := newMBWorld(t)
 	if err := os.CopyFS(w.project, os.DirFS(filepath.Join("testdata", "agentmail-repo"))); err != nil {
 		t.Fatal(err)

@@ -38,6 +38,15 @@ type environment struct {
 	stdin  io.Reader
 	stdout io.Writer
 	stderr io.Writer
+	dir    string // the working directory; "" is the process's
+}
+
+// workDir is the run's working directory: env.dir, else the process's.
+func (env *environment) workDir() (string, error) {
+	if env.dir != "" {
+		return env.dir, nil
+	}
+	return os.Getwd()
 }
 
 const usage = `mailgate: email and agent-mail tools for AI agents, over MCP

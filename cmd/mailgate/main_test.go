@@ -21,9 +21,10 @@ import (
 	"github.com/mailgate/mailgate/internal/testutil"
 )
 
-// binPath is the mailgate binary under test: $MAILGATE_BIN (make test builds
-// it), or one built here once for the whole run.
-var binPath string
+// binary is the mailgate binary under test: $MAILGATE_BIN (make test builds
+// it), or one built once for the whole run, in the background while the
+// tests that need none run (builtBinary waits for it).
+var binary *testutil.Binary
 
 // realHome is HOME before TestMain replaced it.
 var realHome string
@@ -34,14 +35,13 @@ func TestMain(m *testing.M) {
 	// stop. Two at a time (go test's default, GOMAXPROCS on two cores)
 	// leaves the cores idle meanwhile; twice that keeps them busy
 	// (cmd/mailgate measured 54.6 s → 39.3 s on two cores, the same CPU).
-	// An explicit -parallel wins.
-	testutil.WaitingParallel(2)
-	var cleanup func()
-	binPath, cleanup = testutil.MailgateBinary(".")
+	// An explicit -parallel wins. The long tests start first (parallelLong).
+	queue = testutil.NewQueue(2)
+	binary = testutil.BuildMailgate(".")
 	// With MAILGATE_HOME unset, mailgate uses ~/.mailgate: no test may
 	// reach the real one. Subprocesses that inherit this environment, and
-	// in-process runs that read it, get a throwaway HOME (after the build
-	// above, which needs the real one for Go's caches).
+	// in-process runs that read it, get a throwaway HOME (the build above
+	// keeps the real one, for Go's caches).
 	realHome = os.Getenv("HOME") // for the go command's caches (TestREADMEWalkthrough)
 	// Gmail's discovery document is found through Go's module cache, under
 	// the real HOME: loaded now, kept for every test (gmailschema.Serve).
@@ -56,17 +56,32 @@ func TestMain(m *testing.M) {
 	}
 	os.Setenv("HOME", fakeHome)
 	code := m.Run()
-	cleanup()
+	binary.Cleanup()
 	os.RemoveAll(fakeHome)
 	os.Exit(code)
 }
 
+var queue *testutil.Queue
+
+// parallel is t.Parallel for this package's tests (testutil.Queue: the
+// number running at once is -parallel's).
+func parallel(t *testing.T) { t.Helper(); queue.Parallel(t, 0) }
+
+// parallelLong is parallel for a test that takes seconds: it starts before
+// the short ones waiting, the higher rank first, so that it does not run
+// on alone at the end of the run.
+func parallelLong(t *testing.T, rank int) { t.Helper(); queue.Parallel(t, rank) }
+
 func builtBinary(t testing.TB) string {
 	t.Helper()
-	if _, err := os.Stat(binPath); err != nil {
+	path, err := binary.Path()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); err != nil {
 		t.Fatalf("mailgate binary: %v", err)
 	}
-	return binPath
+	return path
 }
 
 // emailTools is the email set a client lists, sorted by name as go-sdk

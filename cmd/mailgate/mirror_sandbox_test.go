@@ -19,7 +19,7 @@ import (
 // is inserted into the (sandbox) mailbox under AgentMail/<slug>, where the
 // email tools find it; nothing is sent.
 func TestMirrorVisibleInSandbox(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	home, project := t.TempDir(), t.TempDir()
 	cmd := exec.Command(builtBinary(t), "serve", "--sandbox")
 	cmd.Dir = "/"

@@ -23,7 +23,7 @@ import (
 // the vault archive gets it; in DEV_MODE Gmail gets no request at all and
 // the log says why.
 func TestStartMirror(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	tests := []struct {
 		name       string
 		devMode    bool

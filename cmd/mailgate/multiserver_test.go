@@ -39,7 +39,7 @@ import (
 // It needs MAILGATE_TEST_POSTGRES (make test starts a throwaway cluster).
 // MAILGATE_MULTISERVER_DURATION shortens the 60 s load for a quick look.
 func TestMultiServer(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	if storetest.PostgresURL() == "" {
 		t.Skip("needs " + storetest.EnvPostgres + " (make test runs it on a throwaway PostgreSQL cluster)")
 	}

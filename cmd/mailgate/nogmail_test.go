@@ -15,7 +15,7 @@ import (
 // it looks for, writing nothing. Once `mailgate auth` has saved a token, the
 // same server answers for real, without a restart.
 func TestServeStartsWithoutGmail(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	for _, tt := range []struct {
 		name      string
 		remove    []string // files of the home's auth/ folder missing at start

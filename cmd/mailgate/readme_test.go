@@ -28,7 +28,7 @@ func readmeBlock(t *testing.T, marker string) string {
 // TestREADMEFirstScreen: README opens with what mailgate is, then Install,
 // Connect and Try it, in that order, each with a command to copy.
 func TestREADMEFirstScreen(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	b, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)
@@ -51,7 +51,7 @@ func TestREADMEFirstScreen(t *testing.T) {
 // "internal/agentmail/ … sqlite/ …", or its own), and every path it names
 // exists, so a newcomer's map of the tree cannot silently go stale.
 func TestREADMELayoutMatchesTree(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	b, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)

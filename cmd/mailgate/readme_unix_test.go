@@ -28,7 +28,7 @@ import (
 // curl session initializes and lists the tools. Then it connects an MCP
 // client with README's mcpServers entry for HTTP clients.
 func TestREADMEHTTPExample(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	if _, err := exec.LookPath("curl"); err != nil {
 		t.Skip("no curl")
 	}

@@ -29,7 +29,7 @@ import (
 // the next identical call is told it was already sent. Each step's
 // promised output is asserted.
 func TestREADMEWalkthrough(t *testing.T) {
-	t.Parallel()
+	parallelLong(t, 1)
 	if testing.Short() {
 		t.Skip("builds mailgate with go install")
 	}

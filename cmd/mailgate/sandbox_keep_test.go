@@ -38,7 +38,7 @@ func startSandbox(t *testing.T, home string) (*mcp.ClientSession, *testutil.Buff
 // own Sent folder (the start line says so), and after a restart on the
 // same home, Sent still holds it, as Done/ does.
 func TestSandboxKeepsItsMailboxAndDelivers(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	home := t.TempDir()
 	if err := os.WriteFile(filepath.Join(home, ".env"), []byte("DEV_MODE=true\n"), 0o600); err != nil {
 		t.Fatal(err)

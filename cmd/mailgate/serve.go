@@ -218,7 +218,7 @@ func (e errOpening) Error() string { return e.err.Error() }
 // (the default used to be the working directory), it says so in one line
 // on stderr, with the way to move it: that data is not abandoned silently.
 func loadConfig(fs *flag.FlagSet, args []string, env *environment) (*config.Config, error) {
-	cwd, err := os.Getwd()
+	cwd, err := env.workDir()
 	if err != nil {
 		cwd = "/"
 	}

@@ -12,7 +12,7 @@ import (
 // grants it; with the full grant it archives and writes its audit line
 // with the counts.
 func TestServeOrganiseAndScopes(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	w := newWorld(t, false)
 	brkGrant("gmail.readonly", "gmail.compose")(t, w)
 	cs := w.connect()

@@ -17,7 +17,7 @@ import (
 // search, read, draft, a send refused with a request file, the human's move,
 // the send, Done/ with the outcome, reuse refused.
 func TestServeApprovalRoundTrip(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	w := newWorld(t, false)
 	cs := w.connect()
 
@@ -109,7 +109,7 @@ func TestServeApprovalRoundTrip(t *testing.T) {
 // thread, to the parent's Reply-To, with In-Reply-To/References from the
 // parent's real headers.
 func TestServeReplyThreading(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	w := newWorld(t, false)
 	cs := w.connect()
 	text, _ := call(t, cs, "search_email", map[string]any{"query": "subject:kickoff", "max_results": 5})
@@ -161,7 +161,7 @@ func TestServeReplyThreading(t *testing.T) {
 // TestServeDevModeSendsNothing: DEV_MODE runs the gates and sends nothing,
 // not even a draft, and says what would have happened.
 func TestServeDevModeSendsNothing(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	w := newWorld(t, true)
 	cs := w.connect()
 	text, isErr := call(t, cs, "draft_email", map[string]any{"to": "alice@example.com", "subject": "Meeting notes", "body": "x"})
@@ -193,7 +193,7 @@ func TestServeDevModeSendsNothing(t *testing.T) {
 // TestServeFailsFast: a bad value or an unusable path stops the server at
 // once with one line on stderr naming what to fix.
 func TestServeFailsFast(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	blocker := filepath.Join(t.TempDir(), "file")
 	os.WriteFile(blocker, []byte("x"), 0o600)
 	tests := []struct {
@@ -238,7 +238,7 @@ func TestServeFailsFast(t *testing.T) {
 // the answer came first. A client that has sent nothing yet does not keep
 // the server from opening its store (and ending) either.
 func TestServeStoreFailureEndsServer(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	for _, tc := range []struct{ tools, client string }{{"email", "initialize"}, {"agentmail", "initialize"}, {"mailbox", "initialize"}, {"mailbox", "silent"}} {
 		tools := tc.tools
 		t.Run(tools+"/"+tc.client, func(t *testing.T) {
@@ -299,7 +299,7 @@ func readAudit(t *testing.T, home string) string {
 // send_draft and trash_email write their request files, reply_all finds
 // the thread's other recipients, list_labels and modify_labels answer.
 func TestServeNewToolsOnTheRealConnection(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	w := newWorld(t, false)
 	cs := w.connect()
 

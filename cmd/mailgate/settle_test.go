@@ -104,7 +104,7 @@ func runApprovals(t *testing.T, w *world, args ...string) string {
 }
 
 func TestKilledSendFoundInSentNotSentTwice(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	w := newWorld(t, false)
 	done := killMidSend(t, w, true)
 	if n := len(w.gm.Sent()); n != 1 {
@@ -162,7 +162,7 @@ func TestKilledSendFoundInSentNotSentTwice(t *testing.T) {
 }
 
 func TestKilledSendSettledAtStart(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	w := newWorld(t, false)
 	done := killMidSend(t, w, true)
 	cs := w.connect() // settles in the background at start
@@ -179,7 +179,7 @@ func TestKilledSendSettledAtStart(t *testing.T) {
 }
 
 func TestKilledSendNeverDeliveredSettledNotSent(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	w := newWorld(t, false)
 	done := killMidSend(t, w, false)
 	if n := len(w.gm.Sent()); n != 0 {
@@ -248,7 +248,7 @@ func fill(t *testing.T, dir string) string {
 // the next start completes the Done file from the audit log's success
 // line. And while the disk is full, no claim is made at all.
 func TestFullVaultSendSettledFromAudit(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	mnt := mountTmpfs(t, 1<<20)
 	vault := filepath.Join(mnt, "vault")
 	w := newWorld(t, false, "VAULT_PATH="+vault)

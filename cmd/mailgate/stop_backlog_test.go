@@ -23,7 +23,7 @@ import (
 // vault cannot take the archive (a file where its folder goes) logs, with
 // counts, what each queue still holds, and still exits within its bound.
 func TestStopUnderBacklogSaysWhatItLeaves(t *testing.T) {
-	t.Parallel()
+	parallelLong(t, 1)
 	w := newWorld(t, false)
 	vault := filepath.Join(w.home, "vault")
 	if err := os.MkdirAll(vault, 0o700); err != nil {

@@ -36,7 +36,7 @@ func (w *world) storePath() string {
 }
 
 func TestServeRefusesAStoreThatLostItsHistory(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	if storetest.PostgresURL() != "" {
 		t.Skip("a SQLite file's damage")
 	}
@@ -99,7 +99,7 @@ func TestServeRefusesAStoreThatLostItsHistory(t *testing.T) {
 // at WARN, and rebuilds the send window from the audit log, so ten sends
 // in the last hour still hold the limit of ten.
 func TestServeRebuildsTheSendLimitOfADeletedStore(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	if storetest.PostgresURL() != "" {
 		t.Skip("deletes the SQLite file")
 	}

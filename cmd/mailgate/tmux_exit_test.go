@@ -14,7 +14,7 @@ import (
 // TestMailboxServerExitsWhenTmuxSessionEnds: the mailbox set's server, run in
 // a tmux window, exits with status 1 soon after its tmux session is killed.
 func TestMailboxServerExitsWhenTmuxSessionEnds(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Skip("tmux is not installed (.ci/run installs it)")
 	}

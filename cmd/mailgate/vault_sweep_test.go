@@ -11,7 +11,7 @@ import (
 // temporary file in the vault (atomicfile's name); the next server removes it once it is an hour
 // old, and leaves a recent one (another process may still be writing it).
 func TestServeSweepsOldTempFiles(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	w := newWorld(t, true)
 	done := filepath.Join(w.home, "vault", "Done")
 	if err := os.MkdirAll(done, 0o700); err != nil {

@@ -25,7 +25,7 @@ import (
 // BlueLake (not for mail to others), and what the sender wrote reaches the
 // command only as data: a subject holding a command substitution is not run.
 func TestWakeAcrossProcesses(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	home := t.TempDir()
 	w, project, sender := agentMailWorld(t, home, "GreenDog", "BlueLake", "RedFox")
 
@@ -111,7 +111,7 @@ func TestWakeAcrossProcesses(t *testing.T) {
 // mailbox` and the servers do (one rule: gitrepo.ProjectKey), and tells the
 // agent both ways to be woken.
 func TestAgentsSnippetFromASubfolder(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	testutil.NeedGit(t)
 	root, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
@@ -146,7 +146,7 @@ func TestAgentsSnippetFromASubfolder(t *testing.T) {
 // --http` subscribed to an inbox is notified (on its standalone SSE
 // stream) when a stdio server of the same home delivers mail to it.
 func TestWakeOverHTTP(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	home := t.TempDir()
 	s := startHTTPServer(t, "AGENT_MAIL_BEARER_TOKEN="+httpToken, "MAILGATE_TOOLS=agentmail", "MAILGATE_HOME="+home)
 	_, project, sender := agentMailWorld(t, home, "GreenDog", "BlueLake")

@@ -23,7 +23,7 @@ import (
 // sequences an agent put in a subject, and ends cleanly when its context
 // is cancelled.
 func TestWatch(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	ctx := context.Background()
 	home := t.TempDir()
 	db, err := store.Open(ctx, filepath.Join(home, "state.db"))
@@ -117,7 +117,7 @@ func TestWatch(t *testing.T) {
 // only tools that the agent-mail server really lists (so it cannot drift
 // from the tool names), and asks for the four habits.
 func TestAgentsSnippet(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	project := t.TempDir()
 	out, code := runIn(t, project, []string{"HOME=" + t.TempDir()}, "agents-snippet")
 	if code != 0 {
@@ -160,7 +160,7 @@ func isArgName(s string) bool {
 // happened; a reservation taken before a message comes before it (it came
 // after every message, whatever its time).
 func TestWatchOnceInTimeOrder(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	ctx := context.Background()
 	home := t.TempDir()
 	db, err := store.Open(ctx, filepath.Join(home, "state.db"))

@@ -15,14 +15,19 @@ const (
 
 // accepts decides whether rcpt's policy lets o's message into its inbox now;
 // when it does not, reason says why (the message is then held).
-func (s *Service) accepts(ctx context.Context, tx Tx, o outgoing, rcpt Agent, now time.Time) (bool, string, error) {
+func (s *Service) accepts(ctx context.Context, tx Tx, o outgoing, rcpt Agent, now time.Time, pre *links) (bool, string, error) {
 	from := o.sender
 	if from.ID == rcpt.ID || o.notice {
 		return true, "", nil
 	}
-	fwd, back, err := tx.LinkPair(ctx, from.ID, rcpt.ID)
-	if err != nil {
-		return false, "", err
+	var fwd, back ContactLink
+	if pre != nil { // read with rcpt, in this transaction
+		fwd, back = pre.fwd, pre.back
+	} else {
+		var err error
+		if fwd, back, err = tx.LinkPair(ctx, from.ID, rcpt.ID); err != nil {
+			return false, "", err
+		}
 	}
 	if fwd.Status == LinkBlocked {
 		return false, fmt.Sprintf("%s declined contact from %s", rcpt.Name, from.Name), nil

@@ -180,6 +180,7 @@ func (s *Service) sendTx(ctx context.Context, tx Tx, o outgoing) (Message, []Hel
 	type rcpt struct {
 		agent Agent
 		kind  string
+		links *links // read with the agent, where the store can
 	}
 	var rcpts []rcpt
 	for _, list := range []struct {
@@ -191,7 +192,7 @@ func (s *Service) sendTx(ctx context.Context, tx Tx, o outgoing) (Message, []Hel
 			if addr == "" {
 				continue
 			}
-			a, err := s.resolveAddress(ctx, tx, o.proj, addr)
+			a, l, err := s.recipient(ctx, tx, o.proj, addr, o.sender.ID)
 			if errors.Is(err, ErrNotFound) {
 				missing = append(missing, addr)
 				continue
@@ -200,7 +201,7 @@ func (s *Service) sendTx(ctx context.Context, tx Tx, o outgoing) (Message, []Hel
 			}
 			if !seen[a.ID] {
 				seen[a.ID] = true
-				rcpts = append(rcpts, rcpt{a, list.kind})
+				rcpts = append(rcpts, rcpt{a, list.kind, l})
 			}
 		}
 	}
@@ -214,7 +215,7 @@ func (s *Service) sendTx(ctx context.Context, tx Tx, o outgoing) (Message, []Hel
 	var heldAgents []Agent
 	for _, r := range rcpts {
 		c := Recipient{AgentID: r.agent.ID, AgentName: r.agent.Name, ProjectID: r.agent.ProjectID, Kind: r.kind, DeliveredAt: now}
-		ok, reason, err := s.accepts(ctx, tx, o, r.agent, now)
+		ok, reason, err := s.accepts(ctx, tx, o, r.agent, now, r.links)
 		if err != nil {
 			return Message{}, nil, err
 		}
@@ -254,9 +255,10 @@ func (s *Service) sendTx(ctx context.Context, tx Tx, o outgoing) (Message, []Hel
 	return m, held, nil
 }
 
-// resolveAddress finds the agent an address names: "Name" in proj, or
-// "Name@project" / "project:<slug>#Name" in another project.
-func (s *Service) resolveAddress(ctx context.Context, tx Tx, proj Project, addr string) (Agent, error) {
+// addressed is the project and the agent's name an address names: "Name"
+// in proj, or "Name@project" / "project:<slug>#Name" in another project;
+// ErrNotFound for a project that does not exist.
+func (s *Service) addressed(ctx context.Context, tx Tx, proj Project, addr string) (Project, string, error) {
 	name, pkey := addr, ""
 	if rest, ok := strings.CutPrefix(addr, "project:"); ok {
 		if slug, n, ok := strings.Cut(rest, "#"); ok {
@@ -270,12 +272,12 @@ func (s *Service) resolveAddress(ctx context.Context, tx Tx, proj Project, addr 
 		var err error
 		if p, err = s.project(ctx, tx, pkey); err != nil {
 			if errors.Is(err, ErrProjectNotFound) {
-				return Agent{}, ErrNotFound
+				return Project{}, "", ErrNotFound
 			}
-			return Agent{}, err
+			return Project{}, "", err
 		}
 	}
-	return tx.AgentByName(ctx, p.ID, name)
+	return p, name, nil
 }
 
 func (s *Service) recipientsNotFound(ctx context.Context, tx Tx, p Project, names []string) error {

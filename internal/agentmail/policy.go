@@ -124,7 +124,7 @@ func (s *Service) SetContactPolicy(ctx context.Context, projectKey, agentName, p
 			if err != nil {
 				return false, err
 			}
-			ok, _, err := s.accepts(ctx, tx, outgoing{sender: sender, threadID: m.ThreadID}, a, now)
+			ok, _, err := s.accepts(ctx, tx, outgoing{sender: sender, threadID: m.ThreadID}, a, now, nil)
 			return ok, err
 		})
 		return err

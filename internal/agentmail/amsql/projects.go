@@ -76,11 +76,18 @@ func all[T any](ctx context.Context, t *Tx, s stmt, scan func(Row) (T, error), a
 
 const agentCols = `id, project_id, name, program, model, task_description, inception_us, last_active_us, attachments_policy, contact_policy`
 
-func scanAgent(row Row) (agentmail.Agent, error) {
+// AgentCols are the columns of am_agents ScanAgent reads, in its order.
+const AgentCols = agentCols
+
+func scanAgent(row Row) (agentmail.Agent, error) { return ScanAgent(row) }
+
+// ScanAgent reads an agent's columns (AgentCols), then extra.
+func ScanAgent(row Row, extra ...any) (agentmail.Agent, error) {
 	var a agentmail.Agent
 	var policy string
-	if err := row.Scan(&a.ID, &a.ProjectID, &a.Name, &a.Program, &a.Model, &a.TaskDescription, Time(&a.InceptionAt), Time(&a.LastActiveAt),
-		&a.AttachmentsPolicy, &policy); err != nil {
+	dest := append([]any{&a.ID, &a.ProjectID, &a.Name, &a.Program, &a.Model, &a.TaskDescription, Time(&a.InceptionAt), Time(&a.LastActiveAt),
+		&a.AttachmentsPolicy, &policy}, extra...)
+	if err := row.Scan(dest...); err != nil {
 		return agentmail.Agent{}, NotFound(err)
 	}
 	a.ContactPolicy = agentmail.Policy(policy)
