@@ -17,7 +17,7 @@ import (
 	"github.com/mailgate/mailgate/internal/httpserver"
 	"github.com/mailgate/mailgate/internal/mcpserver"
 	"github.com/mailgate/mailgate/internal/metrics"
-	"github.com/mailgate/mailgate/internal/mirror"
+	"github.com/mailgate/mailgate/internal/outbox"
 	"github.com/mailgate/mailgate/internal/ratelimit"
 	"github.com/mailgate/mailgate/internal/store"
 )
@@ -107,7 +107,7 @@ func metricSources(ctx context.Context, cfg *config.Config, logger *slog.Logger,
 	src := metrics.Sources{StoreRetries: store.Retries, Logger: logger}
 	if cfg.HasTools(config.ToolsAgentMail) || cfg.HasTools(config.ToolsChannels) || cfg.HasTools(config.ToolsMailbox) {
 		src.Outbox = func(ctx context.Context) ([]metrics.OutboxStat, error) {
-			stats, err := mirror.Stats(ctx, db)
+			stats, err := outbox.Stats(ctx, db)
 			if err != nil {
 				return nil, err
 			}

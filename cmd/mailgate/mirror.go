@@ -13,6 +13,7 @@ import (
 	"github.com/mailgate/mailgate/internal/config"
 	"github.com/mailgate/mailgate/internal/gmail"
 	"github.com/mailgate/mailgate/internal/mirror"
+	"github.com/mailgate/mailgate/internal/outbox"
 	"github.com/mailgate/mailgate/internal/store"
 )
 
@@ -45,7 +46,7 @@ func startMirror(ctx context.Context, cfg *config.Config, logger *slog.Logger, d
 		return fmt.Errorf("opening the agent-mail store for the mirror: %w", err)
 	}
 	a.closers = append(a.closers, msgs.Close)
-	wopts := mirror.WorkerOptions{Logger: logger}
+	wopts := outbox.WorkerOptions{Logger: logger}
 	if archiveOn {
 		stop, err := archive.Start(ctx, db, msgs, cfg.VaultPath, wopts)
 		if err != nil {

@@ -12,7 +12,7 @@
 //
 // (after the reference's messages/YYYY/MM layout), so that a person reads
 // and searches agent conversations in the vault where they approve email.
-// It is fed by the mirror outbox (sink "archive"): every message is written
+// It is fed by the outbox (internal/outbox, sink "archive"): every message is written
 // once it commits, off the agent's call path, and rewritten harmlessly if a
 // crash makes the outbox hand it out again.
 package archive
@@ -36,7 +36,7 @@ import (
 	"github.com/adrg/frontmatter"
 	"gopkg.in/yaml.v2"
 
-	"github.com/mailgate/mailgate/internal/mirror"
+	"github.com/mailgate/mailgate/internal/outbox"
 	"github.com/mailgate/mailgate/internal/store"
 )
 
@@ -67,21 +67,21 @@ func (a *Archive) projectDir(slug string) string {
 }
 
 // MessagePath is where message m is archived.
-func (a *Archive) MessagePath(m *mirror.Message) string {
+func (a *Archive) MessagePath(m *outbox.Message) string {
 	t := m.CreatedAt.UTC()
 	return filepath.Join(a.projectDir(m.ProjectSlug), "messages", t.Format("2006"), t.Format("01"),
 		fmt.Sprintf("%s__%d.md", t.Format("20060102T150405.000000Z"), m.ID))
 }
 
 // ThreadPath is the digest of m's agent thread.
-func (a *Archive) ThreadPath(m *mirror.Message) string {
+func (a *Archive) ThreadPath(m *outbox.Message) string {
 	return filepath.Join(a.projectDir(m.ProjectSlug), "threads", safeName(m.ThreadKey)+".md")
 }
 
 // Write archives m: its own file, then its entry in the thread digest.
 // Both writes are atomic and idempotent, so a repeat after a crash is
 // harmless.
-func (a *Archive) Write(m *mirror.Message) error {
+func (a *Archive) Write(m *outbox.Message) error {
 	if err := writeAtomic(a.MessagePath(m), renderMessage(m)); err != nil {
 		return fmt.Errorf("archiving message %d: %w", m.ID, err)
 	}
@@ -91,7 +91,7 @@ func (a *Archive) Write(m *mirror.Message) error {
 	return nil
 }
 
-func record(m *mirror.Message) Record {
+func record(m *outbox.Message) Record {
 	return Record{ID: m.ID, Project: m.ProjectSlug, From: m.From, To: nonNil(m.To), CC: nonNil(m.CC), ThreadID: m.ThreadKey,
 		Subject: m.Subject, Importance: m.Importance, AckRequired: m.AckRequired, CreatedTS: ts(m.CreatedAt)}
 }
@@ -107,7 +107,7 @@ func nonNil(s []string) []string {
 // body exactly as the agent wrote it. Every value is written as a JSON
 // scalar or flow sequence, which YAML reads back unchanged whatever the
 // characters (quotes, colons, newlines, "---").
-func renderMessage(m *mirror.Message) []byte {
+func renderMessage(m *outbox.Message) []byte {
 	var b bytes.Buffer
 	r := record(m)
 	b.WriteString("---\n")
@@ -181,20 +181,20 @@ func safeChars(s string) string {
 	return out
 }
 
-// Sink feeds the archive from the mirror outbox.
+// Sink feeds the archive from the outbox.
 type Sink struct {
-	Messages mirror.Messages // the agent mail it archives
+	Messages outbox.Messages // the agent mail it archives
 	Archive  *Archive
 	written  func() // called after each message is archived (marks git dirty)
 }
 
-// Name implements mirror.Sink.
+// Name implements outbox.Sink.
 func (s *Sink) Name() string { return SinkName }
 
-// Process implements mirror.Sink.
-func (s *Sink) Process(ctx context.Context, it mirror.Item) (func(context.Context, *sql.Tx) error, error) {
-	m, err := mirror.LoadMessage(ctx, s.Messages, it.MessageID)
-	if errors.Is(err, mirror.ErrNoMessage) {
+// Process implements outbox.Sink.
+func (s *Sink) Process(ctx context.Context, it outbox.Item) (func(context.Context, *sql.Tx) error, error) {
+	m, err := outbox.LoadMessage(ctx, s.Messages, it.MessageID)
+	if errors.Is(err, outbox.ErrNoMessage) {
 		return nil, nil
 	}
 	if err != nil {
@@ -202,7 +202,7 @@ func (s *Sink) Process(ctx context.Context, it mirror.Item) (func(context.Contex
 	}
 	if err := s.Archive.Write(m); err != nil {
 		if neverWritable(err) {
-			return nil, &mirror.PermanentError{Err: err}
+			return nil, &outbox.PermanentError{Err: err}
 		}
 		return nil, err
 	}
@@ -230,7 +230,7 @@ var DrainOnStop = 10 * time.Second
 // queued (within DrainOnStop, with a log line when it cannot) and then
 // makes the last commit, so a clean stop leaves everything sent archived
 // and committed.
-func Start(ctx context.Context, db *store.DB, src Source, vault string, o mirror.WorkerOptions) (func() error, error) {
+func Start(ctx context.Context, db *store.DB, src Source, vault string, o outbox.WorkerOptions) (func() error, error) {
 	log := o.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -252,7 +252,7 @@ func Start(ctx context.Context, db *store.DB, src Source, vault string, o mirror
 		sink.written = git.mark
 		state.written = git.mark
 	}
-	stop, err := mirror.Start(ctx, db, sink, 0, o)
+	stop, err := outbox.Start(ctx, db, sink, 0, o)
 	if err != nil {
 		if git != nil {
 			git.close()
@@ -283,6 +283,6 @@ func Start(ctx context.Context, db *store.DB, src Source, vault string, o mirror
 // Source is what the archive reads: messages and their threads, agents
 // and reservations (*agentmail.Service).
 type Source interface {
-	mirror.Messages
+	outbox.Messages
 	State
 }

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/mailgate/mailgate/internal/archive"
-	"github.com/mailgate/mailgate/internal/mirror"
+	"github.com/mailgate/mailgate/internal/outbox"
 	"github.com/mailgate/mailgate/internal/testutil"
 )
 
@@ -21,8 +21,8 @@ func TestMain(m *testing.M) { testutil.RunOrChild(m, "ARCHIVE_CHILD_ROOT", child
 
 var t0 = time.Date(2026, 11, 22, 4, 0, 0, 0, time.UTC)
 
-func msg(id int64, thread string) *mirror.Message {
-	return &mirror.Message{ID: id, ProjectID: 1, ProjectSlug: "data-projects-app", ThreadKey: thread, ThreadID: thread,
+func msg(id int64, thread string) *outbox.Message {
+	return &outbox.Message{ID: id, ProjectID: 1, ProjectSlug: "data-projects-app", ThreadKey: thread, ThreadID: thread,
 		From: "BlueLake", To: []string{"GreenCastle"}, Subject: "Subject " + strconv.FormatInt(id, 10),
 		BodyMD: "body " + strconv.FormatInt(id, 10), Importance: "normal", CreatedAt: t0.Add(time.Duration(id) * time.Second)}
 }
@@ -33,16 +33,16 @@ func TestRoundTrip(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name string
-		edit func(m *mirror.Message)
+		edit func(m *outbox.Message)
 	}{
-		{"plain", func(*mirror.Message) {}},
-		{"yaml-hostile subject", func(m *mirror.Message) { m.Subject = `Re: "quoted": [x] {y} # not a comment & <tag>` }},
-		{"body with frontmatter fences", func(m *mirror.Message) { m.BodyMD = "---\nid: 99\n---\n\n# Heading\n\n- é ü 日本\n" }},
-		{"no trailing newline, cc, ack, urgent", func(m *mirror.Message) {
+		{"plain", func(*outbox.Message) {}},
+		{"yaml-hostile subject", func(m *outbox.Message) { m.Subject = `Re: "quoted": [x] {y} # not a comment & <tag>` }},
+		{"body with frontmatter fences", func(m *outbox.Message) { m.BodyMD = "---\nid: 99\n---\n\n# Heading\n\n- é ü 日本\n" }},
+		{"no trailing newline, cc, ack, urgent", func(m *outbox.Message) {
 			m.BodyMD, m.CC, m.AckRequired, m.Importance = "last line", []string{"RedStone", "Owl"}, true, "urgent"
 		}},
-		{"empty body, thread id with dots", func(m *mirror.Message) { m.BodyMD, m.ThreadKey = "", "TKT-1.2_x" }},
-		{"subject with newline", func(m *mirror.Message) { m.Subject = "line one\nline two" }},
+		{"empty body, thread id with dots", func(m *outbox.Message) { m.BodyMD, m.ThreadKey = "", "TKT-1.2_x" }},
+		{"subject with newline", func(m *outbox.Message) { m.Subject = "line one\nline two" }},
 	}
 	for i, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -171,7 +171,7 @@ func TestFromStore(t *testing.T) {
 	a := newAgents(t, "/data/projects/app")
 	ids := []int64{a.send(t, "BlueLake", "GreenCastle", "hello")}
 	vault := t.TempDir()
-	stop := a.archive(t, vault, mirror.WorkerOptions{Poll: 10 * time.Millisecond})
+	stop := a.archive(t, vault, outbox.WorkerOptions{Poll: 10 * time.Millisecond})
 	defer stop()
 	ids = append(ids, a.send(t, "BlueLake", "GreenCastle", "hello"), a.send(t, "BlueLake", "GreenCastle", "hello"))
 	digest := filepath.Join(vault, "AgentMail", "data-projects-app", "threads", "TKT-1.md")

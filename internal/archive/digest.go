@@ -13,7 +13,7 @@ import (
 	"sync"
 
 	"github.com/mailgate/mailgate/internal/filelock"
-	"github.com/mailgate/mailgate/internal/mirror"
+	"github.com/mailgate/mailgate/internal/outbox"
 )
 
 // The thread digest is every message of an agent thread in one file,
@@ -40,7 +40,7 @@ type entry struct {
 	text    string // from start marker to end marker, inclusive
 }
 
-func (a *Archive) addToDigest(m *mirror.Message) error {
+func (a *Archive) addToDigest(m *outbox.Message) error {
 	path := a.ThreadPath(m)
 	unlock, err := filelock.Lock(filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".lock"))
 	if err != nil {
@@ -78,7 +78,7 @@ func (a *Archive) addToDigest(m *mirror.Message) error {
 	return writeAtomic(path, []byte(b.String()))
 }
 
-func renderEntry(m *mirror.Message) entry {
+func renderEntry(m *outbox.Message) entry {
 	r := record(m)
 	var b strings.Builder
 	fmt.Fprintf(&b, "<!-- am:message id=%d created=%s -->\n", m.ID, r.CreatedTS)

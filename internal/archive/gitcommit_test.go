@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/mailgate/mailgate/internal/archive"
-	"github.com/mailgate/mailgate/internal/mirror"
+	"github.com/mailgate/mailgate/internal/outbox"
 	"github.com/mailgate/mailgate/internal/testutil"
 )
 
@@ -29,7 +29,7 @@ func TestGitBatchCommits(t *testing.T) {
 
 	a := newAgents(t, "/data/projects/app")
 	started := time.Now()
-	stop := a.archive(t, vault, mirror.WorkerOptions{Poll: 5 * time.Millisecond})
+	stop := a.archive(t, vault, outbox.WorkerOptions{Poll: 5 * time.Millisecond})
 	const n = 40
 	for range n {
 		a.send(t, "BlueLake", "GreenCastle", "hello")

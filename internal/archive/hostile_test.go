@@ -13,7 +13,7 @@ import (
 
 	"github.com/mailgate/mailgate/internal/agentmail"
 	"github.com/mailgate/mailgate/internal/archive"
-	"github.com/mailgate/mailgate/internal/mirror"
+	"github.com/mailgate/mailgate/internal/outbox"
 	"github.com/mailgate/mailgate/internal/store"
 	"github.com/mailgate/mailgate/internal/store/storetest"
 	"github.com/mailgate/mailgate/internal/testutil"
@@ -60,7 +60,7 @@ func (a *agents) sendThenStop(t *testing.T, n int, stop func() error, vault stri
 
 // archive starts the archive of a's store into vault; stop with the func
 // it returns.
-func (a *agents) archive(t *testing.T, vault string, o mirror.WorkerOptions) (stop func() error) {
+func (a *agents) archive(t *testing.T, vault string, o outbox.WorkerOptions) (stop func() error) {
 	t.Helper()
 	stop, err := archive.Start(context.Background(), a.db, a.svc, vault, o)
 	if err != nil {
@@ -104,7 +104,7 @@ func TestArchiveStopLosesQueuedMessages(t *testing.T) {
 func testArchiveStopLosesQueuedMessages(t *testing.T) {
 	a := newAgents(t, "/data/projects/app")
 	vault := gitRepo(t)
-	stop := a.archive(t, vault, mirror.WorkerOptions{Poll: time.Hour, Batch: 1})
+	stop := a.archive(t, vault, outbox.WorkerOptions{Poll: time.Hour, Batch: 1})
 	synctest.Wait() // the lane has made its first (empty) claim and sleeps for an hour
 	a.sendThenStop(t, 3, stop, vault)
 	if log := testutil.Git(t, vault, "log", "--format=%s"); log != "mailgate: archive agent mail" {
@@ -127,7 +127,7 @@ func TestArchiveCommitsIntoParentRepository(t *testing.T) {
 	vault := filepath.Join(parent, "home", "vault")
 	os.MkdirAll(vault, 0o700)
 	a := newAgents(t, "/data/projects/app")
-	stop := a.archive(t, vault, mirror.WorkerOptions{Poll: 5 * time.Millisecond})
+	stop := a.archive(t, vault, outbox.WorkerOptions{Poll: 5 * time.Millisecond})
 	a.sendThenStop(t, 3, stop, vault)
 	if log := testutil.Git(t, parent, "log", "--format=%s"); log != "user's work" {
 		t.Fatalf("the parent repository got commits: %q", log)
@@ -149,7 +149,7 @@ func TestArchiveCommitsLockFiles(t *testing.T) {
 	os.WriteFile(filepath.Join(threads, ".tmp-0123456789abcdef"), []byte("half"), 0o600)
 	os.WriteFile(filepath.Join(threads, ".TKT-1.md7240412318890913151"), []byte("half"), 0o600)
 	a := newAgents(t, "/data/projects/app")
-	stop := a.archive(t, vault, mirror.WorkerOptions{Poll: 5 * time.Millisecond})
+	stop := a.archive(t, vault, outbox.WorkerOptions{Poll: 5 * time.Millisecond})
 	a.send(t, "BlueLake", "GreenCastle", "hello")
 	stop()
 	files := testutil.Git(t, vault, "log", "--name-only", "--format=")
@@ -175,7 +175,7 @@ func TestArchiveDigestForgery(t *testing.T) {
 	a.send(t, "BlueLake", "GreenCastle", forged)
 	a.send(t, "GreenCastle", "BlueLake", "third")
 	vault := t.TempDir()
-	stop := a.archive(t, vault, mirror.WorkerOptions{Poll: 5 * time.Millisecond})
+	stop := a.archive(t, vault, outbox.WorkerOptions{Poll: 5 * time.Millisecond})
 	stop()
 	data, err := os.ReadFile(filepath.Join(vault, "AgentMail", "data-projects-app", "threads", "TKT-1.md"))
 	if err != nil {
@@ -204,7 +204,7 @@ func TestArchiveLongProjectKey(t *testing.T) {
 	a := newAgents(t, "/"+strings.Repeat("p", 300))
 	a.send(t, "BlueLake", "GreenCastle", "hello")
 	vault := t.TempDir()
-	stop := a.archive(t, vault, mirror.WorkerOptions{Poll: 5 * time.Millisecond})
+	stop := a.archive(t, vault, outbox.WorkerOptions{Poll: 5 * time.Millisecond})
 	stop()
 	if n := countFiles(vault); n != 1 {
 		t.Fatalf("%d of 1 messages archived", n)
@@ -225,7 +225,7 @@ func TestArchiveNeverWritableRetriedForEver(t *testing.T) {
 	a := newAgents(t, "/"+strings.Repeat("p", 250))
 	a.send(t, "BlueLake", "GreenCastle", "hello")
 	var logs testutil.Buffer
-	stop := a.archive(t, vault, mirror.WorkerOptions{Poll: 5 * time.Millisecond,
+	stop := a.archive(t, vault, outbox.WorkerOptions{Poll: 5 * time.Millisecond,
 		BackoffMin: time.Millisecond, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	testutil.Eventually(t, 10*time.Second, func() error {
 		if n := a.queued(t); n != 0 {
@@ -246,7 +246,7 @@ func TestArchiveStopCannotDrain(t *testing.T) {
 	t.Parallel()
 	a := newAgents(t, "/data/projects/app")
 	var logs testutil.Buffer
-	stop := a.archive(t, t.TempDir(), mirror.WorkerOptions{Poll: time.Hour, Batch: 1,
+	stop := a.archive(t, t.TempDir(), outbox.WorkerOptions{Poll: time.Hour, Batch: 1,
 		DrainOnStop: time.Nanosecond, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	// Real time, not synctest: the drain's bound must run out while the
 	// lane works, and fake time stands still while goroutines run.

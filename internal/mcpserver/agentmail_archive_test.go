@@ -12,7 +12,7 @@ import (
 
 	"github.com/mailgate/mailgate/internal/agentmail"
 	"github.com/mailgate/mailgate/internal/archive"
-	"github.com/mailgate/mailgate/internal/mirror"
+	"github.com/mailgate/mailgate/internal/outbox"
 	"github.com/mailgate/mailgate/internal/testutil"
 )
 
@@ -33,7 +33,7 @@ func TestArchiveProfilesAndReservations(t *testing.T) {
 	// BlueLake exists before the archive first starts on this store.
 	h.setup("/p/app", "BlueLake")
 	start := func() func() error {
-		stop, err := archive.Start(h.ctx, h.db, h.svc, vault, mirror.WorkerOptions{Poll: 5 * time.Millisecond})
+		stop, err := archive.Start(h.ctx, h.db, h.svc, vault, outbox.WorkerOptions{Poll: 5 * time.Millisecond})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/mailgate/mailgate/internal/agentmail"
 	"github.com/mailgate/mailgate/internal/mirror"
+	"github.com/mailgate/mailgate/internal/outbox"
 )
 
 // BenchmarkSendOutboxCost: what the outbox trigger adds to a send (the
@@ -19,7 +20,7 @@ func BenchmarkSendOutboxCost(b *testing.B) {
 			e := newEnv(b)
 			ctx := context.Background()
 			for _, s := range sinks {
-				if _, err := mirror.OpenOutbox(ctx, e.db, s, 0); err != nil {
+				if _, err := outbox.Open(ctx, e.db, s, 0); err != nil {
 					b.Fatal(err)
 				}
 			}

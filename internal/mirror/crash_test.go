@@ -17,6 +17,7 @@ import (
 
 	"github.com/mailgate/mailgate/internal/gmail"
 	"github.com/mailgate/mailgate/internal/mirror"
+	"github.com/mailgate/mailgate/internal/outbox"
 	"github.com/mailgate/mailgate/internal/testutil"
 	"github.com/mailgate/mailgate/internal/testutil/amtest"
 )
@@ -52,7 +53,7 @@ func child(path string) int {
 				select {} // the signal is on its way
 			}
 		}}
-	stop, err := mirror.Start(ctx, db, sink, time.Second, fast)
+	stop, err := outbox.Start(ctx, db, sink, time.Second, fast)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
@@ -95,7 +96,7 @@ func TestCrash(t *testing.T) {
 				}
 			}
 			// Register the sink before the child so both see the same rows.
-			if _, err := mirror.OpenOutbox(context.Background(), e.db, mirror.GmailSinkName, time.Second); err != nil {
+			if _, err := outbox.Open(context.Background(), e.db, mirror.GmailSinkName, time.Second); err != nil {
 				t.Fatal(err)
 			}
 			cmd := testutil.ChildCommand(t, "MIRROR_DB="+e.path, "MIRROR_GMAIL="+e.gm.URL(),

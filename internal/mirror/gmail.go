@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mailgate/mailgate/internal/gmail"
+	"github.com/mailgate/mailgate/internal/outbox"
 	"github.com/mailgate/mailgate/internal/store"
 )
 
@@ -48,10 +49,10 @@ func LabelName(slug string) string {
 // crash and a re-claim inside that window could still duplicate, which the
 // lease length makes practically impossible. An insert that failed without
 // a clear answer is looked up again only a lease later for the same
-// reason: UnsureError.)
+// reason: outbox.UnsureError.)
 type GmailSink struct {
-	DB       *store.DB // the mirror's records
-	Messages Messages  // the agent mail it copies
+	DB       *store.DB       // the mirror's records
+	Messages outbox.Messages // the agent mail it copies
 	Mailbox  Mailbox
 	// AfterInsert, when set, runs between a successful insert and its
 	// record: the crash tests kill the process here.
@@ -61,13 +62,13 @@ type GmailSink struct {
 	labels map[string]string // label name → id, resolved once per process
 }
 
-// Name implements Sink.
+// Name implements outbox.Sink.
 func (s *GmailSink) Name() string { return GmailSinkName }
 
-// Process implements Sink.
-func (s *GmailSink) Process(ctx context.Context, it Item) (func(context.Context, *sql.Tx) error, error) {
-	m, err := LoadMessage(ctx, s.Messages, it.MessageID)
-	if errors.Is(err, ErrNoMessage) {
+// Process implements outbox.Sink.
+func (s *GmailSink) Process(ctx context.Context, it outbox.Item) (func(context.Context, *sql.Tx) error, error) {
+	m, err := outbox.LoadMessage(ctx, s.Messages, it.MessageID)
+	if errors.Is(err, outbox.ErrNoMessage) {
 		return nil, nil // deleted since: nothing to mirror
 	}
 	if err != nil {
@@ -87,7 +88,7 @@ func (s *GmailSink) Process(ctx context.Context, it Item) (func(context.Context,
 			return s.record(m, msgID, ref), nil
 		}
 	}
-	prior, err := PriorInThread(ctx, s.Messages, m)
+	prior, err := outbox.PriorInThread(ctx, s.Messages, m)
 	if err != nil {
 		return nil, err
 	}
@@ -101,7 +102,7 @@ func (s *GmailSink) Process(ctx context.Context, it Item) (func(context.Context,
 	}
 	raw, err := buildRaw(m, prior)
 	if err != nil {
-		return nil, &PermanentError{Err: err}
+		return nil, &outbox.PermanentError{Err: err}
 	}
 	ref, err := s.mailbox().Insert(ctx, raw, threadID, []string{labelID})
 	if st := gmail.StatusCode(err); threadID != "" && (st == http.StatusBadRequest || st == http.StatusNotFound) {
@@ -125,7 +126,7 @@ func (s *GmailSink) Process(ctx context.Context, it Item) (func(context.Context,
 		}
 		err = fmt.Errorf("mirroring message %d: %w", m.ID, err)
 		if st == 0 || st >= 500 {
-			err = &UnsureError{Err: err} // Gmail may have stored it all the same
+			err = &outbox.UnsureError{Err: err} // Gmail may have stored it all the same
 		}
 		return nil, err
 	}
@@ -138,7 +139,7 @@ func (s *GmailSink) Process(ctx context.Context, it Item) (func(context.Context,
 // record returns the idempotent bookkeeping for a mirrored message: the
 // message's Gmail id and, for the first message of a thread, the thread
 // mapping later messages join.
-func (s *GmailSink) record(m *Message, msgID string, ref Ref) func(context.Context, *sql.Tx) error {
+func (s *GmailSink) record(m *outbox.Message, msgID string, ref Ref) func(context.Context, *sql.Tx) error {
 	return func(ctx context.Context, tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, s.DB.Rebind(`INSERT INTO am_mirror_gmail_messages (message_id, gmail_id, gmail_thread_id, rfc_message_id, mirrored_us)
 			VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`), m.ID, ref.ID, ref.ThreadID, msgID, time.Now().UnixMicro()); err != nil {
@@ -160,7 +161,7 @@ func (s *GmailSink) recorded(ctx context.Context, id int64) (bool, error) {
 	return n > 0, nil
 }
 
-func (s *GmailSink) gmailThread(ctx context.Context, m *Message) (string, error) {
+func (s *GmailSink) gmailThread(ctx context.Context, m *outbox.Message) (string, error) {
 	var tid string
 	err := s.DB.QueryRowContext(ctx, s.DB.Rebind(`SELECT gmail_thread_id FROM am_mirror_gmail_threads WHERE project_id = ? AND thread_key = ?`),
 		m.ProjectID, m.ThreadKey).Scan(&tid)
@@ -189,7 +190,7 @@ func (s *GmailSink) label(ctx context.Context, name string) (string, error) {
 		if errors.Is(err, ErrLabelExists) {
 			id, err = s.mailbox().LabelID(ctx, name)
 			if err == nil && id == "" {
-				err = &TransientError{Err: fmt.Errorf("label %q exists but is not listed yet", name)}
+				err = &outbox.TransientError{Err: fmt.Errorf("label %q exists but is not listed yet", name)}
 			}
 		}
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/mailgate/mailgate/internal/localgmail"
 	"github.com/mailgate/mailgate/internal/localgmail/gmailschema"
 	"github.com/mailgate/mailgate/internal/mirror"
+	"github.com/mailgate/mailgate/internal/outbox"
 	"github.com/mailgate/mailgate/internal/store"
 	"github.com/mailgate/mailgate/internal/store/storetest"
 	"github.com/mailgate/mailgate/internal/testutil"
@@ -81,7 +82,7 @@ func newMailbox(t testing.TB, base string) *gmail.Client {
 }
 
 // fast are worker options for tests: quick polls and short backoffs.
-var fast = mirror.WorkerOptions{Poll: 10 * time.Millisecond, BackoffMin: 10 * time.Millisecond, BackoffMax: 50 * time.Millisecond}
+var fast = outbox.WorkerOptions{Poll: 10 * time.Millisecond, BackoffMin: 10 * time.Millisecond, BackoffMax: 50 * time.Millisecond}
 
 func (e *env) send(t *testing.T, from, subject, thread string, to ...string) int64 {
 	t.Helper()
@@ -123,13 +124,13 @@ func (c *testClock) Now() time.Time { return time.Now().Add(time.Duration(c.skip
 func (e *env) startGmailClock(t *testing.T, lease time.Duration) *testClock {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	ob, err := mirror.OpenOutbox(ctx, e.db, mirror.GmailSinkName, lease)
+	ob, err := outbox.Open(ctx, e.db, mirror.GmailSinkName, lease)
 	if err != nil {
 		t.Fatal(err)
 	}
 	clock := &testClock{}
-	mirror.SetOutboxClock(ob, clock.Now)
-	w := mirror.NewWorker(ob, &mirror.GmailSink{DB: e.db, Messages: e.svc, Mailbox: e.mb}, fast)
+	ob.SetClock(clock.Now)
+	w := outbox.NewWorker(ob, &mirror.GmailSink{DB: e.db, Messages: e.svc, Mailbox: e.mb}, fast)
 	var wg sync.WaitGroup
 	wg.Go(func() { w.Run(ctx) })
 	t.Cleanup(func() { cancel(); wg.Wait() })

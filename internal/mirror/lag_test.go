@@ -17,6 +17,7 @@ import (
 
 	"github.com/mailgate/mailgate/internal/agentmail"
 	"github.com/mailgate/mailgate/internal/mirror"
+	"github.com/mailgate/mailgate/internal/outbox"
 )
 
 // lagMailbox wraps the Mailbox the worker uses and notes when each insert
@@ -117,7 +118,7 @@ func TestMirrorLag(t *testing.T) {
 		}
 	}
 	without, with := newEnv(t), newEnv(t)
-	if _, err := mirror.OpenOutbox(ctx, with.db, mirror.GmailSinkName, time.Minute); err != nil {
+	if _, err := outbox.Open(ctx, with.db, mirror.GmailSinkName, time.Minute); err != nil {
 		t.Fatal(err)
 	}
 	var aOff, aOn []time.Duration
@@ -134,7 +135,7 @@ func TestMirrorLag(t *testing.T) {
 	e := newEnv(t)
 	e.gm.SetLatency(latency)
 	lm := &lagMailbox{Mailbox: e.mb, visible: map[int64]time.Time{}, inserts: map[int64]int{}}
-	stop, err := mirror.StartGmail(ctx, e.db, e.svc, lm, time.Minute, mirror.WorkerOptions{})
+	stop, err := mirror.StartGmail(ctx, e.db, e.svc, lm, time.Minute, outbox.WorkerOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/mailgate/mailgate/internal/gmail"
+	"github.com/mailgate/mailgate/internal/outbox"
 )
 
 // Mailbox is the part of Gmail the mirror uses: *gmail.Client implements it
@@ -33,13 +34,13 @@ var _ Mailbox = (*gmail.Client)(nil)
 
 // transientMailbox returns a Mailbox's failures that clear up on their own
 // (Gmail's rate limits and 5xx, network failures: gmail.Transient) as
-// *TransientError, so the worker pauses for the wait Gmail asked for
+// *outbox.TransientError, so the worker pauses for the wait Gmail asked for
 // instead of hammering it row by row.
 type transientMailbox struct{ Mailbox }
 
 func transient(err error) error {
 	if wait, ok := gmail.Transient(err); ok {
-		return &TransientError{Wait: wait, Err: err}
+		return &outbox.TransientError{Wait: wait, Err: err}
 	}
 	return err
 }

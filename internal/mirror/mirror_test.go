@@ -15,6 +15,7 @@ import (
 	"github.com/mailgate/mailgate/internal/agentmail"
 	"github.com/mailgate/mailgate/internal/localgmail"
 	"github.com/mailgate/mailgate/internal/mirror"
+	"github.com/mailgate/mailgate/internal/outbox"
 	"github.com/mailgate/mailgate/internal/testutil"
 )
 
@@ -189,7 +190,7 @@ func TestOutage(t *testing.T) {
 			e.gm.Inject(tc.fault)
 			// A 503 or a lost answer leaves unsure whether Gmail stored the
 			// copy, and such a row waits a lease before its look-up
-			// (mirror.UnsureError). The lease is 5 s of wall time while a
+			// (outbox.UnsureError). The lease is 5 s of wall time while a
 			// claim works (each gets 3/4 of it, which a loaded race run
 			// needs), but the wait itself passes on the test's clock: see
 			// skipIdleLease below.
@@ -247,25 +248,25 @@ func TestLoadMessage(t *testing.T) {
 	other := e.send(t, "RedStone", "elsewhere", "", "BlueLake")
 	last := e.reply(t, "BlueLake", reply)
 
-	m, err := mirror.LoadMessage(ctx, e.svc, first)
+	m, err := outbox.LoadMessage(ctx, e.svc, first)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := mirror.Message{ID: first, ProjectID: m.ProjectID, ProjectSlug: slug, ThreadKey: strconv.FormatInt(first, 10),
+	want := outbox.Message{ID: first, ProjectID: m.ProjectID, ProjectSlug: slug, ThreadKey: strconv.FormatInt(first, 10),
 		From: "BlueLake", To: []string{"RedStone", "GreenCastle"}, CC: []string{"BlueLake"}, Subject: "plan", BodyMD: "the plan",
 		Importance: "high", AckRequired: true, CreatedAt: m.CreatedAt}
 	if !reflect.DeepEqual(*m, want) || m.CreatedAt.IsZero() || m.ProjectID == 0 {
 		t.Errorf("LoadMessage(%d) =\n%+v, want\n%+v", first, *m, want)
 	}
 
-	m, err = mirror.LoadMessage(ctx, e.svc, last)
+	m, err = outbox.LoadMessage(ctx, e.svc, last)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if m.ThreadKey != strconv.FormatInt(first, 10) || m.ReplyTo != reply {
 		t.Errorf("reply: thread key %q, reply to %d; want %d, %d", m.ThreadKey, m.ReplyTo, first, reply)
 	}
-	prior, err := mirror.PriorInThread(ctx, e.svc, m)
+	prior, err := outbox.PriorInThread(ctx, e.svc, m)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,7 +278,7 @@ func TestLoadMessage(t *testing.T) {
 		t.Errorf("PriorInThread(%d) = %v, want [%d %d] (not %d, of another thread)", last, got, first, reply, other)
 	}
 
-	if _, err := mirror.LoadMessage(ctx, e.svc, last+100); !errors.Is(err, mirror.ErrNoMessage) {
+	if _, err := outbox.LoadMessage(ctx, e.svc, last+100); !errors.Is(err, outbox.ErrNoMessage) {
 		t.Errorf("LoadMessage of a missing message: %v, want ErrNoMessage", err)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mailgate/mailgate/internal/mirror"
+	"github.com/mailgate/mailgate/internal/outbox"
 	"github.com/mailgate/mailgate/internal/store"
 	"github.com/mailgate/mailgate/internal/testutil"
 )
@@ -27,26 +28,26 @@ func TestClaim(t *testing.T) {
 	// The leases follow a test clock: one lapses only when the clock is
 	// moved past it, however slow the machine.
 	clock := testutil.NewClock(time.Now())
-	a, err := mirror.OpenOutbox(ctx, e.db, "test", 200*time.Millisecond)
+	a, err := outbox.Open(ctx, e.db, "test", 200*time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
 	}
-	mirror.SetOutboxClock(a, clock.Now)
+	a.SetClock(clock.Now)
 	first := e.send(t, "BlueLake", "t1", "", "GreenCastle")
 	reply := e.reply(t, "GreenCastle", first)
 	other := e.send(t, "RedStone", "t2", "", "BlueLake")
 
 	db2, _ := openStore(t, e.path)
-	b, err := mirror.OpenOutbox(ctx, db2, "test", 200*time.Millisecond)
+	b, err := outbox.Open(ctx, db2, "test", 200*time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
 	}
-	mirror.SetOutboxClock(b, clock.Now)
+	b.SetClock(clock.Now)
 	var mu sync.Mutex
 	got := map[int64]int{}
-	firstClaim := map[int64]mirror.Item{}
+	firstClaim := map[int64]outbox.Item{}
 	var wg sync.WaitGroup
-	for _, ob := range []*mirror.Outbox{a, b, a, b} {
+	for _, ob := range []*outbox.Outbox{a, b, a, b} {
 		wg.Go(func() {
 			items, err := ob.Claim(ctx, 10)
 			if err != nil {
@@ -68,17 +69,17 @@ func TestClaim(t *testing.T) {
 
 	steps := []struct {
 		name  string
-		do    func() ([]mirror.Item, error)
+		do    func() ([]outbox.Item, error)
 		want  []int64
 		tries int
 	}{
-		{"leased rows are not handed out again", func() ([]mirror.Item, error) { return a.Claim(ctx, 10) }, nil, 0},
-		{"a lapsed lease frees the row", func() ([]mirror.Item, error) {
+		{"leased rows are not handed out again", func() ([]outbox.Item, error) { return a.Claim(ctx, 10) }, nil, 0},
+		{"a lapsed lease frees the row", func() ([]outbox.Item, error) {
 			clock.Advance(250 * time.Millisecond)
 			return b.Claim(ctx, 10)
 		}, []int64{first, other}, 2},
-		{"the reply follows once the first is done", func() ([]mirror.Item, error) {
-			if err := b.Done(ctx, mirror.Item{MessageID: first}, nil); err != nil {
+		{"the reply follows once the first is done", func() ([]outbox.Item, error) {
+			if err := b.Done(ctx, outbox.Item{MessageID: first}, nil); err != nil {
 				return nil, err
 			}
 			return a.Claim(ctx, 10)
@@ -118,13 +119,13 @@ func TestRetryOfALapsedClaim(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	clock := testutil.NewClock(time.Now())
-	ob, err := mirror.OpenOutbox(ctx, e.db, "test", time.Minute)
+	ob, err := outbox.Open(ctx, e.db, "test", time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
-	mirror.SetOutboxClock(ob, clock.Now)
+	ob.SetClock(clock.Now)
 	id := e.send(t, "BlueLake", "lapsing", "", "GreenCastle")
-	claim := func(want int) []mirror.Item {
+	claim := func(want int) []outbox.Item {
 		t.Helper()
 		items, err := ob.Claim(ctx, 10)
 		if err != nil {
@@ -159,16 +160,16 @@ func TestOutboxTrigger(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	before := e.send(t, "BlueLake", "before the sinks", "", "GreenCastle")
-	var obs []*mirror.Outbox
+	var obs []*outbox.Outbox
 	for _, sink := range []string{mirror.GmailSinkName, "archive"} {
-		ob, err := mirror.OpenOutbox(ctx, e.db, sink, time.Minute)
+		ob, err := outbox.Open(ctx, e.db, sink, time.Minute)
 		if err != nil {
 			t.Fatal(err)
 		}
 		obs = append(obs, ob)
 	}
 	plain, threaded := e.send(t, "BlueLake", "plain", "", "GreenCastle"), e.send(t, "BlueLake", "threaded", "T-1", "GreenCastle")
-	want := []mirror.Item{
+	want := []outbox.Item{
 		{MessageID: before, ThreadKey: strconv.FormatInt(before, 10)},
 		{MessageID: plain, ThreadKey: strconv.FormatInt(plain, 10)},
 		{MessageID: threaded, ThreadKey: "T-1"},
@@ -178,7 +179,7 @@ func TestOutboxTrigger(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		same := func(a, b mirror.Item) bool { return a.MessageID == b.MessageID && a.ThreadKey == b.ThreadKey }
+		same := func(a, b outbox.Item) bool { return a.MessageID == b.MessageID && a.ThreadKey == b.ThreadKey }
 		if !slices.EqualFunc(items, want, same) {
 			t.Errorf("claimed %+v, want %+v", items, want)
 		}
@@ -199,10 +200,10 @@ func TestClaimManyWorkers(t *testing.T) {
 		th := fmt.Sprintf("thread-%d", i%threads)
 		threadOf[e.send(t, "BlueLake", fmt.Sprintf("m%d", i), th, "GreenCastle")] = th
 	}
-	var obs []*mirror.Outbox
+	var obs []*outbox.Outbox
 	for range 4 {
 		db, _ := openStore(t, e.path)
-		ob, err := mirror.OpenOutbox(ctx, db, "many", time.Minute)
+		ob, err := outbox.Open(ctx, db, "many", time.Minute)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -307,15 +308,15 @@ func TestMigrateStoreOfEarlierCode(t *testing.T) {
 	third := e.reply(t, "BlueLake", second)
 
 	// What the earlier code wrote, with its statements: agent-mail's 0003
-	// built the mirror's schema (the mirror's 0001_outbox.sql repeats it
+	// built the mirror's schema (the outbox's 0001_outbox.sql repeats it
 	// line for line, each statement guarded: run here unrecorded, as 0003
-	// ran then), then the sink's registration and backfill (OpenOutbox),
+	// ran then), then the sink's registration and backfill (outbox.Open),
 	// then the first message mirrored and recorded (GmailSink's record,
 	// Outbox.Done).
 	if !applied(t, e.db, "agentmail", "0003_mirror.sql") {
 		t.Fatal("agent-mail's 0003_mirror.sql is not recorded")
 	}
-	schema, err := os.ReadFile(filepath.Join("migrations", e.db.Dialect.String(), "0001_outbox.sql"))
+	schema, err := os.ReadFile(filepath.Join("..", "outbox", "migrations", e.db.Dialect.String(), "0001_outbox.sql"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -346,7 +347,7 @@ func TestMigrateStoreOfEarlierCode(t *testing.T) {
 
 	// The code of today, in another process.
 	db, svc := openStore(t, e.path)
-	if err := mirror.Migrate(ctx, db); err != nil {
+	if err := outbox.Migrate(ctx, db); err != nil {
 		t.Fatal(err)
 	}
 	if n := mirrorMigrations(t, db); n != 1 || !applied(t, db, "mirror", "0001_outbox.sql") {
@@ -395,7 +396,7 @@ func TestMigrateFreshStore(t *testing.T) {
 		t.Fatal("agent-mail's migrations still create the mirror's outbox")
 	}
 	before := e.send(t, "BlueLake", "before the mirror", "", "GreenCastle")
-	if _, err := mirror.OpenOutbox(ctx, e.db, mirror.GmailSinkName, 0); err != nil {
+	if _, err := outbox.Open(ctx, e.db, mirror.GmailSinkName, 0); err != nil {
 		t.Fatal(err)
 	}
 	if n := mirrorMigrations(t, e.db); n != 1 || !applied(t, e.db, "mirror", "0001_outbox.sql") {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mailgate/mailgate/internal/mailmsg"
+	"github.com/mailgate/mailgate/internal/outbox"
 )
 
 // Mirrored mail must never be mistaken for real mail, nor be deliverable if
@@ -71,7 +72,7 @@ const maxRefs = 20
 // project) is encoded, never written raw, so no value an agent chooses can
 // end a header line and start another. A value that cannot be written is a
 // *mailmsg.HeaderError, which no retry can cure.
-func buildRaw(m *Message, prior []ThreadRef) ([]byte, error) {
+func buildRaw(m *outbox.Message, prior []outbox.ThreadRef) ([]byte, error) {
 	var h mailmsg.Header
 	text := func(k, v string) {
 		if v != "" {
@@ -103,7 +104,7 @@ func buildRaw(m *Message, prior []ThreadRef) ([]byte, error) {
 		h.Structured("In-Reply-To", MessageID(m.ProjectSlug, parent.ID, parent.CreatedAt))
 		refs := prior
 		if len(refs) > maxRefs {
-			refs = append([]ThreadRef{refs[0]}, refs[len(refs)-maxRefs+1:]...)
+			refs = append([]outbox.ThreadRef{refs[0]}, refs[len(refs)-maxRefs+1:]...)
 		}
 		ids := make([]string, len(refs))
 		for i, r := range refs {

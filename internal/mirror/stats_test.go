@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mailgate/mailgate/internal/mirror"
+	"github.com/mailgate/mailgate/internal/outbox"
 )
 
 // Stats reports each sink's backlog and the age of its oldest message,
@@ -14,12 +14,12 @@ func TestStats(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	before := time.Now()
-	if _, err := mirror.OpenOutbox(ctx, e.db, "gmail", time.Minute); err != nil {
+	if _, err := outbox.Open(ctx, e.db, "gmail", time.Minute); err != nil {
 		t.Fatal(err)
 	}
 	e.send(t, "BlueLake", "one", "", "GreenCastle")
 	e.send(t, "BlueLake", "two", "", "GreenCastle")
-	stats, err := mirror.Stats(ctx, e.db)
+	stats, err := outbox.Stats(ctx, e.db)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +28,7 @@ func TestStats(t *testing.T) {
 	}
 	e.startGmail(t, e.db, e.svc, time.Minute)
 	waitDrained(t, e.db, "gmail", drainWait)
-	if stats, err = mirror.Stats(ctx, e.db); err != nil || len(stats) != 1 || stats[0].Depth != 0 || !stats[0].Oldest.IsZero() {
+	if stats, err = outbox.Stats(ctx, e.db); err != nil || len(stats) != 1 || stats[0].Depth != 0 || !stats[0].Oldest.IsZero() {
 		t.Fatalf("after draining: %+v, %v", stats, err)
 	}
 }

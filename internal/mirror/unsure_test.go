@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mailgate/mailgate/internal/mirror"
+	"github.com/mailgate/mailgate/internal/outbox"
 )
 
 // lateMailbox answers its first insert with a timeout and stores the copy
@@ -50,16 +51,16 @@ func TestInsertWithUnknownOutcomeNotRepeated(t *testing.T) {
 	e := newEnv(t)
 	id := e.send(t, "BlueLake", "slow insert", "", "GreenCastle")
 	ctx := context.Background()
-	ob, err := mirror.OpenOutbox(ctx, e.db, mirror.GmailSinkName, time.Minute)
+	ob, err := outbox.Open(ctx, e.db, mirror.GmailSinkName, time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
 	now := time.Now()
 	var clock sync.Mutex
-	mirror.SetOutboxClock(ob, func() time.Time { clock.Lock(); defer clock.Unlock(); return now })
+	ob.SetClock(func() time.Time { clock.Lock(); defer clock.Unlock(); return now })
 	advance := func(d time.Duration) { clock.Lock(); now = now.Add(d); clock.Unlock() }
 	mb := &lateMailbox{Mailbox: e.mb}
-	w := mirror.NewWorker(ob, &mirror.GmailSink{DB: e.db, Messages: e.svc, Mailbox: mb}, fast)
+	w := outbox.NewWorker(ob, &mirror.GmailSink{DB: e.db, Messages: e.svc, Mailbox: mb}, fast)
 
 	if err := w.Drain(ctx); err != nil { // the insert times out
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package mirror
+package outbox
 
 import (
 	"context"
@@ -19,7 +19,7 @@ type SinkStat struct {
 }
 
 // Stats reads every registered sink's backlog, for the metrics. Besides
-// the trigger and the backfill, this is the one place the mirror reads an
+// the trigger and the backfill, this is the one place the outbox reads an
 // agent-mail table: a message's created_us, which gives the lag. The
 // outbox tables may not exist (a store that never served agent mail):
 // then there is nothing to report.

@@ -1,4 +1,4 @@
-package mirror
+package outbox
 
 import (
 	"context"
@@ -11,8 +11,8 @@ import (
 )
 
 // Messages is the agent mail the sinks copy, read through agent-mail's
-// exported API (*agentmail.Service implements it): the mirror owns its
-// outbox and records, and never reads agent-mail's tables.
+// exported API (*agentmail.Service implements it): the outbox and its
+// sinks own their tables, and never read agent-mail's tables.
 type Messages interface {
 	// MessageByID returns a message with its recipients and its project;
 	// agentmail.ErrMessageNotFound when it does not exist.

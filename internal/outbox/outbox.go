@@ -1,21 +1,24 @@
-// Package mirror copies agent-mail messages out of the store: into the
-// user's Gmail (messages.insert under AgentMail/<project>) and, through the
-// same machinery, into any other Sink such as the vault archive.
+// Package outbox carries agent-mail messages out of the store to sinks:
+// the Gmail mirror (internal/mirror: messages.insert under
+// AgentMail/<project>) and the vault archive (internal/archive). It knows
+// no sink: each implements Sink, and this package gives them the queue,
+// the leases and the workers.
 //
-// The store feeds every sink through a durable outbox (the mirror's own
-// schema, migrations/<engine>/0001_outbox.sql): a trigger enqueues each
-// message for each registered sink inside the transaction that writes it,
-// so an agent's call pays one indexed insert and never waits for Gmail.
-// Workers in any number of processes drain the outbox under leases; a row
-// leaves the outbox only in the transaction that records its outcome, so an
-// outage, a 429 storm or a crash loses nothing.
+// The store feeds every sink through a durable outbox (its own schema,
+// migrations/<engine>/0001_outbox.sql, recorded under the component name
+// "mirror" it was born with): a trigger enqueues each message for each
+// registered sink inside the transaction that writes it, so an agent's
+// call pays one indexed insert and never waits for Gmail. Workers in any
+// number of processes drain the outbox under leases; a row leaves the
+// outbox only in the transaction that records its outcome, so an outage, a
+// 429 storm or a crash loses nothing.
 //
-// The mirror owns its tables (am_mirror_*) and reads agent mail only
+// The outbox owns its tables (am_mirror_*) and reads agent mail only
 // through agent-mail's exported API (Messages); the trigger and the first
-// registration's backfill (OpenOutbox) are the two places its SQL names an
+// registration's backfill (Open) are the two places its SQL names an
 // agent-mail table, both reading only a message's id, project and thread,
 // because queuing must happen in the transaction that writes the message.
-package mirror
+package outbox
 
 import (
 	"cmp"
@@ -60,12 +63,12 @@ type Outbox struct {
 // second time while the second was inserting it (seen in TestCrash).
 func (o *Outbox) claimID() string { return o.owner + "." + strconv.FormatInt(o.seq.Add(1), 10) }
 
-// OpenOutbox registers sink (so the trigger enqueues new messages for it)
+// Open registers sink (so the trigger enqueues new messages for it)
 // and returns its outbox. The first registration of a sink also enqueues
 // every message already stored: a mirror switched on later still copies the
-// whole history. It migrates the mirror's schema (Migrate); the agent-mail
+// whole history. It migrates the outbox's schema (Migrate); the agent-mail
 // migrations must have run.
-func OpenOutbox(ctx context.Context, db *store.DB, sink string, lease time.Duration) (*Outbox, error) {
+func Open(ctx context.Context, db *store.DB, sink string, lease time.Duration) (*Outbox, error) {
 	if err := Migrate(ctx, db); err != nil {
 		return nil, err
 	}
@@ -278,6 +281,11 @@ func (o *Outbox) Pending(ctx context.Context) (int, error) {
 	}
 	return n, nil
 }
+
+// SetClock makes o read the time from now instead of time.Now: a test
+// then lapses a lease, or skips a delay, when it says rather than when a
+// loaded machine happens to be slow. Set it before the first claim.
+func (o *Outbox) SetClock(now func() time.Time) { o.now = now }
 
 // Lease is how long a claim lasts.
 func (o *Outbox) Lease() time.Duration { return o.lease }
