@@ -32,7 +32,7 @@ import (
 
 	"github.com/joho/godotenv"
 
-	"github.com/mailgate/mailgate/internal/store"
+	"github.com/mailgate/mailgate/internal/store/dsn"
 )
 
 // Toolset names accepted in MAILGATE_TOOLS.
@@ -325,22 +325,22 @@ func expandHome(name, p string, getenv func(string) string) (string, error) {
 
 // isDBURL reports whether MAILGATE_DB names a database server rather than a
 // SQLite file: a PostgreSQL URL or libpq keyword/value string
-// ("host=… dbname=… password=…", see store.IsKeywordValue). Any scheme-like
+// ("host=… dbname=… password=…", see dsn.IsKeywordValue). Any scheme-like
 // "postgres…:" prefix counts too, so a mistyped URL is reported as a bad URL
 // rather than taken for a file name (which would also print its password).
 func isDBURL(v string) bool {
-	return strings.HasPrefix(v, "postgres:") || strings.HasPrefix(v, "postgresql:") || store.IsKeywordValue(v)
+	return strings.HasPrefix(v, "postgres:") || strings.HasPrefix(v, "postgresql:") || dsn.IsKeywordValue(v)
 }
 
 // checkDB parses a PostgreSQL MAILGATE_DB now, so a bad one is one clear
 // line at start, before any connection is tried. The message never quotes
-// the string (store.CheckPostgres), as it may hold a password.
+// the string (dsn.Check), as it may hold a password.
 func checkDB(v string) error {
 	if !isDBURL(v) {
 		return nil
 	}
-	if store.IsPostgres(v) {
-		if err := store.CheckPostgres(v); err != nil {
+	if dsn.IsPostgres(v) {
+		if err := dsn.Check(v); err != nil {
 			return &Error{Var: "MAILGATE_DB", Msg: err.Error()}
 		}
 		return nil

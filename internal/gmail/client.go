@@ -24,6 +24,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cenkalti/backoff/v4"
 	"golang.org/x/oauth2"
 	"golang.org/x/time/rate"
 	gmailapi "google.golang.org/api/gmail/v1"
@@ -96,6 +97,11 @@ type Client struct {
 	limiter   *rate.Limiter     // paces Search's metadata gets, shared by all searches
 	http      *http.Client      // authorized: every request carries the (refreshed, persisted) token
 	endpoint  string            // base URL, with a trailing slash
+
+	// newTimer makes the timer retry sleeps on between attempts; nil is a
+	// real timer. Tests set it so a server's "Retry-After: 1" is checked
+	// without a second of real waiting.
+	newTimer func() backoff.Timer
 }
 
 // HTTPClient is the client's authorized HTTP client, for Gmail calls this

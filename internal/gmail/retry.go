@@ -121,7 +121,11 @@ func retry[T any](ctx context.Context, c *Client, op, scope string, transport bo
 	attempt := 0
 	refreshed := false
 	var lastErr error
-	v, err := backoff.RetryNotifyWithData(func() (T, error) {
+	var timer backoff.Timer // nil: backoff's real timer
+	if c.newTimer != nil {
+		timer = c.newTimer()
+	}
+	v, err := backoff.RetryNotifyWithTimerAndData(func() (T, error) {
 		attempt++
 		started := time.Now()
 		v, err := call(ctx)
@@ -157,7 +161,7 @@ func retry[T any](ctx context.Context, c *Client, op, scope string, transport bo
 		return v, err
 	}, backoff.WithContext(hb, ctx), func(err error, d time.Duration) {
 		c.log.Info("retrying Gmail call", "op", op, "attempt", attempt, "wait", d, "err", err)
-	})
+	}, timer)
 	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) && lastErr != nil && !errors.Is(lastErr, ctx.Err()) {
 		// The context ran out while sleeping between attempts: say what
 		// the last attempt failed with, too.

@@ -7,12 +7,13 @@ import (
 	"fmt"
 	"net"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/mailgate/mailgate/internal/store/dsn"
 )
 
 // Pool bounds for PostgreSQL. Every mailgate server holds at most
@@ -35,12 +36,12 @@ const (
 // a time ("mailgate" in ASCII).
 const migrateLockKey int64 = 0x6d61696c67617465
 
-// openPostgres opens the PostgreSQL database dsn names (a postgres:// URL
+// openPostgres opens the PostgreSQL database conn names (a postgres:// URL
 // or a keyword/value string). One that does not parse is refused before any
 // connection is tried, with the parser's reason (never the password); an
 // unreachable server fails the start with the address.
-func openPostgres(ctx context.Context, dsn string) (*DB, error) {
-	cfg, err := parsePostgres(dsn)
+func openPostgres(ctx context.Context, conn string) (*DB, error) {
+	cfg, err := dsn.Parse(conn)
 	if err != nil {
 		return nil, fmt.Errorf("opening store: MAILGATE_DB %w", err)
 	}
@@ -157,47 +158,5 @@ func Describe(dsn string) string {
 }
 
 // CheckPostgres parses a PostgreSQL URL or keyword/value string without
-// connecting. Its error never holds the password (see parsePostgres).
-func CheckPostgres(dsn string) error {
-	_, err := parsePostgres(dsn)
-	return err
-}
-
-// parsePostgres parses dsn with pgx. Its errors never quote dsn: pgx masks
-// the password of a URL reliably, since a URL's parts are unambiguous, but
-// in a keyword/value string that does not parse it can only guess where the
-// password is ("password = a b" or an unquoted space gets past it, and the
-// parser's own message quotes the word it stumbled on). So for those the
-// error keeps pgx's summary and drops the text.
-func parsePostgres(dsn string) (*pgx.ConnConfig, error) {
-	cfg, err := pgx.ParseConfig(dsn)
-	if err == nil {
-		return cfg, nil
-	}
-	if IsPostgresURL(dsn) {
-		return nil, fmt.Errorf("is not a valid PostgreSQL URL: %w", err)
-	}
-	return nil, fmt.Errorf("is not a valid PostgreSQL keyword/value string (%s; the string is not shown, as it may hold a password): "+
-		"write key=value pairs separated by spaces, and quote a value holding spaces as password='a b'", parseSummary(err))
-}
-
-// parseSummary is pgx's reason for refusing a connection string without the
-// string and without the parser's detail: ParseConfigError reads "cannot
-// parse `<string, password masked at best>`: <reason> (<detail>)", and only
-// <reason> is pgx's own text (the name of the setting at fault, or the value
-// of a setting that is not the password).
-func parseSummary(err error) string {
-	var pe *pgconn.ParseConfigError
-	if !errors.As(err, &pe) {
-		return "it does not parse"
-	}
-	text := pe.Error()
-	if inner := pe.Unwrap(); inner != nil {
-		text = strings.TrimSuffix(text, " ("+inner.Error()+")")
-	}
-	i := strings.LastIndex(text, "`: ")
-	if i < 0 {
-		return "it does not parse"
-	}
-	return text[i+len("`: "):]
-}
+// connecting (dsn.Check). Its error never holds the password.
+func CheckPostgres(s string) error { return dsn.Check(s) }

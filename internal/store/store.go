@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/mailgate/mailgate/internal/retry"
+	"github.com/mailgate/mailgate/internal/store/dsn"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver (pure Go, no cgo)
 )
 
@@ -69,57 +70,13 @@ type DB struct {
 }
 
 // IsPostgres reports whether dsn selects PostgreSQL rather than a SQLite
-// file path: a postgres:// or postgresql:// URL, or a keyword/value string
-// such as "host=db.internal dbname=mailgate password=…" (see
-// IsKeywordValue). Taking the latter for a file name would create a file
-// named after the password and print it in every log line that names the
-// store.
-func IsPostgres(dsn string) bool {
-	return IsPostgresURL(dsn) || IsKeywordValue(dsn)
-}
-
-// IsPostgresURL reports whether dsn is a postgres:// or postgresql:// URL.
-func IsPostgresURL(dsn string) bool {
-	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
-}
+// file path (dsn.IsPostgres, where the rule lives).
+func IsPostgres(s string) bool { return dsn.IsPostgres(s) }
 
 // IsURL is IsPostgres, under its first name.
 //
 // Deprecated: use IsPostgres; it also recognises keyword/value strings.
 func IsURL(dsn string) bool { return IsPostgres(dsn) }
-
-// IsKeywordValue reports whether dsn is a libpq keyword/value connection
-// string: its first word is one of libpq's connection keywords followed by
-// "=" ("host=…", "dbname = …"). Only a known keyword counts, so a relative
-// SQLite file name that happens to hold "=" is still a file name.
-func IsKeywordValue(dsn string) bool {
-	s := strings.TrimLeft(dsn, " \t\n\r")
-	i := strings.IndexAny(s, "= \t\n\r")
-	if i <= 0 {
-		return false
-	}
-	if !pgKeywords[s[:i]] {
-		return false
-	}
-	return strings.HasPrefix(strings.TrimLeft(s[i:], " \t\n\r"), "=")
-}
-
-// pgKeywords are libpq's connection parameters (PostgreSQL 18), and
-// pool_max_conns, which mailgate reads.
-var pgKeywords = map[string]bool{}
-
-func init() {
-	for _, k := range strings.Fields(`host hostaddr port dbname user password passfile require_auth
-		channel_binding connect_timeout client_encoding options application_name
-		fallback_application_name keepalives keepalives_idle keepalives_interval keepalives_count
-		tcp_user_timeout replication gssencmode sslmode sslnegotiation requiressl sslcompression
-		sslcert sslkey sslkeylogfile sslpassword sslcertmode sslrootcert sslcrl sslcrldir sslsni
-		requirepeer ssl_min_protocol_version ssl_max_protocol_version min_protocol_version
-		max_protocol_version krbsrvname gsslib gssdelegation service servicefile
-		target_session_attrs load_balance_hosts pool_max_conns`) {
-		pgKeywords[k] = true
-	}
-}
 
 // Open opens the store dsn names: a PostgreSQL URL or keyword/value string
 // opens PostgreSQL (see openPostgres); anything else is the path of a
