@@ -284,7 +284,7 @@ func TestLongCallOutlivesBodyAndWriteTimeouts(t *testing.T) {
 	}
 	<-started
 	<-started
-	time.Sleep(time.Second) // ten times both timeouts
+	time.Sleep(300 * time.Millisecond) // three times both timeouts
 	close(release)
 	for range 2 {
 		if got := <-results; !strings.Contains(got, "slow x") {
