@@ -49,6 +49,10 @@ type Options struct {
 	RetryInitial    time.Duration // first backoff; default 250ms
 	RetryMax        time.Duration // cap on one backoff sleep; default 4s
 	MaxHonouredWait time.Duration // longest server-requested wait we sleep; default 30s, beyond it *RateLimitedError
+	// After is how a retry waits its turn; nil = time.After. A test gives
+	// one that answers at once, to check a Retry-After honoured without
+	// sleeping it.
+	After func(time.Duration) <-chan time.Time
 
 	FetchConcurrency int     // parallel metadata gets in Search; default 8
 	FetchRate        float64 // sustained gets per second in Search; default 40 (Gmail's quota is ~50/s per user)
@@ -75,6 +79,9 @@ func (o *Options) setDefaults() {
 	}
 	if o.MaxHonouredWait <= 0 {
 		o.MaxHonouredWait = 30 * time.Second
+	}
+	if o.After == nil {
+		o.After = time.After
 	}
 	if o.FetchConcurrency <= 0 {
 		o.FetchConcurrency = 8

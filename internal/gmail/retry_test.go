@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,10 +18,21 @@ import (
 
 func TestReadRetriesTwo429sThenSucceeds(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, nil)
+	// Retry-After: 1 is honoured (it exceeds the 1 ms backoff): the waits
+	// are asked of Options.After, which answers at once.
+	var mu sync.Mutex
+	var waits []time.Duration
+	e := newEnv(t, nil, func(o *Options) {
+		o.After = func(d time.Duration) <-chan time.Time {
+			mu.Lock()
+			waits = append(waits, d)
+			mu.Unlock()
+			c := make(chan time.Time, 1)
+			c <- time.Now()
+			return c
+		}
+	})
 	e.insert(t, "alice@example.org", "hello", "hi")
-	// Retry-After: 1 is honoured (it exceeds the 1 ms backoff), so this
-	// test takes about two seconds.
 	e.srv.Inject(localgmail.Fault{Op: "messages.list", Status: 429, Header: http.Header{"Retry-After": {"1"}}, Times: 2})
 
 	res, err := e.c.Search(context.Background(), "hello", 5)
@@ -35,6 +48,11 @@ func TestReadRetriesTwo429sThenSucceeds(t *testing.T) {
 	}
 	if !strings.Contains(e.logs.String(), "wait=1s") {
 		t.Errorf("Retry-After not honoured in the logged wait:\n%s", e.logs)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Equal(waits, []time.Duration{time.Second, time.Second}) {
+		t.Errorf("waited %v, want Retry-After's 1s twice", waits)
 	}
 }
 
