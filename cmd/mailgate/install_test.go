@@ -12,19 +12,29 @@ import (
 	"github.com/BurntSushi/toml"
 )
 
-// TestClaudeConfigInstall, through the built binary: --install merges the
-// entry into the client's existing configuration, keeping the other server
-// and keys, and keeps the file as it was in a timestamped backup; a second
-// install replaces mailgate's entry rather than adding one, and keeps a
-// second backup; a file that does not parse is refused (exit 1) and left
-// byte for byte as it was, with no backup and no new file.
+// TestClaudeConfigInstall: --install merges the entry into the client's
+// existing configuration, keeping the other server and keys, and keeps the
+// file as it was in a timestamped backup; a second install replaces
+// mailgate's entry rather than adding one, and keeps a second backup; a
+// file that does not parse is refused (exit 1) and left byte for byte as
+// it was, with no backup and no new file. In-process through main's
+// dispatch and exit status (so the entry's command is the test binary),
+// but for one refusal through the built binary (its exit status 1);
+// TestClaudeConfigBinary shows the binary writes its own path.
 func TestClaudeConfigInstall(t *testing.T) {
 	parallel(t)
-	bin, _ := filepath.EvalSymlinks(builtBinary(t))
+	bin, _ := os.Executable()
+	bin, _ = filepath.EvalSymlinks(bin)
 	userHome := t.TempDir()
+	vars := []string{"HOME=" + userHome, "XDG_CONFIG_HOME=" + filepath.Join(userHome, ".config"), "APPDATA=" + filepath.Join(userHome, "AppData")}
 	run := func(args ...string) (string, int) {
-		return runIn(t, userHome, []string{"HOME=" + userHome, "XDG_CONFIG_HOME=" + filepath.Join(userHome, ".config"), "APPDATA=" + filepath.Join(userHome, "AppData")},
-			append([]string{"claude-config", "--install"}, args...)...)
+		r := newSetupRun(vars, nil, append([]string{"claude-config", "--install"}, args...)...)
+		r.env.dir = userHome
+		code := r.run(t)
+		return r.stdout.String() + r.stderr.String(), code
+	}
+	runBinary := func(args ...string) (string, int) {
+		return runIn(t, userHome, vars, append([]string{"claude-config", "--install"}, args...)...)
 	}
 	desktop, _ := claudeDesktopPaths(runtime.GOOS, func(k string) string {
 		return map[string]string{"HOME": userHome, "XDG_CONFIG_HOME": filepath.Join(userHome, ".config"), "APPDATA": filepath.Join(userHome, "AppData")}[k]
@@ -126,7 +136,7 @@ func TestClaudeConfigInstall(t *testing.T) {
 	}
 
 	t.Run("unparsable", func(t *testing.T) {
-		for _, tt := range []struct{ client, file, content string }{
+		for i, tt := range []struct{ client, file, content string }{
 			{clientDesktop, desktop, "{\n  \"mcpServers\": {\n    \"a\": {\"command\": \"x\",}\n  }\n}\n"},
 			{clientDesktop, desktop, `{"mcpServers": ["not", "an", "object"]}`},
 			{clientCode, filepath.Join(userHome, ".claude.json"), `{"a": 1} {"b": 2}`},
@@ -140,7 +150,11 @@ func TestClaudeConfigInstall(t *testing.T) {
 				t.Fatal(err)
 			}
 			before := must(os.ReadDir(filepath.Dir(tt.file)))
-			out, code := run("--client", tt.client)
+			install := run
+			if i == 0 {
+				install = runBinary
+			}
+			out, code := install("--client", tt.client)
 			if code != 1 || !strings.Contains(out, "nothing was changed") || !strings.Contains(out, tt.file) {
 				t.Errorf("%s %q: exit %d:\n%s", tt.client, tt.content, code, out)
 			}

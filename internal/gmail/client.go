@@ -24,6 +24,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cenkalti/backoff/v4"
 	"golang.org/x/oauth2"
 	"golang.org/x/time/rate"
 	gmailapi "google.golang.org/api/gmail/v1"
@@ -49,10 +50,6 @@ type Options struct {
 	RetryInitial    time.Duration // first backoff; default 250ms
 	RetryMax        time.Duration // cap on one backoff sleep; default 4s
 	MaxHonouredWait time.Duration // longest server-requested wait we sleep; default 30s, beyond it *RateLimitedError
-	// After is how a retry waits its turn; nil = time.After. A test gives
-	// one that answers at once, to check a Retry-After honoured without
-	// sleeping it.
-	After func(time.Duration) <-chan time.Time
 
 	FetchConcurrency int     // parallel metadata gets in Search; default 8
 	FetchRate        float64 // sustained gets per second in Search; default 40 (Gmail's quota is ~50/s per user)
@@ -80,9 +77,6 @@ func (o *Options) setDefaults() {
 	if o.MaxHonouredWait <= 0 {
 		o.MaxHonouredWait = 30 * time.Second
 	}
-	if o.After == nil {
-		o.After = time.After
-	}
 	if o.FetchConcurrency <= 0 {
 		o.FetchConcurrency = 8
 	}
@@ -103,6 +97,11 @@ type Client struct {
 	limiter   *rate.Limiter     // paces Search's metadata gets, shared by all searches
 	http      *http.Client      // authorized: every request carries the (refreshed, persisted) token
 	endpoint  string            // base URL, with a trailing slash
+
+	// newTimer makes the timer retry sleeps on between attempts; nil is a
+	// real timer. Tests set it so a server's "Retry-After: 1" is checked
+	// without a second of real waiting.
+	newTimer func() backoff.Timer
 }
 
 // HTTPClient is the client's authorized HTTP client, for Gmail calls this

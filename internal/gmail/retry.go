@@ -121,6 +121,10 @@ func retry[T any](ctx context.Context, c *Client, op, scope string, transport bo
 	attempt := 0
 	refreshed := false
 	var lastErr error
+	var timer backoff.Timer // nil: backoff's real timer
+	if c.newTimer != nil {
+		timer = c.newTimer()
+	}
 	v, err := backoff.RetryNotifyWithTimerAndData(func() (T, error) {
 		attempt++
 		started := time.Now()
@@ -157,7 +161,7 @@ func retry[T any](ctx context.Context, c *Client, op, scope string, transport bo
 		return v, err
 	}, backoff.WithContext(hb, ctx), func(err error, d time.Duration) {
 		c.log.Info("retrying Gmail call", "op", op, "attempt", attempt, "wait", d, "err", err)
-	}, &afterTimer{after: c.opts.After})
+	}, timer)
 	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) && lastErr != nil && !errors.Is(lastErr, ctx.Err()) {
 		// The context ran out while sleeping between attempts: say what
 		// the last attempt failed with, too.
@@ -165,13 +169,3 @@ func retry[T any](ctx context.Context, c *Client, op, scope string, transport bo
 	}
 	return v, err
 }
-
-// afterTimer is backoff's Timer on Options.After.
-type afterTimer struct {
-	after func(time.Duration) <-chan time.Time
-	c     <-chan time.Time
-}
-
-func (t *afterTimer) Start(d time.Duration) { t.c = t.after(d) }
-func (t *afterTimer) Stop()                 {}
-func (t *afterTimer) C() <-chan time.Time   { return t.c }

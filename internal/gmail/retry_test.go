@@ -10,29 +10,53 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cenkalti/backoff/v4"
 	"golang.org/x/oauth2"
 	"google.golang.org/api/googleapi"
 
 	"github.com/mailgate/mailgate/internal/localgmail"
 )
 
+// instantTimers makes c's retry sleeps return at once and records the
+// waits asked for, so a test checks a server-given wait is honoured without
+// spending it.
+type instantTimers struct {
+	mu    sync.Mutex
+	waits []time.Duration
+}
+
+func (it *instantTimers) install(c *Client) {
+	c.newTimer = func() backoff.Timer { return &instantTimer{it: it, c: make(chan time.Time, 1)} }
+}
+
+func (it *instantTimers) asked() []time.Duration {
+	it.mu.Lock()
+	defer it.mu.Unlock()
+	return slices.Clone(it.waits)
+}
+
+type instantTimer struct {
+	it *instantTimers
+	c  chan time.Time
+}
+
+func (t *instantTimer) Start(d time.Duration) {
+	t.it.mu.Lock()
+	t.it.waits = append(t.it.waits, d)
+	t.it.mu.Unlock()
+	t.c <- time.Now()
+}
+func (t *instantTimer) Stop()               {}
+func (t *instantTimer) C() <-chan time.Time { return t.c }
+
 func TestReadRetriesTwo429sThenSucceeds(t *testing.T) {
 	t.Parallel()
-	// Retry-After: 1 is honoured (it exceeds the 1 ms backoff): the waits
-	// are asked of Options.After, which answers at once.
-	var mu sync.Mutex
-	var waits []time.Duration
-	e := newEnv(t, nil, func(o *Options) {
-		o.After = func(d time.Duration) <-chan time.Time {
-			mu.Lock()
-			waits = append(waits, d)
-			mu.Unlock()
-			c := make(chan time.Time, 1)
-			c <- time.Now()
-			return c
-		}
-	})
+	e := newEnv(t, nil)
 	e.insert(t, "alice@example.org", "hello", "hi")
+	// Retry-After: 1 is honoured (it exceeds the 1 ms backoff); the timer
+	// is instant, so the test checks the wait asked for without spending it.
+	timers := &instantTimers{}
+	timers.install(e.c)
 	e.srv.Inject(localgmail.Fault{Op: "messages.list", Status: 429, Header: http.Header{"Retry-After": {"1"}}, Times: 2})
 
 	res, err := e.c.Search(context.Background(), "hello", 5)
@@ -49,17 +73,19 @@ func TestReadRetriesTwo429sThenSucceeds(t *testing.T) {
 	if !strings.Contains(e.logs.String(), "wait=1s") {
 		t.Errorf("Retry-After not honoured in the logged wait:\n%s", e.logs)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if !slices.Equal(waits, []time.Duration{time.Second, time.Second}) {
-		t.Errorf("waited %v, want Retry-After's 1s twice", waits)
+	if got := timers.asked(); !slices.Equal(got, []time.Duration{time.Second, time.Second}) {
+		t.Errorf("slept %v, want the server's 1s twice", got)
 	}
 }
 
 func TestReadRetriesUserRateLimit403ThenSucceeds(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)
-	until := time.Now().Add(300 * time.Millisecond).UTC().Format("2006-01-02T15:04:05.000Z")
+	timers := &instantTimers{}
+	timers.install(e.c)
+	// 20 s is under MaxHonouredWait (30 s), so it is honoured; the instant
+	// timer spends none of it.
+	until := time.Now().Add(20 * time.Second).UTC().Format("2006-01-02T15:04:05.000Z")
 	e.srv.Inject(localgmail.Fault{Op: "getProfile", Status: 403, Reason: "userRateLimitExceeded",
 		Message: "User-rate limit exceeded.  Retry after " + until})
 
@@ -71,6 +97,11 @@ func TestReadRetriesUserRateLimit403ThenSucceeds(t *testing.T) {
 		t.Errorf("email = %q", email)
 	}
 	e.wantCalls(t, "getProfile", 2)
+	// The wait named in the message (20 s, less the time taken to get
+	// here) beats the 1 ms backoff.
+	if got := timers.asked(); len(got) != 1 || got[0] <= 10*time.Second || got[0] > 20*time.Second {
+		t.Errorf("slept %v, want the message's wait of up to 20s", got)
+	}
 }
 
 func TestReadRateLimitBeyondMaxHonouredWait(t *testing.T) {

@@ -2,6 +2,8 @@ package mcpserver
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -12,27 +14,30 @@ import (
 	"github.com/mailgate/mailgate/internal/testutil"
 )
 
-var agentMailToolNames = []string{
-	"health_check", "ensure_project", "register_agent", "create_agent_identity", "whois", "install_precommit_guard", "uninstall_precommit_guard",
-	"send_message", "reply_message", "fetch_inbox", "mark_message_read", "acknowledge_message",
-	"search_messages", "summarize_thread",
-	"ensure_product", "products_link", "fetch_inbox_product", "search_messages_product", "summarize_thread_product",
-	"file_reservation_paths", "release_file_reservations", "renew_file_reservations", "force_release_file_reservation",
-	"request_contact", "respond_contact", "list_contacts", "set_contact_policy",
-	"macro_start_session", "macro_prepare_thread", "macro_file_reservation_cycle", "macro_contact_handshake",
-}
-
-// TestAgentMailToolList: the set is exactly the contract's 24 tools, the
-// reference's commit guard pair (install/uninstall_precommit_guard; their
-// titles, descriptions and risk: TestToolsDeclareTheirRisk) and its product
-// tools (ensure_product, products_link, fetch_inbox_product,
-// search_messages_product, summarize_thread_product).
+// TestAgentMailToolList: the set the harness serves, on the run's engine,
+// is exactly the set's reviewed snapshots (testdata/toolsnaps/agentmail,
+// one file per tool, held to the inventory by TestToolSnapshots): the
+// contract's 24 tools, the reference's commit guard pair
+// (install/uninstall_precommit_guard; their titles, descriptions and risk:
+// TestToolsDeclareTheirRisk) and its product tools (ensure_product,
+// products_link, fetch_inbox_product, search_messages_product,
+// summarize_thread_product). A tool added or removed is a snapshot file in
+// the diff, not a line here.
 func TestAgentMailToolList(t *testing.T) {
 	t.Parallel()
-	want := slices.Clone(agentMailToolNames)
+	entries, err := os.ReadDir(filepath.Join("testdata", "toolsnaps", config.ToolsAgentMail))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, e := range entries {
+		if name, ok := strings.CutSuffix(e.Name(), ".json"); ok && name != "resource_templates" {
+			want = append(want, name)
+		}
+	}
 	slices.Sort(want)
 	if got := toolNames(t, newAMHarness(t)); !slices.Equal(got, want) {
-		t.Fatalf("tools = %v, want %v", got, want)
+		t.Fatalf("tools = %v, want the snapshots' %v", got, want)
 	}
 }
 

@@ -81,14 +81,15 @@ type GmailSender interface {
 	SendDraft(ctx context.Context, draftID string, raw []byte, threadID string) (*gmail.Sent, error)
 }
 
-// A Gmail call that one tool alone makes is not on Mailbox: the tool's
-// file declares the small interface it needs, holds *gmail.Client to it at
-// compile time (var _ yours = (*gmail.Client)(nil)), and asks the call's
-// mailbox for it with gmailAs (email_unsubscribe.go does). So a new call
-// is added where it is used, and Mailbox keeps what several tools and the
-// send path share. Every Mailbox in the tree is a *gmail.Client or embeds
-// one (tests wrap it to change one method), so gmailAs finds the method;
-// a mailbox without it is an error naming what it lacks, never a panic.
+// A new Gmail call that one tool alone makes goes in the tool's file, not
+// on Mailbox: the file declares the small interface it needs, holds
+// *gmail.Client to it at compile time (var _ yours =
+// (*gmail.Client)(nil)), and asks the call's mailbox for it with gmailAs
+// (email_unsubscribe.go does). So Mailbox (the calls of the earlier tools
+// and the send path, by concept) needs no line. Every Mailbox in the tree
+// is a *gmail.Client or embeds one (tests wrap it to change one method),
+// so gmailAs finds the method; a mailbox without it is an error naming
+// what it lacks, never a panic.
 func gmailAs[T any](c *emailCall) (T, error) {
 	gm, ok := c.gm.(T)
 	if !ok {
