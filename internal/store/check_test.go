@@ -131,10 +131,19 @@ func populated(t *testing.T, path string) {
 CREATE INDEX a_y ON a (y)`)}}); err != nil {
 		t.Fatal(err)
 	}
+	// One transaction: 2,000 commits cost half a second and make the same
+	// pages.
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for i := range 2000 {
-		if _, err := db.Exec(`INSERT INTO a (y) VALUES (?)`, fmt.Sprintf("row %d %s", i, strings.Repeat("x", 100))); err != nil {
+		if _, err := tx.Exec(`INSERT INTO a (y) VALUES (?)`, fmt.Sprintf("row %d %s", i, strings.Repeat("x", 100))); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
 	}
 	if _, err := db.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
 		t.Fatal(err)

@@ -28,7 +28,7 @@ import (
 // open returns a service over a fresh store.
 func open(tb testing.TB, opts agentmail.Options) *agentmail.Service {
 	tb.Helper()
-	return service(tb, storetest.Open(tb), opts)
+	return service(tb, amtest.DB(tb), opts)
 }
 
 // service builds a service over db.
@@ -40,7 +40,7 @@ func service(tb testing.TB, db *store.DB, opts agentmail.Options) *agentmail.Ser
 // handles opens one fresh store n times: separate pools on one database.
 func handles(tb testing.TB, n int) []*store.DB {
 	tb.Helper()
-	dsn := storetest.DSN(tb)
+	dsn := amtest.DSN(tb)
 	dbs := make([]*store.DB, n)
 	for i := range dbs {
 		dbs[i] = storetest.OpenDSN(tb, dsn)
