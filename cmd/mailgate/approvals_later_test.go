@@ -19,6 +19,7 @@ import (
 // withdraws it: out of the schedule, its file in Rejected/ with the reason;
 // a second cancel finds nothing.
 func TestApprovalsScheduledListAndCancel(t *testing.T) {
+	parallel(t)
 	ctx := context.Background()
 	home := t.TempDir()
 	v, err := approval.Open(filepath.Join(home, "vault"), approval.Options{})

@@ -15,6 +15,7 @@ import (
 // description where an email's body would be, and an approval from the
 // terminal is one the vault honours.
 func TestApprovalsSettingsKindsBinary(t *testing.T) {
+	parallel(t)
 	home := t.TempDir()
 	v, err := approval.Open(filepath.Join(home, "vault"), approval.Options{})
 	if err != nil {

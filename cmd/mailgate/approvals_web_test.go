@@ -48,9 +48,9 @@ func chromium(t *testing.T) string {
 	return ""
 }
 
-// browser starts a headless Chromium for the test and returns its first
-// tab.
-func browser(t *testing.T) context.Context {
+// browser starts a headless Chromium for the test and returns a wait for
+// its first tab: the start (~1 s) runs while the test sets up.
+func browser(t *testing.T) (wait func() context.Context) {
 	t.Helper()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(chromium(t)),
@@ -64,10 +64,15 @@ func browser(t *testing.T) context.Context {
 	ctx, cancel := chromedp.NewContext(alloc)
 	ctx, cancelTimeout := context.WithTimeout(ctx, 5*time.Minute)
 	t.Cleanup(func() { cancelTimeout(); cancel(); cancelAlloc() })
-	if err := chromedp.Do(ctx); err != nil {
-		t.Fatalf("starting chromium: %v", err)
+	started := make(chan error, 1)
+	go func() { started <- chromedp.Do(ctx) }()
+	return func() context.Context {
+		t.Helper()
+		if err := <-started; err != nil {
+			t.Fatalf("starting chromium: %v", err)
+		}
+		return ctx
 	}
-	return ctx
 }
 
 // startApprovalPage runs `mailgate approvals --web --no-open` in the world's
@@ -131,9 +136,9 @@ func shot(t *testing.T, ctx context.Context, name string) {
 // session, from another Origin or to another Host change nothing.
 func TestApprovalPageBrowser(t *testing.T) {
 	parallelLong(t, 3)
+	browserStarted := browser(t)
 	w := newWorld(t, false)
 	cs := w.connect()
-	ctx := browser(t)
 
 	// A remote image mailgate's own policy refuses to send: a request
 	// written straight into the vault (an older or foreign request). Its
@@ -196,6 +201,7 @@ func TestApprovalPageBrowser(t *testing.T) {
 
 	pageURL := startApprovalPage(t, w)
 	firstURL := pageURL
+	ctx := browserStarted()
 	u, _ := url.Parse(pageURL)
 	base := "http://" + u.Host
 	detail := func(name string) string {

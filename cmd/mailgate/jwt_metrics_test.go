@@ -96,6 +96,7 @@ func (tl *tally) call(t *testing.T, cs *mcp.ClientSession, tool string, args map
 }
 
 func TestHTTPJWTRolesAndMetrics(t *testing.T) {
+	parallel(t)
 	w := startJWTServer(t)
 	tl := &tally{calls: map[string]int{}, errors: map[string]int{}}
 	root := t.TempDir()
@@ -259,6 +260,7 @@ func scrape(t *testing.T, url, token string) string {
 // AGENT_MAIL_METRICS_ADDR serves /metrics alone on another loopback
 // address, without the token; the main address then has none.
 func TestHTTPMetricsAddr(t *testing.T) {
+	parallel(t)
 	s := startHTTPServer(t, "AGENT_MAIL_BEARER_TOKEN="+httpToken, "MAILGATE_TOOLS=agentmail", "AGENT_MAIL_METRICS_ADDR=127.0.0.1:0")
 	m := regexp.MustCompile(`metrics="(http://\S+/metrics) \(no authentication\)"`).FindStringSubmatch(s.logs())
 	if m == nil {

@@ -53,7 +53,7 @@ func openPostgres(ctx context.Context, conn string) (*DB, error) {
 		return nil, fmt.Errorf("opening store: MAILGATE_DB: %w", err)
 	}
 	where := redacted(cfg)
-	sqldb := stdlib.OpenDB(*cfg)
+	sqldb := sql.OpenDB(deferConnector{stdlib.GetConnector(*cfg)}) // see WithDeferredBegin
 	sqldb.SetMaxOpenConns(maxConns)
 	// As many kept idle as may be open: with fewer (8 did), a busy server
 	// closed each connection returned beyond them and opened another a

@@ -12,20 +12,6 @@ import (
 	"github.com/mailgate/mailgate/internal/filelock"
 )
 
-// MailgateBinary is for a TestMain whose tests run the mailgate binary: it
-// returns $MAILGATE_BIN (make test builds it), or a binary built once for
-// the whole run from pkg (the cmd/mailgate package, relative to the test's
-// package: "." or "../mailgate"). A failed build ends the process.
-func MailgateBinary(pkg string) (path string, cleanup func()) {
-	b := BuildMailgate(pkg)
-	path, err := b.Path()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	return path, b.Cleanup
-}
-
 // Binary is a mailgate binary being built in the background (BuildMailgate).
 type Binary struct {
 	done    chan struct{}
@@ -34,15 +20,17 @@ type Binary struct {
 	cleanup func()
 }
 
-// BuildMailgate starts what MailgateBinary does in the background and
-// returns at once, so that a TestMain can start the tests that need no
-// binary meanwhile: the go command's up-to-date check alone took ~1 s of
-// wall time before the first test (more on a loaded machine). The binary is
-// $MAILGATE_BIN when set (nothing built); else it is kept between runs in
-// the user's cache, in a folder of its own for each checkout (see
-// cachedBuild); where that fails, it is built into a temporary folder that
-// Cleanup removes. The go command runs with the environment of this call:
-// a TestMain may move HOME away as soon as it returns.
+// BuildMailgate is for a TestMain whose tests run the mailgate binary: the
+// binary is $MAILGATE_BIN (make test builds it), or one built once for the
+// whole run from pkg (the cmd/mailgate package, relative to the test's
+// package: "." or "../mailgate"), in the background, so that the tests
+// that need no binary run meanwhile: the go command's up-to-date check
+// alone took ~1 s of wall time before the first test (more on a loaded
+// machine). The built binary is kept between runs in the user's cache, in
+// a folder of its own for each checkout (see cachedBuild); where that
+// fails, it is built into a temporary folder that Cleanup removes. The go
+// command runs with the environment of this call: a TestMain may move HOME
+// away as soon as it returns.
 func BuildMailgate(pkg string) *Binary {
 	b := &Binary{done: make(chan struct{}), cleanup: func() {}}
 	if path := os.Getenv("MAILGATE_BIN"); path != "" {

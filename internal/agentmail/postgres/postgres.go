@@ -14,7 +14,8 @@
 // colliding until the retries run out. Reads run on one REPEATABLE READ
 // snapshot and never wait; a read whose statements need no common snapshot
 // (ReadEach: fetch_inbox, search_messages, a grant's conflicts) runs them
-// without a transaction. There is no group commit and no statement cache
+// without a transaction. Every transaction here sends its BEGIN with its
+// first statement (store.WithDeferredBegin). There is no group commit and no statement cache
 // here: pgx caches prepared statements per connection.
 //
 // The statements both engines share, and the Go around them, are written
@@ -141,6 +142,7 @@ func own(fn func(agentmail.Tx) error) func(*tx) error { return func(t *tx) error
 
 // write is Write with the store's own transaction (WriteSQL uses it).
 func (s *Store) write(ctx context.Context, fn func(*tx) error) error {
+	ctx = store.WithDeferredBegin(ctx) // BEGIN goes with the first statement
 	s.lane.RLock()
 	err := s.attempt(ctx, fn)
 	s.lane.RUnlock()
@@ -224,6 +226,7 @@ func (s *Store) WriteCommitted(ctx context.Context, fn func(agentmail.Tx) error)
 // writeCommitted is WriteCommitted with the store's own transaction
 // (WriteCommittedSQL uses it).
 func (s *Store) writeCommitted(ctx context.Context, fn func(*tx) error) error {
+	ctx = store.WithDeferredBegin(ctx) // BEGIN goes with the first statement
 	return s.db.Retry(ctx, func() error {
 		sqltx, err := s.db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
 		if err != nil {
@@ -282,6 +285,7 @@ func (s *Store) WriteScoped(ctx context.Context, scope agentmail.Scope, fn func(
 
 // writeScoped is WriteScoped with the store's own transaction.
 func (s *Store) writeScoped(ctx context.Context, scope agentmail.Scope, fn func(*tx) error) error {
+	ctx = store.WithDeferredBegin(ctx) // BEGIN goes with the first statement (after the queue's lock)
 	if !scope.Always {
 		s.lane.RLock()
 		err := s.attempt(ctx, fn)
@@ -412,6 +416,7 @@ func (s *Store) Read(ctx context.Context, fn func(agentmail.Tx) error) error {
 // is aborted, so the read runs again, once, with the savepoint. guarded:
 // with the savepoint from the start.
 func (s *Store) read(ctx context.Context, fn func(*tx) error, guarded bool) error {
+	ctx = store.WithDeferredBegin(ctx) // BEGIN goes with the first statement
 	for {
 		var searchFailed bool
 		err := s.db.Read(ctx, func(sqltx *sql.Tx) error {

@@ -3,7 +3,6 @@ package sqlite_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -53,7 +52,7 @@ func checkIndex(tb testing.TB, db *store.DB, when string, wantQueued int, term s
 // indexes, or closes the store), with Alice and Bob registered in /p.
 func alicesBob(tb testing.TB) (*store.DB, *amsqlite.Store, *agentmail.Service) {
 	tb.Helper()
-	db, st, svc := handle(tb, filepath.Join(tb.TempDir(), "state.db"), time.Hour)
+	db, st, svc := handle(tb, amtest.SQLite(tb), time.Hour)
 	amtest.Register(tb, svc, "/p", "Alice", "Bob")
 	return db, st, svc
 }
@@ -80,7 +79,7 @@ func send(tb testing.TB, svc *agentmail.Service, subject, body string) int64 {
 // process's search, which indexes the queue first.
 func TestSearchSeesQueuedMessages(t *testing.T) {
 	t.Parallel()
-	path := filepath.Join(t.TempDir(), "state.db")
+	path := amtest.SQLite(t)
 	dbA, _, a := handle(t, path, time.Hour)
 	_, _, b := handle(t, path, time.Hour)
 	amtest.Register(t, a, "/p", "Alice", "Bob")
@@ -188,7 +187,7 @@ func TestDeferredIndexMigration(t *testing.T) {
 func TestSearchFindsEverySendAcrossHandles(t *testing.T) {
 	t.Parallel()
 	const nHandles, each = 4, 40
-	path := filepath.Join(t.TempDir(), "state.db")
+	path := amtest.SQLite(t)
 	svcs := make([]*agentmail.Service, nHandles)
 	for i := range svcs {
 		_, _, svcs[i] = handle(t, path, time.Duration(i)*20*time.Millisecond) // indexers at different paces

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"sync"
 	"testing"
@@ -62,7 +61,7 @@ func TestAgentMailMultiProcess(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns processes")
 	}
-	path := filepath.Join(t.TempDir(), "shared.db")
+	path := amtest.SQLite(t)
 	svc := open(t, path)
 	names := []string{"Sink"}
 	for i := range procs {

@@ -31,6 +31,13 @@ func DSN(tb testing.TB) string {
 	if storetest.PostgresURL() != "" {
 		return storetest.DSN(tb)
 	}
+	return SQLite(tb)
+}
+
+// SQLite is the path of a copy of the migrated SQLite store, whatever the
+// engine of the run, for tests of the SQLite engine itself.
+func SQLite(tb testing.TB) string {
+	tb.Helper()
 	b, err := migrated()
 	if err != nil {
 		tb.Fatalf("amtest: migrated store: %v", err)
