@@ -143,7 +143,11 @@ func (e *env) startGmailClock(t *testing.T, lease time.Duration) *testClock {
 // no claim's lease can lapse under a worker still working, the one thing a
 // lease guards; and a claim reading the clock just before the skip finds
 // nothing due, so every later claim leases on the skipped clock. A row
-// that is due soon is left to the worker.
+// that is due soon is left to the worker. It is not for a test where a
+// Gmail insert may still land after its client gave up (a killed process,
+// TestCrash): the lease is that insert's time to land. The local Gmail
+// finishes an operation before its client sees the fault (a Drop does the
+// work, then closes the connection), so in TestOutage nothing lands late.
 func skipIdleLease(db *store.DB, clock *testClock, lease time.Duration) error {
 	var claimed, soon int
 	err := db.QueryRow(db.Rebind(`SELECT count(lease_owner), count(CASE WHEN next_us <= ? THEN 1 END)
