@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,11 +17,38 @@ import (
 // line the server wrote once it has stopped.
 func runStdio(t *testing.T, s *mcp.Server, input string) []map[string]any {
 	t.Helper()
+	return runStdioEOF(t, s, input, nil)
+}
+
+// eofReader closes eof when its Reader first reports io.EOF: the transport
+// has read the end of its input.
+type eofReader struct {
+	io.Reader
+	once sync.Once
+	eof  chan struct{}
+}
+
+func (r *eofReader) Read(p []byte) (int, error) {
+	n, err := r.Reader.Read(p)
+	if err == io.EOF {
+		r.once.Do(func() { close(r.eof) })
+	}
+	return n, err
+}
+
+// runStdioEOF is runStdio that closes eof (if not nil) once the transport
+// has read the end of input.
+func runStdioEOF(t *testing.T, s *mcp.Server, input string, eof chan struct{}) []map[string]any {
+	t.Helper()
 	inR, inW := io.Pipe()
+	var in io.Reader = inR
+	if eof != nil {
+		in = &eofReader{Reader: inR, eof: eof}
+	}
 	outR, outW := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		done <- s.Run(context.Background(), &Transport{Reader: inR, Writer: outW, DrainTimeout: 5 * time.Second})
+		done <- s.Run(context.Background(), &Transport{Reader: in, Writer: outW, DrainTimeout: 5 * time.Second})
 		outW.Close()
 	}()
 	go func() {
@@ -92,11 +120,18 @@ func TestStdioMalformedLinesAnsweredAndSessionGoesOn(t *testing.T) {
 
 func TestStdioEOFWaitsForInFlightReplies(t *testing.T) {
 	s := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "0"}, nil)
+	// The call answers only once the transport has read EOF (no sleep, and
+	// the reply is certainly still in flight at EOF).
+	eof := make(chan struct{})
 	mcp.AddTool(s, &mcp.Tool{Name: "slow"}, func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-		time.Sleep(300 * time.Millisecond)
+		select {
+		case <-eof:
+		case <-ctx.Done():
+			return nil, nil, ctx.Err()
+		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil, nil
 	})
-	lines := runStdio(t, s, initLine+`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow","arguments":{}}}`+"\n")
+	lines := runStdioEOF(t, s, initLine+`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow","arguments":{}}}`+"\n", eof)
 	res, ok := byID(lines)["2"]
 	if !ok {
 		t.Fatalf("the reply in flight at EOF was dropped: %v", lines)
