@@ -145,7 +145,8 @@ func (e *env) startGmailClock(t *testing.T, lease time.Duration) *testClock {
 // nothing due, so every later claim leases on the skipped clock. A row
 // that is due soon is left to the worker. It is not for a test where a
 // Gmail insert may still land after its client gave up (a killed process,
-// TestCrash): the lease is that insert's time to land. The local Gmail
+// TestCrash, skips its child's lease only once the local Gmail has no
+// request in flight): the lease is that insert's time to land. The local Gmail
 // finishes an operation before its client sees the fault (a Drop does the
 // work, then closes the connection), so in TestOutage nothing lands late.
 func skipIdleLease(db *store.DB, clock *testClock, lease time.Duration) error {
