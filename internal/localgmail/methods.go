@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // How a request finds its handler. discovery.go is Gmail's own table of
@@ -48,13 +49,21 @@ var handlers = map[string]implemented{}
 // registered twice, is a mistake of this package's and panics when the
 // package loads (any test of it, the sandbox at start).
 func handle(op string, units int, h handler) {
-	if _, ok := methodByOp[op]; !ok {
+	if methodOf(op) == nil {
 		panic(fmt.Sprintf("localgmail: %q is not a method of the Gmail API (discovery.go)", op))
 	}
 	if _, dup := handlers[op]; dup {
 		panic(fmt.Sprintf("localgmail: %q registered twice", op))
 	}
 	handlers[op] = implemented{h: h, units: units}
+}
+
+// methodOf is Gmail's method op, or nil.
+func methodOf(op string) *apiMethod {
+	if i := slices.IndexFunc(discovery, func(m apiMethod) bool { return m.op == op }); i >= 0 {
+		return &discovery[i]
+	}
+	return nil
 }
 
 // route is a method ready for matching: its path in segments.
@@ -64,21 +73,21 @@ type route struct {
 	params int // how many segments are {parameters}
 }
 
-var routes, methodByOp = func() ([]route, map[string]*apiMethod) {
+// routeTable is discovery ready for matching, built when the first
+// request is routed rather than at every mailgate start (the sandbox is
+// one command of many).
+var routeTable = sync.OnceValue(func() []route {
 	rs := make([]route, len(discovery))
-	by := make(map[string]*apiMethod, len(discovery))
 	for i := range discovery {
-		m := &discovery[i]
-		rs[i] = route{apiMethod: m, segs: strings.Split(m.path, "/")}
+		rs[i] = route{apiMethod: &discovery[i], segs: strings.Split(discovery[i].path, "/")}
 		for _, s := range rs[i].segs {
 			if isParam(s) {
 				rs[i].params++
 			}
 		}
-		by[m.op] = m
 	}
-	return rs, by
-}()
+	return rs
+})
 
 func isParam(seg string) bool { return strings.HasPrefix(seg, "{") && strings.HasSuffix(seg, "}") }
 
@@ -103,6 +112,7 @@ func match(r *http.Request) (rt *route, user string, params map[string]string, a
 	user, rest := segs[3], segs[4:]
 	// Where a literal segment and a {parameter} both fit, the literal
 	// wins (messages/send is not a message id), as on Google's front end.
+	routes := routeTable()
 	for i := range routes {
 		cand := &routes[i]
 		if cand.verb != r.Method || (upload && !cand.upload) || len(cand.segs) != len(rest) {

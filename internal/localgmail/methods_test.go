@@ -15,7 +15,7 @@ func TestEveryHandlerServesItsGmailPath(t *testing.T) {
 	t.Parallel()
 	s := New(Options{Now: fixedClock})
 	for op := range handlers {
-		m := methodByOp[op]
+		m := methodOf(op)
 		var segs []string
 		for _, p := range strings.Split(m.path, "/") {
 			if isParam(p) {
