@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mailgate/mailgate/internal/loadtext"
 )
 
 // client is one agent: its own HTTP connection pool and MCP session, as a
@@ -21,6 +23,7 @@ type client struct {
 	server   int    // index of the server it talks to
 	endpoint string // that server's URL
 	rng      *rand.Rand
+	text     loadtext.Text // the messages and searches, drawn from rng
 	tr       *http.Transport
 	cs       *mcp.ClientSession
 	name     string

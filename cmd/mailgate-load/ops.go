@@ -7,25 +7,6 @@ import (
 	"strings"
 )
 
-// The text of messages mixes a few common words with many identifiers, as
-// agents' notes about code do, so that searches have realistic selectivity:
-// a common word matches a large share of the store (answered from its most
-// recent matches), an identifier (cache42) or a ticket tag (t042) matches a
-// few dozen messages (ranked by bm25). With common words alone every search
-// would be a broad one, and the load would measure that path only.
-var words = []string{"deploy", "migration", "schema", "review", "build", "test", "flaky", "release", "api", "docs",
-	"frontend", "backend", "cache", "index", "query", "latency", "timeout", "retry", "token", "config",
-	"refactor", "parser", "handler", "router", "storage", "metrics", "tracing", "lint", "fixture", "rollback"}
-
-const (
-	tickets = 500 // distinct ticket tags, t000 … t499
-	idents  = 100 // identifiers per word: cache0 … cache99, 3,000 in all
-)
-
-func (c *client) word() string { return words[c.rng.IntN(len(words))] }
-
-func (c *client) ident() string { return fmt.Sprintf("%s%d", c.word(), c.rng.IntN(idents)) }
-
 // send sends a short Markdown message to another agent of the project, in
 // one of a few threads per ticket.
 func (c *client) send(ctx context.Context) {
@@ -35,13 +16,10 @@ func (c *client) send(ctx context.Context) {
 			to = c.w.names[c.rng.IntN(len(c.w.names))]
 		}
 	}
-	ticket := c.rng.IntN(tickets)
 	c.seq++
-	body := fmt.Sprintf("Working on t%03d: `%s` needs a %s before the %s.\n\n- [ ] %s `%s`\n- [x] %s `%s`\n\nSee `internal/%s/%s.go` (step %d).",
-		ticket, c.ident(), c.word(), c.word(), c.word(), c.ident(), c.word(), c.ident(), c.word(), c.ident(), c.seq)
+	subject, body, thread := c.text.Message(c.seq)
 	args := map[string]any{"project_key": c.w.cfg.project, "sender_name": c.name, "to": []string{to},
-		"subject": fmt.Sprintf("[t%03d] %s %s", ticket, c.word(), c.ident()), "body_md": body,
-		"thread_id": fmt.Sprintf("T-%03d", ticket)}
+		"subject": subject, "body_md": body, "thread_id": thread}
 	c.timed(ctx, toolSend, args, func(text string) error {
 		// Every agent is in one project under the default policy (auto):
 		// mail held for a contact request would mean the load is not
@@ -73,23 +51,9 @@ func (c *client) fetch(ctx context.Context) {
 	})
 }
 
-// search asks the query shapes the tool documents: half of them selective
-// (a ticket tag, an identifier, two identifiers), half broad (a common
-// word, alone or in the subject).
+// search asks one of the query shapes the tool documents (loadtext.Query).
 func (c *client) search(ctx context.Context) {
-	var q string
-	switch c.rng.IntN(6) {
-	case 0:
-		q = fmt.Sprintf("t%03d", c.rng.IntN(tickets))
-	case 1:
-		q = c.ident()
-	case 2:
-		q = c.ident() + " OR " + c.ident()
-	case 3, 4:
-		q = c.word()
-	default:
-		q = "subject:" + c.word()
-	}
+	q := c.text.Query()
 	args := map[string]any{"project_key": c.w.cfg.project, "query": q, "limit": 20}
 	c.timed(ctx, toolSearch, args, func(text string) error {
 		var r struct {

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/mailgate/mailgate/internal/loadtext"
 )
 
 // The mix's operations and the tools they call.
@@ -122,8 +124,8 @@ func (w *workload) setup(ctx context.Context) error {
 		// Round-robin over the servers: each gets every N-th client, so
 		// the agents of the one project are registered on all of them.
 		srv := i % len(w.endpoints)
-		c := &client{w: w, id: i, server: srv, endpoint: w.endpoints[srv],
-			rng: rand.New(rand.NewPCG(uint64(i), 0x6d61696c67617465)), stats: newStats()}
+		rng := rand.New(rand.NewPCG(uint64(i), 0x6d61696c67617465))
+		c := &client{w: w, id: i, server: srv, endpoint: w.endpoints[srv], rng: rng, text: loadtext.New(rng), stats: newStats()}
 		w.clients[i] = c
 		wg.Go(func() { errs[i] = c.setup(ctx) })
 	}

@@ -4,7 +4,6 @@ package sqlite_test
 
 import (
 	"context"
-	"fmt"
 	"math/rand/v2"
 	"path/filepath"
 	"syscall"
@@ -12,14 +11,9 @@ import (
 	"time"
 
 	"github.com/mailgate/mailgate/internal/agentmail"
+	"github.com/mailgate/mailgate/internal/loadtext"
 	"github.com/mailgate/mailgate/internal/testutil/amtest"
 )
-
-// loadWords are cmd/mailgate-load's words (ops.go): the messages and the
-// searches below have the HTTP load's shapes.
-var loadWords = []string{"deploy", "migration", "schema", "review", "build", "test", "flaky", "release", "api", "docs",
-	"frontend", "backend", "cache", "index", "query", "latency", "timeout", "retry", "token", "config",
-	"refactor", "parser", "handler", "router", "storage", "metrics", "tracing", "lint", "fixture", "rollback"}
 
 // BenchmarkSearchLoadShapes times Service.Search for each query shape of
 // the HTTP load (cmd/mailgate-load's search) on 5,000 messages sent as the
@@ -30,16 +24,12 @@ var loadWords = []string{"deploy", "migration", "schema", "review", "build", "te
 func BenchmarkSearchLoadShapes(b *testing.B) {
 	svc := open(b, filepath.Join(b.TempDir(), "s.db"))
 	amtest.Register(b, svc, "/p", "GreenDog", "BlueLake")
-	rng := rand.New(rand.NewPCG(1, 2))
-	word := func() string { return loadWords[rng.IntN(len(loadWords))] }
-	ident := func() string { return fmt.Sprintf("%s%d", word(), rng.IntN(100)) }
+	text := loadtext.New(rand.New(rand.NewPCG(1, 2)))
 	ctx := context.Background()
 	for i := range 5000 {
-		t := rng.IntN(500)
-		body := fmt.Sprintf("Working on t%03d: `%s` needs a %s before the %s.\n\n- [ ] %s `%s`\n- [x] %s `%s`\n\nSee `internal/%s/%s.go` (step %d).",
-			t, ident(), word(), word(), word(), ident(), word(), ident(), word(), ident(), i)
+		subject, body, thread := text.Message(i)
 		if _, err := svc.Send(ctx, agentmail.SendParams{ProjectKey: "/p", Sender: "GreenDog", To: []string{"BlueLake"},
-			Subject: fmt.Sprintf("[t%03d] %s %s", t, word(), ident()), BodyMD: body, ThreadID: fmt.Sprintf("T-%03d", t)}); err != nil {
+			Subject: subject, BodyMD: body, ThreadID: thread}); err != nil {
 			b.Fatal(err)
 		}
 	}
