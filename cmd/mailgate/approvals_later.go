@@ -20,7 +20,7 @@ import (
 
 // openSchedule opens the store's schedule when the store exists.
 func openSchedule(ctx context.Context, cfg *config.Config) (*schedule.Store, func(), error) {
-	if !store.IsURL(cfg.DB) {
+	if !store.IsPostgres(cfg.DB) {
 		if _, err := os.Stat(cfg.DB); err != nil {
 			return nil, func() {}, nil
 		}

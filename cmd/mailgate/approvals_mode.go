@@ -194,7 +194,7 @@ func homeSettingsOnly(env *environment, cfg *config.Config) (*config.Config, err
 // liveServers lists the live servers on the store dsn names. A SQLite
 // store that does not exist has none, and is not created.
 func liveServers(ctx context.Context, dsn string, now time.Time) ([]presence.Server, error) {
-	if !store.IsURL(dsn) {
+	if !store.IsPostgres(dsn) {
 		if _, err := os.Stat(dsn); errors.Is(err, fs.ErrNotExist) {
 			return nil, nil
 		}
@@ -232,7 +232,7 @@ const storeNoticeDays = 7
 // the store that kept their history was lost (serve said so at WARN when it
 // created the new one; see restoreHistory).
 func printStoreNotice(ctx context.Context, w io.Writer, cfg *config.Config, now time.Time) {
-	if !store.IsURL(cfg.DB) {
+	if !store.IsPostgres(cfg.DB) {
 		if _, err := os.Stat(cfg.DB); err != nil {
 			return
 		}

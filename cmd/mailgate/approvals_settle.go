@@ -56,7 +56,7 @@ func settleForListing(ctx context.Context, w io.Writer, cfg *config.Config, v *a
 // No store yet (nothing was ever issued) or one that cannot be opened: nil,
 // and the listings say what the files alone tell.
 func openLedger(ctx context.Context, cfg *config.Config) (approval.Ledger, func()) {
-	if !store.IsURL(cfg.DB) {
+	if !store.IsPostgres(cfg.DB) {
 		if _, err := os.Stat(cfg.DB); err != nil {
 			return nil, func() {}
 		}

@@ -286,7 +286,7 @@ func shownValue(name, val string) string {
 	switch {
 	case name == "AGENT_MAIL_BEARER_TOKEN":
 		return "…"
-	case name == "MAILGATE_DB" && store.IsURL(val):
+	case name == "MAILGATE_DB" && store.IsPostgres(val):
 		return store.Describe(val)
 	}
 	return val

@@ -98,7 +98,7 @@ func mailboxCmd(ctx context.Context, env *environment, args []string) error {
 
 	db, err := store.Open(ctx, cfg.DB)
 	if err != nil {
-		if store.IsURL(cfg.DB) {
+		if store.IsPostgres(cfg.DB) {
 			return fmt.Errorf("MAILGATE_DB: %w", err)
 		}
 		return fmt.Errorf("MAILGATE_DB %s: %w", cfg.DB, err)

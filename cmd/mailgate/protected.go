@@ -18,7 +18,7 @@ func protectedPaths(cfg *config.Config) []agentmail.ProtectedPath {
 		{What: "the Gmail token file", Path: cfg.TokenFile},
 		{What: "the audit log folder", Path: cfg.AuditDir},
 	}
-	if !store.IsURL(cfg.DB) {
+	if !store.IsPostgres(cfg.DB) {
 		ps = append(ps, agentmail.ProtectedPath{What: "the store", Path: cfg.DB})
 	}
 	return ps

@@ -316,7 +316,7 @@ func openDeps(ctx context.Context, cfg *config.Config, logger *slog.Logger, useS
 	}()
 	db, err := store.Open(ctx, cfg.DB)
 	if err != nil {
-		if store.IsURL(cfg.DB) {
+		if store.IsPostgres(cfg.DB) {
 			return nil, mcpserver.Deps{}, fmt.Errorf("MAILGATE_DB: %w", err) // the error names the server, without the password
 		}
 		return nil, mcpserver.Deps{}, fmt.Errorf("MAILGATE_DB %s: %w", cfg.DB, err)

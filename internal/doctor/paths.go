@@ -194,7 +194,7 @@ func (r *run) store() Check {
 		c.Status, c.Detail, c.Fix = Fail, detail, fix
 		return c
 	}
-	if store.IsURL(path) {
+	if store.IsPostgres(path) {
 		return r.postgresStore(c, fail)
 	}
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
@@ -264,7 +264,7 @@ func (r *run) migrate(db *store.DB, where string) error {
 // store's request ledger when there is a store.
 func (r *run) deadApprovals(root string) []string {
 	var ledger approval.Ledger
-	if _, err := os.Stat(r.cfg.DB); err == nil || store.IsURL(r.cfg.DB) {
+	if _, err := os.Stat(r.cfg.DB); err == nil || store.IsPostgres(r.cfg.DB) {
 		if db, err := store.Open(r.ctx, r.cfg.DB); err == nil {
 			defer db.Close()
 			if l, err := approval.NewStoreLedger(r.ctx, db); err == nil {

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mailgate/mailgate/internal/store/dsn"
 )
 
 // TestStateDBReadableByOtherUsers is issue 18 item 8: the store, its -wal
@@ -109,23 +111,23 @@ func TestKeywordPostgresStringTakenForFileName(t *testing.T) {
 // tell the password from the rest.
 func TestKeywordPostgresParseErrorsHideThePassword(t *testing.T) {
 	t.Parallel()
-	for _, dsn := range []string{
+	for _, s := range []string{
 		"host=x password = s3cr3t leaked dbname=y",
 		"host=x password=s3cr3t leaked",
 		"host=x password='s3cr3t leaked",
 		"host=x port=notaport password=s3cr3t",
 		"host=x password=s3cr3t sslmode=leaked",
 	} {
-		err := CheckPostgres(dsn)
+		err := dsn.Check(s)
 		if err == nil {
-			t.Errorf("%q: accepted", dsn)
+			t.Errorf("%q: accepted", s)
 			continue
 		}
 		if strings.Contains(err.Error(), "s3cr3t") || strings.Contains(err.Error(), "leaked") || !strings.Contains(err.Error(), "keyword/value") {
-			t.Errorf("%q: %v", dsn, err)
+			t.Errorf("%q: %v", s, err)
 		}
-		if d := Describe(dsn); strings.Contains(d, "s3cr3t") {
-			t.Errorf("Describe(%q) = %q", dsn, d)
+		if d := Describe(s); strings.Contains(d, "s3cr3t") {
+			t.Errorf("Describe(%q) = %q", s, d)
 		}
 	}
 }

@@ -156,7 +156,3 @@ func Describe(dsn string) string {
 	}
 	return redacted(cfg)
 }
-
-// CheckPostgres parses a PostgreSQL URL or keyword/value string without
-// connecting (dsn.Check). Its error never holds the password.
-func CheckPostgres(s string) error { return dsn.Check(s) }

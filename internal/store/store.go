@@ -73,11 +73,6 @@ type DB struct {
 // file path (dsn.IsPostgres, where the rule lives).
 func IsPostgres(s string) bool { return dsn.IsPostgres(s) }
 
-// IsURL is IsPostgres, under its first name.
-//
-// Deprecated: use IsPostgres; it also recognises keyword/value strings.
-func IsURL(dsn string) bool { return IsPostgres(dsn) }
-
 // Open opens the store dsn names: a PostgreSQL URL or keyword/value string
 // opens PostgreSQL (see openPostgres); anything else is the path of a
 // SQLite file.
