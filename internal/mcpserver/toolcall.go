@@ -34,12 +34,13 @@ type binding struct {
 	args argStyle   // how the set words argument errors
 	set  string
 	log  *slog.Logger
+	adv  *advertised // the server's advertised schemas (advertise.go)
 }
 
 // registerSet registers the inventory's tools of set (those of only, when
 // it is not nil) over the receiver recv returns when a call runs.
-func registerSet(s *mcp.Server, set string, recv func() any, log *slog.Logger, only map[string]bool) {
-	b := binding{recv: recv, args: toolSets[set].args, set: set, log: log}
+func registerSet(s *mcp.Server, adv *advertised, set string, recv func() any, log *slog.Logger, only map[string]bool) {
+	b := binding{recv: recv, args: toolSets[set].args, set: set, log: log, adv: adv}
 	for _, e := range inventory {
 		if e.Set == set && (only == nil || only[e.Name]) {
 			e.Handler.add(s, e.tool(), b)
@@ -55,7 +56,7 @@ func registerSet(s *mcp.Server, set string, recv func() any, log *slog.Logger, o
 func emailTool[In any](h func(*emailHandlers, context.Context, *mcp.CallToolRequest, In) (*mcp.CallToolResult, any, error), edits ...func(*jsonschema.Schema)) toolHandler {
 	return toolHandler{in: reflect.TypeFor[In](), add: func(s *mcp.Server, t *mcp.Tool, b binding) {
 		args := newArgDecoder[In](t, b.args, edits...)
-		s.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		b.adv.addTool(s, t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			in, ignored, err := args.decodeKeys(req.Params.Arguments)
 			if err != nil {
 				return noteIgnored(errorResult(err.Error()), t.Name, ignored), nil
@@ -158,7 +159,7 @@ func resultTool[In, R any](call func(R, context.Context, In) (*mcp.CallToolResul
 // protocol error (the mailbox set's oversized message, FR-013).
 func rawTool[In any](s *mcp.Server, t *mcp.Tool, b binding, call func(context.Context, In) (*mcp.CallToolResult, error)) {
 	args := newArgDecoder[In](t, b.args)
-	s.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	b.adv.addTool(s, t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		in, err := args.decode(req.Params.Arguments)
 		if err != nil {
 			return errorResult(err.Error()), nil
