@@ -39,7 +39,7 @@ type env struct {
 
 func newEnv(t testing.TB) *env {
 	t.Helper()
-	e := &env{path: storetest.DSN(t)}
+	e := &env{path: amtest.DSN(t)} // agent-mail's schema, copied
 	e.db, e.svc = openStore(t, e.path)
 	e.gm = localgmail.New(localgmail.Options{})
 	// Every answer the mirror gets is held to Gmail's discovery document.
