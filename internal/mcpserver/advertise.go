@@ -1,7 +1,6 @@
 package mcpserver
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 
@@ -39,21 +38,6 @@ type toolSchemaPair struct {
 var standInSchema = json.RawMessage(`{"type":"object"}`)
 
 func newAdvertised() *advertised { return &advertised{schemas: map[string]toolSchemaPair{}} }
-
-// addTool registers t with h on s, through a stand-in when its schemas are
-// generated JSON without header annotations.
-func (a *advertised) addTool(s *mcp.Server, t *mcp.Tool, h mcp.ToolHandler) {
-	in, isRaw := t.InputSchema.(json.RawMessage)
-	_, outRaw := t.OutputSchema.(json.RawMessage)
-	if !isRaw || (t.OutputSchema != nil && !outRaw) || bytes.Contains(in, []byte(`"x-mcp-header"`)) {
-		s.AddTool(t, h)
-		return
-	}
-	a.schemas[t.Name] = toolSchemaPair{in: t.InputSchema, out: t.OutputSchema}
-	registered := *t
-	registered.InputSchema, registered.OutputSchema = standInSchema, nil
-	s.AddTool(&registered, h)
-}
 
 // listTools is a receiving middleware giving the tools of a tools/list
 // answer their own schemas. The answer's list is go-sdk's, new for each
