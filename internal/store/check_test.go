@@ -195,7 +195,7 @@ func TestOpenBesideAMigratingServer(t *testing.T) {
 		}
 	}()
 	for range testutil.Size(100, 300) { // 300 checks in make test (MAILGATE_TEST_FULL)
-		if err := verifySQLite(ctx, path); err != nil {
+		if err := verifyFile(ctx, path); err != nil {
 			t.Errorf("a schema change beside the start refused the store: %v", err)
 			break
 		}
@@ -204,6 +204,22 @@ func TestOpenBesideAMigratingServer(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatalf("the migrating side: %v", err)
 	}
+}
+
+// verifyFile checks the store at path on a new connection, as a start
+// does before the connection gets the store's settings.
+func verifyFile(ctx context.Context, path string) error {
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(30000)")
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	c, err := db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	return verifySQLite(ctx, c, path)
 }
 
 // Servers started together on a new home open one new store at once. The
