@@ -44,7 +44,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	testutil.Main(m)
 }
 
 // numbered is the i-th distinct test email.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mailgate/mailgate/internal/localgmail"
 	"github.com/mailgate/mailgate/internal/localgmail/gmailschema"
+	"github.com/mailgate/mailgate/internal/testutil"
 )
 
 // recorders are the gmailschema Recorders of every test of the package
@@ -59,7 +60,9 @@ var notCalledByClient = []string{
 // here grows with the Client.
 func TestMain(m *testing.M) {
 	flag.Parse()
+	cleanup := testutil.MemoryTemp()
 	code := m.Run()
+	cleanup()
 	if code == 0 && wholeRun() {
 		if missing := unanswered(recorders.answered()); len(missing) > 0 {
 			fmt.Fprintf(os.Stderr, "FAIL: Gmail methods no test of internal/gmail had answered through gmailschema's Recorder: %s\n"+

@@ -68,7 +68,7 @@ func (s *Server) saveDraft(c *call, id string) (any, error) {
 	} else {
 		id = s.st.newDraftID()
 	}
-	m := &storedMsg{threadID: tid, labels: []string{"DRAFT"}, internalDate: now.UnixMilli(), raw: raw, p: p, draftID: id}
+	m := &storedMsg{threadID: tid, labels: []string{"DRAFT"}, internalDate: now.UnixMilli(), raw: raw, p: parsedNow(p), draftID: id}
 	s.st.add(m, now)
 	s.st.drafts[id] = m
 	return &gmail.Draft{Id: id, Message: ref(m)}, nil
@@ -135,7 +135,7 @@ func (s *Server) sendDraft(c *call) (any, error) {
 	p = parseMessage(raw)
 	s.st.remove(old)
 	delete(s.st.drafts, d.Id)
-	m := &storedMsg{id: old.id, threadID: tid, labels: sentLabels(p, s.o.Email), internalDate: now.UnixMilli(), raw: raw, p: p}
+	m := &storedMsg{id: old.id, threadID: tid, labels: sentLabels(p, s.o.Email), internalDate: now.UnixMilli(), raw: raw, p: parsedNow(p)}
 	s.st.add(m, now)
 	s.st.sent = append(s.st.sent, m)
 	return ref(m), nil

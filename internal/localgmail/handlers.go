@@ -317,7 +317,7 @@ func (s *Server) getAttachment(c *call) (any, error) {
 	owner, partID, ok := parseAttachmentID(c.params["id"])
 	var pt *part
 	if ok && owner == mid {
-		pt = m.p.root.find(partID)
+		pt = m.p.get().root.find(partID)
 	}
 	if pt == nil || pt.parts != nil {
 		return nil, apiErr(400, "invalidArgument", "Invalid attachment token")
@@ -362,7 +362,7 @@ func (s *Server) insertMessage(c *call) (any, error) {
 	if !ok {
 		return nil, apiErr(400, "invalidArgument", "Invalid thread_id value")
 	}
-	m := &storedMsg{threadID: tid, labels: dedupe(in.LabelIds), internalDate: date.UnixMilli(), raw: raw, p: p}
+	m := &storedMsg{threadID: tid, labels: dedupe(in.LabelIds), internalDate: date.UnixMilli(), raw: raw, p: parsedNow(p)}
 	s.st.add(m, now)
 	return ref(m), nil
 }
@@ -396,7 +396,7 @@ func (s *Server) sendMessage(c *call) (any, error) {
 	if !ok {
 		return nil, apiErr(400, "invalidArgument", "Invalid thread_id value")
 	}
-	m := &storedMsg{threadID: tid, labels: sentLabels(p, s.o.Email), internalDate: now.UnixMilli(), raw: raw, p: p}
+	m := &storedMsg{threadID: tid, labels: sentLabels(p, s.o.Email), internalDate: now.UnixMilli(), raw: raw, p: parsedNow(p)}
 	s.st.add(m, now)
 	s.st.sent = append(s.st.sent, m)
 	return ref(m), nil

@@ -17,7 +17,8 @@ import (
 // labels and dates, the drafts and the Sent list, the user labels and the
 // counters ids come from. Everything derived from the raw bytes (parsed
 // headers, MIME parts, thread and Message-ID indexes) is rebuilt on
-// Restore, so a snapshot stays valid when the parsing improves.
+// Restore (each message parsed when first needed, msgParse), so a snapshot
+// stays valid when the parsing improves.
 
 // snapshotVersion changes when a snapshot written by an older release
 // cannot be read as it is.
@@ -101,7 +102,7 @@ func (s *Server) Restore(data []byte) error {
 			return fmt.Errorf("localgmail: mailbox snapshot: message id %q missing or repeated", sm.ID)
 		}
 		m := &storedMsg{id: sm.ID, threadID: sm.ThreadID, labels: sm.Labels, internalDate: sm.InternalDate,
-			raw: sm.Raw, p: parseMessage(sm.Raw), draftID: sm.DraftID, trashedFromInbox: sm.TrashedFromInbox}
+			raw: sm.Raw, p: parseLater(sm.Raw), draftID: sm.DraftID, trashedFromInbox: sm.TrashedFromInbox}
 		st.add(m, s.now())
 		m.historyID = sm.HistoryID // add numbered it afresh
 		if m.draftID != "" {

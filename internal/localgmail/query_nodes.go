@@ -64,7 +64,7 @@ func (allNode) match(*storedMsg, *evalEnv) bool       { return true }
 func (noneNode) match(*storedMsg, *evalEnv) bool      { return false }
 
 func (n textNode) match(m *storedMsg, _ *evalEnv) bool {
-	p := m.p
+	p := m.p.get()
 	switch len(n.toks) {
 	case 0:
 		return true
@@ -81,7 +81,8 @@ func (n textNode) match(m *storedMsg, _ *evalEnv) bool {
 }
 
 func (n addrNode) match(m *storedMsg, e *evalEnv) bool {
-	f := map[string]addrField{"from": m.p.from, "to": m.p.to, "cc": m.p.cc, "bcc": m.p.bcc}[n.field]
+	p := m.p.get()
+	f := map[string]addrField{"from": p.from, "to": p.to, "cc": p.cc, "bcc": p.bcc}[n.field]
 	v := n.value
 	if v == "me" {
 		v = strings.ToLower(e.owner)
@@ -95,7 +96,7 @@ func (n addrNode) match(m *storedMsg, e *evalEnv) bool {
 	return len(n.toks) > 0 && n.value != "me" && f.has(n.toks)
 }
 
-func (n subjectNode) match(m *storedMsg, _ *evalEnv) bool { return m.p.subjF.has(n.toks) }
+func (n subjectNode) match(m *storedMsg, _ *evalEnv) bool { return m.p.get().subjF.has(n.toks) }
 
 func (n labelNode) match(m *storedMsg, e *evalEnv) bool {
 	for _, l := range m.labels {
@@ -124,16 +125,16 @@ func (n sizeNode) match(m *storedMsg, _ *evalEnv) bool {
 	return size >= n.n // size: is "larger than or equal"
 }
 
-func (hasAttachmentNode) match(m *storedMsg, _ *evalEnv) bool { return len(m.p.filenames) > 0 }
+func (hasAttachmentNode) match(m *storedMsg, _ *evalEnv) bool { return len(m.p.get().filenames) > 0 }
 
 func (n filenameNode) match(m *storedMsg, _ *evalEnv) bool {
-	for _, f := range m.p.filenames {
+	for _, f := range m.p.get().filenames {
 		lf := foldWord(f)
 		if lf == n.value || strings.HasSuffix(lf, "."+n.value) {
 			return true
 		}
 	}
-	return len(n.toks) > 0 && m.p.fileF.has(n.toks)
+	return len(n.toks) > 0 && m.p.get().fileF.has(n.toks)
 }
 
 func (n msgIDNode) match(m *storedMsg, _ *evalEnv) bool {

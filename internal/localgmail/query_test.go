@@ -194,7 +194,7 @@ func fuzzMessages() ([]*storedMsg, *evalEnv) {
 	}
 	var out []*storedMsg
 	for i, r := range raws {
-		out = append(out, &storedMsg{id: fmt.Sprintf("%016x", i+1), labels: []string{"INBOX", "Label_1"}, internalDate: int64(i) * 1e12, raw: r, p: parseMessage(r)})
+		out = append(out, &storedMsg{id: fmt.Sprintf("%016x", i+1), labels: []string{"INBOX", "Label_1"}, internalDate: int64(i) * 1e12, raw: r, p: parsedNow(parseMessage(r))})
 	}
 	return out, &evalEnv{owner: "me@sandbox.local", labelNorm: map[string]string{"INBOX": "inbox", "Label_1": "work-projects"}}
 }

@@ -42,7 +42,7 @@ func (s *Server) Insert(raw []byte, labelIDs ...string) (*gmail.Message, error) 
 			labels = append(labels, s.st.seedLabel(l))
 		}
 	}
-	m := &storedMsg{threadID: s.st.headerThread(p), labels: dedupe(labels), internalDate: date.UnixMilli(), raw: raw, p: p}
+	m := &storedMsg{threadID: s.st.headerThread(p), labels: dedupe(labels), internalDate: date.UnixMilli(), raw: raw, p: parsedNow(p)}
 	if m.hasLabel("DRAFT") {
 		m.draftID = s.st.newDraftID()
 		s.st.drafts[m.draftID] = m
@@ -120,7 +120,7 @@ func (s *Server) Delivered(id string) (Delivery, bool) {
 			continue
 		}
 		var d Delivery
-		for _, f := range []addrField{m.p.to, m.p.cc, m.p.bcc} {
+		for _, f := range []addrField{m.p.get().to, m.p.get().cc, m.p.get().bcc} {
 			for _, a := range f.addrs {
 				d.Recipients = append(d.Recipients, a.email)
 			}

@@ -24,7 +24,7 @@ type storedMsg struct {
 	historyID    uint64
 	internalDate int64 // ms since the epoch
 	raw          []byte
-	p            *parsed
+	p            *msgParse // parsed when first needed (mime.go)
 	// trashedFromInbox: it was in INBOX when trashed, so untrash puts it back.
 	trashedFromInbox bool
 	draftID          string // the draft this message is the content of; set before add, never changed
@@ -183,7 +183,7 @@ func (st *store) explicitThread(p *parsed, threadID string) (tid string, ok bool
 	refHit, subjHit := false, false
 	for _, m := range msgs {
 		refHit = refHit || (m.p.messageID != "" && refs[m.p.messageID])
-		subjHit = subjHit || m.p.normSubject == p.normSubject
+		subjHit = subjHit || m.p.get().normSubject == p.normSubject
 	}
 	if refHit && subjHit {
 		return threadID, true
@@ -197,7 +197,7 @@ func (st *store) explicitThread(p *parsed, threadID string) (tid string, ok bool
 func (st *store) headerThread(p *parsed) string {
 	for i := len(p.refs) - 1; i >= 0; i-- {
 		for _, m := range st.byMsgID[p.refs[i]] {
-			if m.p.normSubject == p.normSubject {
+			if m.p.get().normSubject == p.normSubject {
 				return m.threadID
 			}
 		}
@@ -301,17 +301,17 @@ func labelNum(id string) int {
 func (m *storedMsg) render(format string, metadataHeaders []string, inlineMax int) *gmail.Message {
 	out := &gmail.Message{
 		Id: m.id, ThreadId: m.threadID, LabelIds: append([]string(nil), m.labels...),
-		Snippet: m.p.snippet, HistoryId: m.historyID, InternalDate: m.internalDate,
+		Snippet: m.p.get().snippet, HistoryId: m.historyID, InternalDate: m.internalDate,
 		SizeEstimate: int64(len(m.raw)),
 	}
 	switch format {
 	case "minimal":
 	case "metadata":
-		out.Payload = &gmail.MessagePart{MimeType: m.p.root.mimeType, Headers: cloneHeaders(m.p.root.headers, metadataHeaders)}
+		out.Payload = &gmail.MessagePart{MimeType: m.p.get().root.mimeType, Headers: cloneHeaders(m.p.get().root.headers, metadataHeaders)}
 	case "raw":
 		out.Raw = base64.URLEncoding.EncodeToString(m.raw) // padded, as Gmail returns it
 	default:
-		out.Payload = m.p.root.render(m.id, inlineMax)
+		out.Payload = m.p.get().root.render(m.id, inlineMax)
 	}
 	return out
 }

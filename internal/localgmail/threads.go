@@ -46,7 +46,7 @@ func (s *Server) listThreads(c *call) (any, error) {
 		for _, t := range s.st.threads[m.threadID] {
 			hist = max(hist, t.historyID)
 		}
-		resp.Threads = append(resp.Threads, &gmail.Thread{Id: m.threadID, Snippet: m.p.snippet, HistoryId: hist})
+		resp.Threads = append(resp.Threads, &gmail.Thread{Id: m.threadID, Snippet: m.p.get().snippet, HistoryId: hist})
 	}
 	return resp, nil
 }

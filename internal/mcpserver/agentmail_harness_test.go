@@ -13,7 +13,6 @@ import (
 	"github.com/mailgate/mailgate/internal/agentmail/amstore"
 	"github.com/mailgate/mailgate/internal/config"
 	"github.com/mailgate/mailgate/internal/store"
-	"github.com/mailgate/mailgate/internal/store/storetest"
 	"github.com/mailgate/mailgate/internal/testutil"
 )
 
@@ -31,7 +30,7 @@ type amHarness struct {
 
 func newAMHarness(t testing.TB, opts ...func(*agentmail.Options)) *amHarness {
 	t.Helper()
-	return newAMHarnessAt(t, storetest.DSN(t), opts...)
+	return newAMHarnessAt(t, testDSN(t), opts...)
 }
 
 // newAMHarnessClocked is newAMHarness on a fake clock the test moves.

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/mailgate/mailgate/internal/agentmail"
-	"github.com/mailgate/mailgate/internal/store/storetest"
 	"github.com/mailgate/mailgate/internal/testutil"
 )
 
@@ -35,7 +34,7 @@ func newIdentityWorld(t *testing.T, opts ...func(*agentmail.Options)) *identityW
 	t.Helper()
 	clock := &chClock{}
 	opts = append(opts, func(o *agentmail.Options) { o.Now = clock.Now })
-	h := newAMHarnessAt(t, storetest.DSN(t), opts...)
+	h := newAMHarnessAt(t, testDSN(t), opts...)
 	h.call("ensure_project", map[string]any{"human_key": idProject}, nil)
 	return &identityWorld{t: t, clock: clock, first: h, svc: h.svc}
 }
@@ -152,7 +151,7 @@ func TestSenderImpersonation(t *testing.T) {
 // own ("<name>-<uuid>"), not as that identity.
 func TestChannelsIdentityTakeover(t *testing.T) {
 	t.Parallel()
-	path := storetest.DSN(t)
+	path := testDSN(t)
 	svc := compatService(t, path, nil)
 	am := connectAM(t, svc)
 	h := &amHarness{t: t, ctx: t.Context(), cs: am, svc: svc}

@@ -14,7 +14,6 @@ import (
 	"github.com/mailgate/mailgate/internal/localgmail"
 	"github.com/mailgate/mailgate/internal/localgmail/gmailschema"
 	"github.com/mailgate/mailgate/internal/schedule"
-	"github.com/mailgate/mailgate/internal/store/storetest"
 )
 
 // fakeClock is the servers' one clock, moved by the test.
@@ -46,7 +45,7 @@ func laterServers(t *testing.T, n int, grace time.Duration) ([]*laterServer, *fa
 	seed(t, gm)
 	base, _ := gmailschema.Serve(t, gm)
 	gm.SetBaseURL(base)
-	dsn, dir := storetest.DSN(t), t.TempDir()
+	dsn, dir := testDSN(t), t.TempDir()
 	clock := &fakeClock{t: time.Now().UTC().Truncate(time.Second)}
 	var out []*laterServer
 	for i := range n {

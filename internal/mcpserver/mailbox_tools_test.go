@@ -21,7 +21,6 @@ import (
 	"github.com/mailgate/mailgate/internal/agentmail/mailboxset"
 	"github.com/mailgate/mailgate/internal/config"
 	"github.com/mailgate/mailgate/internal/mcpstdio"
-	"github.com/mailgate/mailgate/internal/store/storetest"
 	"github.com/mailgate/mailgate/internal/tmux"
 )
 
@@ -39,7 +38,7 @@ func noTmux(k string) string {
 func mbPair(t *testing.T) (alice, bob *amHarness, svc *agentmail.Service, dir string) {
 	t.Helper()
 	dir = t.TempDir()
-	svc = compatService(t, storetest.DSN(t), nil)
+	svc = compatService(t, testDSN(t), nil)
 	alice = connectCompat(t, svc, []string{config.ToolsMailbox}, SetOptions{ProjectKey: dir, AgentName: "alice", Getenv: noTmux})
 	bob = connectCompat(t, svc, []string{config.ToolsMailbox}, SetOptions{ProjectKey: dir, AgentName: "bob", Getenv: noTmux})
 	return
@@ -343,7 +342,7 @@ func TestMailboxRealTmux(t *testing.T) {
 	}
 	// Each "process" sees the environment tmux gives a program in its pane.
 	envIn := func(window string) func(string) string { return paneEnv(tmuxVar, panes[window]) }
-	svc := compatService(t, storetest.DSN(t), nil)
+	svc := compatService(t, testDSN(t), nil)
 	alice := connectCompat(t, svc, []string{config.ToolsMailbox}, SetOptions{ProjectKey: dir, Getenv: envIn("alice")})
 	bob := connectCompat(t, svc, []string{config.ToolsMailbox}, SetOptions{ProjectKey: dir, Getenv: envIn("bob")})
 
@@ -413,7 +412,7 @@ func TestMailboxServeEndsWithTmuxSession(t *testing.T) {
 	tmuxVar, panes, tm := tmuxSession(t, "solo")
 	getenv := paneEnv(tmuxVar, panes["solo"])
 	dir := t.TempDir()
-	svc := compatService(t, storetest.DSN(t), nil)
+	svc := compatService(t, testDSN(t), nil)
 	srv, err := New(Deps{Version: "test", Tools: []string{config.ToolsMailbox},
 		AgentMail: svc, SetStores: setStores(t, svc), SetOptions: SetOptions{ProjectKey: dir, Getenv: getenv}})
 	if err != nil {
@@ -437,7 +436,7 @@ func TestMailboxFollowsTmuxChanges(t *testing.T) {
 	tmuxVar, panes, tm := tmuxSession(t, "alice", "bob")
 	getenv := paneEnv(tmuxVar, panes["alice"])
 	dir := t.TempDir()
-	h := connectCompat(t, compatService(t, storetest.DSN(t), nil), []string{config.ToolsMailbox}, SetOptions{ProjectKey: dir, Getenv: getenv})
+	h := connectCompat(t, compatService(t, testDSN(t), nil), []string{config.ToolsMailbox}, SetOptions{ProjectKey: dir, Getenv: getenv})
 	recipients := func() []mailboxset.Recipient {
 		var rs mbRecipients
 		json.Unmarshal([]byte(mbOK(t, h, "list-recipients", nil)), &rs)
@@ -492,7 +491,7 @@ func TestMailboxOpsAskTmuxPerCall(t *testing.T) {
 	t.Parallel()
 	tmuxVar, panes, _ := tmuxSession(t, "alice", "bob")
 	getenv := paneEnv(tmuxVar, panes["alice"])
-	svc := compatService(t, storetest.DSN(t), nil)
+	svc := compatService(t, testDSN(t), nil)
 	ops := mailboxset.NewCaller(svc, setStores(t, svc).Mailboxes(), tmux.Client{Getenv: getenv, PerCall: true}, mailboxset.CallerOptions{ProjectKey: t.TempDir(), Getenv: getenv})
 	ctx := context.Background()
 	if me, err := ops.Identity(ctx); err != nil || me != "alice" {

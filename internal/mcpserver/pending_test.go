@@ -11,7 +11,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mailgate/mailgate/internal/config"
-	"github.com/mailgate/mailgate/internal/store/storetest"
 )
 
 // connectPending starts a server whose dependencies come from pending and
@@ -32,7 +31,7 @@ func connectPending(t *testing.T, tools []string, pending func(context.Context) 
 // lists is what a server built on the opened store lists.
 func TestPendingDepsAnswerBeforeTheStore(t *testing.T) {
 	t.Parallel()
-	svc, _ := openService(t, storetest.DSN(t))
+	svc, _ := openService(t, testDSN(t))
 	release := make(chan struct{})
 	tools := []string{config.ToolsAgentMail}
 	cs := connectPending(t, tools, func(ctx context.Context) (Deps, error) {

@@ -123,6 +123,8 @@ func New(d Deps) (*mcp.Server, error) {
 	// Added first, so innermost: every middleware after it sees its answers
 	// wrapped (encode.go).
 	s.AddReceivingMiddleware(encodeOnce)
+	adv := newAdvertised()
+	s.AddReceivingMiddleware(adv.listTools)
 	// The first middleware is the outermost: recovery must wrap everything
 	// the workers run (workers.go).
 	s.AddReceivingMiddleware(onWorkers(newWorkerPool()), recoverPanics(d.Logger), logCalls(d.Logger, d.Observer))
@@ -141,7 +143,7 @@ func New(d Deps) (*mcp.Server, error) {
 			if set == config.ToolsAgentMail {
 				addAgentMailResources(s, reader, d.Logger)
 			}
-			registerSet(s, set, p.receiver(set), d.Logger, onlyFor(set, only))
+			registerSet(s, adv, set, p.receiver(set), d.Logger, onlyFor(set, only))
 		}
 		// Added last, so outermost: every call that reaches a dependency,
 		// the resources' own fallback included, has waited for it.
@@ -156,7 +158,7 @@ func New(d Deps) (*mcp.Server, error) {
 		if set == config.ToolsAgentMail {
 			addAgentMailResources(s, reader, d.Logger)
 		}
-		registerSet(s, set, func() any { return recv }, d.Logger, onlyFor(set, only))
+		registerSet(s, adv, set, func() any { return recv }, d.Logger, onlyFor(set, only))
 	}
 	return s, nil
 }

@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -34,17 +35,34 @@ type binding struct {
 	args argStyle   // how the set words argument errors
 	set  string
 	log  *slog.Logger
+	adv  *advertised // the server's advertised schemas (advertise.go)
 }
 
 // registerSet registers the inventory's tools of set (those of only, when
 // it is not nil) over the receiver recv returns when a call runs.
-func registerSet(s *mcp.Server, set string, recv func() any, log *slog.Logger, only map[string]bool) {
-	b := binding{recv: recv, args: toolSets[set].args, set: set, log: log}
+func registerSet(s *mcp.Server, adv *advertised, set string, recv func() any, log *slog.Logger, only map[string]bool) {
+	b := binding{recv: recv, args: toolSets[set].args, set: set, log: log, adv: adv}
 	for _, e := range inventory {
 		if e.Set == set && (only == nil || only[e.Name]) {
 			e.Handler.add(s, e.tool(), b)
 		}
 	}
+}
+
+// addTool registers t with h on s (the one place tools are registered),
+// through a stand-in when its schemas are generated JSON without header
+// annotations (advertise.go).
+func (a *advertised) addTool(s *mcp.Server, t *mcp.Tool, h mcp.ToolHandler) {
+	in, isRaw := t.InputSchema.(json.RawMessage)
+	_, outRaw := t.OutputSchema.(json.RawMessage)
+	if !isRaw || (t.OutputSchema != nil && !outRaw) || bytes.Contains(in, []byte(`"x-mcp-header"`)) {
+		s.AddTool(t, h)
+		return
+	}
+	a.schemas[t.Name] = toolSchemaPair{in: t.InputSchema, out: t.OutputSchema}
+	registered := *t
+	registered.InputSchema, registered.OutputSchema = standInSchema, nil
+	s.AddTool(&registered, h)
 }
 
 // emailTool is a tool of the email set: its arguments are checked by the
@@ -55,7 +73,7 @@ func registerSet(s *mcp.Server, set string, recv func() any, log *slog.Logger, o
 func emailTool[In any](h func(*emailHandlers, context.Context, *mcp.CallToolRequest, In) (*mcp.CallToolResult, any, error), edits ...func(*jsonschema.Schema)) toolHandler {
 	return toolHandler{in: reflect.TypeFor[In](), add: func(s *mcp.Server, t *mcp.Tool, b binding) {
 		args := newArgDecoder[In](t, b.args, edits...)
-		s.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		b.adv.addTool(s, t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			in, ignored, err := args.decodeKeys(req.Params.Arguments)
 			if err != nil {
 				return noteIgnored(errorResult(err.Error()), t.Name, ignored), nil
@@ -158,7 +176,7 @@ func resultTool[In, R any](call func(R, context.Context, In) (*mcp.CallToolResul
 // protocol error (the mailbox set's oversized message, FR-013).
 func rawTool[In any](s *mcp.Server, t *mcp.Tool, b binding, call func(context.Context, In) (*mcp.CallToolResult, error)) {
 	args := newArgDecoder[In](t, b.args)
-	s.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	b.adv.addTool(s, t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		in, err := args.decode(req.Params.Arguments)
 		if err != nil {
 			return errorResult(err.Error()), nil

@@ -70,20 +70,12 @@ func checkExisting(path string) (missing bool, err error) {
 // header, the schema); `mailgate doctor` runs the full check at any size.
 const quickCheckMax = 256 << 20
 
-// verifySQLite checks an open SQLite store: it is an SQLite database, it has
-// mailgate's schema_migrations table, and (up to quickCheckMax) quick_check
-// finds no damaged page.
-func verifySQLite(ctx context.Context, path string) error {
-	q := url.Values{}
-	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", BusyTimeout.Milliseconds()))
-	db, err := sql.Open("sqlite", "file:"+(&url.URL{Path: path}).EscapedPath()+"?"+q.Encode())
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	db.SetMaxOpenConns(1)
+// verifySQLite checks an open SQLite store on its connection c: it is an
+// SQLite database, it has mailgate's schema_migrations table, and (up to
+// quickCheckMax) quick_check finds no damaged page.
+func verifySQLite(ctx context.Context, c *sql.Conn, path string) error {
 	var n int
-	err = db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'`).Scan(&n)
+	err := c.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'`).Scan(&n)
 	if err != nil {
 		if isNotADB(err) {
 			return &DamagedError{Path: path, Problem: "is not an SQLite database (" + err.Error() + ")"}
@@ -106,7 +98,7 @@ func verifySQLite(ctx context.Context, path string) error {
 	// the server when two started together on a new home. The check is run
 	// again on the new schema.
 	for range 10 {
-		err = quickCheck(ctx, db, path)
+		err = quickCheck(ctx, c, path)
 		if sqliteCode(err) != sqliteSchema {
 			break
 		}
@@ -117,9 +109,9 @@ func verifySQLite(ctx context.Context, path string) error {
 // sqliteSchema is SQLITE_SCHEMA: the schema changed under a statement.
 const sqliteSchema = 17
 
-// quickCheck runs SQLite's quick_check on db (the store at path).
-func quickCheck(ctx context.Context, db *sql.DB, path string) error {
-	rows, err := db.QueryContext(ctx, `PRAGMA quick_check(5)`)
+// quickCheck runs SQLite's quick_check on c (the store at path).
+func quickCheck(ctx context.Context, c *sql.Conn, path string) error {
+	rows, err := c.QueryContext(ctx, `PRAGMA quick_check(5)`)
 	if err != nil {
 		if isCorrupt(err) || isNotADB(err) {
 			return &DamagedError{Path: path, Problem: "is damaged (" + err.Error() + ")"}

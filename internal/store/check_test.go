@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+
+	"github.com/mailgate/mailgate/internal/testutil"
 )
 
 // A store file that exists but lost its history is refused with what to do;
@@ -192,8 +194,8 @@ func TestOpenBesideAMigratingServer(t *testing.T) {
 			}
 		}
 	}()
-	for range 300 {
-		if err := verifySQLite(ctx, path); err != nil {
+	for range testutil.Size(100, 300) { // 300 checks in make test (MAILGATE_TEST_FULL)
+		if err := verifyFile(ctx, path); err != nil {
 			t.Errorf("a schema change beside the start refused the store: %v", err)
 			break
 		}
@@ -202,6 +204,22 @@ func TestOpenBesideAMigratingServer(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatalf("the migrating side: %v", err)
 	}
+}
+
+// verifyFile checks the store at path on a new connection, as a start
+// does before the connection gets the store's settings.
+func verifyFile(ctx context.Context, path string) error {
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(30000)")
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	c, err := db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	return verifySQLite(ctx, c, path)
 }
 
 // Servers started together on a new home open one new store at once. The
@@ -214,7 +232,7 @@ func TestOpenBesideAMigratingServer(t *testing.T) {
 func TestOpenANewStoreTogether(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	for round := range 40 {
+	for round := range testutil.Size(12, 40) { // 40 rounds in make test (MAILGATE_TEST_FULL)
 		path := filepath.Join(t.TempDir(), "state.db")
 		if round%2 == 1 {
 			// A store made by an older mailgate: rollback journal, so the

@@ -2,10 +2,6 @@ package amtest
 
 import (
 	"context"
-	"errors"
-	"os"
-	"path/filepath"
-	"sync"
 	"testing"
 
 	"github.com/mailgate/mailgate/internal/agentmail/amstore"
@@ -28,57 +24,26 @@ func DB(tb testing.TB) *store.DB {
 // one applied. For tests of the service, not of the migrations.
 func DSN(tb testing.TB) string {
 	tb.Helper()
-	if storetest.PostgresURL() != "" {
-		return storetest.DSN(tb)
-	}
-	return SQLite(tb)
+	return template.DSN(tb)
 }
 
 // SQLite is the path of a copy of the migrated SQLite store, whatever the
 // engine of the run, for tests of the SQLite engine itself.
 func SQLite(tb testing.TB) string {
 	tb.Helper()
-	b, err := migrated()
-	if err != nil {
-		tb.Fatalf("amtest: migrated store: %v", err)
-	}
-	path := filepath.Join(tb.TempDir(), "state.db")
-	if err := os.WriteFile(path, b, 0o600); err != nil {
-		tb.Fatal(err)
-	}
-	return path
+	return template.SQLite(tb)
 }
 
-// migrated is the file of a SQLite store with the agent-mail schema, made
-// once per process.
-var migrated = sync.OnceValues(func() ([]byte, error) {
-	dir, err := os.MkdirTemp("", "amtest-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(dir)
-	ctx := context.Background()
-	path := filepath.Join(dir, "state.db")
-	db, err := store.Open(ctx, path)
-	if err != nil {
-		return nil, err
-	}
+// template is a SQLite store with the agent-mail schema.
+var template = storetest.NewTemplate(Migrate)
+
+// Migrate runs the agent-mail migrations on db, for a package's own
+// template (storetest.NewTemplate) of a store that also holds other
+// components.
+func Migrate(ctx context.Context, db *store.DB) error {
 	st, err := amstore.Open(ctx, db)
-	if err == nil {
-		err = st.Close()
-	}
-	if err == nil {
-		// Everything into the main file, so that it alone is the store.
-		_, err = db.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`)
-	}
-	if cerr := db.Close(); err == nil {
-		err = cerr
-	}
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if fi, err := os.Stat(path + "-wal"); err == nil && fi.Size() > 0 {
-		return nil, errors.New("the template's WAL was not checkpointed")
-	}
-	return os.ReadFile(path)
-})
+	return st.Close()
+}
