@@ -49,6 +49,10 @@ func approvalsCmd(ctx context.Context, env *environment, args []string) error {
 	if err != nil {
 		return helpOrError(fset, err, env.stdout)
 	}
+	// The ledger, the schedule, the live servers… share one opening of the
+	// store (storeonce.go).
+	ctx, closeStores := withStoreSet(ctx)
+	defer closeStores()
 	ledger, closeLedger := openLedger(ctx, cfg) // approvals_settle.go
 	defer closeLedger()
 	v, err := approval.Open(cfg.VaultPath, approval.Options{Mode: approval.Mode(cfg.ApprovalMode), TTL: cfg.ApprovalTTL, Ledger: ledger})

@@ -25,16 +25,16 @@ func openSchedule(ctx context.Context, cfg *config.Config) (*schedule.Store, fun
 			return nil, func() {}, nil
 		}
 	}
-	db, err := store.Open(ctx, cfg.DB)
+	db, release, err := openStore(ctx, cfg.DB)
 	if err != nil {
 		return nil, func() {}, err
 	}
 	st, err := schedule.New(ctx, db)
 	if err != nil {
-		db.Close()
+		release()
 		return nil, func() {}, err
 	}
-	return st, func() { db.Close() }, nil
+	return st, release, nil
 }
 
 // printScheduled lists the approved emails waiting for their time.

@@ -201,11 +201,11 @@ func liveServers(ctx context.Context, dsn string, now time.Time) ([]presence.Ser
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	db, err := store.Open(ctx, dsn)
+	db, release, err := openStore(ctx, dsn)
 	if err != nil {
 		return nil, err
 	}
-	defer db.Close()
+	defer release()
 	return presence.Live(ctx, db, now)
 }
 
@@ -239,12 +239,12 @@ func printStoreNotice(ctx context.Context, w io.Writer, cfg *config.Config, now 
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	db, err := store.Open(ctx, cfg.DB)
+	db, release, err := openStore(ctx, cfg.DB)
 	if err != nil {
 		fmt.Fprintf(w, "\nWARNING: %v\n", err)
 		return
 	}
-	defer db.Close()
+	defer release()
 	created, err := db.CreatedAt(ctx)
 	if err != nil || created.IsZero() || now.Sub(created) > storeNoticeDays*24*time.Hour {
 		return

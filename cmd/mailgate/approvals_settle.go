@@ -61,16 +61,16 @@ func openLedger(ctx context.Context, cfg *config.Config) (approval.Ledger, func(
 			return nil, func() {}
 		}
 	}
-	db, err := store.Open(ctx, cfg.DB)
+	db, release, err := openStore(ctx, cfg.DB)
 	if err != nil {
 		return nil, func() {}
 	}
 	l, err := approval.NewStoreLedger(ctx, db)
 	if err != nil {
-		db.Close()
+		release()
 		return nil, func() {}
 	}
-	return l, func() { db.Close() }
+	return l, release
 }
 
 // markDead names the approvals in Approved/ that can never be used.

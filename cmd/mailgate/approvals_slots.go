@@ -10,7 +10,6 @@ import (
 	"github.com/mailgate/mailgate/internal/config"
 	"github.com/mailgate/mailgate/internal/gate"
 	"github.com/mailgate/mailgate/internal/ratelimit"
-	"github.com/mailgate/mailgate/internal/store"
 )
 
 // accountSlots is what one account's send window has taken.
@@ -31,11 +30,11 @@ func sendSlotsUsed(ctx context.Context, cfg *config.Config, now time.Time) []acc
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	db, err := store.Open(ctx, cfg.DB)
+	db, release, err := openStore(ctx, cfg.DB)
 	if err != nil {
 		return []accountSlots{{name: account.Default, err: err}}
 	}
-	defer db.Close()
+	defer release()
 	var out []accountSlots
 	for _, n := range names {
 		s := accountSlots{name: n}

@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/mailgate/mailgate/internal/config"
-	"github.com/mailgate/mailgate/internal/store"
 )
 
 // httpAuth says whether `serve --http` with this configuration would run
@@ -33,12 +32,11 @@ func httpAuth(cfg *config.Config) Check {
 // them, but a store made before keeps them.
 func (r *run) agentProjects() Check {
 	c := Check{Name: "agent projects"}
-	db, err := store.Open(r.ctx, r.cfg.DB)
+	db, err := r.openStore()
 	if err != nil {
 		c.Detail = "not checked: the store does not open"
 		return c
 	}
-	defer db.Close()
 	bad, err := r.o.BadProjects(r.ctx, db)
 	if err != nil {
 		c.Status, c.Detail, c.Fix = Warn, "listing the agent-mail projects: "+err.Error(), "run mailgate doctor again; if it persists, report it"

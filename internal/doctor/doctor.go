@@ -96,6 +96,11 @@ func Run(ctx context.Context, cfg *config.Config, o Options) []Check {
 		o.GOOS = runtime.GOOS
 	}
 	r := &run{ctx: ctx, cfg: cfg, o: o}
+	defer func() {
+		if r.db != nil {
+			r.db.Close()
+		}
+	}()
 	r.add(configCheck(cfg))
 	r.add(devModeCheck(cfg))
 	r.add(r.vault())
@@ -125,9 +130,26 @@ type run struct {
 	cfg    *config.Config
 	o      Options
 	checks []Check
+
+	// The store, opened once for every check that reads it (openStore).
+	db       *store.DB
+	dbErr    error
+	dbOpened bool
 }
 
 func (r *run) add(c Check) { r.checks = append(r.checks, c) }
+
+// openStore opens the store (cfg.DB) on the first call and returns that
+// opening to every later one: an opening checks the whole file (its schema
+// and SQLite's quick_check), and the vault, store and agent-project checks
+// each opened it. Run closes it.
+func (r *run) openStore() (*store.DB, error) {
+	if !r.dbOpened {
+		r.dbOpened = true
+		r.db, r.dbErr = store.Open(r.ctx, r.cfg.DB)
+	}
+	return r.db, r.dbErr
+}
 
 // unix reports whether permission bits are meaningful here.
 func (r *run) unix() bool { return r.o.GOOS != "windows" }

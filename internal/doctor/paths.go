@@ -203,7 +203,7 @@ func (r *run) store() Check {
 	if _, p := probeDir(filepath.Dir(path), "MAILGATE_DB"); p != nil {
 		return fail(p.msg, p.fix)
 	}
-	db, err := store.Open(r.ctx, path)
+	db, err := r.openStore()
 	var damaged *store.DamagedError
 	if errors.As(err, &damaged) {
 		return fail(damaged.Path+" "+damaged.Problem+"; mailgate serve refuses it",
@@ -214,7 +214,6 @@ func (r *run) store() Check {
 		return fail(err.Error(),
 			"point MAILGATE_DB at a file you can write; if the file is not an SQLite database, move it away")
 	}
-	defer db.Close()
 	if err := r.migrate(db, path); err != nil {
 		return fail(err.Error(), "use the newest mailgate, or move the file away to start a fresh store")
 	}
@@ -231,11 +230,10 @@ func (r *run) store() Check {
 
 func (r *run) postgresStore(c Check, fail func(detail, fix string) Check) Check {
 	where := store.Describe(r.cfg.DB)
-	db, err := store.Open(r.ctx, r.cfg.DB)
+	db, err := r.openStore()
 	if err != nil {
 		return fail(err.Error(), "check that the PostgreSQL server is up and that MAILGATE_DB names it, its database and a user that may create tables")
 	}
-	defer db.Close()
 	if err := r.migrate(db, where); err != nil {
 		return fail(err.Error(), "use the newest mailgate; the user in MAILGATE_DB must be allowed to create tables")
 	}
@@ -265,8 +263,7 @@ func (r *run) migrate(db *store.DB, where string) error {
 func (r *run) deadApprovals(root string) []string {
 	var ledger approval.Ledger
 	if _, err := os.Stat(r.cfg.DB); err == nil || store.IsPostgres(r.cfg.DB) {
-		if db, err := store.Open(r.ctx, r.cfg.DB); err == nil {
-			defer db.Close()
+		if db, err := r.openStore(); err == nil {
 			if l, err := approval.NewStoreLedger(r.ctx, db); err == nil {
 				ledger = l
 			}

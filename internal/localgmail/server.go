@@ -65,6 +65,7 @@ type Server struct {
 	latency  atomic.Int64 // time.Duration
 	concCap  atomic.Int64
 	inflight atomic.Int64
+	conns    atomic.Int64 // open client connections (ConnState)
 
 	hmu  sync.Mutex // guards the listener and base URL
 	hs   *http.Server
@@ -117,7 +118,7 @@ func (s *Server) Start(addr string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	s.hs = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)}
+	s.hs = &http.Server{Handler: s, ConnState: s.ConnState, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)}
 	s.base = "http://" + ln.Addr().String() + "/"
 	go s.hs.Serve(ln)
 	return s.base, nil
@@ -302,6 +303,23 @@ func (s *Server) Calls(op string) int {
 // died mid-request leaves its request running here for a while: the crash
 // tests wait for none before they let a second process look for its work.
 func (s *Server) InFlight() int { return int(s.inflight.Load()) }
+
+// ConnState counts the open client connections; it is the http.Server's
+// ConnState hook (set by Start; gmailschema.Serve sets it on its server).
+func (s *Server) ConnState(_ net.Conn, st http.ConnState) {
+	switch st {
+	case http.StateNew:
+		s.conns.Add(1)
+	case http.StateClosed, http.StateHijacked:
+		s.conns.Add(-1)
+	}
+}
+
+// OpenConns is the number of client connections the server holds open. A
+// request a killed client had written but the server had not yet begun
+// (not InFlight) still lands; the connection closes only after it: the
+// crash tests wait for none open, not only none in flight.
+func (s *Server) OpenConns() int { return int(s.conns.Load()) }
 
 // TotalCalls counts every Gmail API request (anything but /token and the
 // authorization endpoint), including unknown routes.

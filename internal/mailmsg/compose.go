@@ -1,7 +1,6 @@
 package mailmsg
 
 import (
-	"bytes"
 	"crypto/rand"
 	"encoding/base64"
 	"fmt"
@@ -280,16 +279,30 @@ func createPart(mw *multipart.Writer, fields [][2]string) (io.Writer, error) {
 	return mw.CreatePart(mh)
 }
 
-// writeBase64 writes data in base64, 76 characters a line (RFC 2045 §6.8).
+// writeBase64 writes data in base64, 76 characters a line (RFC 2045 §6.8),
+// encoding a batch of lines at a time into one reused buffer: a 19 MB
+// attachment is not held twice more (encoded, then wrapped) on its way.
 func writeBase64(w io.Writer, data []byte) error {
-	enc := base64.StdEncoding.EncodeToString(data)
-	var buf bytes.Buffer
-	for len(enc) > 76 {
-		buf.WriteString(enc[:76])
-		buf.WriteString("\r\n")
-		enc = enc[76:]
+	const lineIn = 57 // bytes that encode to one 76-character line
+	buf := make([]byte, 0, min(base64Size(len(data)), 1024*(76+2)))
+	for len(data) > 0 {
+		buf = buf[:0]
+		for len(data) > 0 && (len(buf) == 0 || len(buf)+76+2 <= cap(buf)) {
+			n := min(lineIn, len(data))
+			buf = base64.StdEncoding.AppendEncode(buf, data[:n])
+			if data = data[n:]; len(data) > 0 {
+				buf = append(buf, "\r\n"...)
+			}
+		}
+		if _, err := w.Write(buf); err != nil {
+			return err
+		}
 	}
-	buf.WriteString(enc)
-	_, err := w.Write(buf.Bytes())
-	return err
+	return nil
+}
+
+// base64Size is the length writeBase64 writes for n bytes.
+func base64Size(n int) int {
+	enc := base64.StdEncoding.EncodedLen(n)
+	return enc + 2*max(0, (enc-1)/76)
 }

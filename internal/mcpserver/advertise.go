@@ -2,8 +2,8 @@ package mcpserver
 
 import (
 	"context"
-	"encoding/json"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -34,8 +34,10 @@ type toolSchemaPair struct {
 }
 
 // standInSchema is what go-sdk is given for an input schema: it passes
-// AddTool's check (an object) and has no header annotation.
-var standInSchema = json.RawMessage(`{"type":"object"}`)
+// AddTool's check (an object) without being decoded, and has no header
+// annotation (go-sdk decodes what it is given once more to look for them,
+// each time with a new 32 KiB buffer). go-sdk only reads it.
+var standInSchema = &jsonschema.Schema{Type: "object"}
 
 func newAdvertised() *advertised { return &advertised{schemas: map[string]toolSchemaPair{}} }
 

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+
+	sjson "github.com/segmentio/encoding/json"
 )
 
 // The agent-mail, channels and mailbox tools advertise the JSON schemas of
@@ -26,9 +28,13 @@ import (
 //go:embed toolschemas.json
 var toolSchemasJSON []byte
 
+// toolSchemas is toolschemas.json by key, read on the first registration.
+// segmentio's decoder (go-sdk's) reads the file in 0.15 ms where
+// encoding/json took 1.15 (4% of a serve --sandbox start); the values are
+// the same bytes.
 var toolSchemas = sync.OnceValue(func() map[string]json.RawMessage {
 	var m map[string]json.RawMessage
-	if err := json.Unmarshal(toolSchemasJSON, &m); err != nil {
+	if err := sjson.Unmarshal(toolSchemasJSON, &m); err != nil {
 		panic(fmt.Sprintf("toolschemas.json: %v", err)) // embedded at build time: caught by every test
 	}
 	return m

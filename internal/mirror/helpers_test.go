@@ -82,7 +82,7 @@ func newMailbox(t testing.TB, base string) *gmail.Client {
 }
 
 // fast are worker options for tests: quick polls and short backoffs.
-var fast = outbox.WorkerOptions{Poll: 10 * time.Millisecond, BackoffMin: 10 * time.Millisecond, BackoffMax: 50 * time.Millisecond}
+var fast = outbox.WorkerOptions{Poll: 40 * time.Millisecond, BackoffMin: 10 * time.Millisecond, BackoffMax: 50 * time.Millisecond}
 
 func (e *env) send(t *testing.T, from, subject, thread string, to ...string) int64 {
 	t.Helper()

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+
+	"github.com/mailgate/mailgate/internal/testutil"
 )
 
 // A store file that exists but lost its history is refused with what to do;
@@ -192,7 +194,7 @@ func TestOpenBesideAMigratingServer(t *testing.T) {
 			}
 		}
 	}()
-	for range 300 {
+	for range testutil.Size(100, 300) { // 300 checks in make test (MAILGATE_TEST_FULL)
 		if err := verifyFile(ctx, path); err != nil {
 			t.Errorf("a schema change beside the start refused the store: %v", err)
 			break
@@ -230,7 +232,7 @@ func verifyFile(ctx context.Context, path string) error {
 func TestOpenANewStoreTogether(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	for round := range 40 {
+	for round := range testutil.Size(12, 40) { // 40 rounds in make test (MAILGATE_TEST_FULL)
 		path := filepath.Join(t.TempDir(), "state.db")
 		if round%2 == 1 {
 			// A store made by an older mailgate: rollback journal, so the

@@ -13,6 +13,7 @@ import (
 	"github.com/mailgate/mailgate/internal/agentmail"
 	amsqlite "github.com/mailgate/mailgate/internal/agentmail/sqlite"
 	"github.com/mailgate/mailgate/internal/store"
+	"github.com/mailgate/mailgate/internal/testutil"
 	"github.com/mailgate/mailgate/internal/testutil/amtest"
 )
 
@@ -186,7 +187,9 @@ func TestDeferredIndexMigration(t *testing.T) {
 // the four are doing meanwhile.
 func TestSearchFindsEverySendAcrossHandles(t *testing.T) {
 	t.Parallel()
-	const nHandles, each = 4, 40
+	// 40 sends a handle in make test (MAILGATE_TEST_FULL), 15 in a quick run.
+	const nHandles = 4
+	each := testutil.Size(15, 40)
 	path := amtest.SQLite(t)
 	svcs := make([]*agentmail.Service, nHandles)
 	for i := range svcs {

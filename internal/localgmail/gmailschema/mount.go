@@ -1,6 +1,7 @@
 package gmailschema
 
 import (
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -17,7 +18,13 @@ func Serve(t testing.TB, h http.Handler) (string, *Recorder) {
 		t.Fatal(err)
 	}
 	rec := d.Wrap(h)
-	ts := httptest.NewServer(rec)
+	ts := httptest.NewUnstartedServer(rec)
+	if cs, ok := h.(interface {
+		ConnState(net.Conn, http.ConnState)
+	}); ok {
+		ts.Config.ConnState = cs.ConnState // localgmail's OpenConns
+	}
+	ts.Start()
 	t.Cleanup(func() {
 		ts.Close()
 		if p := rec.Problems(); len(p) > 0 {
