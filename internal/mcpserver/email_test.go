@@ -64,7 +64,7 @@ func newEmailEnvOn(t testing.TB, gm *localgmail.Server, devMode bool, mailbox Ma
 	// Every answer the tools get is held to Gmail's discovery document.
 	base, _ := gmailschema.Serve(t, gm)
 	gm.SetBaseURL(base)
-	return newEmailEnvAt(t, gm, devMode, mailbox, testDSN(t), t.TempDir())
+	return newEmailEnvAt(t, gm, devMode, mailbox, emailDSN(t), t.TempDir())
 }
 
 // newEmailEnvAt is one server's email tools over gm (already serving), the
