@@ -33,7 +33,7 @@ func TestMakeTestDeps(t *testing.T) {
 		t.Error(".ci/run does not call make deps, or keeps its own apt-get list")
 	}
 	list := read(".ci/test-packages")
-	for _, pkg := range []string{"tmux", "postgresql", "curl", "git", "nodejs", "npm", "chromium"} {
+	for _, pkg := range []string{"tmux", "postgresql", "curl", "git", "nodejs", "npm", "chromium-headless-shell"} {
 		if !regexp.MustCompile(`(?m)^` + pkg + `\s`).MatchString(list) {
 			t.Errorf(".ci/test-packages lacks %s", pkg)
 		}
