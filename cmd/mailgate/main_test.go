@@ -37,6 +37,9 @@ func TestMain(m *testing.M) {
 	// (cmd/mailgate measured 54.6 s → 39.3 s on two cores, the same CPU).
 	// An explicit -parallel wins. The long tests start first (parallelLong).
 	queue = testutil.NewQueue(2)
+	// Every test makes homes, vaults and stores, and so do the processes
+	// it starts: in memory, where the machine has room (testutil.MemoryTemp).
+	removeTemp := testutil.MemoryTemp()
 	binary = testutil.BuildMailgate(".")
 	// With MAILGATE_HOME unset, mailgate uses ~/.mailgate: no test may
 	// reach the real one. Subprocesses that inherit this environment, and
@@ -47,17 +50,20 @@ func TestMain(m *testing.M) {
 	// the real HOME: loaded now, kept for every test (gmailschema.Serve).
 	if _, err := gmailschema.Load(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
+		removeTemp()
 		os.Exit(1)
 	}
 	fakeHome, err := os.MkdirTemp("", "mailgate-test-home-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
+		removeTemp()
 		os.Exit(1)
 	}
 	os.Setenv("HOME", fakeHome)
 	code := m.Run()
 	binary.Cleanup()
 	os.RemoveAll(fakeHome)
+	removeTemp()
 	os.Exit(code)
 }
 

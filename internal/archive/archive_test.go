@@ -171,7 +171,7 @@ func TestFromStore(t *testing.T) {
 	a := newAgents(t, "/data/projects/app")
 	ids := []int64{a.send(t, "BlueLake", "GreenCastle", "hello")}
 	vault := t.TempDir()
-	stop := a.archive(t, vault, outbox.WorkerOptions{Poll: 10 * time.Millisecond})
+	stop := a.archive(t, vault, outbox.WorkerOptions{Poll: 40 * time.Millisecond})
 	defer stop()
 	ids = append(ids, a.send(t, "BlueLake", "GreenCastle", "hello"), a.send(t, "BlueLake", "GreenCastle", "hello"))
 	digest := filepath.Join(vault, "AgentMail", "data-projects-app", "threads", "TKT-1.md")

@@ -29,7 +29,7 @@ func TestGitBatchCommits(t *testing.T) {
 
 	a := newAgents(t, "/data/projects/app")
 	started := time.Now()
-	stop := a.archive(t, vault, outbox.WorkerOptions{Poll: 5 * time.Millisecond})
+	stop := a.archive(t, vault, outbox.WorkerOptions{Poll: 40 * time.Millisecond})
 	const n = 40
 	for range n {
 		a.send(t, "BlueLake", "GreenCastle", "hello")

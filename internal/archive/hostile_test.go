@@ -127,7 +127,7 @@ func TestArchiveCommitsIntoParentRepository(t *testing.T) {
 	vault := filepath.Join(parent, "home", "vault")
 	os.MkdirAll(vault, 0o700)
 	a := newAgents(t, "/data/projects/app")
-	stop := a.archive(t, vault, outbox.WorkerOptions{Poll: 5 * time.Millisecond})
+	stop := a.archive(t, vault, outbox.WorkerOptions{Poll: 40 * time.Millisecond})
 	a.sendThenStop(t, 3, stop, vault)
 	if log := testutil.Git(t, parent, "log", "--format=%s"); log != "user's work" {
 		t.Fatalf("the parent repository got commits: %q", log)
@@ -149,7 +149,7 @@ func TestArchiveCommitsLockFiles(t *testing.T) {
 	os.WriteFile(filepath.Join(threads, ".tmp-0123456789abcdef"), []byte("half"), 0o600)
 	os.WriteFile(filepath.Join(threads, ".TKT-1.md7240412318890913151"), []byte("half"), 0o600)
 	a := newAgents(t, "/data/projects/app")
-	stop := a.archive(t, vault, outbox.WorkerOptions{Poll: 5 * time.Millisecond})
+	stop := a.archive(t, vault, outbox.WorkerOptions{Poll: 40 * time.Millisecond})
 	a.send(t, "BlueLake", "GreenCastle", "hello")
 	stop()
 	files := testutil.Git(t, vault, "log", "--name-only", "--format=")
@@ -175,7 +175,7 @@ func TestArchiveDigestForgery(t *testing.T) {
 	a.send(t, "BlueLake", "GreenCastle", forged)
 	a.send(t, "GreenCastle", "BlueLake", "third")
 	vault := t.TempDir()
-	stop := a.archive(t, vault, outbox.WorkerOptions{Poll: 5 * time.Millisecond})
+	stop := a.archive(t, vault, outbox.WorkerOptions{Poll: 40 * time.Millisecond})
 	stop()
 	data, err := os.ReadFile(filepath.Join(vault, "AgentMail", "data-projects-app", "threads", "TKT-1.md"))
 	if err != nil {
@@ -204,7 +204,7 @@ func TestArchiveLongProjectKey(t *testing.T) {
 	a := newAgents(t, "/"+strings.Repeat("p", 300))
 	a.send(t, "BlueLake", "GreenCastle", "hello")
 	vault := t.TempDir()
-	stop := a.archive(t, vault, outbox.WorkerOptions{Poll: 5 * time.Millisecond})
+	stop := a.archive(t, vault, outbox.WorkerOptions{Poll: 40 * time.Millisecond})
 	stop()
 	if n := countFiles(vault); n != 1 {
 		t.Fatalf("%d of 1 messages archived", n)
@@ -225,7 +225,7 @@ func TestArchiveNeverWritableRetriedForEver(t *testing.T) {
 	a := newAgents(t, "/"+strings.Repeat("p", 250))
 	a.send(t, "BlueLake", "GreenCastle", "hello")
 	var logs testutil.Buffer
-	stop := a.archive(t, vault, outbox.WorkerOptions{Poll: 5 * time.Millisecond,
+	stop := a.archive(t, vault, outbox.WorkerOptions{Poll: 40 * time.Millisecond,
 		BackoffMin: time.Millisecond, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	testutil.Eventually(t, 10*time.Second, func() error {
 		if n := a.queued(t); n != 0 {

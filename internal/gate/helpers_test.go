@@ -30,10 +30,20 @@ type env struct {
 	*testutil.Clock
 }
 
+// migrated is a store the gate's components (ledger, limiter) migrated
+// once per test process: each env gets a copy (storetest.Template).
+var migrated = storetest.NewTemplate(func(ctx context.Context, db *store.DB) error {
+	if _, err := approval.NewStoreLedger(ctx, db); err != nil {
+		return err
+	}
+	_, err := ratelimit.New(ctx, db, 1, time.Hour)
+	return err
+})
+
 func newEnv(t testing.TB, limit int) *env {
 	e := &env{dir: t.TempDir(), limit: limit, Clock: testutil.NewClock(t0)}
 	// The store may be PostgreSQL (storetest): child processes find its DSN here.
-	if err := os.WriteFile(filepath.Join(e.dir, "dsn"), []byte(storetest.DSN(t)), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(e.dir, "dsn"), []byte(migrated.DSN(t)), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return e

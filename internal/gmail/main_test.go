@@ -60,6 +60,7 @@ var notCalledByClient = []string{
 // here grows with the Client.
 func TestMain(m *testing.M) {
 	flag.Parse()
+	testutil.FewerGCs(400)
 	cleanup := testutil.MemoryTemp()
 	code := m.Run()
 	cleanup()

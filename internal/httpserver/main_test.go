@@ -6,5 +6,5 @@ import (
 	"github.com/mailgate/mailgate/internal/testutil"
 )
 
-// TestMain keeps the tests' temporary files in memory (testutil.MemoryTemp).
+// TestMain: temporary files in memory, fewer collections (testutil.Main).
 func TestMain(m *testing.M) { testutil.Main(m) }

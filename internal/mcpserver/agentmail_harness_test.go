@@ -14,6 +14,7 @@ import (
 	"github.com/mailgate/mailgate/internal/config"
 	"github.com/mailgate/mailgate/internal/store"
 	"github.com/mailgate/mailgate/internal/testutil"
+	"github.com/mailgate/mailgate/internal/testutil/amtest"
 )
 
 // amHarness is a mailgate server with only the agent-mail tool set, on a
@@ -30,7 +31,7 @@ type amHarness struct {
 
 func newAMHarness(t testing.TB, opts ...func(*agentmail.Options)) *amHarness {
 	t.Helper()
-	return newAMHarnessAt(t, testDSN(t), opts...)
+	return newAMHarnessAt(t, amtest.DSN(t), opts...)
 }
 
 // newAMHarnessClocked is newAMHarness on a fake clock the test moves.

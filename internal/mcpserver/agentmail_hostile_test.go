@@ -9,6 +9,7 @@ import (
 
 	"github.com/mailgate/mailgate/internal/agentmail"
 	"github.com/mailgate/mailgate/internal/config"
+	"github.com/mailgate/mailgate/internal/testutil/amtest"
 )
 
 // Tests named after the attacks of issue 18 on the agent-mail tool sets,
@@ -134,7 +135,7 @@ func TestStalenessReadsForeignTrees(t *testing.T) {
 func TestMailboxNameHeaderInjection(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	svc := compatService(t, testDSN(t), nil)
+	svc := compatService(t, amtest.DSN(t), nil)
 	h := connectCompat(t, svc, []string{config.ToolsMailbox}, SetOptions{ProjectKey: dir,
 		AgentName: "win\r\nReply-To: attacker@evil.example", Getenv: func(string) string { return "" }})
 	if _, err := svc.EnsureProject(t.Context(), dir); err != nil {

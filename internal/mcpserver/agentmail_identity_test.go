@@ -10,6 +10,7 @@ import (
 
 	"github.com/mailgate/mailgate/internal/agentmail"
 	"github.com/mailgate/mailgate/internal/testutil"
+	"github.com/mailgate/mailgate/internal/testutil/amtest"
 )
 
 type amProfile struct {
@@ -34,7 +35,7 @@ func newIdentityWorld(t *testing.T, opts ...func(*agentmail.Options)) *identityW
 	t.Helper()
 	clock := &chClock{}
 	opts = append(opts, func(o *agentmail.Options) { o.Now = clock.Now })
-	h := newAMHarnessAt(t, testDSN(t), opts...)
+	h := newAMHarnessAt(t, amtest.DSN(t), opts...)
 	h.call("ensure_project", map[string]any{"human_key": idProject}, nil)
 	return &identityWorld{t: t, clock: clock, first: h, svc: h.svc}
 }
@@ -151,7 +152,7 @@ func TestSenderImpersonation(t *testing.T) {
 // own ("<name>-<uuid>"), not as that identity.
 func TestChannelsIdentityTakeover(t *testing.T) {
 	t.Parallel()
-	path := testDSN(t)
+	path := amtest.DSN(t)
 	svc := compatService(t, path, nil)
 	am := connectAM(t, svc)
 	h := &amHarness{t: t, ctx: t.Context(), cs: am, svc: svc}

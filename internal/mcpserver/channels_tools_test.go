@@ -16,6 +16,7 @@ import (
 	"github.com/mailgate/mailgate/internal/agentmail/amstore"
 	"github.com/mailgate/mailgate/internal/agentmail/channels"
 	"github.com/mailgate/mailgate/internal/config"
+	"github.com/mailgate/mailgate/internal/testutil/amtest"
 )
 
 // chClock is a race-free adjustable clock: real time plus an offset, so
@@ -71,7 +72,7 @@ func newChannels(t *testing.T, clock *chClock, co SetOptions) (*amHarness, strin
 	if co.ProjectKey == "" {
 		co.ProjectKey = dir
 	}
-	path := testDSN(t)
+	path := amtest.DSN(t)
 	return connectCompat(t, compatService(t, path, clock), []string{config.ToolsChannels}, co), path
 }
 
@@ -317,7 +318,7 @@ func TestChannelsStaleSweep(t *testing.T) {
 	clock := &chClock{}
 	dir := t.TempDir()
 	co := SetOptions{ProjectKey: dir, StaleAfter: time.Minute, SweepInterval: time.Millisecond}
-	path := testDSN(t)
+	path := amtest.DSN(t)
 	p1 := connectCompat(t, compatService(t, path, clock), []string{config.ToolsChannels}, co)
 	p2 := connectCompat(t, compatService(t, path, clock), []string{config.ToolsChannels}, co)
 
@@ -414,7 +415,7 @@ func TestChannelsStaleCrossProcess(t *testing.T) {
 		t.Skip("helper mode")
 	}
 	dir := t.TempDir()
-	path := testDSN(t)
+	path := amtest.DSN(t)
 	const staleAfter, sweep, slack = 3 * time.Second, 100 * time.Millisecond, 20 * time.Second
 	cmd := exec.Command(os.Args[0], "-test.run=^TestChannelsHelperProcess$", "-test.v")
 	cmd.Env = append(os.Environ(), "MAILGATE_CH_HELPER_DB="+path, "MAILGATE_CH_HELPER_DIR="+dir)

@@ -271,7 +271,7 @@ func TestActionErrors(t *testing.T) {
 // actFullLimiter is a send limit of one, used up.
 func actFullLimiter(t *testing.T) *ratelimit.Limiter {
 	t.Helper()
-	l, err := ratelimit.New(context.Background(), storetest.OpenDSN(t, testDSN(t)), 1, time.Hour)
+	l, err := ratelimit.New(context.Background(), storetest.OpenDSN(t, emailDSN(t)), 1, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}

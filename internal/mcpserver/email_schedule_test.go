@@ -45,7 +45,7 @@ func laterServers(t *testing.T, n int, grace time.Duration) ([]*laterServer, *fa
 	seed(t, gm)
 	base, _ := gmailschema.Serve(t, gm)
 	gm.SetBaseURL(base)
-	dsn, dir := testDSN(t), t.TempDir()
+	dsn, dir := emailDSN(t), t.TempDir()
 	clock := &fakeClock{t: time.Now().UTC().Truncate(time.Second)}
 	var out []*laterServer
 	for i := range n {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -52,11 +53,27 @@ func newEmailEnv(t *testing.T, devMode bool, mailbox Mailbox) *emailEnv {
 func newSandboxEnv(t testing.TB, devMode bool) *emailEnv {
 	t.Helper()
 	gm := localgmail.New(localgmail.Options{Email: sandbox.Email, Aliases: []string{sandbox.Alias}})
-	if err := sandbox.Seed(gm); err != nil {
+	snap, err := sandboxMailbox()
+	if err == nil {
+		err = gm.Restore(snap)
+	}
+	if err != nil {
 		t.Fatal(err)
 	}
 	return newEmailEnvOn(t, gm, devMode, nil)
 }
+
+// sandboxMailbox is the sandbox mailbox seeded once per test process, as
+// a localgmail snapshot: each newSandboxEnv restores it (as a sandbox
+// server restores the mailbox it keeps) instead of parsing and indexing
+// its messages again.
+var sandboxMailbox = sync.OnceValues(func() ([]byte, error) {
+	gm := localgmail.New(localgmail.Options{Email: sandbox.Email, Aliases: []string{sandbox.Alias}})
+	if err := sandbox.Seed(gm); err != nil {
+		return nil, err
+	}
+	return gm.Snapshot()
+})
 
 // newEmailEnvOn starts gm (seeded) and serves the email tools over it.
 func newEmailEnvOn(t testing.TB, gm *localgmail.Server, devMode bool, mailbox Mailbox) *emailEnv {
@@ -64,7 +81,7 @@ func newEmailEnvOn(t testing.TB, gm *localgmail.Server, devMode bool, mailbox Ma
 	// Every answer the tools get is held to Gmail's discovery document.
 	base, _ := gmailschema.Serve(t, gm)
 	gm.SetBaseURL(base)
-	return newEmailEnvAt(t, gm, devMode, mailbox, testDSN(t), t.TempDir())
+	return newEmailEnvAt(t, gm, devMode, mailbox, emailDSN(t), t.TempDir())
 }
 
 // newEmailEnvAt is one server's email tools over gm (already serving), the

@@ -20,6 +20,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mailgate/mailgate/internal/config"
+	"github.com/mailgate/mailgate/internal/testutil/amtest"
 )
 
 // allSets are the tool sets, in the order the snapshot lists them.
@@ -31,7 +32,7 @@ var allSets = []string{config.ToolsEmail, config.ToolsAgentMail, config.ToolsCha
 func setClient(t *testing.T, set string) *mcp.ClientSession {
 	t.Helper()
 	if set != config.ToolsEmail {
-		svc := compatService(t, filepath.Join(t.TempDir(), "s.db"), nil)
+		svc := compatService(t, amtest.SQLite(t), nil)
 		return connectCompat(t, svc, []string{set}, SetOptions{ProjectKey: t.TempDir(), AgentName: "alice", Getenv: noTmux}).cs
 	}
 	srv, err := New(Deps{Version: "test", Tools: []string{set}, Email: &EmailDeps{}})
@@ -159,7 +160,7 @@ func TestToolsDeclareTheirRisk(t *testing.T) {
 // exactly the rows marked Minimal.
 func TestMinimalProfileFromInventory(t *testing.T) {
 	t.Parallel()
-	svc := compatService(t, filepath.Join(t.TempDir(), "s.db"), nil)
+	svc := compatService(t, amtest.SQLite(t), nil)
 	srv, err := New(Deps{Version: "test", Tools: []string{config.ToolsAgentMail}, AgentMail: svc, AgentMailProfile: "minimal"})
 	if err != nil {
 		t.Fatal(err)

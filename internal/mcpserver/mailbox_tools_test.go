@@ -21,6 +21,7 @@ import (
 	"github.com/mailgate/mailgate/internal/agentmail/mailboxset"
 	"github.com/mailgate/mailgate/internal/config"
 	"github.com/mailgate/mailgate/internal/mcpstdio"
+	"github.com/mailgate/mailgate/internal/testutil/amtest"
 	"github.com/mailgate/mailgate/internal/tmux"
 )
 
@@ -38,7 +39,7 @@ func noTmux(k string) string {
 func mbPair(t *testing.T) (alice, bob *amHarness, svc *agentmail.Service, dir string) {
 	t.Helper()
 	dir = t.TempDir()
-	svc = compatService(t, testDSN(t), nil)
+	svc = compatService(t, amtest.DSN(t), nil)
 	alice = connectCompat(t, svc, []string{config.ToolsMailbox}, SetOptions{ProjectKey: dir, AgentName: "alice", Getenv: noTmux})
 	bob = connectCompat(t, svc, []string{config.ToolsMailbox}, SetOptions{ProjectKey: dir, AgentName: "bob", Getenv: noTmux})
 	return
@@ -238,7 +239,7 @@ func TestMailboxOneCore(t *testing.T) {
 func TestMailboxNoIdentity(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	h := connectCompat(t, compatService(t, filepath.Join(dir, "s.db"), nil), []string{config.ToolsMailbox},
+	h := connectCompat(t, compatService(t, amtest.SQLite(t), nil), []string{config.ToolsMailbox},
 		SetOptions{ProjectKey: dir, Getenv: func(string) string { return "" }})
 	if got, isErr := mbText(t, h, "receive", nil); !isErr || !strings.Contains(got, "AGENT_NAME") {
 		t.Fatalf("receive without identity = %q (isError %v)", got, isErr)
@@ -342,7 +343,7 @@ func TestMailboxRealTmux(t *testing.T) {
 	}
 	// Each "process" sees the environment tmux gives a program in its pane.
 	envIn := func(window string) func(string) string { return paneEnv(tmuxVar, panes[window]) }
-	svc := compatService(t, testDSN(t), nil)
+	svc := compatService(t, amtest.DSN(t), nil)
 	alice := connectCompat(t, svc, []string{config.ToolsMailbox}, SetOptions{ProjectKey: dir, Getenv: envIn("alice")})
 	bob := connectCompat(t, svc, []string{config.ToolsMailbox}, SetOptions{ProjectKey: dir, Getenv: envIn("bob")})
 
@@ -412,7 +413,7 @@ func TestMailboxServeEndsWithTmuxSession(t *testing.T) {
 	tmuxVar, panes, tm := tmuxSession(t, "solo")
 	getenv := paneEnv(tmuxVar, panes["solo"])
 	dir := t.TempDir()
-	svc := compatService(t, testDSN(t), nil)
+	svc := compatService(t, amtest.DSN(t), nil)
 	srv, err := New(Deps{Version: "test", Tools: []string{config.ToolsMailbox},
 		AgentMail: svc, SetStores: setStores(t, svc), SetOptions: SetOptions{ProjectKey: dir, Getenv: getenv}})
 	if err != nil {
@@ -436,7 +437,7 @@ func TestMailboxFollowsTmuxChanges(t *testing.T) {
 	tmuxVar, panes, tm := tmuxSession(t, "alice", "bob")
 	getenv := paneEnv(tmuxVar, panes["alice"])
 	dir := t.TempDir()
-	h := connectCompat(t, compatService(t, testDSN(t), nil), []string{config.ToolsMailbox}, SetOptions{ProjectKey: dir, Getenv: getenv})
+	h := connectCompat(t, compatService(t, amtest.DSN(t), nil), []string{config.ToolsMailbox}, SetOptions{ProjectKey: dir, Getenv: getenv})
 	recipients := func() []mailboxset.Recipient {
 		var rs mbRecipients
 		json.Unmarshal([]byte(mbOK(t, h, "list-recipients", nil)), &rs)
@@ -491,7 +492,7 @@ func TestMailboxOpsAskTmuxPerCall(t *testing.T) {
 	t.Parallel()
 	tmuxVar, panes, _ := tmuxSession(t, "alice", "bob")
 	getenv := paneEnv(tmuxVar, panes["alice"])
-	svc := compatService(t, testDSN(t), nil)
+	svc := compatService(t, amtest.DSN(t), nil)
 	ops := mailboxset.NewCaller(svc, setStores(t, svc).Mailboxes(), tmux.Client{Getenv: getenv, PerCall: true}, mailboxset.CallerOptions{ProjectKey: t.TempDir(), Getenv: getenv})
 	ctx := context.Background()
 	if me, err := ops.Identity(ctx); err != nil || me != "alice" {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mailgate/mailgate/internal/agentmail/mailboxset"
 	"github.com/mailgate/mailgate/internal/config"
+	"github.com/mailgate/mailgate/internal/testutil/amtest"
 )
 
 // TestMailboxSendToChannelsAgentRefused: a mailbox send to an agent of the
@@ -18,7 +19,7 @@ import (
 func TestMailboxSendToChannelsAgentRefused(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	svc := compatService(t, testDSN(t), nil)
+	svc := compatService(t, amtest.DSN(t), nil)
 	ch := connectCompat(t, svc, []string{config.ToolsChannels}, SetOptions{ProjectKey: dir})
 	chRegister(t, ch, "coder-1", "coder")
 	alice := connectCompat(t, svc, []string{config.ToolsMailbox}, SetOptions{ProjectKey: dir, AgentName: "alice", Getenv: noTmux})

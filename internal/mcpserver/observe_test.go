@@ -13,6 +13,7 @@ import (
 	"github.com/mailgate/mailgate/internal/config"
 	"github.com/mailgate/mailgate/internal/metrics"
 	"github.com/mailgate/mailgate/internal/testutil"
+	"github.com/mailgate/mailgate/internal/testutil/amtest"
 )
 
 type seenCall struct {
@@ -35,7 +36,7 @@ func (o *recordingObserver) ToolCall(ctx context.Context, tool string, failed bo
 // request id of its own: the observer sees it, and the call's log line
 // carries it.
 func TestCallObserverAndRequestID(t *testing.T) {
-	svc, _ := openService(t, testDSN(t))
+	svc, _ := openService(t, amtest.DSN(t))
 	var logs testutil.Buffer
 	obs := &recordingObserver{}
 	srv, err := New(Deps{Tools: []string{config.ToolsAgentMail}, AgentMail: svc, Observer: obs,

@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mailgate/mailgate/internal/config"
+	"github.com/mailgate/mailgate/internal/testutil/amtest"
 )
 
 // connectPending starts a server whose dependencies come from pending and
@@ -31,7 +32,7 @@ func connectPending(t *testing.T, tools []string, pending func(context.Context) 
 // lists is what a server built on the opened store lists.
 func TestPendingDepsAnswerBeforeTheStore(t *testing.T) {
 	t.Parallel()
-	svc, _ := openService(t, testDSN(t))
+	svc, _ := openService(t, amtest.DSN(t))
 	release := make(chan struct{})
 	tools := []string{config.ToolsAgentMail}
 	cs := connectPending(t, tools, func(ctx context.Context) (Deps, error) {

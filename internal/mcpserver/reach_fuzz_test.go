@@ -3,7 +3,6 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -12,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mailgate/mailgate/internal/config"
+	"github.com/mailgate/mailgate/internal/testutil/amtest"
 )
 
 // fuzzTarget is one tool and the string arguments a fuzzer may set.
@@ -27,7 +27,7 @@ type fuzzTarget struct {
 // arguments, read from the schema each server advertises.
 func fuzzTargets(t testing.TB, r *reachEnv) []fuzzTarget {
 	t.Helper()
-	ch := connectCompat(t, compatService(t, filepath.Join(t.TempDir(), "c.db"), nil),
+	ch := connectCompat(t, compatService(t, amtest.SQLite(t), nil),
 		[]string{config.ToolsChannels, config.ToolsMailbox}, SetOptions{ProjectKey: r.w.project, AgentName: "alice", Getenv: noTmux}).cs
 	base := map[string]map[string]any{}
 	for name, call := range r.pathCalls() {

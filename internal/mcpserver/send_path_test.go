@@ -122,7 +122,7 @@ func TestAuditRecordsTypedOutcome(t *testing.T) {
 			answer: "Rejected: The approver rejected this email", result: audit.ResultRejected},
 		{name: "rate limited", tool: "send_email", args: base, before: func(t *testing.T, e *emailEnv) {
 			approveAll(t, e)
-			lim, err := ratelimit.New(context.Background(), storetest.OpenDSN(t, testDSN(t)), 1, time.Hour)
+			lim, err := ratelimit.New(context.Background(), storetest.OpenDSN(t, emailDSN(t)), 1, time.Hour)
 			if err != nil {
 				t.Fatal(err)
 			}

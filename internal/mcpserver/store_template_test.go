@@ -11,19 +11,20 @@ import (
 	"github.com/mailgate/mailgate/internal/schedule"
 	"github.com/mailgate/mailgate/internal/store"
 	"github.com/mailgate/mailgate/internal/store/storetest"
-	"github.com/mailgate/mailgate/internal/testutil/amtest"
 )
 
-// testStores is the store every test of the package opens: the agent-mail
-// schema and the email tools' (approval ledger, limits, drafts, schedule),
-// migrated once per test process and copied per test on SQLite (the
-// migrations and the file's creation were ~1.2 of the package's ~7.4 CPU
-// seconds). The tools find every migration applied, as a server started on
-// an existing home does; the migrations are tested in their packages.
-var testStores = storetest.NewTemplate(func(ctx context.Context, db *store.DB) error {
-	if err := amtest.Migrate(ctx, db); err != nil {
-		return err
-	}
+// The tests' stores are copies of templates migrated once per test process
+// (the stores' creation and migrations were ~1.2 of the package's ~7.4 CPU
+// seconds): the agent-mail sets' stores of amtest's (amtest.DSN, or
+// amtest.SQLite where a test wants SQLite whatever the engine), the email
+// set's of emailStores. Each holds only its set's schema: every new
+// connection parses the whole schema, the store's check at open too. The
+// tools find every migration applied, as a server started on an existing
+// home does; the migrations are tested in their packages.
+
+// emailStores is the template of the email tool set's stores: the approval
+// ledger, the send and organise limits, mailgate's drafts, the schedule.
+var emailStores = storetest.NewTemplate(func(ctx context.Context, db *store.DB) error {
 	if _, err := approval.NewStoreLedger(ctx, db); err != nil {
 		return err
 	}
@@ -37,11 +38,11 @@ var testStores = storetest.NewTemplate(func(ctx context.Context, db *store.DB) e
 	return err
 })
 
-// testDSN is what MAILGATE_DB would hold for a new store of this package's
-// tests: on SQLite a copy of testStores, on PostgreSQL a new schema
-// (storetest.DSN). Several services opened on it share the store, as
+// emailDSN is what MAILGATE_DB would hold for a new store of the email
+// tools: on SQLite a copy of emailStores, on PostgreSQL a new schema
+// (storetest.DSN). Several servers opened on it share the store, as
 // several processes do.
-func testDSN(t testing.TB) string {
+func emailDSN(t testing.TB) string {
 	t.Helper()
-	return testStores.DSN(t)
+	return emailStores.DSN(t)
 }

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/mailgate/mailgate/internal/config"
+	"github.com/mailgate/mailgate/internal/testutil/amtest"
 )
 
 // TestArgumentErrorsAsContractsWordThem: a missing or mistyped argument is
@@ -88,7 +89,7 @@ func TestArgumentErrorsAsContractsWordThem(t *testing.T) {
 // required arguments (only the refusal's words changed).
 func TestArgumentSchemasStayHonest(t *testing.T) {
 	t.Parallel()
-	svc := compatService(t, testDSN(t), nil)
+	svc := compatService(t, amtest.DSN(t), nil)
 	h := connectCompat(t, svc, []string{config.ToolsChannels, config.ToolsMailbox}, SetOptions{ProjectKey: t.TempDir(), AgentName: "a", Getenv: noTmux})
 	want := map[string][]any{"register": {"name", "role"}, "send": {"recipient", "message"}, "status": {"status"}}
 	for tool, err := range h.cs.Tools(h.ctx, nil) {

@@ -5,13 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mailgate/mailgate/internal/config"
+	"github.com/mailgate/mailgate/internal/testutil/amtest"
 )
 
 // allRawSets are the tool sets whose schemas come from toolschemas.json:
@@ -32,7 +32,7 @@ func inferredSchemas(t *testing.T) map[string]json.RawMessage {
 		got[key] = b
 	}
 	defer func() { reflectSchemas, schemaBuilt = false, func(string, any) {} }()
-	svc := compatService(t, filepath.Join(t.TempDir(), "s.db"), nil)
+	svc := compatService(t, amtest.SQLite(t), nil)
 	if _, err := New(Deps{Version: "test", Tools: allRawSets, Email: &EmailDeps{}, AgentMail: svc, SetStores: setStores(t, svc), SetOptions: SetOptions{ProjectKey: t.TempDir(), Getenv: noTmux}}); err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func TestToolsListSameWithGeneratedSchemas(t *testing.T) {
 	list := func(reflect bool) []byte {
 		reflectSchemas = reflect
 		defer func() { reflectSchemas = false }()
-		svc := compatService(t, filepath.Join(t.TempDir(), "s.db"), nil)
+		svc := compatService(t, amtest.SQLite(t), nil)
 		srv, err := New(Deps{Version: "test", Tools: allRawSets, Email: &EmailDeps{}, AgentMail: svc, SetStores: setStores(t, svc), SetOptions: SetOptions{ProjectKey: "/p", Getenv: noTmux}})
 		if err != nil {
 			t.Fatal(err)

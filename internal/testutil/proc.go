@@ -139,12 +139,12 @@ func CacheDir(key, name string) (string, error) {
 // RunOrChild is a TestMain for tests that re-execute the test binary as
 // child processes (ChildCommand): with the variable env set, the process is
 // such a child and exits with child's status, given env's value; otherwise
-// it runs the tests, with their temporary files in memory (MemoryTemp).
+// it runs the tests as Main does.
 func RunOrChild(m *testing.M, env string, child func(value string) int) {
 	if v := os.Getenv(env); v != "" {
 		os.Exit(child(v))
 	}
-	os.Exit(runInMemory(m))
+	os.Exit(runTests(m))
 }
 
 // ChildCommand returns a command that re-executes the test binary as a

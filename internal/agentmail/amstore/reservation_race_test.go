@@ -9,6 +9,7 @@ import (
 	"github.com/mailgate/mailgate/internal/agentmail"
 	"github.com/mailgate/mailgate/internal/agentmail/channels"
 	"github.com/mailgate/mailgate/internal/store/storetest"
+	"github.com/mailgate/mailgate/internal/testutil"
 	"github.com/mailgate/mailgate/internal/testutil/amtest"
 )
 
@@ -31,7 +32,7 @@ func TestReservationGrantsAcrossServersOneCleanWinner(t *testing.T) {
 	}
 	agents := []string{"Alpha", "Beta", "Gamma", "Delta", "Epsilon", "Zeta"}
 	amtest.Register(t, svcs[0], "/p", agents...)
-	rounds := 30
+	rounds := testutil.Size(12, 30) // 30 in make test (MAILGATE_TEST_FULL)
 	if testing.Short() {
 		rounds = 10
 	}
@@ -93,7 +94,7 @@ func TestClaimAndGrantAcrossServers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rounds := 30
+	rounds := testutil.Size(12, 30) // 30 in make test (MAILGATE_TEST_FULL)
 	if testing.Short() {
 		rounds = 10
 	}
