@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -135,6 +136,11 @@ func TestNoProcessOutlivesServer(t *testing.T) {
 
 const leakMarkVar = "MAILGATE_TEST_LEAK_MARK"
 
+// markEnv is the environment entry carrying mark: with this test
+// process's id, so that two runs of the suite at once on one machine (or
+// another checkout's) never count, or kill, each other's processes.
+func markEnv(mark string) string { return leakMarkVar + "=" + strconv.Itoa(os.Getpid()) + "-" + mark }
+
 type markedRun struct {
 	t      *testing.T
 	cmd    *exec.Cmd
@@ -148,7 +154,7 @@ func startMarked(t *testing.T, mark string, env []string, args ...string) *marke
 	t.Helper()
 	cmd := exec.Command(builtBinary(t), args...)
 	cmd.Dir = "/"
-	cmd.Env = append(append([]string(nil), env...), leakMarkVar+"="+mark)
+	cmd.Env = append(append([]string(nil), env...), markEnv(mark))
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -187,7 +193,7 @@ func (r *markedRun) wait() {
 }
 
 // marked lists the live processes whose environment carries the mark.
-func marked(mark string) []testutil.Proc { return testutil.ProcessesWithEnv(leakMarkVar + "=" + mark) }
+func marked(mark string) []testutil.Proc { return testutil.ProcessesWithEnv(markEnv(mark)) }
 
 func killMarked(mark string) {
 	for _, p := range marked(mark) {

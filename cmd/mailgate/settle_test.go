@@ -25,17 +25,28 @@ import (
 
 var settleArgs = map[string]any{"to": "carol@example.com", "subject": "Quarterly numbers", "body": "The numbers are in.\n"}
 
-// killMidSend approves settleArgs, has a fresh server send it, and SIGKILLs
-// that server once Gmail holds the email (delivered is true) or while
-// Gmail has not yet acted on it (delivered false), before the outcome is
-// recorded either way. It returns the Done file's name.
+// killMidSend has a server ask for settleArgs' approval, approves it, has
+// the same server send it, and SIGKILLs that server once Gmail holds the
+// email (delivered is true) or while Gmail has not yet acted on it
+// (delivered false), before the outcome is recorded either way. It
+// returns the Done file's name. One server for the request and the send:
+// its start-time settling (settleAtStart, in the background) has long
+// found nothing to settle when the send is claimed; a server started just
+// before the send could settle that very send from Sent (seen 4 times in
+// 40 with the temporary files on tmpfs), and the kill would leave nothing
+// unrecorded.
 func killMidSend(t *testing.T, w *world, delivered bool) string {
 	t.Helper()
-	cs := w.connect()
-	if text, _ := call(t, cs, "send_email", settleArgs); !strings.HasPrefix(text, "Rejected: No matching approval") {
+	cmd := exec.Command(builtBinary(t), "serve")
+	cmd.Dir, cmd.Env = "/", w.env
+	c := mcp.NewClient(&mcp.Implementation{Name: "victim", Version: "0"}, nil)
+	victim, err := c.Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text, _ := call(t, victim, "send_email", settleArgs); !strings.HasPrefix(text, "Rejected: No matching approval") {
 		t.Fatalf("first call: %q", text)
 	}
-	cs.Close()
 	if w.approveAll() != 1 {
 		t.Fatal("want one request to approve")
 	}
@@ -44,13 +55,6 @@ func killMidSend(t *testing.T, w *world, delivered bool) string {
 		w.gm.Inject(localgmail.Fault{Op: "messages.send", Stall: true}) // Gmail sends, the answer never comes
 	} else {
 		w.gm.SetLatency(time.Hour) // the send is still on its way when the process dies
-	}
-	cmd := exec.Command(builtBinary(t), "serve")
-	cmd.Dir, cmd.Env = "/", w.env
-	c := mcp.NewClient(&mcp.Implementation{Name: "victim", Version: "0"}, nil)
-	victim, err := c.Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	if err != nil {
-		t.Fatal(err)
 	}
 	go victim.CallTool(context.Background(), &mcp.CallToolParams{Name: "send_email", Arguments: settleArgs})
 	testutil.Eventually(t, 20*time.Second, func() error {
