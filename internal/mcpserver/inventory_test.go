@@ -372,6 +372,7 @@ func TestBoundsAdvertisedAndEnforced(t *testing.T) {
 			agentID = r.AgentID
 		}
 	}
+	listedTools := map[string]map[string]*mcp.Tool{} // by set, by name
 	for _, e := range inventory {
 		if e.Set == config.ToolsEmail {
 			continue // go-sdk checks the email set's schemas itself (its limits: issue 19 item 2)
@@ -381,15 +382,17 @@ func TestBoundsAdvertisedAndEnforced(t *testing.T) {
 			continue
 		}
 		cs := clients[e.Set]
-		var listed *mcp.Tool
-		for tool, err := range cs.Tools(ctx, nil) {
-			if err != nil {
-				t.Fatal(err)
-			}
-			if tool.Name == e.Name {
-				listed = tool
+		if listedTools[e.Set] == nil {
+			// One tools/list per set, not one per bounded tool.
+			listedTools[e.Set] = map[string]*mcp.Tool{}
+			for tool, err := range cs.Tools(ctx, nil) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				listedTools[e.Set][tool.Name] = tool
 			}
 		}
+		listed := listedTools[e.Set][e.Name]
 		b, _ := json.Marshal(listed.InputSchema)
 		var sch jsonschema.Schema
 		if err := json.Unmarshal(b, &sch); err != nil {
