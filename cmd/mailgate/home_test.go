@@ -115,8 +115,10 @@ func TestOneHomeAndTheTruthAboutTheMode(t *testing.T) {
 		t.Fatal("approvals created a vault in its working directory")
 	}
 
+	// The approval and the listing after the stop in-process (runHere):
+	// the run above showed the binary in its own folder.
 	id := strings.TrimSuffix(w.files("Pending_Approval")[0], ".md")
-	out, code = runIn(t, terminalDir, terminal, "approvals", "approve", "--yes", id)
+	out, code = runHere(t, terminalDir, terminal, "approvals", "approve", "--yes", id)
 	if code != 0 || !strings.Contains(out, "DEV_MODE=false — an approved email WILL be sent") || strings.Contains(out, "DEV_MODE is on") {
 		t.Fatalf("approve (exit %d):\n%s", code, out)
 	}
@@ -125,7 +127,7 @@ func TestOneHomeAndTheTruthAboutTheMode(t *testing.T) {
 	}
 
 	cs.Close() // stdin closes; the server stops cleanly
-	out, code = runIn(t, terminalDir, terminal, "approvals")
+	out, code = runHere(t, terminalDir, terminal, "approvals")
 	if code != 0 || !strings.Contains(out, "No mailgate server with the email tools is running on this store (") ||
 		!strings.Contains(out, "would send nothing (DEV_MODE=true)") || strings.Contains(out, "server running") {
 		t.Fatalf("approvals after the server stopped (exit %d):\n%s", code, out)
@@ -330,16 +332,18 @@ func TestDoctorVaultExposure(t *testing.T) {
 	if l := line(out); !strings.HasPrefix(strings.TrimSpace(l), "ok") {
 		t.Fatalf("default home: %q\n%s", l, out)
 	}
+	// The other two homes in-process (runHere): the run above showed the
+	// binary's doctor.
 	clone := filepath.Join(userHome, "src", "mailgate")
 	os.MkdirAll(filepath.Join(clone, ".git"), 0o700)
-	out, _ = runIn(t, "/", append(env, "MAILGATE_HOME="+clone), "doctor")
+	out, _ = runHere(t, "/", append(env, "MAILGATE_HOME="+clone), "doctor")
 	if l := line(out); !strings.HasPrefix(strings.TrimSpace(l), "warn") || !strings.Contains(l, "git work tree "+clone) {
 		t.Fatalf("home in a clone: %q\n%s", l, out)
 	}
 	cfg := filepath.Join(userHome, ".config", "Claude", "claude_desktop_config.json")
 	os.MkdirAll(filepath.Dir(cfg), 0o700)
 	os.WriteFile(cfg, []byte(`{"mcpServers": {"filesystem": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "`+userHome+`"]}}}`), 0o600)
-	out, _ = runIn(t, "/", env, "doctor")
+	out, _ = runHere(t, "/", env, "doctor")
 	if l := line(out); !strings.HasPrefix(strings.TrimSpace(l), "warn") || !strings.Contains(l, `filesystem server "filesystem" `+userHome) {
 		t.Fatalf("filesystem server: %q\n%s", l, out)
 	}

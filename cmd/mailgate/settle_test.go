@@ -96,15 +96,19 @@ func frontField(file, key string) string {
 	return m[1]
 }
 
+// runApprovals runs `mailgate approvals` with the world's environment and
+// returns its output (stdout, then stderr); it must succeed. In-process
+// (runHere: main's dispatch and exit status, no process start): the tests
+// that call it are about what the command settles and says, and each has
+// its processes where a process is what is tested (the killed servers);
+// TestApprovalsBinary and its kin run the command through the binary.
 func runApprovals(t *testing.T, w *world, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(builtBinary(t), append([]string{"approvals"}, args...)...)
-	cmd.Env = w.env
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("mailgate approvals %v: %v\n%s", args, err, out)
+	out, code := runHere(t, "", w.env, append([]string{"approvals"}, args...)...)
+	if code != 0 {
+		t.Fatalf("mailgate approvals %v: exit %d\n%s", args, code, out)
 	}
-	return string(out)
+	return out
 }
 
 func TestKilledSendFoundInSentNotSentTwice(t *testing.T) {
