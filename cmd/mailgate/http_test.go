@@ -250,9 +250,9 @@ func TestHTTPRefusesNonLoopbackWithoutPublic(t *testing.T) {
 		{"with a token", []string{"--http", "0.0.0.0:0"}, []string{"AGENT_MAIL_BEARER_TOKEN=" + httpToken}},
 		{"email tools with a token", []string{"--http", "0.0.0.0:0"}, []string{"AGENT_MAIL_BEARER_TOKEN=" + httpToken, "MAILGATE_TOOLS=email"}},
 	}
-	for _, tc := range tests {
+	for i, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			line := runServeRefused(t, append([]string{"--sandbox"}, tc.args...), append([]string{"MAILGATE_TOOLS=agentmail"}, tc.env...)...)
+			line := refuser(i)(t, append([]string{"--sandbox"}, tc.args...), append([]string{"MAILGATE_TOOLS=agentmail"}, tc.env...)...)
 			if !strings.Contains(line, "refusing to serve HTTP") || !strings.Contains(line, "--public") {
 				t.Fatalf("want one line naming --public, got:\n%s", line)
 			}
@@ -330,7 +330,7 @@ func TestHTTPTokenlessMode(t *testing.T) {
 			}
 		})
 	}
-	for _, c := range []struct {
+	for i, c := range []struct {
 		name string
 		args []string
 		env  []string
@@ -344,7 +344,7 @@ func TestHTTPTokenlessMode(t *testing.T) {
 		{"not loopback", []string{"--http", "0.0.0.0:0"}, []string{"MAILGATE_TOOLS=agentmail"}, "not a loopback address"},
 	} {
 		t.Run("refused: "+c.name, func(t *testing.T) {
-			line := runServeRefused(t, append([]string{"--sandbox"}, c.args...), append([]string{"AGENT_MAIL_HTTP_AUTH=none"}, c.env...)...)
+			line := refuser(i)(t, append([]string{"--sandbox"}, c.args...), append([]string{"AGENT_MAIL_HTTP_AUTH=none"}, c.env...)...)
 			if !strings.Contains(line, c.want) {
 				t.Fatalf("got %q, want %q", line, c.want)
 			}
@@ -542,6 +542,36 @@ func runServeRefused(t *testing.T, args []string, env ...string) string {
 	return line
 }
 
+// serveRefusedHere is runServeRefused in-process, through main's dispatch
+// and exit status (runHere's way): the refusal is decided before anything
+// is opened, bound or set process-wide, so the same code says the same
+// line without a process start. Each table's first case still runs the
+// binary.
+func serveRefusedHere(t *testing.T, args []string, env ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), refusalWait)
+	defer cancel()
+	r := newSetupRun(append([]string{"PATH=" + os.Getenv("PATH"), "MAILGATE_HOME=" + t.TempDir()}, env...), nil, append([]string{"serve"}, args...)...)
+	if code := exitCode(run(ctx, r.env), r.stderr); code != 1 {
+		t.Fatalf("exit status %d, want 1\n%s%s", code, r.stdout, r.stderr)
+	}
+	out := r.stdout.String() + r.stderr.String()
+	line := strings.TrimSuffix(out, "\n")
+	if strings.Contains(line, "\n") {
+		t.Fatalf("want one line, got:\n%s", out)
+	}
+	return line
+}
+
+// refuser runs the i-th case of a table of refused starts: the first
+// through the binary, the rest in-process.
+func refuser(i int) func(*testing.T, []string, ...string) string {
+	if i == 0 {
+		return runServeRefused
+	}
+	return serveRefusedHere
+}
+
 // TestHTTPWeakBearerToken is issue 18 item 8: a whitespace-only or short
 // token was accepted (the whitespace one locked everyone out while still
 // allowing a non-loopback bind). Below httpserver.MinTokenLength characters
@@ -549,6 +579,7 @@ func runServeRefused(t *testing.T, args []string, env ...string) string {
 // refuses to start and says how to make one.
 func TestHTTPWeakBearerToken(t *testing.T) {
 	parallel(t)
+	i := 0
 	for name, token := range map[string]string{
 		"whitespace":  "     ",
 		"short":       "hunter2-hunter2",
@@ -556,8 +587,10 @@ func TestHTTPWeakBearerToken(t *testing.T) {
 		"padded":      "  " + strings.Repeat("a", 20) + "            ",
 		"inner space": strings.Repeat("a", 20) + " " + strings.Repeat("b", 20),
 	} {
+		refused := refuser(i)
+		i++
 		t.Run(name, func(t *testing.T) {
-			line := runServeRefused(t, []string{"--sandbox", "--http", "127.0.0.1:0"}, "AGENT_MAIL_BEARER_TOKEN="+token)
+			line := refused(t, []string{"--sandbox", "--http", "127.0.0.1:0"}, "AGENT_MAIL_BEARER_TOKEN="+token)
 			if !strings.Contains(line, "AGENT_MAIL_BEARER_TOKEN") || !strings.Contains(line, "openssl rand -hex 32") {
 				t.Fatalf("want a line naming AGENT_MAIL_BEARER_TOKEN and how to generate one, got %q", line)
 			}
