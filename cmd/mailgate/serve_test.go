@@ -196,34 +196,49 @@ func TestServeFailsFast(t *testing.T) {
 	parallel(t)
 	blocker := filepath.Join(t.TempDir(), "file")
 	os.WriteFile(blocker, []byte("x"), 0o600)
+	// here: a value refused while the configuration is read, before
+	// anything is opened or set process-wide, is refused in-process
+	// (runHere: main's dispatch and exit status, no process start); the
+	// first such row and the rest run the binary.
 	tests := []struct {
 		name string
 		env  []string
 		want string
+		here bool
 	}{
-		{"bad DEV_MODE", []string{"DEV_MODE=maybe"}, "DEV_MODE"},
-		{"bad APPROVAL_MODE", []string{"APPROVAL_MODE=trust"}, "APPROVAL_MODE"},
-		{"bad limit", []string{"SEND_LIMIT_PER_HOUR=ten"}, "SEND_LIMIT_PER_HOUR"},
-		{"unknown tool set", []string{"MAILGATE_TOOLS=email,fax"}, "MAILGATE_TOOLS"},
-		{"vault under a file", []string{"VAULT_PATH=" + filepath.Join(blocker, "vault")}, "VAULT_PATH"},
-		{"bad Gmail endpoint", []string{"GMAIL_API_ENDPOINT=ftp://example.com"}, "GMAIL_API_ENDPOINT"},
+		{"bad DEV_MODE", []string{"DEV_MODE=maybe"}, "DEV_MODE", false},
+		{"bad APPROVAL_MODE", []string{"APPROVAL_MODE=trust"}, "APPROVAL_MODE", true},
+		{"bad limit", []string{"SEND_LIMIT_PER_HOUR=ten"}, "SEND_LIMIT_PER_HOUR", true},
+		{"unknown tool set", []string{"MAILGATE_TOOLS=email,fax"}, "MAILGATE_TOOLS", true},
+		{"vault under a file", []string{"VAULT_PATH=" + filepath.Join(blocker, "vault")}, "VAULT_PATH", false},
+		{"bad Gmail endpoint", []string{"GMAIL_API_ENDPOINT=ftp://example.com"}, "GMAIL_API_ENDPOINT", true},
 		// The store opens while the server answers initialize: a client
 		// gone before it failed does not hide the failure.
-		{"store is a folder", []string{"MAILGATE_DB=" + t.TempDir()}, "MAILGATE_DB"},
-		{"store is a folder, agentmail", []string{"MAILGATE_DB=" + t.TempDir(), "MAILGATE_TOOLS=agentmail"}, "MAILGATE_DB"},
+		{"store is a folder", []string{"MAILGATE_DB=" + t.TempDir()}, "MAILGATE_DB", false},
+		{"store is a folder, agentmail", []string{"MAILGATE_DB=" + t.TempDir(), "MAILGATE_TOOLS=agentmail"}, "MAILGATE_DB", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			home := t.TempDir()
-			cmd := exec.Command(builtBinary(t), "serve")
-			cmd.Dir = "/"
-			cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "MAILGATE_HOME=" + home, "MAILGATE_TOOLS=email"}, tt.env...)
-			cmd.Stdin = strings.NewReader("")
-			out, err := cmd.CombinedOutput()
-			if err == nil {
+			env := append([]string{"PATH=" + os.Getenv("PATH"), "MAILGATE_HOME=" + home, "MAILGATE_TOOLS=email"}, tt.env...)
+			var out string
+			var failed bool
+			if tt.here {
+				var code int
+				out, code = runHere(t, "/", env, "serve")
+				failed = code != 0
+			} else {
+				cmd := exec.Command(builtBinary(t), "serve")
+				cmd.Dir = "/"
+				cmd.Env = env
+				cmd.Stdin = strings.NewReader("")
+				b, err := cmd.CombinedOutput()
+				out, failed = string(b), err != nil
+			}
+			if !failed {
 				t.Fatalf("started despite %s:\n%s", tt.name, out)
 			}
-			lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+			lines := strings.Split(strings.TrimSpace(out), "\n")
 			last := lines[len(lines)-1]
 			if !strings.Contains(last, tt.want) {
 				t.Fatalf("error line %q does not name %q", last, tt.want)
