@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"flag"
 	"net/http"
 	"net/http/httptest"
@@ -21,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 
@@ -439,19 +441,33 @@ func (b tab) do(steps ...chromedp.Action[chromedp.Void]) {
 	}
 }
 
+// get runs a read of the page. The list re-renders itself when the vault
+// changes (app.js replaces its inner HTML on a server-sent event, and
+// #status is inside it), so a node the query found can be replaced before
+// it is read, and Chromium answers "No node with given id found": the read
+// runs again, a new query, a few times (seen once in ~8 runs of the test
+// on a loaded machine, in b.text).
 func get[T any](b tab, a chromedp.Action[T]) T {
 	b.t.Helper()
-	v, err := chromedp.Run(b.ctx, a)
-	if err != nil {
+	for try := 1; ; try++ {
+		v, err := chromedp.Run(b.ctx, a)
+		if err == nil {
+			return v
+		}
+		var cdp *cdproto.Error
+		if try < 5 && errors.As(err, &cdp) && strings.Contains(cdp.Message, "No node with given id") {
+			b.t.Logf("read again: %v", err)
+			continue
+		}
 		b.t.Fatal(err)
 	}
-	return v
 }
 
-func (b tab) text(sel string) string  { return get(b, chromedp.Text(chromedp.CSS(sel))) }
-func (b tab) value(sel string) string { return get(b, chromedp.Value(chromedp.CSS(sel))) }
-func (b tab) location() string        { return get(b, chromedp.Location()) }
+func (b tab) text(sel string) string  { b.t.Helper(); return get(b, chromedp.Text(chromedp.CSS(sel))) }
+func (b tab) value(sel string) string { b.t.Helper(); return get(b, chromedp.Value(chromedp.CSS(sel))) }
+func (b tab) location() string        { b.t.Helper(); return get(b, chromedp.Location()) }
 func (b tab) attr(sel, name string) chromedp.AttributeResult {
+	b.t.Helper()
 	return get(b, chromedp.AttributeValue(chromedp.CSS(sel), name))
 }
 
