@@ -60,7 +60,12 @@ func TestLoadSpawned(t *testing.T) {
 	// for the pace calls back to back, as the closed loop does, so a slow
 	// run makes as many calls as before. TestLoadRunningServer runs the
 	// closed loop.
-	code := run(t.Context(), []string{"-spawn", bin, "-clients", "3", "-duration", "2s", "-rate", "30", "-mix", "send=1,fetch=1,search=1,reserve=1"}, noEnv, &out, &stderr)
+	// ~60 calls either way: 1 s at 60 calls/s in a quick run, 2 s at 30 in
+	// make test (testutil.Size): the quick run's second second held one of
+	// go test's two workers idle while the linking waited.
+	secs := testutil.Size(1, 2)
+	rate := 60 / secs
+	code := run(t.Context(), []string{"-spawn", bin, "-clients", "3", "-duration", strconv.Itoa(secs) + "s", "-rate", strconv.Itoa(rate), "-mix", "send=1,fetch=1,search=1,reserve=1"}, noEnv, &out, &stderr)
 	report := out.String()
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, report, stderr.String())
@@ -72,7 +77,7 @@ func TestLoadSpawned(t *testing.T) {
 	if n, _ := strconv.Atoi(m[1]); n == 0 {
 		t.Fatalf("no calls made:\n%s", report)
 	}
-	for _, want := range []string{"\nerrors:   0\n", "paced at 30 calls/s", "send_message", "fetch_inbox", "search_messages", "file_reservation_paths",
+	for _, want := range []string{"\nerrors:   0\n", fmt.Sprintf("paced at %d calls/s", rate), "send_message", "fetch_inbox", "search_messages", "file_reservation_paths",
 		"release_file_reservations", "before (idle, no sessions)", "after (sessions closed)", "server shutdown: clean", "\nPASS"} {
 		if !strings.Contains(report, want) {
 			t.Errorf("report lacks %q:\n%s", want, report)
