@@ -62,33 +62,19 @@ type parsed struct {
 // server's start, which may answer no search at all). Its Message-ID,
 // which the store indexes, is read at once.
 type msgParse struct {
-	messageID string // p.messageID, known before the parse
-	raw       []byte
-	once      sync.Once
-	p         *parsed
+	messageID string         // the parse's messageID, known before it
+	get       func() *parsed // the parse; readers call it under the server's read lock, so more than one at a time
 }
 
 // parsedNow is the msgParse of a message already parsed.
 func parsedNow(p *parsed) *msgParse {
-	mp := &msgParse{messageID: p.messageID, p: p}
-	mp.once.Do(func() {})
-	return mp
+	return &msgParse{messageID: p.messageID, get: func() *parsed { return p }}
 }
 
 // parseLater is the msgParse of raw, parsed on the first get.
 func parseLater(raw []byte) *msgParse {
 	hb, _ := splitMessage(raw)
-	return &msgParse{messageID: bareID(hb.get("Message-ID")), raw: raw}
-}
-
-// get is the parsed message. Readers call it under the server's read lock,
-// so more than one at a time.
-func (mp *msgParse) get() *parsed {
-	mp.once.Do(func() {
-		mp.p = parseMessage(mp.raw)
-		mp.raw = nil
-	})
-	return mp.p
+	return &msgParse{messageID: bareID(hb.get("Message-ID")), get: sync.OnceValue(func() *parsed { return parseMessage(raw) })}
 }
 
 func parseMessage(raw []byte) *parsed {
