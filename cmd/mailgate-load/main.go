@@ -328,7 +328,7 @@ func runLoad(ctx context.Context, cfg config, res *result, progress io.Writer) e
 	w.close()
 	var wg sync.WaitGroup
 	for _, sr := range sampled {
-		wg.Go(func() { sr.after = settle(sr.pid, sr.before.FDs) })
+		wg.Go(func() { sr.after = settle(sr.pid, sr.before) })
 	}
 	wg.Wait()
 	res.loadAfter = loadAvg()

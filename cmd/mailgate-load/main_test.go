@@ -60,12 +60,12 @@ func TestLoadSpawned(t *testing.T) {
 	// for the pace calls back to back, as the closed loop does, so a slow
 	// run makes as many calls as before. TestLoadRunningServer runs the
 	// closed loop.
-	// ~60 calls either way: 1 s at 60 calls/s in a quick run, 2 s at 30 in
-	// make test (testutil.Size): the quick run's second second held one of
-	// go test's two workers idle while the linking waited.
-	secs := testutil.Size(1, 2)
-	rate := 60 / secs
-	code := run(t.Context(), []string{"-spawn", bin, "-clients", "3", "-duration", strconv.Itoa(secs) + "s", "-rate", strconv.Itoa(rate), "-mix", "send=1,fetch=1,search=1,reserve=1"}, noEnv, &out, &stderr)
+	// ~60 calls either way: 500 ms at 120 calls/s in a quick run, 2 s at
+	// 30 in make test (testutil.Size): the quick run's paced wait held one
+	// of go test's two workers idle while the linking waited.
+	ms := testutil.Size(500, 2000)
+	rate := 60 * 1000 / ms
+	code := run(t.Context(), []string{"-spawn", bin, "-clients", "3", "-duration", strconv.Itoa(ms) + "ms", "-rate", strconv.Itoa(rate), "-mix", "send=1,fetch=1,search=1,reserve=1"}, noEnv, &out, &stderr)
 	report := out.String()
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, report, stderr.String())

@@ -14,6 +14,7 @@ import (
 type procStat struct {
 	RSS     int64 // bytes (VmRSS)
 	FDs     int   // entries of /proc/PID/fd
+	Sockets int   // of which sockets (the listener, the sessions' connections)
 	Threads int
 	CPU     time.Duration // user + system
 }
@@ -50,6 +51,11 @@ func readProc(pid int) (procStat, error) {
 		return st, fmt.Errorf("listing %s/fd: %w", dir, err)
 	}
 	st.FDs = len(fds)
+	for _, fd := range fds {
+		if target, err := os.Readlink(dir + "/fd/" + fd.Name()); err == nil && strings.HasPrefix(target, "socket:") {
+			st.Sockets++
+		}
+	}
 	stat, err := os.ReadFile(dir + "/stat")
 	if err != nil {
 		return st, fmt.Errorf("reading %s/stat: %w", dir, err)
@@ -122,19 +128,22 @@ func (s *sampler) finish() []sample {
 	return s.samples
 }
 
-// settle samples the server after the sessions closed, once its descriptor
-// count is back to baseline or has held still for a second (at most 5 s):
-// the server notices closed connections asynchronously, and a reading
-// taken too early would show a leak that is not there. The count may stay
-// above a cold baseline: the store's connection pool keeps the connections
-// the load made it open.
-func settle(pid, baseFDs int) procStat {
+// settle samples the server after the sessions closed: the server notices
+// closed connections asynchronously, and a reading taken too early would
+// show a leak that is not there. It reads at once when the descriptor
+// count is back to baseline, or when the sockets are (the load's
+// connections are closed; the store's connection pool keeps the SQLite
+// files the load made it open, a count above a cold baseline that no wait
+// would lower); otherwise once the count has held still for a second (at
+// most 5 s): a leaked connection shows in the reading as before, and so
+// does a PostgreSQL store's pool, whose connections are sockets.
+func settle(pid int, base procStat) procStat {
 	deadline := time.Now().Add(5 * time.Second)
 	last, since := -1, time.Now()
 	for {
 		st, err := readProc(pid)
 		switch {
-		case err != nil || st.FDs <= baseFDs || time.Now().After(deadline):
+		case err != nil || st.FDs <= base.FDs || st.Sockets <= base.Sockets || time.Now().After(deadline):
 			return st
 		case st.FDs != last:
 			last, since = st.FDs, time.Now()

@@ -249,19 +249,8 @@ func (s *Service) threadMessages(ctx context.Context, tx Tx, p Project, threadID
 	if err != nil || len(ms) == 0 {
 		return ms, err
 	}
-	ids := make([]int64, len(ms))
-	for i, m := range ms {
-		ids[i] = m.ID
-	}
-	rs, err := tx.Recipients(ctx, ids)
-	if err != nil {
+	if err := s.withRecipients(ctx, tx, ms); err != nil {
 		return nil, err
-	}
-	for i := range ms {
-		ms[i].Recipients = rs[ms[i].ID]
-		if err := s.qualify(ctx, tx, &ms[i]); err != nil {
-			return nil, err
-		}
 	}
 	return ms, nil
 }

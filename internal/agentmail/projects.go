@@ -37,6 +37,22 @@ func projectUID(humanKey string) string {
 
 var windowsAbs = lazyRegexp(`^[A-Za-z]:[\\/]`)
 
+// isAbsKey reports whether the project key k is an absolute path: a Unix
+// one, or a Windows one (C:\ or C:/).
+func isAbsKey(k string) bool { return strings.HasPrefix(k, "/") || windowsAbs().MatchString(k) }
+
+// givenKey is a project key as the tools take it: trimmed, and URL-decoded
+// when it is encoded (%2Fdata%2Fprojects%2Fapp).
+func givenKey(key string) string {
+	k := strings.TrimSpace(key)
+	if strings.Contains(k, "%") {
+		if u, err := url.PathUnescape(k); err == nil {
+			k = u
+		}
+	}
+	return k
+}
+
 // cleanHumanKey checks that key is an absolute directory path and returns it
 // cleaned (no trailing slash, no . or ..).
 func cleanHumanKey(key string) (string, error) {
@@ -88,12 +104,7 @@ func (s *Service) EnsureProject(ctx context.Context, humanKey string) (EnsurePro
 // project resolves a project key: an absolute path (plain or URL-encoded)
 // or a slug.
 func (s *Service) project(ctx context.Context, tx Tx, key string) (Project, error) {
-	k := strings.TrimSpace(key)
-	if strings.Contains(k, "%") {
-		if u, err := url.PathUnescape(k); err == nil {
-			k = u
-		}
-	}
+	k := givenKey(key)
 	if p, ok := s.projects.get(k); ok {
 		return p, nil
 	}
@@ -105,7 +116,7 @@ func (s *Service) project(ctx context.Context, tx Tx, key string) (Project, erro
 	switch {
 	case k == "":
 		return Project{}, invalid("project_key is required: pass the project's absolute path (as given to ensure_project) or its slug")
-	case strings.HasPrefix(k, "/") || windowsAbs().MatchString(k):
+	case isAbsKey(k):
 		clean, _ := cleanHumanKey(k)
 		p, err = tx.ProjectByHumanKey(ctx, clean)
 	case isRelativePath(k):

@@ -1,10 +1,6 @@
 package agentmail
 
-import (
-	"context"
-	"net/url"
-	"strings"
-)
+import "context"
 
 // CanonicalProjectKey is the project key's canonical form, the project's
 // absolute path, as the tools resolve it: an absolute path (plain or
@@ -14,13 +10,8 @@ import (
 // project claims compare keys by it (a slug and a path of one project are
 // the same project; two paths with the same slugified form are not).
 func (s *Service) CanonicalProjectKey(ctx context.Context, key string) (string, error) {
-	k := strings.TrimSpace(key)
-	if strings.Contains(k, "%") {
-		if u, err := url.PathUnescape(k); err == nil {
-			k = u
-		}
-	}
-	if strings.HasPrefix(k, "/") || windowsAbs().MatchString(k) {
+	k := givenKey(key)
+	if isAbsKey(k) {
 		return cleanHumanKey(k)
 	}
 	var p Project

@@ -466,15 +466,8 @@ func (s *submission) afterFind(a *approval.Approval, err error) (Outcome, bool) 
 		// settled first, so the request (and the answer) says whether it left.
 		s.g.settleQuietly(s.ctx, s.req.SHA256())
 		p, perr := s.request()
-		var be *approval.BacklogError
-		var ce *composeError
-		switch {
-		case errors.As(perr, &ce):
-			return s.end(Invalid, ce.err, s.entry(ActionValidate, audit.ResultError, "", "the email cannot be built: "+ce.err.Error())), true
-		case errors.As(perr, &be):
-			return s.end(Backlog, perr, s.entry(ActionApproval, audit.ResultRejected, "", perr.Error())), true
-		case perr != nil:
-			return s.end(Failed, perr, s.entry(ActionApproval, audit.ResultError, "", perr.Error())), true
+		if perr != nil {
+			return s.requestFailed(perr, ActionValidate, ActionApproval), true
 		}
 		detail := "awaiting approval; " + err.Error()
 		if p.Earlier.Repeat() {
@@ -503,15 +496,8 @@ func (s *submission) dev() Outcome {
 		approvalNote = "rejected by the approver"
 	case errors.Is(err, approval.ErrNoApproval):
 		p, perr := s.request()
-		var be *approval.BacklogError
-		var ce *composeError
-		switch {
-		case errors.As(perr, &ce):
-			return s.end(Invalid, ce.err, s.entry(ActionDevMode, audit.ResultError, "", "the email cannot be built: "+ce.err.Error()))
-		case errors.As(perr, &be):
-			return s.end(Backlog, perr, s.entry(ActionDevMode, audit.ResultRejected, "", perr.Error()))
-		case perr != nil:
-			return s.end(Failed, perr, s.entry(ActionDevMode, audit.ResultError, "", perr.Error()))
+		if perr != nil {
+			return s.requestFailed(perr, ActionDevMode, ActionDevMode)
 		}
 		approvalNote = "none (request written to Pending_Approval/" + p.Name + ")"
 	default:
@@ -558,6 +544,22 @@ func (s *submission) request() (*approval.Pending, error) {
 	}
 	s.out.Pending, s.out.PendingFile = p, p.Name
 	return p, nil
+}
+
+// requestFailed ends a submission whose request could not be written
+// (request's error): an email that cannot be built is Invalid (audited as
+// invalidAction), a vault at its backlog limit is Backlog, anything else
+// Failed (audited as action).
+func (s *submission) requestFailed(err error, invalidAction, action string) Outcome {
+	var be *approval.BacklogError
+	var ce *composeError
+	switch {
+	case errors.As(err, &ce):
+		return s.end(Invalid, ce.err, s.entry(invalidAction, audit.ResultError, "", "the email cannot be built: "+ce.err.Error()))
+	case errors.As(err, &be):
+		return s.end(Backlog, err, s.entry(action, audit.ResultRejected, "", err.Error()))
+	}
+	return s.end(Failed, err, s.entry(action, audit.ResultError, "", err.Error()))
 }
 
 // composeError is a request whose email cannot be built (too large, a file

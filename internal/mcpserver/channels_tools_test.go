@@ -16,6 +16,7 @@ import (
 	"github.com/mailgate/mailgate/internal/agentmail/amstore"
 	"github.com/mailgate/mailgate/internal/agentmail/channels"
 	"github.com/mailgate/mailgate/internal/config"
+	"github.com/mailgate/mailgate/internal/testutil"
 	"github.com/mailgate/mailgate/internal/testutil/amtest"
 )
 
@@ -404,11 +405,14 @@ func TestChannelsOneCore(t *testing.T) {
 }
 
 // TestChannelsStaleCrossProcess: the agent runs in another OS process that
-// registers, claims and exits without ever heartbeating; this process sees
-// its claims released and the agent-stale broadcast no earlier than
-// StaleAfter after the agent's registration, and no later than StaleAfter +
-// SweepInterval (plus slack for a loaded machine: a pass ends as soon as
-// the cleanup is seen, so only a failure waits the slack out).
+// registers, claims and exits without ever heartbeating, on its own (real)
+// clock; this process sees its claim, and sees it kept at a sweep StaleAfter
+// after the agent's registration (not earlier), and released with the
+// agent-stale broadcast at a sweep StaleAfter + SweepInterval after its
+// last call (no later). This process's clock stands where the test puts it (a fake
+// clock, as in TestChannelsStaleSweep), so the test does not wait out
+// StaleAfter in real time: only the registration crosses the process
+// boundary, and its time is the helper's.
 func TestChannelsStaleCrossProcess(t *testing.T) {
 	t.Parallel()
 	if os.Getenv("MAILGATE_CH_HELPER_DB") != "" {
@@ -416,57 +420,52 @@ func TestChannelsStaleCrossProcess(t *testing.T) {
 	}
 	dir := t.TempDir()
 	path := amtest.DSN(t)
-	const staleAfter, sweep, slack = 3 * time.Second, 100 * time.Millisecond, 20 * time.Second
+	const staleAfter, sweep = time.Hour, 100 * time.Millisecond
 	cmd := exec.Command(os.Args[0], "-test.run=^TestChannelsHelperProcess$", "-test.v")
 	cmd.Env = append(os.Environ(), "MAILGATE_CH_HELPER_DB="+path, "MAILGATE_CH_HELPER_DIR="+dir)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("helper process: %v\n%s", err, out)
 	}
-	m := regexp.MustCompile(`AGENT=(\S+) AT=(\S+)`).FindSubmatch(out)
+	m := regexp.MustCompile(`AGENT=(\S+) FROM=(\S+) TO=(\S+)`).FindSubmatch(out)
 	if m == nil {
 		t.Fatalf("helper printed no agent id:\n%s", out)
 	}
 	dead := string(m[1])
-	registered, err := time.Parse(time.RFC3339Nano, string(m[2]))
+	// The helper registered the agent and made its claim between from and
+	// to, by its clock.
+	from, err := time.Parse(time.RFC3339Nano, string(m[2]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	to, err := time.Parse(time.RFC3339Nano, string(m[3]))
 	if err != nil {
 		t.Fatal(err)
 	}
 
-	h := connectCompat(t, compatService(t, path, nil), []string{config.ToolsChannels},
+	clock := testutil.NewClock(time.Now())
+	svc, _ := openService(t, path, func(o *agentmail.Options) { o.Now = clock.Now })
+	h := connectCompat(t, svc, []string{config.ToolsChannels},
 		SetOptions{ProjectKey: dir, StaleAfter: staleAfter, SweepInterval: sweep})
-	live := chRegister(t, h, "watcher", "reviewer")
-	if time.Since(registered) < staleAfter-time.Second { // else the machine is too slow to tell
-		if got := chClaims(t, h, nil); len(got) != 1 || got[0].AgentID != dead {
-			t.Fatalf("the helper's claim is not visible here: %+v", got)
-		}
+	if got := chClaims(t, h, nil); len(got) != 1 || got[0].AgentID != dead {
+		t.Fatalf("the helper's claim is not visible here: %+v", got)
 	}
-	var beat time.Time
-	for {
-		// The watcher is alive: it heartbeats, as a real agent does, or it
-		// would go stale itself StaleAfter after registering (a beat every
-		// 500 ms is plenty: a poll is then one call, not three).
-		if time.Since(beat) >= 500*time.Millisecond {
-			h.call("heartbeat", map[string]any{"agent_id": live}, nil)
-			beat = time.Now()
-		}
-		claims := chClaims(t, h, nil)
-		var msgs []channels.MessageView
-		if len(claims) == 0 { // the broadcast is read once the claims are gone
-			msgs = chRead(t, h, map[string]any{"agent_id": live, "channel": "broadcast"})
-		}
-		seen := time.Since(registered)
-		if len(claims) == 0 && len(msgs) == 1 && msgs[0].Subject == "agent-stale" && msgs[0].SenderID == dead {
-			if seen < staleAfter {
-				t.Fatalf("cleaned up %v after registration, before the %v timeout", seen, staleAfter)
-			}
-			t.Logf("stale cleanup seen %v after the helper agent's registration (timeout %v)", seen.Round(time.Millisecond), staleAfter)
-			return
-		}
-		if seen > staleAfter+sweep+slack {
-			t.Fatalf("%v after registration: claims %+v, broadcast %+v", seen, claims, msgs)
-		}
-		time.Sleep(50 * time.Millisecond)
+	// Just short of StaleAfter after the registration (each call sweeps
+	// first: the clock moved past the sweep interval), the claim stays.
+	// The watcher registers now, so that it is not itself stale at the
+	// next step.
+	clock.Set(from.Add(staleAfter - time.Millisecond))
+	live := chRegister(t, h, "watcher", "reviewer")
+	if got := chClaims(t, h, nil); len(got) != 1 || got[0].AgentID != dead {
+		t.Fatalf("the helper's claim was released before StaleAfter: %+v", got)
+	}
+	// StaleAfter + SweepInterval after the helper's last call, at the latest,
+	// the claim is released and the broadcast says why.
+	clock.Set(to.Add(staleAfter + sweep))
+	claims := chClaims(t, h, nil)
+	msgs := chRead(t, h, map[string]any{"agent_id": live, "channel": "broadcast"})
+	if len(claims) != 0 || len(msgs) != 1 || msgs[0].Subject != "agent-stale" || msgs[0].SenderID != dead {
+		t.Fatalf("StaleAfter + SweepInterval after the helper's last call: claims %+v, broadcast %+v", claims, msgs)
 	}
 }
 
@@ -483,5 +482,6 @@ func TestChannelsHelperProcess(t *testing.T) {
 	before := time.Now()
 	id := chRegister(t, h, "coder-9", "coder")
 	h.call("claim_files", map[string]any{"agent_id": id, "files": []string{"pkg/a.go"}}, nil)
-	os.Stdout.WriteString("AGENT=" + id + " AT=" + before.UTC().Format(time.RFC3339Nano) + "\n")
+	after := time.Now()
+	os.Stdout.WriteString("AGENT=" + id + " FROM=" + before.UTC().Format(time.RFC3339Nano) + " TO=" + after.UTC().Format(time.RFC3339Nano) + "\n")
 }

@@ -168,12 +168,7 @@ func writeFile(t *testing.T, path string, b []byte) {
 func TestOpenBesideAMigratingServer(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "state.db")
-	db, err := Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db, path := openTemp(t)
 	if err := db.Migrate(ctx, "test", fstest.MapFS{"0001.sql": {Data: []byte(`CREATE VIRTUAL TABLE f USING fts5(x)`)}}); err != nil {
 		t.Fatal(err)
 	}

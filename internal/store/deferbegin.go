@@ -134,40 +134,41 @@ func namedArgs(argsV []driver.NamedValue) []any {
 	return args
 }
 
-// sendBegin sends a deferred BEGIN alone, for a statement that cannot go
-// with it.
-func (c *deferConn) sendBegin(ctx context.Context) error {
+// sendBegin sends the deferred BEGIN, if any, ahead of query: in one
+// pipeline with it (pgx.Batch) when the query can go there, then br holds
+// the query's results, BEGIN's answer read; else alone, and br is nil: the
+// caller runs the query as stdlib does (so too when no BEGIN is deferred).
+func (c *deferConn) sendBegin(ctx context.Context, query string, argsV []driver.NamedValue) (br pgx.BatchResults, err error) {
+	if c.begin == "" {
+		return nil, nil
+	}
 	begin := c.begin
 	c.begin = ""
-	_, err := c.Conn.Conn().Exec(ctx, begin)
-	return err
-}
-
-// batch sends the deferred BEGIN and query in one pipeline and returns the
-// query's results, BEGIN's answer read.
-func (c *deferConn) batch(ctx context.Context, query string, args []any) pgx.BatchResults {
-	b := &pgx.Batch{}
-	b.Queue(c.begin)
-	b.Queue(query, args...)
-	c.begin = ""
-	return c.Conn.Conn().SendBatch(ctx, b)
-}
-
-func (c *deferConn) ExecContext(ctx context.Context, query string, argsV []driver.NamedValue) (driver.Result, error) {
-	if c.begin == "" {
-		return c.Conn.ExecContext(ctx, query, argsV)
-	}
 	args := namedArgs(argsV)
 	if !pipelined(args) {
-		if err := c.sendBegin(ctx); err != nil {
+		if _, err := c.Conn.Conn().Exec(ctx, begin); err != nil {
 			return nil, badConn(err)
 		}
-		return c.Conn.ExecContext(ctx, query, argsV)
+		return nil, nil
 	}
-	br := c.batch(ctx, query, args)
+	b := &pgx.Batch{}
+	b.Queue(begin)
+	b.Queue(query, args...)
+	br = c.Conn.Conn().SendBatch(ctx, b)
 	if _, err := br.Exec(); err != nil {
 		br.Close()
 		return nil, badConn(err)
+	}
+	return br, nil
+}
+
+func (c *deferConn) ExecContext(ctx context.Context, query string, argsV []driver.NamedValue) (driver.Result, error) {
+	br, err := c.sendBegin(ctx, query, argsV)
+	if err != nil {
+		return nil, err
+	}
+	if br == nil {
+		return c.Conn.ExecContext(ctx, query, argsV)
 	}
 	tag, err := br.Exec()
 	if cerr := br.Close(); err == nil {
@@ -180,20 +181,12 @@ func (c *deferConn) ExecContext(ctx context.Context, query string, argsV []drive
 }
 
 func (c *deferConn) QueryContext(ctx context.Context, query string, argsV []driver.NamedValue) (driver.Rows, error) {
-	if c.begin == "" {
-		return c.Conn.QueryContext(ctx, query, argsV)
+	br, err := c.sendBegin(ctx, query, argsV)
+	if err != nil {
+		return nil, err
 	}
-	args := namedArgs(argsV)
-	if !pipelined(args) {
-		if err := c.sendBegin(ctx); err != nil {
-			return nil, badConn(err)
-		}
+	if br == nil {
 		return c.Conn.QueryContext(ctx, query, argsV)
-	}
-	br := c.batch(ctx, query, args)
-	if _, err := br.Exec(); err != nil {
-		br.Close()
-		return nil, badConn(err)
 	}
 	rows, err := br.Query()
 	if err != nil {

@@ -12,12 +12,7 @@ import (
 func TestEveryConnectionHasTheStoreSettings(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "state.db")
-	db, err := Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db, path := openTemp(t)
 	other, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(0)")
 	if err != nil {
 		t.Fatal(err)
@@ -64,4 +59,17 @@ func TestEveryConnectionHasTheStoreSettings(t *testing.T) {
 		}
 		tx.Rollback()
 	}
+}
+
+// openTemp opens a new SQLite store in a temporary folder, closed when the
+// test ends, and returns it with its path.
+func openTemp(t *testing.T) (*DB, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "state.db")
+	db, err := Open(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db, path
 }

@@ -2,6 +2,7 @@ package testutil
 
 import (
 	"os"
+	"strconv"
 	"testing"
 )
 
@@ -34,7 +35,8 @@ func MemoryTemp() (cleanup func()) {
 	if fs == "" {
 		return func() {}
 	}
-	dir, err := os.MkdirTemp(fs, "mailgate-test-")
+	sweepMemoryTemp(fs)
+	dir, err := os.MkdirTemp(fs, memoryTempPrefix+strconv.Itoa(os.Getpid())+"-")
 	if err != nil {
 		return func() {}
 	}
@@ -47,6 +49,10 @@ func MemoryTemp() (cleanup func()) {
 		os.RemoveAll(dir)
 	}
 }
+
+// memoryTempPrefix begins a MemoryTemp folder's name, followed by the pid
+// of the test binary that made it.
+const memoryTempPrefix = "mailgate-test-"
 
 // Main is a TestMain that runs the tests with their temporary files in
 // memory (MemoryTemp) and fewer collections (FewerGCs(400)): the middle

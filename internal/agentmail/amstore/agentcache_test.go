@@ -24,9 +24,7 @@ import (
 func TestCachedAgentsAcrossServers(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	clock := &fakeClock{}
-	t0 := time.Date(2026, 1, 2, 9, 0, 0, 0, time.UTC)
-	clock.us.Store(t0.UnixMicro())
+	clock, t0 := newFakeClock(), clockStart
 	opts := agentmail.Options{Now: clock.now}
 	dbs := handles(t, 2)
 	a, b := service(t, dbs[0], opts), service(t, dbs[1], opts)

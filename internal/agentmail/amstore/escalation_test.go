@@ -21,6 +21,16 @@ type fakeClock struct{ us atomic.Int64 }
 func (c *fakeClock) now() time.Time          { return time.UnixMicro(c.us.Load()).UTC() }
 func (c *fakeClock) advance(d time.Duration) { c.us.Add(d.Microseconds()) }
 
+// clockStart is where the tests' fake clocks start.
+var clockStart = time.Date(2026, 1, 2, 9, 0, 0, 0, time.UTC)
+
+// newFakeClock is a fake clock stopped at clockStart.
+func newFakeClock() *fakeClock {
+	c := &fakeClock{}
+	c.us.Store(clockStart.UnixMicro())
+	return c
+}
+
 // TestAckEscalationTwoServersRace: two services (two connection pools, as
 // two servers) share one store and one stopped clock. Each runs its
 // escalation worker, and the test adds eight passes racing at once at each
@@ -32,8 +42,7 @@ func (c *fakeClock) advance(d time.Duration) { c.us.Add(d.Microseconds()) }
 func TestAckEscalationTwoServersRace(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	clock := &fakeClock{}
-	clock.us.Store(time.Date(2026, 1, 2, 9, 0, 0, 0, time.UTC).UnixMicro())
+	clock := newFakeClock()
 	const deadline = 10 * time.Minute
 	opts := agentmail.Options{Now: clock.now, Escalation: agentmail.EscalationOptions{Deadline: deadline, Reserve: true}}
 	dbs := handles(t, 2)
@@ -177,8 +186,7 @@ func TestAckEscalationTwoServersRace(t *testing.T) {
 func TestAckEscalationPerProjectDeadline(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	clock := &fakeClock{}
-	clock.us.Store(time.Date(2026, 1, 2, 9, 0, 0, 0, time.UTC).UnixMicro())
+	clock := newFakeClock()
 	svc := open(t, agentmail.Options{Now: clock.now, Escalation: agentmail.EscalationOptions{
 		Deadline: time.Hour, Deadlines: map[string]time.Duration{"/fast": time.Minute, "quiet": 0}}})
 	for _, p := range []string{"/fast", "/slow", "/quiet"} {

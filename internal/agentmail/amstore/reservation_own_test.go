@@ -20,9 +20,7 @@ import (
 func TestGrantAndReleaseOwn(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	clock := &fakeClock{}
-	t0 := time.Date(2026, 1, 2, 9, 0, 0, 0, time.UTC)
-	clock.us.Store(t0.UnixMicro())
+	clock := newFakeClock()
 	db := storetest.Open(t)
 	svc := service(t, db, agentmail.Options{Now: clock.now})
 	amtest.Register(t, svc, "/p", "Alice", "Bob")

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"log/slog"
 	"sync"
 	"time"
 )
@@ -63,10 +64,17 @@ func (s *Store) inserted(n int) {
 		ctx, cancel := context.WithTimeout(a.ctx, time.Minute)
 		defer cancel()
 		var rows float64
-		if _, err := s.db.ExecContext(ctx, `ANALYZE am_messages`); err == nil {
+		_, err := s.db.ExecContext(ctx, `ANALYZE am_messages`)
+		switch {
+		case err == nil:
 			// reltuples is -1 for a table never analyzed: then the first
 			// threshold again.
 			s.db.QueryRowContext(ctx, `SELECT reltuples FROM pg_class WHERE oid = 'am_messages'::regclass`).Scan(&rows)
+		case a.ctx.Err() == nil:
+			// Not the store closing: said, since searches keep planning on
+			// the old statistics until one succeeds (tried again when the
+			// next is due).
+			slog.Warn("agent mail: refreshing am_messages's statistics failed; searches plan on the old ones", "err", err)
 		}
 		a.mu.Lock()
 		a.running, a.last, a.due = false, time.Now(), int64(rows/10)

@@ -143,17 +143,14 @@ func own(fn func(agentmail.Tx) error) func(*tx) error { return func(t *tx) error
 // write is Write with the store's own transaction (WriteSQL uses it).
 func (s *Store) write(ctx context.Context, fn func(*tx) error) error {
 	ctx = store.WithDeferredBegin(ctx) // BEGIN goes with the first statement
-	s.lane.RLock()
-	err := s.attempt(ctx, fn)
-	s.lane.RUnlock()
-	if err == nil || ctx.Err() != nil || !(s.db.Retryable(err) || errors.Is(err, agentmail.ErrConflict)) {
+	if lost, err := s.firstAttempt(ctx, fn); !lost {
 		return err
 	}
 	s.lane.Lock()
 	defer s.lane.Unlock()
 	for attempt := 1; ; attempt++ {
 		var last *tx
-		err = s.db.Write(ctx, func(sqltx *sql.Tx) error {
+		err := s.db.Write(ctx, func(sqltx *sql.Tx) error {
 			var err error
 			last, err = runTx(sqltx, fn)
 			return err
@@ -287,10 +284,7 @@ func (s *Store) WriteScoped(ctx context.Context, scope agentmail.Scope, fn func(
 func (s *Store) writeScoped(ctx context.Context, scope agentmail.Scope, fn func(*tx) error) error {
 	ctx = store.WithDeferredBegin(ctx) // BEGIN goes with the first statement (after the queue's lock)
 	if !scope.Always {
-		s.lane.RLock()
-		err := s.attempt(ctx, fn)
-		s.lane.RUnlock()
-		if err == nil || ctx.Err() != nil || !(s.db.Retryable(err) || errors.Is(err, agentmail.ErrConflict)) {
+		if lost, err := s.firstAttempt(ctx, fn); !lost {
 			return err
 		}
 	}
@@ -365,9 +359,14 @@ func scopeKey(scope string) int64 {
 	return int64(h.Sum64())
 }
 
-// attemptOn runs fn once in a transaction on conn and commits it.
+// beginner begins transactions: the pool (*store.DB) or one connection.
+type beginner interface {
+	BeginTx(context.Context, *sql.TxOptions) (*sql.Tx, error)
+}
+
+// attemptOn runs fn once in a write transaction on conn and commits it.
 // It returns the committed transaction's state (see Store.touch).
-func (s *Store) attemptOn(ctx context.Context, conn *sql.Conn, fn func(*tx) error) (*tx, error) {
+func (s *Store) attemptOn(ctx context.Context, conn beginner, fn func(*tx) error) (*tx, error) {
 	sqltx, err := conn.BeginTx(ctx, s.db.WriteOptions())
 	if err != nil {
 		return nil, fmt.Errorf("beginning transaction: %w", err)
@@ -383,22 +382,18 @@ func (s *Store) attemptOn(ctx context.Context, conn *sql.Conn, fn func(*tx) erro
 	return t, nil
 }
 
-// attempt runs fn once in a write transaction and commits it.
-func (s *Store) attempt(ctx context.Context, fn func(*tx) error) error {
-	sqltx, err := s.db.BeginTx(ctx, s.db.WriteOptions())
-	if err != nil {
-		return fmt.Errorf("beginning transaction: %w", err)
+// firstAttempt runs fn once, beside this process's other writers (see
+// Write). lost reports a failure that running fn again may mend: a lost
+// race (a serialization failure) or a unique-constraint failure.
+func (s *Store) firstAttempt(ctx context.Context, fn func(*tx) error) (lost bool, err error) {
+	s.lane.RLock()
+	defer s.lane.RUnlock()
+	t, err := s.attemptOn(ctx, s.db, fn)
+	if err == nil {
+		s.touch(ctx, s.db, t)
+		return false, nil
 	}
-	defer sqltx.Rollback()
-	t, err := runTx(sqltx, fn)
-	if err != nil {
-		return err
-	}
-	if err := sqltx.Commit(); err != nil {
-		return fmt.Errorf("committing transaction: %w", err)
-	}
-	s.touch(ctx, s.db, t)
-	return nil
+	return ctx.Err() == nil && (s.db.Retryable(err) || errors.Is(err, agentmail.ErrConflict)), err
 }
 
 // Read runs fn on one consistent read-only snapshot.

@@ -259,8 +259,8 @@ func TestConcurrentSendsDoNotConflict(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	// One attempt each (Store.attempt: no retry), so a lost race shows as
-	// the error it is.
+	// One attempt each (Store.firstAttempt: no retry), so a lost race shows
+	// as the error it is.
 	const n = 3
 	inserted := make([]chan error, n)  // send i has written its message (or failed to)
 	commit := make([]chan struct{}, n) // send i may commit
@@ -268,7 +268,7 @@ func TestConcurrentSendsDoNotConflict(t *testing.T) {
 	for i := range n {
 		inserted[i], commit[i], results[i] = make(chan error, 1), make(chan struct{}), make(chan error, 1)
 		go func() {
-			results[i] <- a.attempt(ctx, own(func(atx agentmail.Tx) error {
+			_, err := a.firstAttempt(ctx, own(func(atx agentmail.Tx) error {
 				m := agentmail.Message{ProjectID: p.ID, SenderID: agents[0].ID, Subject: "s", BodyMD: "b", Importance: "normal", CreatedAt: now,
 					Recipients: []agentmail.Recipient{{AgentID: agents[1].ID, Kind: agentmail.KindTo, DeliveredAt: now}}}
 				err := atx.InsertMessage(ctx, &m)
@@ -278,6 +278,7 @@ func TestConcurrentSendsDoNotConflict(t *testing.T) {
 				}
 				return err
 			}))
+			results[i] <- err
 		}()
 		if err := <-inserted[i]; err != nil { // the sends write in order 0, 1, 2
 			for j := range i {

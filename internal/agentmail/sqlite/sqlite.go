@@ -345,9 +345,10 @@ var queries = sync.OnceValue(func() *amsql.Queries { return amsql.New(dialect) }
 
 func inJSON(col, ph string) string { return col + ` IN (SELECT value FROM json_each(` + ph + `))` }
 
-// stmt returns query's statement on this transaction's own connection:
-// the store-wide one re-bound to it when there is one, else one prepared on
-// the transaction (never on another pool connection; see prepareLater).
+// stmt returns query's statement on this transaction's own connection, and
+// the context to run it on: the store-wide statement re-bound to the
+// connection when there is one, else one prepared on the transaction (never
+// on another pool connection; see prepareLater).
 //
 // In a write batch the statements run on a context that is never done
 // (context.WithoutCancel): with one that may end, modernc.org/sqlite starts
@@ -357,17 +358,20 @@ func inJSON(col, ph string) string { return col + ` IN (SELECT value FROM json_e
 // call's savepoint when that call fails; a caller that gave up before its
 // turn is skipped (runOnce). Reads keep their caller's context: a long
 // search stops when its caller goes.
-func (t *tx) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
+func (t *tx) stmt(ctx context.Context, query string) (context.Context, *sql.Stmt, error) {
+	if t.batch {
+		ctx = context.WithoutCancel(ctx)
+	}
 	if st := t.s.cached(query); st != nil {
-		return t.tx.StmtContext(ctx, st), nil
+		return ctx, t.tx.StmtContext(ctx, st), nil
 	}
 	t.s.prepareLater(query)
-	return t.tx.PrepareContext(ctx, query)
+	st, err := t.tx.PrepareContext(ctx, query)
+	return ctx, st, err
 }
 
 func (t *tx) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	ctx = t.ctx(ctx)
-	st, err := t.stmt(ctx, query)
+	ctx, st, err := t.stmt(ctx, query)
 	if err != nil {
 		return nil, err
 	}
@@ -376,8 +380,7 @@ func (t *tx) exec(ctx context.Context, query string, args ...any) (sql.Result, e
 }
 
 func (t *tx) query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	ctx = t.ctx(ctx)
-	st, err := t.stmt(ctx, query)
+	ctx, st, err := t.stmt(ctx, query)
 	if err != nil {
 		return nil, err
 	}
@@ -386,20 +389,11 @@ func (t *tx) query(ctx context.Context, query string, args ...any) (*sql.Rows, e
 }
 
 func (t *tx) queryRow(ctx context.Context, query string, args ...any) (*sql.Row, error) {
-	ctx = t.ctx(ctx)
-	st, err := t.stmt(ctx, query)
+	ctx, st, err := t.stmt(ctx, query)
 	if err != nil {
 		return nil, err
 	}
 	return st.QueryRowContext(ctx, args...), nil
-}
-
-// ctx is the context a statement runs on (see stmt).
-func (t *tx) ctx(ctx context.Context) context.Context {
-	if t.batch {
-		return context.WithoutCancel(ctx)
-	}
-	return ctx
 }
 
 // Exec, Query and QueryRow implement amsql.Querier.
