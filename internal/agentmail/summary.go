@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -163,10 +164,7 @@ func Summarize(ms []Message) ThreadSummary {
 	if len(sum.Mentions) > maxSummaryItems {
 		sum.Mentions = sum.Mentions[:maxSummaryItems]
 	}
-	for c := range code {
-		sum.CodeReferences = append(sum.CodeReferences, c)
-	}
-	sort.Strings(sum.CodeReferences)
+	sum.CodeReferences = slices.Sorted(maps.Keys(code))
 	if len(sum.CodeReferences) > maxSummaryItems {
 		sum.CodeReferences = sum.CodeReferences[:maxSummaryItems]
 	}

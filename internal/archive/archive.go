@@ -247,16 +247,12 @@ func Start(ctx context.Context, db *store.DB, src Source, vault string, o outbox
 		return nil, fmt.Errorf("starting the agent-mail archive: %w", err)
 	}
 	state := &stateSync{db: db, src: src, archive: sink.Archive}
-	git := startCommitter(vault, log)
-	if git != nil {
-		sink.written = git.mark
-		state.written = git.mark
-	}
+	git := newCommitter(vault, log)
+	sink.written = git.mark
+	state.written = git.mark
 	stop, err := outbox.Start(ctx, db, sink, 0, o)
 	if err != nil {
-		if git != nil {
-			git.close()
-		}
+		git.close()
 		return nil, fmt.Errorf("starting the agent-mail archive: %w", err)
 	}
 	sctx, scancel := context.WithCancel(ctx)
@@ -273,9 +269,7 @@ func Start(ctx context.Context, db *store.DB, src Source, vault string, o outbox
 			log.Warn("archive: stopping before every profile and reservation was written; the next mailgate process will finish", "err", serr)
 		}
 		dcancel()
-		if git != nil {
-			git.close()
-		}
+		git.close()
 		return err
 	}, nil
 }

@@ -32,26 +32,24 @@ const commitTimeout = 10 * time.Second
 // commit -- AgentMail), so whatever else the human has staged stays theirs.
 type committer struct {
 	vault  string
-	gitDir string
+	gitDir string // set by the loop before its first commit
 	log    *slog.Logger
 	dirty  atomic.Bool
+	start  sync.Once
 	stop   chan struct{}
 	done   sync.WaitGroup
 }
 
-// startCommitter returns nil unless the vault folder is itself the top of
-// a git work tree (and git is installed): then there is nothing to commit.
-// A vault merely inside a work tree (a home in a project folder, or in the
+// newCommitter returns the vault's committer. It looks for the vault's
+// repository (a git process) and starts its loop only when the archive is
+// first written (mark): most processes archive nothing, and every server
+// start paid for that git process. It commits only when the vault folder
+// is itself the top of a git work tree (and git is installed): a vault
+// merely inside a work tree (a home in a project folder, or in the
 // mailgate clone) belongs to someone else's repository, whose branch must
 // never receive archive commits.
-func startCommitter(vault string, log *slog.Logger) *committer {
-	gitDir, ok := vaultRepo(vault)
-	if !ok {
-		return nil
-	}
-	c := &committer{vault: vault, gitDir: gitDir, log: log, stop: make(chan struct{})}
-	c.done.Go(c.loop)
-	return c
+func newCommitter(vault string, log *slog.Logger) *committer {
+	return &committer{vault: vault, log: log, stop: make(chan struct{})}
 }
 
 // vaultRepo returns the git directory of the repository whose work tree
@@ -86,9 +84,17 @@ var archivePaths = []string{"AgentMail", ":(exclude)AgentMail/*.lock", ":(exclud
 const gitignore = "# Written by mailgate: locks and unfinished writes are never archive content.\n*.lock\n.tmp-*\n" +
 	atomicfile.TempGlob + "\n"
 
-func (c *committer) mark() { c.dirty.Store(true) }
+func (c *committer) mark() {
+	c.dirty.Store(true)
+	c.start.Do(func() { c.done.Go(c.loop) })
+}
 
 func (c *committer) loop() {
+	gitDir, ok := vaultRepo(c.vault)
+	if !ok {
+		return // not the vault's own repository: nothing is ever committed
+	}
+	c.gitDir = gitDir
 	t := time.NewTicker(CommitInterval)
 	defer t.Stop()
 	for {
@@ -148,8 +154,9 @@ func (c *committer) commit() error {
 	return git(append([]string{"commit", "-q", "-m", "mailgate: archive agent mail", "--"}, archivePaths...)...)
 }
 
-// close stops the loop after a last commit.
+// close stops the loop after a last commit. A later mark starts no loop.
 func (c *committer) close() {
+	c.start.Do(func() {})
 	close(c.stop)
 	c.done.Wait()
 }

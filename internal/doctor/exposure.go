@@ -3,10 +3,10 @@ package doctor
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 )
 
@@ -101,24 +101,14 @@ func clientExposure(cc ClientConfig, userHome string) (dirs []exposedDir, ok boo
 		return nil, false
 	}
 	add := func(servers map[string]mcpEntry) {
-		names := make([]string, 0, len(servers))
-		for n := range servers {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		for _, n := range names {
+		for _, n := range slices.Sorted(maps.Keys(servers)) {
 			for _, d := range servers[n].filesystemDirs(n, userHome) {
 				dirs = append(dirs, exposedDir{d, fmt.Sprintf("gives its filesystem server %q", n)})
 			}
 		}
 	}
 	add(doc.MCPServers)
-	projects := make([]string, 0, len(doc.Projects))
-	for p := range doc.Projects {
-		projects = append(projects, p)
-	}
-	sort.Strings(projects)
-	for _, p := range projects {
+	for _, p := range slices.Sorted(maps.Keys(doc.Projects)) {
 		add(doc.Projects[p].MCPServers)
 		if filepath.IsAbs(p) && filepath.Dir(p) != p {
 			dirs = append(dirs, exposedDir{p, "works in the project folder"})

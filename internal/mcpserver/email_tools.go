@@ -140,22 +140,28 @@ type emailReadIn struct {
 type emailComposeIn struct {
 	accountArg
 	emailRecipientArgs
-	Subject     string   `json:"subject" jsonschema:"Email subject line"`
-	Body        string   `json:"body" jsonschema:"Email body: plain text unless body_format says otherwise"`
-	BodyFormat  string   `json:"body_format,omitempty" jsonschema:"text (default), markdown or html: markdown and html also send an HTML part"`
-	Attachments []string `json:"attachments,omitempty" jsonschema:"Files to attach: paths inside the attachment folder (ATTACHMENTS_DIR; a relative path is taken inside it)"`
+	Subject string `json:"subject" jsonschema:"Email subject line"`
+	Body    string `json:"body" jsonschema:"Email body: plain text unless body_format says otherwise"`
+	emailContentArgs
 	emailSenderArgs
 }
 
 type emailReplyIn struct {
 	accountArg
-	ThreadID    string   `json:"thread_id" jsonschema:"Gmail thread ID to reply to"`
-	MessageID   string   `json:"message_id" jsonschema:"Gmail message ID to reply to (for correct threading headers)"`
-	Body        string   `json:"body" jsonschema:"Reply body: plain text unless body_format says otherwise"`
-	ReplyAll    bool     `json:"reply_all,omitempty" jsonschema:"Also reply to the message's other recipients (its To and Cc, keeping Cc as Cc), minus your own addresses"`
+	ThreadID  string `json:"thread_id" jsonschema:"Gmail thread ID to reply to"`
+	MessageID string `json:"message_id" jsonschema:"Gmail message ID to reply to (for correct threading headers)"`
+	Body      string `json:"body" jsonschema:"Reply body: plain text unless body_format says otherwise"`
+	ReplyAll  bool   `json:"reply_all,omitempty" jsonschema:"Also reply to the message's other recipients (its To and Cc, keeping Cc as Cc), minus your own addresses"`
+	emailContentArgs
+	emailSenderArgs
+}
+
+// emailContentArgs are how the body of an email the agent writes is read
+// and what is attached to it (draft_email, send_email, update_draft,
+// reply_email); openExtras opens them.
+type emailContentArgs struct {
 	BodyFormat  string   `json:"body_format,omitempty" jsonschema:"text (default), markdown or html: markdown and html also send an HTML part"`
 	Attachments []string `json:"attachments,omitempty" jsonschema:"Files to attach: paths inside the attachment folder (ATTACHMENTS_DIR; a relative path is taken inside it)"`
-	emailSenderArgs
 }
 
 // emailRecipientArgs are the recipients of an email the agent writes

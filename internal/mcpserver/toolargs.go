@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"reflect"
 	"slices"
@@ -296,10 +297,7 @@ func (d *argDecoder[In]) check(args map[string]any) error {
 	}
 	names := d.schema.PropertyOrder
 	if len(names) == 0 {
-		for n := range d.schema.Properties {
-			names = append(names, n)
-		}
-		slices.Sort(names)
+		names = slices.Sorted(maps.Keys(d.schema.Properties))
 	}
 	for _, name := range names {
 		v, ok := args[name]

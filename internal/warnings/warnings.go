@@ -15,8 +15,10 @@ package warnings
 
 import (
 	"fmt"
+	"maps"
 	"net/mail"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -362,11 +364,7 @@ func mixedScripts(s string) string {
 	if len(set) < 2 {
 		return ""
 	}
-	names := make([]string, 0, len(set))
-	for n := range set {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(set))
 	for _, mix := range allowedMixes {
 		ok := true
 		for _, n := range names {

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -215,12 +216,7 @@ func (m *Set) Import(ctx context.Context, exp Export) (ImportResult, error) {
 	if err := m.project.Ensure(ctx, m.s, m.projectKey); err != nil {
 		return res, err // even an empty import names its project
 	}
-	names := make([]string, 0, len(exp.Mailboxes))
-	for n := range exp.Mailboxes {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	for _, box := range names {
+	for _, box := range slices.Sorted(maps.Keys(exp.Mailboxes)) {
 		var one ImportResult
 		err := m.inProject(ctx, true, func(tx Tx, p agentmail.Project) error {
 			one = ImportResult{}

@@ -20,6 +20,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -349,12 +350,7 @@ func (d *Doc) check(problems *[]string, answer bool, at, name string, s *Schema,
 				fail("%s always carries %q", name, f)
 			}
 		}
-		keys := make([]string, 0, len(obj))
-		for k := range obj {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(obj)) {
 			ps := s.Properties[k]
 			if ps == nil {
 				ps = s.AdditionalProperties
