@@ -10,11 +10,6 @@ import (
 // agent's inbox and searches span them. The reference's tool names and
 // arguments.
 
-// amProductArg names a product (the tools that span its linked projects).
-type amProductArg struct {
-	ProductKey string `json:"product_key" jsonschema:"product key (or name) from ensure_product"`
-}
-
 type amEnsureProductIn struct {
 	ProductKey string `json:"product_key" jsonschema:"the product's key: 1-128 letters, digits, '.', '_' or '-', e.g. 0123456789abcdef0123 or widget-bus"`
 	Name       string `json:"name,omitempty" jsonschema:"the product's name (default: the key); an existing product keeps its name"`
@@ -22,13 +17,13 @@ type amEnsureProductIn struct {
 }
 
 type amProductsLinkIn struct {
-	amProductArg
+	ProductKey string `json:"product_key" jsonschema:"product key (or name) from ensure_product"`
 	ProjectKey string `json:"project_key" jsonschema:"project's absolute path or slug, to link to the product"`
 	amCompat
 }
 
 type amFetchProductIn struct {
-	amProductArg
+	ProductKey    string `json:"product_key" jsonschema:"product key (or name) from ensure_product"`
 	AgentName     string `json:"agent_name" jsonschema:"your agent name; your inbox in every linked project where an agent has this name"`
 	Limit         int    `json:"limit,omitempty" jsonschema:"at most this many messages in all, newest first (default 20, max 1000)"`
 	UnreadOnly    bool   `json:"unread_only,omitempty" jsonschema:"only messages not yet marked read"`
@@ -39,10 +34,10 @@ type amFetchProductIn struct {
 }
 
 type amSearchProductIn struct {
-	amProductArg
-	Query     string `json:"query" jsonschema:"as search_messages: words, \"phrases\", prefix*, AND / OR / NOT, (groups), subject:word"`
-	Limit     int    `json:"limit,omitempty" jsonschema:"at most this many results in all (default 20)"`
-	AgentName string `json:"agent_name,omitempty" jsonschema:"only messages the agent of this name sent or received, in each linked project"`
+	ProductKey string `json:"product_key" jsonschema:"product key (or name) from ensure_product"`
+	Query      string `json:"query" jsonschema:"as search_messages: words, \"phrases\", prefix*, AND / OR / NOT, (groups), subject:word"`
+	Limit      int    `json:"limit,omitempty" jsonschema:"at most this many results in all (default 20)"`
+	AgentName  string `json:"agent_name,omitempty" jsonschema:"only messages the agent of this name sent or received, in each linked project"`
 	amCompat
 }
 
@@ -64,8 +59,8 @@ func (t *amTools) searchProduct(ctx context.Context, in amSearchProductIn) (agen
 }
 
 type amSummarizeProductIn struct {
-	amProductArg
-	ThreadID string `json:"thread_id" jsonschema:"thread id (its messages in every linked project), or several separated by commas for a digest"`
+	ProductKey string `json:"product_key" jsonschema:"product key (or name) from ensure_product"`
+	ThreadID   string `json:"thread_id" jsonschema:"thread id (its messages in every linked project), or several separated by commas for a digest"`
 	amSummaryOptions
 	amCompat
 }
