@@ -138,11 +138,7 @@ func (s *Service) PrepareThread(ctx context.Context, p PrepareThreadParams) (Pre
 }
 
 func (s *Service) projectView(ctx context.Context, key string) (ProjectView, error) {
-	var p Project
-	err := s.st.Read(ctx, func(tx Tx) (err error) {
-		p, err = s.project(ctx, tx, key)
-		return err
-	})
+	p, err := s.readProject(ctx, key)
 	if err != nil {
 		return ProjectView{}, fmt.Errorf("resolving project: %w", err)
 	}

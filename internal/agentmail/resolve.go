@@ -14,13 +14,19 @@ func (s *Service) CanonicalProjectKey(ctx context.Context, key string) (string, 
 	if isAbsKey(k) {
 		return cleanHumanKey(k)
 	}
-	var p Project
-	err := s.st.Read(ctx, func(tx Tx) (err error) {
-		p, err = s.project(ctx, tx, k)
-		return err
-	})
+	p, err := s.readProject(ctx, k)
 	if err != nil {
 		return "", err
 	}
 	return p.HumanKey, nil
+}
+
+// readProject resolves a project key (see project) in a read transaction
+// of its own.
+func (s *Service) readProject(ctx context.Context, key string) (p Project, err error) {
+	err = s.st.Read(ctx, func(tx Tx) (err error) {
+		p, err = s.project(ctx, tx, key)
+		return err
+	})
+	return p, err
 }

@@ -191,22 +191,13 @@ func (v *Vault) decide(id, to string, d Decision, from ...string) (*Item, error)
 	}
 	held = marked
 	decideStep(to)
-	base := strings.TrimSuffix(it.Name, ".md")
-	for attempt := 1; ; attempt++ {
-		name := it.Name
-		if attempt > 1 {
-			name = fmt.Sprintf("%s-%d.md", base, attempt)
-		}
-		err := atomicfile.RenameNoReplace(held, v.path(to, name))
-		if err == nil {
-			it.Moved = name
-			return it, nil
-		}
-		if !isExist(err) || attempt == 20 {
-			putBack()
-			return nil, fmt.Errorf("moving %s/%s to %s/: %w", it.Folder, it.Name, to, err)
-		}
+	name, err := v.moveUnique(held, to, it.Name)
+	if err != nil {
+		putBack()
+		return nil, fmt.Errorf("moving %s/%s to %s/: %w", it.Folder, it.Name, to, err)
 	}
+	it.Moved = name
+	return it, nil
 }
 
 func viaOr(via string) string {

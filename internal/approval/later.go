@@ -6,8 +6,6 @@ import (
 	"io/fs"
 	"strings"
 	"time"
-
-	"github.com/mailgate/mailgate/internal/atomicfile"
 )
 
 // Send later (issue 27 item 7). A request with a send time (Request.SendAt)
@@ -130,18 +128,9 @@ func (v *Vault) Unschedule(name, why string) (string, error) {
 	if err := v.markRejected(v.path(DirDone, name), "mailgate (send later)", why); err != nil {
 		return "", fmt.Errorf("withdrawing %s: %w", name, err)
 	}
-	base := strings.TrimSuffix(name, ".md")
-	for attempt := 1; ; attempt++ {
-		to := name
-		if attempt > 1 {
-			to = fmt.Sprintf("%s-%d.md", base, attempt)
-		}
-		err := atomicfile.RenameNoReplace(v.path(DirDone, name), v.path(DirRejected, to))
-		if err == nil {
-			return to, nil
-		}
-		if !isExist(err) || attempt == 20 {
-			return "", fmt.Errorf("withdrawing %s: %w", name, err)
-		}
+	to, err := v.moveUnique(v.path(DirDone, name), DirRejected, name)
+	if err != nil {
+		return "", fmt.Errorf("withdrawing %s: %w", name, err)
 	}
+	return to, nil
 }

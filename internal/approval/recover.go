@@ -160,7 +160,7 @@ func (v *Vault) recoverDecisions(minAge time.Duration) (int, []error) {
 		if state != holdHeld {
 			to = state
 		}
-		if err := v.moveUnique(path, to, name); err != nil {
+		if _, err := v.moveUnique(path, to, name); err != nil {
 			if !errors.Is(err, fs.ErrNotExist) { // gone: another process recovered it
 				errs = append(errs, fmt.Errorf("recovering %s/%s: %w", folder, e.Name(), err))
 			}
@@ -191,8 +191,9 @@ func (v *Vault) recoveredName(path string) string {
 }
 
 // moveUnique renames path into folder as name, or as name-2.md, name-3.md …
-// when that is taken: nothing is ever replaced.
-func (v *Vault) moveUnique(path, folder, name string) error {
+// (up to name-20.md) when that is taken: nothing is ever replaced. It
+// returns the name the file has in folder.
+func (v *Vault) moveUnique(path, folder, name string) (string, error) {
 	base := strings.TrimSuffix(name, ".md")
 	for attempt := 1; ; attempt++ {
 		n := name
@@ -200,8 +201,11 @@ func (v *Vault) moveUnique(path, folder, name string) error {
 			n = fmt.Sprintf("%s-%d.md", base, attempt)
 		}
 		err := atomicfile.RenameNoReplace(path, v.path(folder, n))
-		if err == nil || !isExist(err) || attempt == 20 {
-			return err
+		if err == nil {
+			return n, nil
+		}
+		if !isExist(err) || attempt == 20 {
+			return "", err
 		}
 	}
 }

@@ -263,12 +263,7 @@ func (s *Server) index(w http.ResponseWriter, r *http.Request) {
 		s.render(w, http.StatusForbidden, "locked", lockedData{})
 		return
 	}
-	data, err := s.listData(r.Context(), csrf)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
-	}
-	s.render(w, http.StatusOK, "index", data)
+	s.renderList(w, r, csrf, "index")
 }
 
 type lockedData struct{ Used bool }
@@ -282,12 +277,18 @@ func (s *Server) render(w http.ResponseWriter, code int, name string, data any) 
 }
 
 func (s *Server) listFragment(w http.ResponseWriter, r *http.Request, csrf string) {
+	s.renderList(w, r, csrf, "list")
+}
+
+// renderList renders the template name (the whole page, or the list
+// fragment it reloads) over the vault's requests.
+func (s *Server) renderList(w http.ResponseWriter, r *http.Request, csrf, name string) {
 	data, err := s.listData(r.Context(), csrf)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
-	s.render(w, http.StatusOK, "list", data)
+	s.render(w, http.StatusOK, name, data)
 }
 
 // still answers 204 while the request is where the page showed it, 410

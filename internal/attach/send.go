@@ -13,6 +13,7 @@
 package attach
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"errors"
 	"fmt"
@@ -235,11 +236,15 @@ func (f Folder) read(p string, want *File) (File, []byte, error) {
 		return refuse(ErrHardLinked)
 	}
 	// Read whole (the cap bounds it): hashing, sniffing and Load's bytes
-	// all come from this one read, so they describe the same content.
-	data, err := io.ReadAll(io.LimitReader(fh, f.maxFile()+1))
-	if err != nil {
+	// all come from this one read, so they describe the same content. The
+	// buffer starts at the size the file has (io.ReadAll's doubling from
+	// 512 bytes allocated and cleared twice a large file's size); a file
+	// grown since still reads to the cap.
+	buf := bytes.NewBuffer(make([]byte, 0, min(ofi.Size(), f.maxFile())+bytes.MinRead))
+	if _, err := buf.ReadFrom(io.LimitReader(fh, f.maxFile()+1)); err != nil {
 		return refuse(err)
 	}
+	data := buf.Bytes()
 	n := int64(len(data))
 	if n > f.maxFile() {
 		return File{}, nil, &TooLargeError{Name: name, Size: n, Limit: f.maxFile()}

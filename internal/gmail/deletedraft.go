@@ -17,11 +17,8 @@ func (c *Client) DeleteDraft(ctx context.Context, id string) error {
 	_, err := retry(ctx, c, "drafts.delete", ScopeCompose, true, func(ctx context.Context) (struct{}, error) {
 		return struct{}{}, c.svc.Users.Drafts.Delete(user, id).Context(ctx).Do()
 	})
-	if isNotFound(err) {
-		return fmt.Errorf("deleting draft %s: %w", id, ErrDraftNotFound)
-	}
-	if err != nil {
-		return fmt.Errorf("deleting draft %s: %w", id, err)
+	if err := callError(err, ErrDraftNotFound, "deleting draft %s", id); err != nil {
+		return err
 	}
 	return nil
 }

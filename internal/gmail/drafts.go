@@ -99,11 +99,8 @@ func (c *Client) getDraft(ctx context.Context, id, format string) (*gmailapi.Dra
 	d, err := retry(ctx, c, "drafts.get", ScopeCompose, true, func(ctx context.Context) (*gmailapi.Draft, error) {
 		return c.svc.Users.Drafts.Get(user, id).Format(format).Context(ctx).Do()
 	})
-	if isNotFound(err) {
-		return nil, fmt.Errorf("fetching draft %s: %w", id, ErrDraftNotFound)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("fetching draft %s: %w", id, err)
+	if err := callError(err, ErrDraftNotFound, "fetching draft %s", id); err != nil {
+		return nil, err
 	}
 	return d, nil
 }

@@ -137,11 +137,8 @@ func (c *Client) messageCall(ctx context.Context, op, id string, call func(conte
 		return MessageLabels{}, fmt.Errorf("%s: %w", op, ErrNotFound)
 	}
 	m, err := retry(ctx, c, op, ScopeModify, true, call)
-	if isNotFound(err) {
-		return MessageLabels{}, fmt.Errorf("%s %s: %w", op, id, ErrNotFound)
-	}
-	if err != nil {
-		return MessageLabels{}, fmt.Errorf("%s %s: %w", op, id, err)
+	if err := callError(err, ErrNotFound, "%s %s", op, id); err != nil {
+		return MessageLabels{}, err
 	}
 	return MessageLabels{ID: m.Id, ThreadID: m.ThreadId, Labels: m.LabelIds}, nil
 }

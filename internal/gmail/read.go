@@ -61,11 +61,8 @@ func (c *Client) Message(ctx context.Context, id string) (*Message, error) {
 	m, err := retry(ctx, c, "messages.get", ScopeReadonly, true, func(ctx context.Context) (*gmailapi.Message, error) {
 		return c.svc.Users.Messages.Get(user, id).Format("full").Context(ctx).Do()
 	})
-	if isNotFound(err) {
-		return nil, fmt.Errorf("fetching message %s: %w", id, ErrNotFound)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("fetching message %s: %w", id, err)
+	if err := callError(err, ErrNotFound, "fetching message %s", id); err != nil {
+		return nil, err
 	}
 	return convert(m), nil
 }
@@ -93,11 +90,8 @@ func (c *Client) getThread(ctx context.Context, id, format string, headers ...st
 		}
 		return call.Do()
 	})
-	if isNotFound(err) {
-		return nil, fmt.Errorf("fetching thread %s: %w", id, ErrThreadNotFound)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("fetching thread %s: %w", id, err)
+	if err := callError(err, ErrThreadNotFound, "fetching thread %s", id); err != nil {
+		return nil, err
 	}
 	return t, nil
 }
@@ -255,11 +249,8 @@ func (c *Client) GetAttachment(ctx context.Context, messageID, attachmentID stri
 	b, err := retry(ctx, c, "attachments.get", ScopeReadonly, true, func(ctx context.Context) (*gmailapi.MessagePartBody, error) {
 		return c.svc.Users.Messages.Attachments.Get(user, messageID, attachmentID).Context(ctx).Do()
 	})
-	if isNotFound(err) {
-		return nil, fmt.Errorf("fetching attachment of message %s: %w", messageID, ErrNotFound)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("fetching attachment of message %s: %w", messageID, err)
+	if err := callError(err, ErrNotFound, "fetching attachment of message %s", messageID); err != nil {
+		return nil, err
 	}
 	data, err := decodeData(b.Data)
 	if err != nil {

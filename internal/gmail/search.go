@@ -164,6 +164,19 @@ func isNotFound(err error) bool {
 	return errors.As(err, &gerr) && (gerr.Code == 404 || gerr.Code == 400)
 }
 
+// callError is a call's error (nil for none) prefixed with what the call
+// did (format, args): an unknown or malformed id (isNotFound) as notFound,
+// the sentinel callers test with errors.Is; anything else as it is.
+func callError(err, notFound error, format string, args ...any) error {
+	switch {
+	case err == nil:
+		return nil
+	case isNotFound(err):
+		err = notFound
+	}
+	return fmt.Errorf(format+": %w", append(args, err)...)
+}
+
 func summarize(m *gmailapi.Message) Summary {
 	h := headerMap(m.Payload)
 	s := Summary{

@@ -2,7 +2,6 @@ package gmail
 
 import (
 	"context"
-	"fmt"
 
 	gmailapi "google.golang.org/api/gmail/v1"
 )
@@ -26,11 +25,8 @@ func (c *Client) ListUnsubscribe(ctx context.Context, id string) (ListHeaders, e
 	m, err := retry(ctx, c, "messages.get", ScopeReadonly, true, func(ctx context.Context) (*gmailapi.Message, error) {
 		return c.svc.Users.Messages.Get(user, id).Format("metadata").MetadataHeaders(listHeaderNames...).Context(ctx).Do()
 	})
-	if isNotFound(err) {
-		return ListHeaders{}, fmt.Errorf("fetching message %s: %w", id, ErrNotFound)
-	}
-	if err != nil {
-		return ListHeaders{}, fmt.Errorf("fetching message %s: %w", id, err)
+	if err := callError(err, ErrNotFound, "fetching message %s", id); err != nil {
+		return ListHeaders{}, err
 	}
 	h := headerMap(m.Payload)
 	return ListHeaders{ID: m.Id, ThreadID: m.ThreadId, From: h.get("From"), Subject: h.get("Subject"), Date: h.get("Date"),

@@ -31,8 +31,7 @@ type emailCreateLabelIn struct {
 	Name                  string `json:"name" jsonschema:"The label's name; nest with / (Projects/Acme)"`
 	LabelListVisibility   string `json:"label_list_visibility,omitempty" jsonschema:"Shown in the label list: labelShow (default), labelShowIfUnread or labelHide"`
 	MessageListVisibility string `json:"message_list_visibility,omitempty" jsonschema:"Shown on messages in the message list: show (default) or hide"`
-	TextColor             string `json:"text_color,omitempty" jsonschema:"Text colour, #rrggbb from Gmail's label palette; give with background_color"`
-	BackgroundColor       string `json:"background_color,omitempty" jsonschema:"Background colour, #rrggbb from Gmail's label palette; give with text_color"`
+	labelColourArgs
 }
 
 type emailRenameLabelIn struct {
@@ -41,8 +40,14 @@ type emailRenameLabelIn struct {
 	NewName               string `json:"new_name,omitempty" jsonschema:"Its new name (omit to keep it)"`
 	LabelListVisibility   string `json:"label_list_visibility,omitempty" jsonschema:"labelShow, labelShowIfUnread or labelHide (omit to keep it)"`
 	MessageListVisibility string `json:"message_list_visibility,omitempty" jsonschema:"show or hide (omit to keep it)"`
-	TextColor             string `json:"text_color,omitempty" jsonschema:"Text colour, #rrggbb from Gmail's label palette; give with background_color"`
-	BackgroundColor       string `json:"background_color,omitempty" jsonschema:"Background colour, #rrggbb from Gmail's label palette; give with text_color"`
+	labelColourArgs
+}
+
+// labelColourArgs are a label's colours (create_label, rename_label),
+// given together: Gmail sets both (labelSpec checks it).
+type labelColourArgs struct {
+	TextColor       string `json:"text_color,omitempty" jsonschema:"Text colour, #rrggbb from Gmail's label palette; give with background_color"`
+	BackgroundColor string `json:"background_color,omitempty" jsonschema:"Background colour, #rrggbb from Gmail's label palette; give with text_color"`
 }
 
 type emailDeleteLabelIn struct {
@@ -63,9 +68,9 @@ func labelSchema(s *jsonschema.Schema) {
 
 // labelSpec checks the visibility and colour arguments (names as Gmail
 // spells them; both colours or neither, lower-cased).
-func labelSpec(name, llv, mlv, text, bg string) (gmail.LabelSpec, error) {
+func labelSpec(name, llv, mlv string, c labelColourArgs) (gmail.LabelSpec, error) {
 	s := gmail.LabelSpec{Name: strings.TrimSpace(name), LabelListVisibility: llv, MessageListVisibility: mlv,
-		TextColor: strings.ToLower(strings.TrimSpace(text)), BgColor: strings.ToLower(strings.TrimSpace(bg))}
+		TextColor: strings.ToLower(strings.TrimSpace(c.TextColor)), BgColor: strings.ToLower(strings.TrimSpace(c.BackgroundColor))}
 	if llv != "" && !slices.Contains(labelListVisibilities, llv) {
 		return s, invalidField("label_list_visibility", "label_list_visibility is labelShow, labelShowIfUnread or labelHide")
 	}
@@ -98,7 +103,7 @@ func valueOr(s, d string) string {
 
 func (h *emailHandlers) createLabel(ctx context.Context, _ *mcp.CallToolRequest, in emailCreateLabelIn) (*mcp.CallToolResult, any, error) {
 	return h.call(ctx, "create_label", "label:"+oneLine(in.Name), func(ctx context.Context, h *emailCall) (*mcp.CallToolResult, gate.Outcome) {
-		spec, err := labelSpec(in.Name, in.LabelListVisibility, in.MessageListVisibility, in.TextColor, in.BackgroundColor)
+		spec, err := labelSpec(in.Name, in.LabelListVisibility, in.MessageListVisibility, in.labelColourArgs)
 		if err == nil && spec.Name == "" {
 			err = invalidField("name", "name must not be empty")
 		}
@@ -149,7 +154,7 @@ func (h *emailCall) userLabel(ctx context.Context, nameOrID string) (gmail.Label
 
 func (h *emailHandlers) renameLabel(ctx context.Context, _ *mcp.CallToolRequest, in emailRenameLabelIn) (*mcp.CallToolResult, any, error) {
 	return h.call(ctx, "rename_label", "label:"+oneLine(in.Label), func(ctx context.Context, h *emailCall) (*mcp.CallToolResult, gate.Outcome) {
-		spec, err := labelSpec(in.NewName, in.LabelListVisibility, in.MessageListVisibility, in.TextColor, in.BackgroundColor)
+		spec, err := labelSpec(in.NewName, in.LabelListVisibility, in.MessageListVisibility, in.labelColourArgs)
 		if err == nil && spec == (gmail.LabelSpec{}) {
 			err = invalidField("new_name", "nothing to change: give new_name, a visibility or the colours")
 		}

@@ -145,7 +145,8 @@ func newEmailEnvAt(t testing.TB, gm *localgmail.Server, devMode bool, mailbox Ma
 }
 
 // connect opens an in-process session through the real SDK, pinned to the
-// protocol version Claude Desktop sends.
+// protocol version Claude Desktop sends, the server on mailgate's stdio
+// transport (stdioPipes).
 func connect(t testing.TB, srv *mcp.Server) *mcp.ClientSession {
 	t.Helper()
 	return connectWith(t, srv, nil)
@@ -156,7 +157,7 @@ func connect(t testing.TB, srv *mcp.Server) *mcp.ClientSession {
 func connectWith(t testing.TB, srv *mcp.Server, opts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
 	ctx := context.Background()
-	st, ct := mcp.NewInMemoryTransports()
+	st, ct := stdioPipes(t)
 	ss, err := srv.Connect(ctx, st, nil)
 	if err != nil {
 		t.Fatal(err)

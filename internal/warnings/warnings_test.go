@@ -3,6 +3,7 @@ package warnings
 import (
 	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -145,4 +146,18 @@ func FuzzWarnings(f *testing.F) {
 			t.Fatalf("Escape(%q) = %q still hides characters", s, e)
 		}
 	})
+}
+
+// TestHiddenASCII: hidden's ASCII shortcut says what the Unicode classes it
+// skips say.
+func TestHiddenASCII(t *testing.T) {
+	t.Parallel()
+	for r := rune(0); r < utf8.RuneSelf; r++ {
+		want := r != '\n' && r != '\t' && r != ' ' && (unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Bidi_Control, r) ||
+			unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r) || unicode.Is(unicode.Variation_Selector, r) ||
+			unicode.Is(unicode.Zl, r) || unicode.Is(unicode.Zp, r) || unicode.Is(unicode.Zs, r))
+		if got := hidden(r); got != want {
+			t.Errorf("hidden(%U) = %v, want %v", r, got, want)
+		}
+	}
 }
