@@ -13,6 +13,10 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"syscall"
+
+	// Initialised before the libraries: a serve process starts with a
+	// raised collector target (see the package).
+	_ "github.com/mailgate/mailgate/internal/startgc"
 )
 
 // version is set at build time (-ldflags "-X main.version=…"); otherwise the

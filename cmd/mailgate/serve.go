@@ -32,6 +32,7 @@ import (
 	"github.com/mailgate/mailgate/internal/presence"
 	"github.com/mailgate/mailgate/internal/ratelimit"
 	"github.com/mailgate/mailgate/internal/sandbox"
+	"github.com/mailgate/mailgate/internal/startgc"
 	"github.com/mailgate/mailgate/internal/store"
 	"github.com/mailgate/mailgate/internal/tmux"
 )
@@ -173,8 +174,9 @@ func serve(ctx context.Context, env *environment, args []string) error {
 }
 
 // startGCPercent is the collector's target (GOGC) of a stdio server until
-// its store is open, when GOGC is not set (see serve).
-const startGCPercent = 400
+// its store is open, when GOGC is not set (see serve). A serve process has
+// it from its package initialisation on (internal/startgc).
+const startGCPercent = startgc.Percent
 
 // stdioGCPercent is the collector's target (GOGC) of a stdio server once
 // its store is open, when GOGC is not set. Most of what a tool call

@@ -451,7 +451,7 @@ func requestFields(req Request) []kv {
 		if req.HTMLFrom != "" {
 			kvs = append(kvs, kv{key: "html_from", value: string(req.HTMLFrom)})
 		}
-		if links := linkStrings(req.HTMLLinks); len(links) > 0 {
+		if links := LinkStrings(req.HTMLLinks); len(links) > 0 {
 			kvs = append(kvs, kv{key: "html_links", list: links})
 		}
 	}
@@ -501,7 +501,7 @@ func contentNotes(req Request) string {
 			fix = " It cannot be corrected here (the HTML would not follow): reject it and ask for a new one instead."
 		}
 		b.WriteString("**" + HTMLDescription(string(req.HTMLFrom)) + "** (sha256 " + req.HTMLSHA256 + ")" + fix + "\n\n")
-		for _, l := range HTMLLinkLines(linkStrings(req.HTMLLinks)) {
+		for _, l := range HTMLLinkLines(LinkStrings(req.HTMLLinks)) {
 			b.WriteString(oneLineMD(warnings.Escape(l)) + "\n")
 		}
 		b.WriteString("\n")

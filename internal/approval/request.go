@@ -380,8 +380,9 @@ func HTMLLinkLines(links []string) []string {
 	return out
 }
 
-// linkStrings renders links as the request file lists them.
-func linkStrings(links []mailmsg.Link) []string {
+// LinkStrings renders links as the request file lists them (and the
+// gate's answer, which shows the request).
+func LinkStrings(links []mailmsg.Link) []string {
 	out := make([]string, len(links))
 	for i, l := range links {
 		out[i] = l.String()

@@ -86,12 +86,7 @@ type Config struct {
 
 // HasTools reports whether the toolset name is enabled.
 func (c *Config) HasTools(name string) bool {
-	for _, t := range c.Tools {
-		if t == name {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(c.Tools, name)
 }
 
 // ErrBadFlag is inside the error of a command line whose flags do not

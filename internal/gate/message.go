@@ -236,7 +236,7 @@ func emailBlock(r approval.Request, ws []string, showWarnings bool) string {
 	b.WriteString("\n--- end of body ---")
 	if r.HTMLSHA256 != "" {
 		b.WriteString("\n" + approval.HTMLDescription(string(r.HTMLFrom)))
-		for _, l := range approval.HTMLLinkLines(htmlLinks(r.HTMLLinks)) {
+		for _, l := range approval.HTMLLinkLines(approval.LinkStrings(r.HTMLLinks)) {
 			b.WriteString("\n" + warnings.Escape(l))
 		}
 	}
@@ -244,14 +244,6 @@ func emailBlock(r approval.Request, ws []string, showWarnings bool) string {
 		fmt.Fprintf(&b, "\nAttachment: %s (%s, sha256 %s)", warnings.Escape(a.Name), mailmsg.FormatSize(a.Size), a.SHA256)
 	}
 	return b.String()
-}
-
-func htmlLinks(links []mailmsg.Link) []string {
-	out := make([]string, len(links))
-	for i, l := range links {
-		out[i] = l.String()
-	}
-	return out
 }
 
 func toolName(k approval.Kind) string {

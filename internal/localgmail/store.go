@@ -31,12 +31,7 @@ type storedMsg struct {
 }
 
 func (m *storedMsg) hasLabel(id string) bool {
-	for _, l := range m.labels {
-		if l == id {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(m.labels, id)
 }
 
 // newer orders messages as messages.list returns them.

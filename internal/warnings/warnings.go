@@ -368,7 +368,7 @@ func mixedScripts(s string) string {
 	for _, mix := range allowedMixes {
 		ok := true
 		for _, n := range names {
-			if !contains(mix, n) {
+			if !slices.Contains(mix, n) {
 				ok = false
 				break
 			}
@@ -405,15 +405,6 @@ func scriptOf(r rune) string {
 		}
 	}
 	return ""
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func isASCII(s string) bool {
