@@ -34,10 +34,15 @@ type toolSchemaPair struct {
 }
 
 // standInSchema is what go-sdk is given for an input schema: it passes
-// AddTool's check (an object) without being decoded, and has no header
-// annotation (go-sdk decodes what it is given once more to look for them,
-// each time with a new 32 KiB buffer). go-sdk only reads it.
-var standInSchema = &jsonschema.Schema{Type: "object"}
+// AddTool's check (an object, by its Type) without being decoded, and has no
+// header annotation. go-sdk looks for annotations by encoding the schema and
+// decoding it again, each decode with a new 32 KiB buffer, at AddTool (~70
+// tools a server, and each test builds its servers) and at each HTTP
+// tools/call; a schema it cannot encode has none. So the stand-in's encoding
+// fails on purpose (an Extra value JSON cannot hold, a func) and go-sdk's
+// look stops at the encoding. Nothing sends it: tools/list answers carry each
+// tool's own schemas (listTools; TestStandInSchemaNotEncodable).
+var standInSchema = &jsonschema.Schema{Type: "object", Extra: map[string]any{"x-mailgate-stand-in": func() {}}}
 
 func newAdvertised() *advertised { return &advertised{schemas: map[string]toolSchemaPair{}} }
 

@@ -66,3 +66,16 @@ func TestAdvertisedSchemas(t *testing.T) {
 		}
 	}
 }
+
+// TestStandInSchemaNotEncodable: the stand-in cannot be encoded (so go-sdk's
+// look for header annotations stops there, finding none), and it is still
+// the object schema AddTool checks for.
+func TestStandInSchemaNotEncodable(t *testing.T) {
+	t.Parallel()
+	if b, err := json.Marshal(standInSchema); err == nil {
+		t.Errorf("the stand-in schema encodes (%s): go-sdk decodes it again at each AddTool and HTTP tools/call", b)
+	}
+	if standInSchema.Type != "object" {
+		t.Errorf("the stand-in's type is %q: go-sdk's AddTool takes object schemas only", standInSchema.Type)
+	}
+}
