@@ -126,7 +126,7 @@ func TestAccountsDoctor(t *testing.T) {
 	// work signed in again with only gmail.readonly ticked.
 	writeJSON(t, filepath.Join(w.home, "auth", "accounts", "work.json"), &oauth2.Token{AccessToken: "expired", TokenType: "Bearer",
 		RefreshToken: work.IssueRefreshToken(testClientID, "https://www.googleapis.com/auth/gmail.readonly"), Expiry: time.Now().Add(-time.Hour)})
-	out := runCmd(t, w, "doctor")
+	out, _ := runHere(t, "", w.env, "doctor") // in-process; TestAccountsThroughTheBinary runs the binary
 	mustHave(t, out, "accounts", "default, work",
 		"token (account work)", "scopes (account work)", "missing", "tools left out: ", "draft_email", `mailgate auth --account work`)
 	mustHave(t, out, "gmail api (account work)", "signed in as "+workEmail)

@@ -304,11 +304,11 @@ func TestAuthTightensAuthFolder(t *testing.T) {
 
 // TestReauthWhileServing: the grant of a running server is revoked; its
 // tools say to run `mailgate auth`; the user does, in a terminal, and the
-// same server process answers again, without a restart.
+// same server answers again, without a restart (in-process: connectHere).
 func TestReauthWhileServing(t *testing.T) {
 	parallel(t)
 	w := newWorld(t, true)
-	cs := w.connect()
+	cs := w.connectHere()
 	if text, isErr := call(t, cs, "search_email", map[string]any{"query": "invoice"}); isErr {
 		t.Fatalf("search_email before: %s", text)
 	}

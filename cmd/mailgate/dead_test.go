@@ -24,7 +24,7 @@ func runCmd(t *testing.T, w *world, args ...string) string {
 // requestOne has the agent ask for args and returns the request's name.
 func requestOne(t *testing.T, w *world, args map[string]any) string {
 	t.Helper()
-	cs := w.connect()
+	cs := w.connectHere()
 	if text, _ := call(t, cs, "send_email", args); !strings.HasPrefix(text, "Rejected: No matching approval") {
 		t.Fatalf("request: %q", text)
 	}
@@ -64,7 +64,7 @@ func TestBrokenApprovalNamedToAgentAndHuman(t *testing.T) {
 			name := requestOne(t, w, settleArgs)
 			vault := filepath.Join(w.home, "vault")
 			tc.spoil(t, filepath.Join(vault, "Approved", name), filepath.Join(vault, "Pending_Approval", name))
-			cs := w.connect()
+			cs := w.connectHere()
 			text, _ := call(t, cs, "send_email", settleArgs)
 			if !strings.Contains(text, "An approval of this email is in vault/Approved/ but cannot be used: Approved/"+name) || !strings.Contains(text, tc.want) {
 				t.Errorf("agent's answer does not name the unusable approval:\n%s", text)
@@ -117,7 +117,7 @@ func TestForgedAndAttachmentChangedApprovalsShownDead(t *testing.T) {
 			t.Errorf("approvals show %s:\n%s", c.id, out)
 		}
 	}
-	doc := runCmd(t, w, "doctor")
+	doc, _ := runHere(t, "", w.env, "doctor") // doctor exits non-zero on warnings with --strict only
 	if !strings.Contains(doc, "0 approved (and 2 in Approved/ that can never be used") || !strings.Contains(doc, "no record of issuing") ||
 		!strings.Contains(doc, "report.txt changed") {
 		t.Errorf("doctor does not tell the dead approvals from live ones:\n%s", doc)

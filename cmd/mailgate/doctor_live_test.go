@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/mail"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -146,11 +145,12 @@ var (
 	liveChecks = []string{"live profile", "live labels", "live search", "live thread", "live attachment", "live draft", "live scopes"}
 )
 
-// TestDoctorLive runs the built binary's `doctor --live` against the local
-// Gmail server over the path serve uses (token refreshed at the server's
-// OAuth endpoint), one case per kind of account: each case names the lines
-// it expects, and every case checks that nothing was sent and the draft
-// is gone.
+// TestDoctorLive runs `doctor --live` against the local Gmail server over
+// the path serve uses (token refreshed at the server's OAuth endpoint),
+// one case per kind of account: each case names the lines it expects, and
+// every case checks that nothing was sent and the draft is gone. In-process
+// (main's dispatch, its streams and exit status: no process start, ~20 ms
+// of CPU each); TestDoctorBinary runs doctor through the binary.
 func TestDoctorLive(t *testing.T) {
 	parallel(t)
 	tests := []struct {
@@ -216,14 +216,11 @@ func TestDoctorLive(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			gm, env := liveWorld(t, tt.ids, tt.scopes, tt.msgs(t)...)
-			cmd := exec.Command(builtBinary(t), "doctor", "--live")
-			cmd.Env = env
-			var stdout, stderr bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			err := cmd.Run()
-			out := stdout.String()
-			if code := cmd.ProcessState.ExitCode(); code != tt.exit {
-				t.Errorf("exit %d (%v), want %d\n%s%s", code, err, tt.exit, out, stderr.String())
+			r := newSetupRun(env, nil, "doctor", "--live")
+			code := r.run(t)
+			out := r.stdout.String()
+			if code != tt.exit {
+				t.Errorf("exit %d, want %d\n%s%s", code, tt.exit, out, r.stderr.String())
 			}
 			for _, name := range liveChecks {
 				if !strings.Contains(out, "  "+name+"  ") {
@@ -255,15 +252,14 @@ func TestDoctorLive(t *testing.T) {
 }
 
 // TestDoctorWithoutLiveMakesNoLiveCalls: plain doctor stays one profile
-// call; the live lines appear only when asked for.
+// call; the live lines appear only when asked for. In-process, as
+// TestDoctorLive.
 func TestDoctorWithoutLiveMakesNoLiveCalls(t *testing.T) {
 	parallel(t)
 	gm, env := liveWorld(t, "", liveScopes, liveMessage(t, "Quarterly report", 20000))
-	cmd := exec.Command(builtBinary(t), "doctor")
-	cmd.Env = env
-	out, err := cmd.Output()
-	if err != nil || strings.Contains(string(out), "live ") {
-		t.Fatalf("%v\n%s", err, out)
+	r := newSetupRun(env, nil, "doctor")
+	if code := r.run(t); code != 0 || strings.Contains(r.stdout.String(), "live ") {
+		t.Fatalf("exit %d\n%s%s", code, r.stdout, r.stderr)
 	}
 	if n := gm.TotalCalls(); n != 1 || gm.Calls("getProfile") != 1 {
 		t.Errorf("%d Gmail calls, want the profile only", n)

@@ -25,12 +25,13 @@ func sendArgs(i int) map[string]any {
 	return map[string]any{"to": "carol@example.com", "subject": fmt.Sprintf("Report %03d", i), "body": fmt.Sprintf("Report number %d.\n", i)}
 }
 
-// prepareApprovals has one process request n distinct sends, and approves
+// prepareApprovals has one server request n distinct sends, and approves
 // every request as the human would (in batches: at most 20 requests to one
-// recipient wait at once).
+// recipient wait at once). The tests' own processes come after: the
+// server here is in-process (connectHere), it only writes the requests.
 func (w *world) prepareApprovals(n int) {
 	w.t.Helper()
-	cs := w.connect()
+	cs := w.connectHere()
 	approved := 0
 	for i := 0; i < n; i++ {
 		if text, _ := call(w.t, cs, "send_email", sendArgs(i)); !strings.HasPrefix(text, "Rejected: No matching approval") {

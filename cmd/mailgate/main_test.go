@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -197,6 +199,75 @@ func (w *world) connect(extraEnv ...string) *mcp.ClientSession {
 	}
 	w.t.Cleanup(func() { cs.Close() })
 	return cs
+}
+
+// connectHere is connect without the process: `mailgate serve` in the
+// test binary (serveHere), with the world's environment, working
+// directory "/" and its stderr in the test's log.
+func (w *world) connectHere(extraEnv ...string) *mcp.ClientSession {
+	w.t.Helper()
+	return serveHere(w.t, append(append([]string{}, w.env...), extraEnv...), &testWriter{t: w.t}, "serve")
+}
+
+// serveHere runs `mailgate args...` (a stdio server: serve, serve
+// --sandbox) in the test binary through main's dispatch (run), in working
+// directory "/" with exactly env, and returns a client session on pipes
+// to its stdin and stdout. For the tests whose subject is what the server
+// answers and writes, not the process (its stdio, exit status, signals,
+// children or peers: those start the binary): a process start costs
+// ~20 ms of CPU more than the same server in-process (exec, the
+// runtime's and the packages' start, page faults, exit), which the test
+// binary has paid once. GOGC is set in the run's environment so that
+// serve leaves the test binary's collector alone (setGCPercent). As with
+// a process, closing the session waits for the server to stop; an error
+// it stops with fails the test.
+func serveHere(t testing.TB, env []string, stderr io.Writer, args ...string) *mcp.ClientSession {
+	t.Helper()
+	r := newSetupRun(append(append([]string{}, env...), "GOGC=100"), nil, args...)
+	r.env.dir = "/"
+	stdinR, stdinW := io.Pipe()
+	stdoutR, stdoutW := io.Pipe()
+	r.env.stdin, r.env.stdout, r.env.stderr = stdinR, stdoutW, stderr
+	stopped := make(chan struct{})
+	var runErr error
+	go func() {
+		defer close(stopped)
+		runErr = run(context.Background(), r.env)
+		stdoutW.Close()
+		stdinR.Close()
+	}()
+	c := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "0"}, nil)
+	stdin := &stopOnClose{PipeWriter: stdinW, stopped: stopped}
+	cs, err := c.Connect(context.Background(), &mcp.IOTransport{Reader: stdoutR, Writer: stdin}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		stdin.Close()
+		t.Fatalf("connecting to mailgate %s (in-process): %v; it returned %v", strings.Join(args, " "), err, runErr)
+	}
+	t.Cleanup(func() {
+		cs.Close()
+		<-stopped
+		// The client stops reading before it closes the server's stdin: a
+		// last write of the server's may find the pipe closed, as a process's
+		// would find its stdout gone.
+		if runErr != nil && !errors.Is(runErr, io.ErrClosedPipe) {
+			t.Errorf("mailgate %s (in-process): %v", strings.Join(args, " "), runErr)
+		}
+	})
+	return cs
+}
+
+// stopOnClose is an in-process server's stdin (connectHere): closing it
+// is the server's EOF, and waits until the server has stopped, as closing
+// a CommandTransport's session waits for the process to exit.
+type stopOnClose struct {
+	*io.PipeWriter
+	stopped <-chan struct{}
+}
+
+func (s *stopOnClose) Close() error {
+	err := s.PipeWriter.Close()
+	<-s.stopped
+	return err
 }
 
 // toolNames lists the tools a client sees, in go-sdk's order (by name).

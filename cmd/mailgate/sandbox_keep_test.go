@@ -1,10 +1,8 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -16,23 +14,14 @@ import (
 	"github.com/mailgate/mailgate/internal/testutil"
 )
 
-// startSandbox starts the built binary's `serve --sandbox` on home with
-// the home's settings file as given (env holds no DEV_MODE), and returns
-// the session and the server's stderr.
+// startSandbox starts `serve --sandbox` on home, in-process (serveHere),
+// with the home's settings file as given (env holds no DEV_MODE), and
+// returns the session and the server's stderr.
 func startSandbox(t *testing.T, home string) (*mcp.ClientSession, *testutil.Buffer) {
 	t.Helper()
-	cmd := exec.Command(builtBinary(t), "serve", "--sandbox")
-	cmd.Dir = "/"
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "MAILGATE_HOME=" + home, "MAILGATE_TOOLS=email", "MAILGATE_LOG_LEVEL=info"}
 	stderr := &testutil.Buffer{}
-	cmd.Stderr = stderr
-	c := mcp.NewClient(&mcp.Implementation{Name: "sandbox", Version: "0"}, nil)
-	cs, err := c.Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close() })
-	return cs, stderr
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "MAILGATE_HOME=" + home, "MAILGATE_TOOLS=email", "MAILGATE_LOG_LEVEL=info"}
+	return serveHere(t, env, stderr, "serve", "--sandbox"), stderr
 }
 
 // TestSandboxKeepsItsMailboxAndDelivers: with DEV_MODE=true in the home's

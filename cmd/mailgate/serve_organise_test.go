@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// TestServeOrganiseAndScopes: through the built binary, a token of an older
+// TestServeOrganiseAndScopes: through the real server (in-process), a token of an older
 // release (gmail.readonly + gmail.compose) still searches, but
 // modify_labels answers that it needs gmail.modify and that `mailgate auth`
 // grants it; with the full grant it archives and writes its audit line
@@ -15,7 +15,7 @@ func TestServeOrganiseAndScopes(t *testing.T) {
 	parallel(t)
 	w := newWorld(t, false)
 	brkGrant("gmail.readonly", "gmail.compose")(t, w)
-	cs := w.connect()
+	cs := w.connectHere()
 	text, isErr := call(t, cs, "search_email", map[string]any{"query": "invoice"})
 	if isErr {
 		t.Fatalf("search with an older token: %q", text)
@@ -27,7 +27,7 @@ func TestServeOrganiseAndScopes(t *testing.T) {
 	}
 
 	w2 := newWorld(t, false)
-	cs = w2.connect()
+	cs = w2.connectHere()
 	text, _ = call(t, cs, "search_email", map[string]any{"query": "invoice"})
 	id = regexp.MustCompile(`Message ID: (\w+)`).FindStringSubmatch(text)[1]
 	text, isErr = call(t, cs, "modify_labels", map[string]any{"message_ids": []string{id}, "actions": []string{"archive"}})

@@ -111,7 +111,7 @@ func TestServeApprovalRoundTrip(t *testing.T) {
 func TestServeReplyThreading(t *testing.T) {
 	parallel(t)
 	w := newWorld(t, false)
-	cs := w.connect()
+	cs := w.connectHere()
 	text, _ := call(t, cs, "search_email", map[string]any{"query": "subject:kickoff", "max_results": 5})
 	ids := regexp.MustCompile(`Message ID: (\w+) \| Thread ID: (\w+)`).FindAllStringSubmatch(text, -1)
 	if len(ids) != 2 || ids[0][2] != ids[1][2] {
@@ -163,7 +163,7 @@ func TestServeReplyThreading(t *testing.T) {
 func TestServeDevModeSendsNothing(t *testing.T) {
 	parallel(t)
 	w := newWorld(t, true)
-	cs := w.connect()
+	cs := w.connectHere()
 	text, isErr := call(t, cs, "draft_email", map[string]any{"to": "alice@example.com", "subject": "Meeting notes", "body": "x"})
 	if isErr || text != "[DEV_MODE] Draft logged but not created. To: a***@example.com, Subject: Meeting notes" {
 		t.Fatalf("draft in DEV_MODE = %q", text)
@@ -316,7 +316,7 @@ func readAudit(t *testing.T, home string) string {
 func TestServeNewToolsOnTheRealConnection(t *testing.T) {
 	parallel(t)
 	w := newWorld(t, false)
-	cs := w.connect()
+	cs := w.connectHere()
 
 	text, isErr := call(t, cs, "draft_email", map[string]any{"to": "alice@example.com", "cc": []string{"bob@example.org"}, "subject": "Plan", "body": "Draft."})
 	if isErr {

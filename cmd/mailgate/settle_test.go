@@ -130,7 +130,7 @@ func TestKilledSendFoundInSentNotSentTwice(t *testing.T) {
 	// settle the earlier copy, so it writes a new request, which keeps the
 	// earlier Message-ID, and the human approves it again.
 	w.gm.Inject(localgmail.Fault{Op: "messages.list", Status: 400, Times: -1})
-	cs := w.connect()
+	cs := w.connectHere()
 	text, _ := call(t, cs, "send_email", settleArgs)
 	if !strings.Contains(text, "may already have been sent") {
 		t.Errorf("repeat call while Sent cannot be searched: %q, want the unknown outcome said", text)
@@ -173,7 +173,7 @@ func TestKilledSendSettledAtStart(t *testing.T) {
 	parallel(t)
 	w := newWorld(t, false)
 	done := killMidSend(t, w, true)
-	cs := w.connect() // settles in the background at start
+	cs := w.connectHere() // settles in the background at start
 	_ = cs
 	testutil.Eventually(t, 20*time.Second, func() error {
 		if st := frontStatus(w.read("Done", done)); st != "sent" {
@@ -213,7 +213,7 @@ func TestKilledSendNeverDeliveredSettledNotSent(t *testing.T) {
 	}
 	// The agent's next identical call asks afresh, without the "may have
 	// been sent" warning.
-	cs := w.connect()
+	cs := w.connectHere()
 	text, _ := call(t, cs, "send_email", settleArgs)
 	if strings.Contains(text, "may already have been sent") {
 		t.Errorf("after settling as not sent: %q", text)
@@ -260,7 +260,7 @@ func TestFullVaultSendSettledFromAudit(t *testing.T) {
 	mnt := mountTmpfs(t, 1<<20)
 	vault := filepath.Join(mnt, "vault")
 	w := newWorld(t, false, "VAULT_PATH="+vault)
-	cs := w.connect()
+	cs := w.connectHere()
 	if text, _ := call(t, cs, "send_email", settleArgs); !strings.HasPrefix(text, "Rejected: No matching approval") {
 		t.Fatalf("first call: %q", text)
 	}
@@ -322,7 +322,7 @@ func TestFullVaultSendSettledFromAudit(t *testing.T) {
 	cs.Close()
 
 	os.Remove(filler) // space returns; the next start settles
-	w.connect()
+	w.connectHere()
 	testutil.Eventually(t, 20*time.Second, func() error {
 		data, _ := os.ReadFile(filepath.Join(vault, "Done", done))
 		if st := frontStatus(string(data)); st != "sent" {

@@ -2,9 +2,8 @@ package main
 
 import (
 	"bytes"
-	"errors"
+	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,15 +14,15 @@ import (
 // Issue 31 item 3: a store that lost its history never starts silently.
 
 // serveOnce runs `mailgate serve` with stdin closed: the store opens (or
-// fails) and the process ends. It returns stderr and the exit error.
-func (w *world) serveOnce() (string, error) {
-	cmd := exec.Command(builtBinary(w.t), "serve")
-	cmd.Dir = "/"
-	cmd.Env = w.env
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	err := cmd.Run()
-	return stderr.String(), err
+// fails) and the server ends. It returns stderr and the exit status main
+// would give. In-process (main's dispatch, no process start): what is
+// tested is what serve does with the store and says, not the process.
+func (w *world) serveOnce() (string, int) {
+	w.t.Helper()
+	r := newSetupRun(append(append([]string{}, w.env...), "GOGC=100"), nil, "serve") // GOGC: see connectHere
+	r.env.dir = "/"
+	code := exitCode(run(context.Background(), r.env), r.stderr)
+	return r.stderr.String(), code
 }
 
 func (w *world) storePath() string {
@@ -78,10 +77,9 @@ func TestServeRefusesAStoreThatLostItsHistory(t *testing.T) {
 			os.Remove(path + "-shm")
 			tc.damage(t, path)
 			before, _ := os.ReadFile(path)
-			stderr, err := w.serveOnce()
-			var ee *exec.ExitError
-			if !errors.As(err, &ee) {
-				t.Fatalf("serve on a store that %s: %v (want a refusal)\n%s", tc.want, err, stderr)
+			stderr, code := w.serveOnce()
+			if code == 0 {
+				t.Fatalf("serve on a store that %s: exit status 0 (want a refusal)\n%s", tc.want, stderr)
 			}
 			for _, want := range []string{tc.want, "Restore it from a backup", "mv " + path + " " + path + ".broken"} {
 				if !strings.Contains(stderr, want) {
@@ -105,7 +103,7 @@ func TestServeRebuildsTheSendLimitOfADeletedStore(t *testing.T) {
 	}
 	w := newWorld(t, false, "SEND_LIMIT_PER_HOUR=10")
 	w.prepareApprovals(10)
-	cs := w.connect()
+	cs := w.connectHere()
 	for i := range 10 {
 		if text, _ := call(t, cs, "send_email", sendArgs(i)); !strings.HasPrefix(text, "Email sent successfully.") {
 			t.Fatalf("send %d: %s", i, text)
@@ -117,24 +115,22 @@ func TestServeRebuildsTheSendLimitOfADeletedStore(t *testing.T) {
 		os.Remove(p)
 	}
 
-	stderr, err := w.serveOnce()
-	if err != nil {
-		t.Fatalf("serve beside a deleted store: %v\n%s", err, stderr)
+	stderr, code := w.serveOnce()
+	if code != 0 {
+		t.Fatalf("serve beside a deleted store: exit status %d\n%s", code, stderr)
 	}
 	for _, want := range []string{"level=WARN", "is new, but the vault", "holds 10 email(s) in Done/", "rebuilt from the audit log (10 send(s) in the last hour)"} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr)
 		}
 	}
-	cmd := exec.Command(builtBinary(t), "approvals")
-	cmd.Env = w.env
-	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "WARNING: The store "+path+" is new") {
-		t.Errorf("mailgate approvals does not warn: %v\n%s", err, out)
+	if out, code := runHere(t, "", w.env, "approvals"); code != 0 || !strings.Contains(out, "WARNING: The store "+path+" is new") {
+		t.Errorf("mailgate approvals does not warn: exit status %d\n%s", code, out)
 	}
 
 	// The new store's ledger is empty: the eleventh email is requested and
 	// approved anew, and then held by the rebuilt window.
-	cs = w.connect()
+	cs = w.connectHere()
 	if text, _ := call(t, cs, "send_email", sendArgs(10)); !strings.HasPrefix(text, "Rejected: No matching approval") {
 		t.Fatalf("request 10: %s", text)
 	}

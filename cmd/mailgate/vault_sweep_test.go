@@ -28,11 +28,11 @@ func TestServeSweepsOldTempFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	cs := w.connect()
+	cs := w.connectHere()
 	if _, isErr := call(t, cs, "search_email", map[string]any{"query": "invoice"}); isErr {
 		t.Fatal("search_email failed")
 	}
-	cs.Close() // waits for the process to exit, and the server waits for its sweep
+	cs.Close() // waits for the server to stop, and the server waits for its sweep
 
 	if _, err := os.Stat(oldTmp); !os.IsNotExist(err) {
 		t.Errorf("the two-hour-old leftover is still there (stat: %v)", err)
