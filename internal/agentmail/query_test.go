@@ -68,6 +68,11 @@ func ftsDB(tb testing.TB) *store.DB {
 	if err != nil {
 		tb.Fatal(err)
 	}
+	// Closed before the DB (cleanups run last-in first-out): a statement the
+	// store still prepares in the background holds a connection, which
+	// otherwise outlives the DB and writes its -wal and -shm files into the
+	// temporary folder while it is removed ("directory not empty").
+	tb.Cleanup(func() { st.Close() })
 	if _, err := db.Exec(`INSERT INTO am_projects (id, slug, human_key, created_us) VALUES (1, 'p', '/p', 0);
 		INSERT INTO am_agents (id, project_id, name, inception_us, last_active_us) VALUES (1, 1, 'A', 0, 0);
 		INSERT INTO am_messages (project_id, sender_id, subject, body_md, created_us) VALUES (1, 1, 'Build failed', 'POL-358 migration broke é ü', 0);`); err != nil {

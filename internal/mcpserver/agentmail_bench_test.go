@@ -171,6 +171,7 @@ func seedMessages(b *testing.B, h *amHarness, n int) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	defer st.Close() // its background statement preparation done before the DB closes
 	if err := st.IndexPending(h.ctx); err != nil {
 		b.Fatal(err)
 	}
