@@ -79,7 +79,7 @@ func serveHTTP(ctx context.Context, env *environment, cfg *config.Config, logger
 		defer metricsLn.Close()
 	}
 
-	app, deps, err := openDeps(ctx, cfg, logger, useSandbox)
+	app, deps, err := openDeps(ctx, env, cfg, logger, useSandbox)
 	if err != nil {
 		return err
 	}
@@ -118,7 +118,7 @@ func serveHTTP(ctx context.Context, env *environment, cfg *config.Config, logger
 		Burst:       burst,
 	}
 	if verifier != nil {
-		opts.JWT, opts.Tools, opts.ProjectKey = verifier, toolRules(ctx, cfg), projectKeys(deps.AgentMail)
+		opts.JWT, opts.Tools, opts.ProjectKey = verifier, toolRules(ctx, cfg, env.dir), projectKeys(deps.AgentMail)
 	}
 	if met != nil && metricsLn == nil {
 		opts.Metrics, opts.MetricsOpen = met.Handler(), cfg.Metrics == metricsOpen

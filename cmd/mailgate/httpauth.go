@@ -60,12 +60,13 @@ func jwtVerifier(cfg *config.Config, logger *slog.Logger) (*httpserver.JWTVerifi
 
 // toolRules is what each tool asks of a JWT: the email tools the admin
 // role, the read-only agent-mail tools the read role, the others the agent
-// role; the channels and mailbox sets touch the server's one project.
-func toolRules(ctx context.Context, cfg *config.Config) map[string]httpserver.ToolRule {
+// role; the channels and mailbox sets touch the server's one project, that
+// of the working directory dir ("" is the process's).
+func toolRules(ctx context.Context, cfg *config.Config, dir string) map[string]httpserver.ToolRule {
 	serverProject := ""
 	if cfg.HasTools(config.ToolsChannels) || cfg.HasTools(config.ToolsMailbox) {
 		// As the channels and mailbox sets find it (SetOptions' default).
-		if key, err := gitrepo.ProjectKey(ctx, ""); err == nil {
+		if key, err := gitrepo.ProjectKey(ctx, dir); err == nil {
 			serverProject = key
 		} else {
 			serverProject = "/"

@@ -101,7 +101,7 @@ func serve(ctx context.Context, env *environment, args []string) error {
 	openDepsInBackground := func() {
 		defer close(opened)
 		defer setGCPercent(env.getenv, stdioGCPercent)
-		app, deps, openErr = openDeps(ctx, cfg, logger, *useSandbox)
+		app, deps, openErr = openDeps(ctx, env, cfg, logger, *useSandbox)
 		if openErr == nil {
 			if openErr = app.announce(ctx, cfg, logger, "stdio", *useSandbox); openErr == nil {
 				logger.Info("mailgate serving over stdio", app.startAttrs(cfg)...)
@@ -308,8 +308,11 @@ func (a *app) announce(ctx context.Context, cfg *config.Config, logger *slog.Log
 }
 
 // openDeps opens every dependency the configuration asks for: the store,
-// the email set's and the agent-mail store.
-func openDeps(ctx context.Context, cfg *config.Config, logger *slog.Logger, useSandbox bool) (_ *app, _ mcpserver.Deps, err error) {
+// the email set's and the agent-mail store. The channels and mailbox sets
+// read the run's environment (TMUX, TMUX_PANE, AGENT_NAME) and find their
+// default project from its working directory: a process's own, or those a
+// test gives a run in-process.
+func openDeps(ctx context.Context, env *environment, cfg *config.Config, logger *slog.Logger, useSandbox bool) (_ *app, _ mcpserver.Deps, err error) {
 	a := &app{}
 	defer func() {
 		if err != nil {
@@ -326,7 +329,8 @@ func openDeps(ctx context.Context, cfg *config.Config, logger *slog.Logger, useS
 	a.closers = append(a.closers, db.Close)
 	a.DB = db
 
-	deps := mcpserver.Deps{Version: versionString(), Logger: logger, Tools: cfg.Tools, AgentMailProfile: cfg.ToolsProfile}
+	deps := mcpserver.Deps{Version: versionString(), Logger: logger, Tools: cfg.Tools, AgentMailProfile: cfg.ToolsProfile,
+		SetOptions: mcpserver.SetOptions{Getenv: env.getenv, Dir: env.dir}}
 	if cfg.HasTools(config.ToolsEmail) {
 		if deps.Email, err = openEmail(ctx, cfg, logger, db, useSandbox, a); err != nil {
 			return nil, mcpserver.Deps{}, err

@@ -37,7 +37,7 @@ type mbTools struct{ c *mailboxset.Caller }
 func newMBTools(svc *agentmail.Service, st mailboxset.Store, co SetOptions) *mbTools {
 	o := co.withDefaultsButProject()
 	return &mbTools{c: mailboxset.NewCaller(svc, st, tmux.Client{Getenv: o.Getenv}, mailboxset.CallerOptions{
-		ProjectKey: o.ProjectKey, DefaultProjectKey: defaultProjectKey, AgentName: o.AgentName, Getenv: o.Getenv,
+		ProjectKey: o.ProjectKey, DefaultProjectKey: func() string { return defaultProjectKey(o.Dir) }, AgentName: o.AgentName, Getenv: o.Getenv,
 	})}
 }
 

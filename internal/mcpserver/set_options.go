@@ -25,9 +25,12 @@ var projectKeyOf = gitrepo.ProjectKey
 // mailbox; see docs/compat.md). The zero value is usable.
 type SetOptions struct {
 	// ProjectKey is the absolute path of the project both sets live in (its
-	// claims, channels and mailboxes). Default: the git top level of the
-	// working directory, else the working directory.
+	// claims, channels and mailboxes). Default: the git top level of Dir,
+	// else Dir.
 	ProjectKey string
+	// Dir is the working directory the default ProjectKey is found from.
+	// Default: the process's (a command run in-process has its own).
+	Dir string
 	// StaleAfter is how long a channels agent may go without a heartbeat
 	// before it is cleaned up. Default 2 minutes.
 	StaleAfter time.Duration
@@ -43,7 +46,7 @@ type SetOptions struct {
 func (o SetOptions) withDefaults() SetOptions {
 	o = o.withDefaultsButProject()
 	if o.ProjectKey == "" {
-		o.ProjectKey = defaultProjectKey()
+		o.ProjectKey = defaultProjectKey(o.Dir)
 	}
 	return o
 }
@@ -57,11 +60,11 @@ func (o SetOptions) withDefaultsButProject() SetOptions {
 	return o
 }
 
-// defaultProjectKey is the project key of the working directory: its git
-// top level, where the original mailbox system keeps its store, else the
-// working directory (gitrepo.ProjectKey).
-func defaultProjectKey() string {
-	if key, err := projectKeyOf(context.Background(), ""); err == nil {
+// defaultProjectKey is the project key of the working directory dir ("" is
+// the process's): its git top level, where the original mailbox system
+// keeps its store, else the directory (gitrepo.ProjectKey).
+func defaultProjectKey(dir string) string {
+	if key, err := projectKeyOf(context.Background(), dir); err == nil {
 		return key
 	}
 	return "/"
