@@ -73,6 +73,25 @@ func runHTTPServer(t *testing.T, cmd *exec.Cmd, keep func(line string) bool, sto
 		t.Fatal(err)
 	}
 	s := &httpServer{cmd: cmd, scanned: make(chan struct{})}
+	found := s.read(stderr, keep)
+	t.Cleanup(func() {
+		if s.killed.Load() {
+			<-s.scanned
+			cmd.Wait()
+			return
+		}
+		cmd.Process.Signal(syscall.SIGTERM)
+		<-s.scanned
+		stopped(s, cmd.Wait())
+	})
+	s.waitURL(t, found)
+	return s
+}
+
+// read keeps the server's log lines that keep accepts (every line when
+// keep is nil) until stderr ends, then closes s.scanned; the channel it
+// returns gives the URL of the start line.
+func (s *httpServer) read(stderr io.Reader, keep func(line string) bool) <-chan string {
 	found := make(chan string, 1)
 	go func() {
 		defer close(s.scanned)
@@ -87,16 +106,13 @@ func runHTTPServer(t *testing.T, cmd *exec.Cmd, keep func(line string) bool, sto
 			}
 		}
 	}()
-	t.Cleanup(func() {
-		if s.killed.Load() {
-			<-s.scanned
-			cmd.Wait()
-			return
-		}
-		cmd.Process.Signal(syscall.SIGTERM)
-		<-s.scanned
-		stopped(s, cmd.Wait())
-	})
+	return found
+}
+
+// waitURL waits for the start line's URL (read), or fails the test when the
+// server stops first or does not start.
+func (s *httpServer) waitURL(t *testing.T, found <-chan string) {
+	t.Helper()
 	select {
 	case s.url = <-found:
 	case <-s.scanned:
@@ -105,7 +121,6 @@ func runHTTPServer(t *testing.T, cmd *exec.Cmd, keep func(line string) bool, sto
 		t.Fatalf("mailgate serve --http did not start:\n%s", s.logs())
 	}
 	s.base = s.url[:strings.Index(s.url[len("http://"):], "/")+len("http://")]
-	return s
 }
 
 func (s *httpServer) logs() string { return s.log.String() }
@@ -266,9 +281,8 @@ func TestHTTPRefusesNonLoopbackWithoutPublic(t *testing.T) {
 func TestHTTPPublic(t *testing.T) {
 	parallel(t)
 	home := t.TempDir()
-	cmd := exec.Command(builtBinary(t), "serve", "--sandbox", "--public", "--http", "0.0.0.0:0")
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "MAILGATE_HOME=" + home, "MAILGATE_LOG_LEVEL=info"}
-	s := runHTTPServer(t, cmd, nil, func(s *httpServer, err error) {})
+	s := runHTTPServerHere(t, []string{"serve", "--sandbox", "--public", "--http", "0.0.0.0:0"},
+		[]string{"PATH=" + os.Getenv("PATH"), "MAILGATE_HOME=" + home, "MAILGATE_LOG_LEVEL=info"}, func(s *httpServer, err error) {})
 	logs := s.logs()
 	if !strings.Contains(logs, "level=WARN") || !strings.Contains(logs, "--public") || !strings.Contains(logs, "email, agentmail tools") ||
 		!strings.Contains(logs, "read the mailbox") {
@@ -299,7 +313,7 @@ func TestHTTPTokenlessMode(t *testing.T) {
 	for _, tools := range []string{"agentmail", "channels,mailbox"} {
 		t.Run(tools, func(t *testing.T) {
 			home := t.TempDir()
-			s := startHTTPServer(t, "MAILGATE_TOOLS="+tools, "AGENT_MAIL_HTTP_AUTH=none", "MAILGATE_HOME="+home)
+			s := startHTTPServerHere(t, "MAILGATE_TOOLS="+tools, "AGENT_MAIL_HTTP_AUTH=none", "MAILGATE_HOME="+home)
 			if !regexp.MustCompile(`level=WARN msg="HTTP WITHOUT A BEARER TOKEN \(AGENT_MAIL_HTTP_AUTH=none\): every local user and process can call`).MatchString(s.logs()) {
 				t.Errorf("no WARN line at start:\n%s", s.logs())
 			}
@@ -472,7 +486,7 @@ func TestHTTPExternalClients(t *testing.T) {
 func TestHTTPRateLimitSetting(t *testing.T) {
 	parallel(t)
 	t.Run("1", func(t *testing.T) {
-		s := startHTTPServer(t, "AGENT_MAIL_HTTP_RATE_LIMIT=1", "MAILGATE_TOOLS=agentmail", "AGENT_MAIL_HTTP_AUTH=none")
+		s := startHTTPServerHere(t, "AGENT_MAIL_HTTP_RATE_LIMIT=1", "MAILGATE_TOOLS=agentmail", "AGENT_MAIL_HTTP_AUTH=none")
 		var codes []int
 		for range 3 {
 			code, _ := httpDo(t, "GET", s.base+"/health/liveness", "", nil)
@@ -483,7 +497,7 @@ func TestHTTPRateLimitSetting(t *testing.T) {
 		}
 	})
 	t.Run("0", func(t *testing.T) {
-		s := startHTTPServer(t, "AGENT_MAIL_HTTP_RATE_LIMIT=0", "MAILGATE_TOOLS=agentmail", "AGENT_MAIL_HTTP_AUTH=none")
+		s := startHTTPServerHere(t, "AGENT_MAIL_HTTP_RATE_LIMIT=0", "MAILGATE_TOOLS=agentmail", "AGENT_MAIL_HTTP_AUTH=none")
 		for i := range 500 {
 			if code, _ := httpDo(t, "GET", s.base+"/health/liveness", "", nil); code != 200 {
 				t.Fatalf("request %d: status %d with the limit off", i, code)
@@ -632,7 +646,7 @@ func TestHTTPEmailToolsOnLoopbackWithoutToken(t *testing.T) {
 				starts = 2
 			}
 			for start := 1; start <= starts; start++ {
-				s := startHTTPServer(t, tools, "MAILGATE_HOME="+home)
+				s := startHTTPServerHere(t, tools, "MAILGATE_HOME="+home)
 				settings, _ := os.ReadFile(filepath.Join(home, ".env"))
 				m := regexp.MustCompile(`(?m)^AGENT_MAIL_BEARER_TOKEN=([0-9a-f]{64})$`).FindSubmatch(settings)
 				if m == nil {
@@ -705,7 +719,7 @@ func TestKeywordPostgresPasswordNeverLogged(t *testing.T) {
 		}
 		kv := fmt.Sprintf("host=%s port=%s dbname=%s user=%s password=%s sslmode=disable",
 			u.Hostname(), u.Port(), strings.TrimPrefix(u.Path, "/"), u.User.Username(), pw)
-		s := startHTTPServer(t, "MAILGATE_TOOLS=agentmail", "MAILGATE_DB="+kv)
+		s := startHTTPServerHere(t, "MAILGATE_TOOLS=agentmail", "MAILGATE_DB="+kv)
 		if logs := s.logs(); strings.Contains(logs, pw) || !strings.Contains(logs, "db=postgres://") {
 			t.Fatalf("startup log names the store wrongly:\n%s", logs)
 		}

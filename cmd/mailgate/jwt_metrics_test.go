@@ -46,7 +46,7 @@ func startJWTServer(t *testing.T, env ...string) *jwtWorld {
 	}
 	env = append([]string{"AGENT_MAIL_BEARER_TOKEN=" + httpToken, "MAILGATE_TOOLS=email,agentmail",
 		"AGENT_MAIL_JWT_KEY_FILE=" + file, "AGENT_MAIL_JWT_AUDIENCE=mailgate", "MAILGATE_LOG_LEVEL=debug"}, env...)
-	return &jwtWorld{s: startHTTPServer(t, env...), priv: priv}
+	return &jwtWorld{s: startHTTPServerHere(t, env...), priv: priv}
 }
 
 // token is a JWT of role, limited to projects when given.
@@ -261,7 +261,7 @@ func scrape(t *testing.T, url, token string) string {
 // address, without the token; the main address then has none.
 func TestHTTPMetricsAddr(t *testing.T) {
 	parallel(t)
-	s := startHTTPServer(t, "AGENT_MAIL_BEARER_TOKEN="+httpToken, "MAILGATE_TOOLS=agentmail", "AGENT_MAIL_METRICS_ADDR=127.0.0.1:0")
+	s := startHTTPServerHere(t, "AGENT_MAIL_BEARER_TOKEN="+httpToken, "MAILGATE_TOOLS=agentmail", "AGENT_MAIL_METRICS_ADDR=127.0.0.1:0")
 	m := regexp.MustCompile(`metrics="(http://\S+/metrics) \(no authentication\)"`).FindStringSubmatch(s.logs())
 	if m == nil {
 		t.Fatalf("no metrics URL in the start line:\n%s", s.logs())

@@ -148,7 +148,7 @@ func TestAgentsSnippetFromASubfolder(t *testing.T) {
 func TestWakeOverHTTP(t *testing.T) {
 	parallel(t)
 	home := t.TempDir()
-	s := startHTTPServer(t, "AGENT_MAIL_BEARER_TOKEN="+httpToken, "MAILGATE_TOOLS=agentmail", "MAILGATE_HOME="+home)
+	s := startHTTPServerHere(t, "AGENT_MAIL_BEARER_TOKEN="+httpToken, "MAILGATE_TOOLS=agentmail", "MAILGATE_HOME="+home)
 	_, project, sender := agentMailWorld(t, home, "GreenDog", "BlueLake")
 	updated := make(chan string, 16)
 	c := mcp.NewClient(&mcp.Implementation{Name: "http-subscriber", Version: "0"}, &mcp.ClientOptions{
