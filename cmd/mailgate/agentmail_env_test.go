@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"os"
-	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -15,7 +14,9 @@ import (
 
 // TestAgentMailEnvironment: TOOLS_FILTER_PROFILE and
 // AGENT_NAME_ENFORCEMENT_MODE, set the way a client's configuration sets
-// them, change what the built binary lists and how it treats names.
+// them (the server's environment), change what `mailgate serve` lists and
+// how it treats names. In-process (serveHere): what the server answers is
+// the subject, not the process.
 func TestAgentMailEnvironment(t *testing.T) {
 	parallel(t)
 	tests := []struct {
@@ -30,21 +31,14 @@ func TestAgentMailEnvironment(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
 			project := t.TempDir()
-			cmd := exec.Command(builtBinary(t), "serve")
-			cmd.Dir = "/"
-			cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "MAILGATE_HOME=" + t.TempDir(), "MAILGATE_TOOLS=agentmail"}
+			env := []string{"PATH=" + os.Getenv("PATH"), "MAILGATE_HOME=" + t.TempDir(), "MAILGATE_TOOLS=agentmail"}
 			if tt.profile != "" {
-				cmd.Env = append(cmd.Env, "TOOLS_FILTER_PROFILE="+tt.profile)
+				env = append(env, "TOOLS_FILTER_PROFILE="+tt.profile)
 			}
 			if tt.mode != "" {
-				cmd.Env = append(cmd.Env, "AGENT_NAME_ENFORCEMENT_MODE="+tt.mode)
+				env = append(env, "AGENT_NAME_ENFORCEMENT_MODE="+tt.mode)
 			}
-			c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "0"}, nil)
-			cs, err := c.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer cs.Close()
+			cs := serveHere(t, env, &testWriter{t: t}, "serve")
 			list, err := cs.ListTools(ctx, nil)
 			if err != nil {
 				t.Fatal(err)

@@ -141,18 +141,12 @@ func TestTwoAgentsInTwoFoldersMeet(t *testing.T) {
 	parallel(t)
 	userHome := t.TempDir()
 	project := "/work/project"
+	// In-process (serveHereIn), each in its folder with its environment:
+	// the subject is where the two servers find their home, not the
+	// processes (TestAgentMailEightProcesses has processes share a store).
 	connect := func(dir string) *mcp.ClientSession {
-		cmd := exec.Command(builtBinary(t), "serve")
-		cmd.Dir = dir
-		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + userHome, "MAILGATE_TOOLS=agentmail", "MAILGATE_LOG_LEVEL=warn"}
-		cmd.Stderr = &testWriter{t: t}
-		c := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "0"}, nil)
-		cs, err := c.Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { cs.Close() })
-		return cs
+		return serveHereIn(t, dir, []string{"PATH=" + os.Getenv("PATH"), "HOME=" + userHome, "MAILGATE_TOOLS=agentmail", "MAILGATE_LOG_LEVEL=warn"},
+			&testWriter{t: t}, "serve")
 	}
 	repo := t.TempDir()
 	os.MkdirAll(filepath.Join(repo, "frontend"), 0o755)

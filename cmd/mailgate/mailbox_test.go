@@ -18,7 +18,7 @@ import (
 )
 
 // mbWorld is one project and one store for mailbox agents, driven through
-// the built binary: `mailgate serve` with the mailbox tools (MCP) and
+// mailgate: `mailgate serve` with the mailbox tools (MCP, in-process) and
 // `mailgate mailbox …` (CLI). Identity is AGENT_NAME (no tmux).
 type mbWorld struct {
 	t       *testing.T
@@ -84,20 +84,14 @@ func (w *mbWorld) cliBinary(agent, stdin string, args ...string) (stdout, stderr
 	return out.String(), errb.String(), code
 }
 
-// session starts `mailgate serve` (mailbox tools) as agent.
+// session starts `mailgate serve` (mailbox tools) as agent, in the project
+// directory, in-process (serveHereIn): the environment and working
+// directory the server sees are the world's alone, as a subprocess's would
+// be. The mailbox set's servers on the binary: TestMailboxSuccessCriteria,
+// TestMailboxServerExitsWhenTmuxSessionEnds.
 func (w *mbWorld) session(agent string) *mcp.ClientSession {
 	w.t.Helper()
-	cmd := exec.Command(builtBinary(w.t), "serve")
-	cmd.Dir = w.project
-	cmd.Env = append(slices.Clone(w.env), "AGENT_NAME="+agent)
-	cmd.Stderr = &testWriter{t: w.t}
-	c := mcp.NewClient(&mcp.Implementation{Name: agent, Version: "0"}, nil)
-	cs, err := c.Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	w.t.Cleanup(func() { cs.Close() })
-	return cs
+	return serveHereIn(w.t, w.project, append(slices.Clone(w.env), "AGENT_NAME="+agent), &testWriter{t: w.t}, "serve")
 }
 
 // mbStep is one operation of a scenario: agent does op with args.

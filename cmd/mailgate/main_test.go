@@ -223,8 +223,15 @@ func (w *world) connectHere(extraEnv ...string) *mcp.ClientSession {
 // it stops with fails the test.
 func serveHere(t testing.TB, env []string, stderr io.Writer, args ...string) *mcp.ClientSession {
 	t.Helper()
+	return serveHereIn(t, "/", env, stderr, args...)
+}
+
+// serveHereIn is serveHere in working directory dir, as a client started
+// in dir starts its server (the mailbox and channels sets' project).
+func serveHereIn(t testing.TB, dir string, env []string, stderr io.Writer, args ...string) *mcp.ClientSession {
+	t.Helper()
 	r := newSetupRun(append(append([]string{}, env...), "GOGC=100"), nil, args...)
-	r.env.dir = "/"
+	r.env.dir = dir
 	stdinR, stdinW := io.Pipe()
 	stdoutR, stdoutW := io.Pipe()
 	r.env.stdin, r.env.stdout, r.env.stderr = stdinR, stdoutW, stderr

@@ -36,7 +36,7 @@ func TestServeStartsWithoutGmail(t *testing.T) {
 				saved[f] = b
 				os.Remove(p)
 			}
-			cs := w.connect()
+			cs := w.connectHere() // what the server answers is the subject, not the process
 			names := toolNames(t, cs)
 			list := strings.Join(names, " ")
 			for _, want := range []string{"search_email", "send_email", "reply_email", "register_agent", "send_message"} {

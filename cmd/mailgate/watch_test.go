@@ -135,7 +135,7 @@ func TestAgentsSnippet(t *testing.T) {
 
 	home := t.TempDir()
 	w := &world{t: t, home: home, env: []string{"PATH=" + os.Getenv("PATH"), "MAILGATE_HOME=" + home, "MAILGATE_TOOLS=agentmail", "MAILGATE_LOG_LEVEL=warn"}}
-	cs := w.connect()
+	cs := w.connectHere() // the tools the agent-mail server lists
 	listed := map[string]bool{}
 	for _, name := range toolNames(t, cs) {
 		listed[name] = true
