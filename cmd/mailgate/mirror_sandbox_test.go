@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -21,16 +20,10 @@ import (
 func TestMirrorVisibleInSandbox(t *testing.T) {
 	parallel(t)
 	home, project := t.TempDir(), t.TempDir()
-	cmd := exec.Command(builtBinary(t), "serve", "--sandbox")
-	cmd.Dir = "/"
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "MAILGATE_HOME=" + home, "DEV_MODE=false",
-		"AGENT_MAIL_MIRROR=gmail", "MAILGATE_TOOLS=email,agentmail", "MAILGATE_LOG_LEVEL=warn"}
-	cmd.Stderr = &testWriter{t: t}
-	c := mcp.NewClient(&mcp.Implementation{Name: "mirror", Version: "0"}, nil)
-	cs, err := c.Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	// In-process (serveHere): what the server does with a message is the
+	// subject, not the process.
+	cs := serveHere(t, []string{"PATH=" + os.Getenv("PATH"), "MAILGATE_HOME=" + home, "DEV_MODE=false",
+		"AGENT_MAIL_MIRROR=gmail", "MAILGATE_TOOLS=email,agentmail", "MAILGATE_LOG_LEVEL=warn"}, &testWriter{t: t}, "serve", "--sandbox")
 	defer cs.Close()
 	structured := func(name string, args map[string]any) map[string]any {
 		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
