@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -48,13 +49,46 @@ func TopLevelOf(ctx context.Context, dir string) (string, error) {
 // one rule for the key: the compatibility sets' default project, `mailgate
 // mailbox` and `mailgate agents-snippet` all take it from here.
 func ProjectKey(ctx context.Context, dir string) (string, error) {
-	if top, err := TopLevelOf(ctx, dir); err == nil {
-		return top, nil
+	abs, err := absDir(dir)
+	if err != nil {
+		return "", err
 	}
+	if mayBeInRepo(abs) {
+		if top, err := TopLevelOf(ctx, dir); err == nil {
+			return top, nil
+		}
+	}
+	return abs, nil
+}
+
+// absDir is dir absolute ("" = the working directory).
+func absDir(dir string) (string, error) {
 	if dir == "" {
 		return os.Getwd()
 	}
 	return filepath.Abs(dir)
+}
+
+// mayBeInRepo reports whether git could find a work tree holding the
+// absolute folder dir: some folder from dir up to the root has a .git entry
+// (a repository, or the file of a worktree or submodule), or $GIT_DIR names
+// one. Where neither holds, git rev-parse only fails, and the process it
+// costs (a few ms; mailgate serve asks at every start, most often from "/",
+// where Claude Desktop starts it) is saved. Git's own limits on the search
+// ($GIT_CEILING_DIRECTORIES, file system boundaries) only make it fail in
+// more places, so they need no copy here.
+func mayBeInRepo(dir string) bool {
+	if os.Getenv("GIT_DIR") != "" {
+		return true
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil || !errors.Is(err, fs.ErrNotExist) {
+			return true // there, or unknown (permissions): ask git
+		}
+		if filepath.Dir(d) == d {
+			return false
+		}
+	}
 }
 
 // NotAbsoluteError is git's answer when it is not an absolute path (git for

@@ -62,3 +62,53 @@ func TestProjectKey(t *testing.T) {
 		t.Errorf("ProjectKey of the working directory %s = %q, %v; want %q", tr.sub, got, err, tr.repo)
 	}
 }
+
+// TestProjectKeyAsksGitOnlyWhereARepoMayBe: outside any work tree (no .git
+// from the folder up, no $GIT_DIR) no git process runs; inside one, and
+// from a linked worktree (a .git file), git is asked as before, and the key
+// is git's answer. A stand-in git on PATH records each run.
+func TestProjectKeyAsksGitOnlyWhereARepoMayBe(t *testing.T) {
+	tr := newTree(t)
+	linked := filepath.Join(filepath.Dir(tr.repo), "linked")
+	for _, args := range [][]string{{"-C", tr.repo, "commit", "-q", "--allow-empty", "-m", "x"}, {"-C", tr.repo, "worktree", "add", "-q", linked}} {
+		cmd := exec.Command("git", args...)
+		cmd.Env = append(os.Environ(), "HOME="+filepath.Dir(tr.repo), "GIT_CONFIG_NOSYSTEM=1", "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@x", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@x")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v: %s", args, err, out)
+		}
+	}
+	if mayBeInRepo(filepath.Dir(tr.outside)) {
+		t.Skip("the temporary folder is itself inside a git work tree")
+	}
+	realGit, err := exec.LookPath("git")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := t.TempDir()
+	runs := filepath.Join(bin, "runs")
+	script := "#!/bin/sh\necho run >> " + runs + "\nexec " + realGit + " \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(bin, "git"), []byte(script), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin)
+	t.Setenv("GIT_DIR", "")
+	os.Unsetenv("GIT_DIR")
+	for _, c := range []struct {
+		dir, want string
+		asks      bool
+	}{
+		{tr.outside, tr.outside, false},
+		{tr.sub, tr.repo, true},
+		{linked, linked, true},
+	} {
+		os.Remove(runs)
+		got, err := ProjectKey(context.Background(), c.dir)
+		if err != nil || got != c.want {
+			t.Errorf("ProjectKey(%s) = %q, %v; want %q", c.dir, got, err, c.want)
+		}
+		_, statErr := os.Stat(runs)
+		if asked := statErr == nil; asked != c.asks {
+			t.Errorf("ProjectKey(%s): git run %v, want %v", c.dir, asked, c.asks)
+		}
+	}
+}
