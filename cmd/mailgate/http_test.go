@@ -674,26 +674,42 @@ func TestHTTPEmailToolsOnLoopbackWithoutToken(t *testing.T) {
 	}
 }
 
-// TestKeywordPostgresPasswordNeverLogged is issue 18 item 8 through the
-// binary: MAILGATE_DB as a libpq keyword/value string was taken for a SQLite
-// file name under the home, created there, and printed with its password.
-// It is PostgreSQL now; whether the server is down, the string is bad, or it
-// serves, the password appears nowhere in what mailgate prints.
+// TestKeywordPostgresPasswordNeverLogged is issue 18 item 8 through serve
+// (the first refused case on the binary, the others in-process, with what
+// main prints): MAILGATE_DB as a libpq keyword/value string was taken for a
+// SQLite file name under the home, created there, and printed with its
+// password. It is PostgreSQL now; whether the server is down, the string is
+// bad, or it serves, the password appears nowhere in what mailgate prints.
 func TestKeywordPostgresPasswordNeverLogged(t *testing.T) {
 	parallel(t)
 	const pw = "s3cr3t-pw-never-logged"
+	i := 0
 	for name, dsn := range map[string]string{
 		"server down": "host=127.0.0.1 port=1 dbname=mailgate user=mg password=" + pw + " connect_timeout=2",
 		"bad string":  "host=127.0.0.1 dbname=mailgate password=" + pw + " oops",
 		"spaced":      "host = 127.0.0.1 port = 1 password = " + pw,
 	} {
+		binary := i == 0 // the first case through the binary, the others in-process (refuser's way)
+		i++
 		t.Run(name, func(t *testing.T) {
 			home := t.TempDir()
 			ctx, cancel := context.WithTimeout(context.Background(), refusalWait)
 			defer cancel()
-			cmd := exec.CommandContext(ctx, builtBinary(t), "serve", "--http", "127.0.0.1:0")
-			cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "MAILGATE_HOME=" + home, "MAILGATE_TOOLS=agentmail", "MAILGATE_DB=" + dsn}
-			out, err := cmd.CombinedOutput()
+			env := []string{"PATH=" + os.Getenv("PATH"), "MAILGATE_HOME=" + home, "MAILGATE_TOOLS=agentmail", "MAILGATE_DB=" + dsn}
+			var out []byte
+			var err error
+			if binary {
+				cmd := exec.CommandContext(ctx, builtBinary(t), "serve", "--http", "127.0.0.1:0")
+				cmd.Env = env
+				out, err = cmd.CombinedOutput()
+			} else {
+				r := newSetupRun(env, nil, "serve", "--http", "127.0.0.1:0")
+				r.env.dir = "/"
+				if code := exitCode(run(ctx, r.env), r.stderr); code != 0 {
+					err = fmt.Errorf("exit status %d", code)
+				}
+				out = []byte(r.stdout.String() + r.stderr.String())
+			}
 			if err == nil {
 				t.Fatalf("started on %q:\n%s", dsn, out)
 			}
