@@ -245,6 +245,33 @@ func TestProjectPerRun(t *testing.T) {
 
 // TestReportSeveralServers: one line per server, the store without its
 // password, and every server's shutdown.
+// TestReportAfterDescriptors: descriptors over the idle count after the
+// sessions closed are said to be connections still open only when the
+// sockets are; otherwise the report says they are not connections.
+func TestReportAfterDescriptors(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		after procStat
+		want  string
+	}{
+		{procStat{FDs: 22, Sockets: 1}, "after: sockets back to idle (1): the 9 descriptors over the idle count are not connections"},
+		{procStat{FDs: 22, Sockets: 4}, "after: 4 sockets against 1 idle: connections still open"},
+		{procStat{FDs: 13, Sockets: 1}, ""},
+	} {
+		sr := &serverRun{pid: 1, before: procStat{FDs: 13, Sockets: 1}, endOfLoad: procStat{FDs: 30, Sockets: 10}, after: c.after}
+		var out bytes.Buffer
+		(&result{}).printServer(&out, sr)
+		report := out.String()
+		if c.want == "" {
+			if strings.Contains(report, "  after: ") {
+				t.Errorf("descriptors back to idle, yet the report says:\n%s", report)
+			}
+		} else if !strings.Contains(report, c.want) {
+			t.Errorf("after %+v: report lacks %q:\n%s", c.after, c.want, report)
+		}
+	}
+}
+
 func TestReportSeveralServers(t *testing.T) {
 	t.Parallel()
 	cfg, err := parseFlags([]string{"-spawn", "bin/mailgate", "-servers", "2", "-db", "postgres://load:s3cret@127.0.0.1:55432/mailgate", "-clients", "4"}, noEnv, &bytes.Buffer{})
