@@ -119,7 +119,7 @@ func Register(ctx context.Context, db *store.DB, s Server, o Options) (*Registra
 		_, err := tx.ExecContext(ctx, db.Rebind(`INSERT INTO presence_servers
 			(id, pid, host, started_ms, heartbeat_ms, dev_mode, send_limit, approval_mode, vault, transport, tools, mailbox, version)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
-			s.ID, s.PID, s.Host, now.UnixMilli(), now.UnixMilli(), boolInt(s.DevMode), s.SendLimit, s.ApprovalMode,
+			s.ID, s.PID, s.Host, now.UnixMilli(), now.UnixMilli(), store.Flag(s.DevMode), s.SendLimit, s.ApprovalMode,
 			s.Vault, s.Transport, s.Tools, s.Mailbox, s.Version)
 		return err
 	})
@@ -203,11 +203,4 @@ func Live(ctx context.Context, db *store.DB, now time.Time) ([]Server, error) {
 	// A server of this host whose process is gone left without saying so.
 	host, _ := os.Hostname()
 	return slices.DeleteFunc(out, func(s Server) bool { return s.Host == host && !ProcessExists(s.PID) }), nil
-}
-
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }

@@ -23,3 +23,12 @@ func Collect[T any](rows *sql.Rows, scan func(Scanner) (T, error)) ([]T, error) 
 	}
 	return out, nil
 }
+
+// Flag stores a bool in an INTEGER 0/1 column: the same on both engines (pgx
+// does not encode a Go bool as an integer).
+func Flag(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -68,3 +68,11 @@ func TestOpenRefusesRelativePath(t *testing.T) {
 		t.Fatal("relative path accepted")
 	}
 }
+
+// TestFlag: a bool is stored as 1 or 0 in an INTEGER column.
+func TestFlag(t *testing.T) {
+	t.Parallel()
+	if Flag(true) != 1 || Flag(false) != 0 {
+		t.Errorf("Flag(true), Flag(false) = %d, %d; want 1, 0", Flag(true), Flag(false))
+	}
+}

@@ -282,12 +282,3 @@ func NullID(id int64) any {
 	}
 	return id
 }
-
-// Flag stores a bool in an INTEGER 0/1 column (pgx does not encode a Go
-// bool as an integer).
-func Flag(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}

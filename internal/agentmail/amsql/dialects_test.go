@@ -60,7 +60,4 @@ func TestTimes(t *testing.T) {
 	if !errors.Is(NotFound(sql.ErrNoRows), agentmail.ErrNotFound) || NotFound(nil) != nil {
 		t.Error("NotFound")
 	}
-	if Flag(true) != 1 || Flag(false) != 0 {
-		t.Error("Flag")
-	}
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mailgate/mailgate/internal/agentmail"
+	"github.com/mailgate/mailgate/internal/store"
 )
 
 const resCols = `r.id, r.project_id, r.agent_id, a.name, r.path_pattern, r.exclusive <> 0, r.reason, r.created_us, r.expires_us, r.released_us`
@@ -83,7 +84,7 @@ func GrantArgs(rs []*agentmail.Reservation, list func([]string) any) []any {
 	for i, r := range rs {
 		patterns[i] = r.PathPattern
 	}
-	return []any{r0.ProjectID, r0.AgentID, Flag(r0.Exclusive), r0.Reason, US(r0.CreatedAt), US(r0.ExpiresAt), list(patterns)}
+	return []any{r0.ProjectID, r0.AgentID, store.Flag(r0.Exclusive), r0.Reason, US(r0.CreatedAt), US(r0.ExpiresAt), list(patterns)}
 }
 
 // ScanGrant reads the rows (id, path_pattern) a grant's insert returns and

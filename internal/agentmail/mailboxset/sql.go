@@ -7,6 +7,7 @@ import (
 
 	"github.com/mailgate/mailgate/internal/agentmail"
 	"github.com/mailgate/mailgate/internal/agentmail/amsql"
+	"github.com/mailgate/mailgate/internal/store"
 )
 
 // Statuses and import records (am_mb_status, am_mb_imports; migrations of
@@ -42,7 +43,7 @@ func (t sqlTx) OldestUnread(ctx context.Context, agentID int64) (int64, error) {
 func (t sqlTx) SetMailboxStatus(ctx context.Context, agentID int64, status string, at time.Time, resetNotified bool) error {
 	_, err := t.q.Exec(ctx, `INSERT INTO am_mb_status (agent_id, status, updated_us) VALUES (?, ?, ?)
 		ON CONFLICT (agent_id) DO UPDATE SET status = excluded.status, updated_us = excluded.updated_us,
-		notified_us = CASE WHEN ? = 1 THEN NULL ELSE am_mb_status.notified_us END`, agentID, status, amsql.US(at), amsql.Flag(resetNotified))
+		notified_us = CASE WHEN ? = 1 THEN NULL ELSE am_mb_status.notified_us END`, agentID, status, amsql.US(at), store.Flag(resetNotified))
 	return err
 }
 

@@ -42,7 +42,7 @@ func (t *tx) InsertMessage(ctx context.Context, m *agentmail.Message) error {
 			FROM m, unnest($10::bigint[], $11::text[], $12::bigint[], $13::text[]) WITH ORDINALITY AS c(agent_id, kind, delivered_us, held_reason, ord)
 		)
 		SELECT id FROM m`,
-		m.ProjectID, m.SenderID, amsql.NullStr(m.ThreadID), m.Subject, m.BodyMD, string(m.Importance), amsql.Flag(m.AckRequired), amsql.US(m.CreatedAt), amsql.NullID(m.ReplyTo),
+		m.ProjectID, m.SenderID, amsql.NullStr(m.ThreadID), m.Subject, m.BodyMD, string(m.Importance), store.Flag(m.AckRequired), amsql.US(m.CreatedAt), amsql.NullID(m.ReplyTo),
 		agents, kinds, delivered, held)
 	if err != nil {
 		return err

@@ -1,12 +1,12 @@
 package postgres
 
 import (
-	"fmt"
-
 	"context"
+	"fmt"
 
 	"github.com/mailgate/mailgate/internal/agentmail"
 	"github.com/mailgate/mailgate/internal/agentmail/amsql"
+	"github.com/mailgate/mailgate/internal/store"
 )
 
 // grantSQL inserts a grant's patterns, a row each, once it holds the
@@ -94,7 +94,7 @@ func (s *Store) GrantOwn(ctx context.Context, g agentmail.OwnGrant) ([]agentmail
 	var out []agentmail.Reservation
 	err := s.db.Retry(ctx, func() error { // a deadlock with the agent's own release
 		out = out[:0]
-		rows, err := s.db.QueryContext(ctx, grantOwnSQL, g.ProjectID, g.AgentID, g.Paths, amsql.Flag(g.Exclusive), g.Reason,
+		rows, err := s.db.QueryContext(ctx, grantOwnSQL, g.ProjectID, g.AgentID, g.Paths, store.Flag(g.Exclusive), g.Reason,
 			amsql.US(g.At), amsql.US(g.Expires), g.Touch, reservationLockKey(g.ProjectID))
 		if err != nil {
 			return err
