@@ -263,6 +263,21 @@ func fill(t *testing.T, dir string) string {
 	return path
 }
 
+// unfill gives the space fill took back. It truncates before removing: a
+// process another test forked while the filler was open holds it until its
+// exec, and a removed file's blocks return only when the last holder closes
+// it (under load the next write here once failed with ENOSPC); truncation
+// frees them at once.
+func unfill(t *testing.T, path string) {
+	t.Helper()
+	if err := os.Truncate(path, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestFullVaultSendSettledFromAudit: the claim (a rename) succeeds, Gmail
 // sends, the Done file cannot be rewritten (ENOSPC); once space returns,
 // the next start completes the Done file from the audit log's success
@@ -317,7 +332,7 @@ func TestFullVaultSendSettledFromAudit(t *testing.T) {
 	// While the disk is full, a new approval is not claimed (nothing sent,
 	// nothing consumed): the capacity check before the claim.
 	other := map[string]any{"to": "carol@example.com", "subject": "Second", "body": "Another.\n"}
-	os.Remove(filler)
+	unfill(t, filler)
 	if text, _ := call(t, cs, "send_email", other); !strings.HasPrefix(text, "Rejected: No matching approval") {
 		t.Fatalf("second request: %q", text)
 	}
@@ -333,7 +348,7 @@ func TestFullVaultSendSettledFromAudit(t *testing.T) {
 	}
 	cs.Close()
 
-	os.Remove(filler) // space returns; the next start settles
+	unfill(t, filler) // space returns; the next start settles
 	w.connectHere()
 	testutil.Eventually(t, 20*time.Second, func() error {
 		data, _ := os.ReadFile(filepath.Join(vault, "Done", done))
