@@ -132,6 +132,39 @@ func TestAccountsDoctor(t *testing.T) {
 	mustHave(t, out, "gmail api (account work)", "signed in as "+workEmail)
 }
 
+// TestAccountsDoctorLive: doctor --live asks every account, each its own
+// mailbox: work's lines are named after it and its draft is made and
+// deleted in work's mailbox; neither account sends.
+func TestAccountsDoctorLive(t *testing.T) {
+	parallel(t)
+	w, work := newAccountsWorld(t)
+	out, code := runHere(t, "", w.env, "doctor", "--live")
+	for _, name := range liveChecks {
+		mustHave(t, out, "  "+name+"  ", "  "+name+" (account work)  ")
+	}
+	for name, want := range map[string]string{
+		"live profile":                "ok|" + userEmail + ": 1 messages",
+		"live profile (account work)": "ok|" + workEmail + ": 1 messages",
+		"live draft (account work)":   "ok|read it back, deleted it; nothing was sent",
+	} {
+		status, piece, _ := strings.Cut(want, "|")
+		if line, _, ok := doctorLine(out, status, name); !ok || !strings.Contains(line, piece) {
+			t.Errorf("want %s %s with %q; got %q in:\n%s", status, name, piece, line, out)
+		}
+	}
+	if work.Calls("drafts.create") != 1 || work.Calls("drafts.delete") != 1 {
+		t.Errorf("work's mailbox: %d drafts created, %d deleted; want 1 and 1", work.Calls("drafts.create"), work.Calls("drafts.delete"))
+	}
+	for _, gm := range []*localgmail.Server{w.gm, work} {
+		if n := gm.Calls("messages.send") + gm.Calls("drafts.send"); n != 0 || len(gm.Sent()) != 0 {
+			t.Errorf("doctor --live sent from %s: %d send calls, %d in Sent", gm.URL(), n, len(gm.Sent()))
+		}
+	}
+	if testing.Verbose() {
+		t.Logf("exit %d\n%s", code, out)
+	}
+}
+
 // TestSandboxServesTwoAccounts: the sandbox has a second account, "work",
 // with a mailbox of its own: its search finds only its mail, and an email
 // approved for it is delivered from its address into its own Sent, kept

@@ -83,7 +83,7 @@ type Options struct {
 	// project may be, each with the reason; nil skips the check.
 	BadProjects func(ctx context.Context, db *store.DB) ([]string, error)
 	// Live adds the live checks (live.go): read calls and one deleted
-	// draft on the real account.
+	// draft on each signed-in account.
 	Live bool
 }
 
@@ -118,9 +118,16 @@ func Run(ctx context.Context, cfg *config.Config, o Options) []Check {
 		return r.checks
 	}
 	r.google()
-	r.accounts() // google.go: every account besides the default
+	accounts := r.accounts() // google.go: every account besides the default
 	if o.Live {
+		// Every account an agent can name: each is its own mailbox, and
+		// its own Gmail answers.
 		r.live()
+		for _, a := range accounts {
+			i := len(a.checks)
+			a.live()
+			r.addFrom(a, i)
+		}
 	}
 	return r.checks
 }

@@ -311,33 +311,48 @@ func isLoopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
+// accountRun is the checks of one account besides the default one.
+type accountRun struct {
+	*run
+	name string
+}
+
 // accounts runs the token, refresh, scope and Gmail checks of every
 // account besides the default one (mailgate auth --account NAME), each
 // check named after its account and its fixes pointing at that account's
 // sign-in. The default account's checks are google's, named as always.
-func (r *run) accounts() {
+// It returns the accounts' runs, for the live checks.
+func (r *run) accounts() []accountRun {
 	names, err := account.List(r.cfg.TokenFile)
 	if err != nil {
 		r.add(Check{Name: "accounts", Status: Warn, Detail: err.Error(), Fix: "check the permissions of " + filepath.Dir(account.TokenFile(r.cfg.TokenFile, "x"))})
-		return
+		return nil
 	}
 	if len(names) > 1 {
 		r.add(Check{Name: "accounts", Detail: strings.Join(names, ", ") + ` (the email tools' account argument; without it, "default")`})
 	}
+	var out []accountRun
 	for _, n := range names[1:] {
 		cfg := *r.cfg
 		cfg.TokenFile = account.TokenFile(r.cfg.TokenFile, n)
-		sub := &run{ctx: r.ctx, cfg: &cfg, o: r.o}
-		if tok, ok := sub.token(); ok {
-			if fresh, ok := sub.refresh(tok); ok {
-				sub.scopes(fresh)
-				sub.gmailAPI(fresh)
+		a := accountRun{run: &run{ctx: r.ctx, cfg: &cfg, o: r.o}, name: n}
+		if tok, ok := a.token(); ok {
+			if fresh, ok := a.refresh(tok); ok {
+				a.scopes(fresh)
+				a.gmailAPI(fresh)
 			}
 		}
-		for _, c := range sub.checks {
-			c.Name += " (account " + n + ")"
-			c.Fix = strings.ReplaceAll(c.Fix, fixAuth, `run "mailgate auth --account `+n+`"`)
-			r.add(c)
-		}
+		r.addFrom(a, 0)
+		out = append(out, a)
+	}
+	return out
+}
+
+// addFrom adds a's checks from the i-th on, named after its account.
+func (r *run) addFrom(a accountRun, i int) {
+	for _, c := range a.checks[i:] {
+		c.Name += " (account " + a.name + ")"
+		c.Fix = strings.ReplaceAll(c.Fix, fixAuth, `run "mailgate auth --account `+a.name+`"`)
+		r.add(c)
 	}
 }
