@@ -163,6 +163,16 @@ func TestAccountsDoctorLive(t *testing.T) {
 	if testing.Verbose() {
 		t.Logf("exit %d\n%s", code, out)
 	}
+
+	// work signed in again with only gmail.readonly ticked: its refused
+	// draft's fix points at work's own sign-in.
+	writeJSON(t, filepath.Join(w.home, "auth", "accounts", "work.json"), &oauth2.Token{AccessToken: "expired", TokenType: "Bearer",
+		RefreshToken: work.IssueRefreshToken(testClientID, "https://www.googleapis.com/auth/gmail.readonly"), Expiry: time.Now().Add(-time.Hour)})
+	out, code = runHere(t, "", w.env, "doctor", "--live")
+	line, fix, ok := doctorLine(out, "FAIL", "live draft (account work)")
+	if code != 1 || !ok || !strings.Contains(line, "the token lacks gmail.compose") || !strings.Contains(fix, `run "mailgate auth --account work" and tick every checkbox`) {
+		t.Errorf("exit %d; live draft (account work): %q, fix %q, in:\n%s", code, line, fix, out)
+	}
 }
 
 // TestSandboxServesTwoAccounts: the sandbox has a second account, "work",
